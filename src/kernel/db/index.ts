@@ -1,0 +1,169 @@
+/**
+ * The database layer: one query layer (Kysely) over SQLite (better-sqlite3, the embedded default)
+ * or PostgreSQL (when a database URL is configured), and one forward-only migration runner.
+ *
+ * This folder is the only place in the code base that knows which dialect it talks to.
+ * Conventions that keep module code dialect-neutral:
+ * - identifiers are text (UUIDs or other strings), never auto-increment columns;
+ * - times are epoch milliseconds in `bigint` columns (read back as JavaScript numbers on both);
+ * - booleans are `integer` 0/1 columns;
+ * - structured values are JSON in `text` columns.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+
+export { sql };
+export type { Kysely, Transaction };
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface DatabaseOptions {
+  /** `postgres://...` to use PostgreSQL; when absent, SQLite at `sqlitePath`. */
+  url?: string | undefined;
+  /** File of the embedded SQLite database (`:memory:` for tests). */
+  sqlitePath: string;
+  /** Pool size for PostgreSQL (default 10). */
+  poolSize?: number;
+}
+
+/** One migration of one module. Names sort in the order they run (`0001-create-device`). */
+export interface Migration {
+  name: string;
+  up(db: Kysely<any>): Promise<void>;
+}
+
+export interface ModuleMigrations {
+  /** The owning module, e.g. `edge.auth`. */
+  module: string;
+  migrations: Migration[];
+}
+
+// PostgreSQL returns int8 and numeric as strings by default; Millwright stores epoch milliseconds
+// and counters in bigint columns, all well inside Number.MAX_SAFE_INTEGER.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+export class Database {
+  readonly db: Kysely<any>;
+  readonly dialect: DialectName;
+  #closed = false;
+
+  private constructor(db: Kysely<any>, dialect: DialectName) {
+    this.db = db;
+    this.dialect = dialect;
+  }
+
+  static open(options: DatabaseOptions): Database {
+    if (options.url) {
+      if (!/^postgres(ql)?:\/\//.test(options.url)) {
+        throw new Error(`unsupported database URL "${redactUrl(options.url)}": expected postgres://...`);
+      }
+      const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+      // An idle client that loses its server must not crash the process; the next query fails instead.
+      pool.on('error', () => undefined);
+      return new Database(new Kysely({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+    }
+    if (options.sqlitePath !== ':memory:') mkdirSync(dirname(options.sqlitePath), { recursive: true });
+    const sqlite = new SQLite(options.sqlitePath);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('foreign_keys = ON');
+    // Another process (the CLI while the service runs) may hold the write lock for a moment.
+    sqlite.pragma('busy_timeout = 5000');
+    return new Database(new Kysely({ dialect: new SqliteDialect({ database: sqlite }) }), 'sqlite');
+  }
+
+  /** Runs `fn` in one transaction: everything it writes lands, or nothing does. */
+  transaction<T>(fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(fn);
+  }
+
+  /**
+   * Applies the migrations not yet applied, module by module, each in its own transaction
+   * together with its bookkeeping row. Forward only: a recorded migration that no longer exists
+   * in the code stops the start, since the database is newer than the code.
+   */
+  async migrate(modules: ModuleMigrations[]): Promise<string[]> {
+    const applied: string[] = [];
+    await this.withMigrationLock(async () => {
+      await this.db.schema
+        .createTable('mw_migration')
+        .ifNotExists()
+        .addColumn('module', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('applied_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('mw_migration_pk', ['module', 'name'])
+        .execute();
+      for (const mod of modules) {
+        const done = new Set(
+          (await this.db.selectFrom('mw_migration').select('name').where('module', '=', mod.module).execute()).map(
+            (r) => r.name as string,
+          ),
+        );
+        const known = new Set(mod.migrations.map((m) => m.name));
+        for (const name of done) {
+          if (!known.has(name)) {
+            throw new Error(
+              `database has migration "${mod.module}/${name}" that this version of Millwright does not know; ` +
+                'it was written by a newer version',
+            );
+          }
+        }
+        const sorted = [...mod.migrations].sort((a, b) => a.name.localeCompare(b.name));
+        for (const m of sorted) {
+          if (done.has(m.name)) continue;
+          await this.transaction(async (trx) => {
+            await m.up(trx);
+            await trx
+              .insertInto('mw_migration')
+              .values({ module: mod.module, name: m.name, applied_at: Date.now() })
+              .execute();
+          });
+          applied.push(`${mod.module}/${m.name}`);
+        }
+      }
+    });
+    return applied;
+  }
+
+  private async withMigrationLock(fn: () => Promise<void>): Promise<void> {
+    if (this.dialect === 'postgres') {
+      // Two processes starting at once against one PostgreSQL database take turns.
+      await this.db.connection().execute(async (conn) => {
+        await sql`select pg_advisory_lock(7405812)`.execute(conn);
+        try {
+          await fn();
+        } finally {
+          await sql`select pg_advisory_unlock(7405812)`.execute(conn);
+        }
+      });
+      return;
+    }
+    await fn();
+  }
+
+  /** Whether an error is a unique-constraint violation, on either dialect. */
+  static isUniqueViolation(err: unknown): boolean {
+    const e = err as { code?: string; message?: string } | undefined;
+    return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  }
+
+  /** Case-insensitive LIKE operator of the dialect, for `Contains` filters. */
+  get ilike(): 'ilike' | 'like' {
+    return this.dialect === 'postgres' ? 'ilike' : 'like';
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.db.destroy();
+  }
+}
+
+/** A database URL with its password replaced, for messages and logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}

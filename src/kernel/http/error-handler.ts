@@ -1,0 +1,62 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError } from '../errors.js';
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/**
+ * Turns a Fastify schema-validation failure into the one error shape. An unknown body field
+ * answers with the contract's text: `failed to decode request body: json: unknown field "x"`.
+ */
+export function validationToAppError(err: FastifyError): AppError {
+  const context = (err as FastifyError & { validationContext?: string }).validationContext ?? 'body';
+  const errors = (err.validation ?? []) as unknown as AjvError[];
+  const extra = errors.find((e) => e.keyword === 'additionalProperties');
+  if (extra && context === 'body') {
+    return new AppError(
+      400,
+      'unknown_field',
+      `failed to decode request body: json: unknown field "${String(extra.params.additionalProperty)}"`,
+    );
+  }
+  const first = errors[0];
+  const where = first?.instancePath ? first.instancePath.replace(/^\//, '').replace(/\//g, '.') : '';
+  let message: string;
+  if (first?.keyword === 'required') {
+    const field = String(first.params.missingProperty);
+    message = `${context} ${where ? `${where}.` : ''}${field} is required`;
+  } else if (first) {
+    message = `${context}${where ? ` ${where}` : ''} ${first.message ?? 'is invalid'}`;
+    if (first.keyword === 'enum' && Array.isArray(first.params.allowedValues)) {
+      message += `: ${(first.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    }
+  } else {
+    message = err.message;
+  }
+  return new AppError(400, 'bad_request', message, { details: errors.length > 1 ? errors : undefined });
+}
+
+/** Installs the error and not-found handlers that give every failure the one reply shape. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    let appErr: AppError;
+    if (err instanceof AppError) appErr = err;
+    else if (err.validation) appErr = validationToAppError(err);
+    else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      // Fastify's own client errors: malformed JSON, unsupported media type, body too large...
+      appErr = new AppError(err.statusCode, (err.code ?? 'bad_request').toLowerCase(), err.message);
+    } else {
+      request.log.error({ err }, 'unhandled error');
+      appErr = new AppError(500, 'internal', 'internal server error');
+    }
+    if (appErr.status === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', '60');
+    void reply.status(appErr.status).send(appErr.toReply());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send(new AppError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`).toReply());
+  });
+}

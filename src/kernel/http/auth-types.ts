@@ -1,0 +1,35 @@
+/**
+ * What the kernel's authentication hook attaches to every request, and how routes declare what
+ * they need. The hook itself lives with the service's identity module (it knows the credentials);
+ * the kernel only fixes the shape so that every module reads it the same way.
+ */
+export type Role = 'admin' | 'viewer';
+
+/** Who made a request. */
+export interface AuthContext {
+  /** Stable identifier of the caller, e.g. `client:<client_id>`, `token:<id>`, `user:admin`. */
+  subject: string;
+  role: Role;
+  /** How the caller authenticated. */
+  scheme: 'bearer' | 'basic' | 'cookie' | 'local';
+}
+
+/**
+ * Route-level permission, declared as `config: { permission }` on a route:
+ * - `public`: no credentials needed (token, login, provider discovery, health, version);
+ * - `read`: any authenticated caller (the default for GET and HEAD);
+ * - `write`: admin only (the default for every other method);
+ * - `bootstrap`: the admin's first-run session may call it before the EULA is accepted and the
+ *   password changed (EULA, password change).
+ * GraphQL endpoints are `read`; the GraphQL layer refuses mutations to a viewer itself.
+ */
+export type Permission = 'public' | 'read' | 'write' | 'bootstrap';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+  interface FastifyContextConfig {
+    permission?: Permission;
+  }
+}

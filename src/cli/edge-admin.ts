@@ -1,0 +1,90 @@
+/**
+ * `millwright edge api-client ...` and `millwright edge api-token ...`: credentials managed on the
+ * data directory (or the configured database) directly, whether or not the edge is running.
+ */
+import { Command, Option } from 'commander';
+import pino from 'pino';
+import { EDGE_OPTIONS } from '../edge/options.js';
+import { openEdgeDatabase } from '../edge/service.js';
+import { AuthRepository, AuthService } from '../edge/auth/index.js';
+import { resolveOptions, addServiceOptions } from './options.js';
+import { clientView, tokenView } from '../edge/auth/service.js';
+
+const STORE_OPTIONS = EDGE_OPTIONS.filter((o) => o.name === 'data-dir' || o.name === 'database-url');
+
+function storeCommand(parent: Command, name: string, description: string): Command {
+  return addServiceOptions(parent.command(name).description(description), 'edge', STORE_OPTIONS);
+}
+
+async function withAuth<T>(cmd: Command, fn: (auth: AuthService, repo: AuthRepository) => Promise<T>): Promise<void> {
+  const values = resolveOptions(cmd, 'edge', STORE_OPTIONS);
+  const database = await openEdgeDatabase({
+    dataDir: values['data-dir'] as string,
+    databaseUrl: values['database-url'] as string | undefined,
+  });
+  try {
+    const repo = new AuthRepository(database.db);
+    const auth = await AuthService.open(repo, { tokenTtl: 3600, logger: pino({ level: 'silent' }) });
+    const out = await fn(auth, repo);
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } finally {
+    await database.close();
+  }
+}
+
+const roleOption = () =>
+  new Option('--role <role>', 'admin (may change state) or viewer (read only)').choices(['admin', 'viewer']).default('admin');
+
+export function edgeAdminCommands(edge: Command): void {
+  const clients = edge.command('api-client').description('OAuth 2.0 API clients of the edge (client credentials)');
+  const create = storeCommand(clients, 'create', 'create a client; prints { client_id, client_secret } (the secret once)')
+    .requiredOption('--name <name>', 'a name for people')
+    .addOption(roleOption())
+    .action(() =>
+      withAuth(create, async (auth) => {
+        const { name, role } = create.opts<{ name: string; role: 'admin' | 'viewer' }>();
+        const c = await auth.createClient(name, role);
+        return { client_id: c.client_id, client_secret: c.client_secret, name: c.name, role: c.role };
+      }),
+    );
+  const list = storeCommand(clients, 'list', 'list the clients (never their secrets)').action(() =>
+    withAuth(list, async (_auth, repo) => (await repo.clientListQuery().orderBy('created_at').execute()).map(clientView)),
+  );
+  const del = storeCommand(clients, 'delete', 'delete a client; its tokens stop working')
+    .requiredOption('--id <client_id>', 'the client_id')
+    .action(() =>
+      withAuth(del, async (auth) => {
+        const { id } = del.opts<{ id: string }>();
+        await auth.deleteClient(id);
+        return { deleted: id };
+      }),
+    );
+  const rotate = storeCommand(clients, 'rotate-secret', 'give a client a new secret; prints it once')
+    .requiredOption('--id <client_id>', 'the client_id')
+    .action(() => withAuth(rotate, async (auth) => auth.rotateClientSecret(rotate.opts<{ id: string }>().id)));
+
+  const tokens = edge
+    .command('api-token')
+    .description('long-lived API tokens (legacy header: Authorization: Basic base64(<token>:))');
+  const tcreate = storeCommand(tokens, 'create', 'create a token; prints it once')
+    .requiredOption('--name <name>', 'a name for people')
+    .addOption(roleOption())
+    .action(() =>
+      withAuth(tcreate, async (auth) => {
+        const { name, role } = tcreate.opts<{ name: string; role: 'admin' | 'viewer' }>();
+        return auth.createApiToken(name, role);
+      }),
+    );
+  const tlist = storeCommand(tokens, 'list', 'list the tokens (never the tokens themselves)').action(() =>
+    withAuth(tlist, async (_auth, repo) => (await repo.tokenListQuery().orderBy('created_at').execute()).map(tokenView)),
+  );
+  const revoke = storeCommand(tokens, 'revoke', 'revoke a token')
+    .requiredOption('--id <id>', 'the token id')
+    .action(() =>
+      withAuth(revoke, async (auth) => {
+        const { id } = revoke.opts<{ id: string }>();
+        await auth.revokeApiToken(id);
+        return { revoked: id };
+      }),
+    );
+}

@@ -1,0 +1,27 @@
+/** Turns option specs into commander flags, so that flags, variables and file keys never drift apart. */
+import { Command, Option } from 'commander';
+import { envName, loadConfig, type ConfigValues, type OptionSpec } from '../kernel/config.js';
+
+export function addServiceOptions(cmd: Command, service: string, specs: readonly OptionSpec[]): Command {
+  cmd.addOption(new Option('--config <file>', `JSON config file (keys as the flags below) [${envName(service, 'config')}]`));
+  for (const spec of specs) {
+    const env = envName(service, spec.name);
+    const shownDefault = spec.default !== undefined && !spec.secret ? ` (default: ${String(spec.default)})` : '';
+    const flag = spec.type === 'bool' ? `--${spec.name}` : `--${spec.name} <${spec.type === 'int' ? 'n' : 'value'}>`;
+    const opt = new Option(flag, `${spec.description}${shownDefault} [${env}]`);
+    if (spec.values) opt.choices(spec.values as string[]);
+    cmd.addOption(opt);
+  }
+  return cmd;
+}
+
+/** The validated options of `service` from a command's parsed flags, the environment and the file. */
+export function resolveOptions(
+  cmd: Command,
+  service: string,
+  specs: readonly OptionSpec[],
+  sources?: Record<string, 'flag' | 'env' | 'file' | 'default'>,
+): ConfigValues {
+  const raw = cmd.opts() as Record<string, unknown>;
+  return loadConfig(service, specs, raw, process.env, sources);
+}

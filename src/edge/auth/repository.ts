@@ -1,0 +1,133 @@
+/** The auth module's tables, through the kernel's query layer. No other module reads them. */
+import type { Kysely } from '../../kernel/db/index.js';
+import type { Role } from '../../kernel/http/auth-types.js';
+
+export interface AuthTables {
+  auth_setting: { key: string; value: string };
+  auth_user: {
+    username: string;
+    password_hash: string;
+    must_change_password: number;
+    sessions_valid_after: number;
+    created_at: number;
+    updated_at: number;
+  };
+  auth_api_client: {
+    client_id: string;
+    name: string;
+    role: Role;
+    secret_hash: string;
+    tokens_valid_after: number;
+    created_at: number;
+    updated_at: number;
+  };
+  auth_api_token: { id: string; name: string; role: Role; token_hash: string; created_at: number };
+}
+
+export type UserRow = AuthTables['auth_user'];
+export type ApiClientRow = AuthTables['auth_api_client'];
+export type ApiTokenRow = AuthTables['auth_api_token'];
+
+export class AuthRepository {
+  readonly db: Kysely<AuthTables>;
+
+  constructor(db: Kysely<any>) {
+    this.db = db as Kysely<AuthTables>;
+  }
+
+  async getSetting(key: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('auth_setting').select('value').where('key', '=', key).executeTakeFirst();
+    return row?.value;
+  }
+
+  /** Sets a value only if the key has none yet; answers the value in force (ours or an earlier one). */
+  async initSetting(key: string, value: string): Promise<string> {
+    await this.db
+      .insertInto('auth_setting')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    return (await this.getSetting(key))!;
+  }
+
+  async putSetting(key: string, value: string): Promise<void> {
+    await this.db
+      .insertInto('auth_setting')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+      .execute();
+  }
+
+  getUser(username: string): Promise<UserRow | undefined> {
+    return this.db.selectFrom('auth_user').selectAll().where('username', '=', username).executeTakeFirst();
+  }
+
+  /** Creates the user unless it exists; answers whether it was created. */
+  async createUserIfAbsent(row: UserRow): Promise<boolean> {
+    const res = await this.db
+      .insertInto('auth_user')
+      .values(row)
+      .onConflict((oc) => oc.column('username').doNothing())
+      .executeTakeFirst();
+    return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  async updateUserPassword(username: string, passwordHash: string, now: number): Promise<void> {
+    await this.db
+      .updateTable('auth_user')
+      .set({
+        password_hash: passwordHash,
+        must_change_password: 0,
+        sessions_valid_after: now,
+        updated_at: now,
+      })
+      .where('username', '=', username)
+      .execute();
+  }
+
+  async insertClient(row: ApiClientRow): Promise<void> {
+    await this.db.insertInto('auth_api_client').values(row).execute();
+  }
+
+  getClient(clientId: string): Promise<ApiClientRow | undefined> {
+    return this.db.selectFrom('auth_api_client').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+  }
+
+  /** The base query of the client list, for the kernel's paging helpers. */
+  clientListQuery() {
+    return this.db.selectFrom('auth_api_client').select(['client_id', 'name', 'role', 'created_at', 'updated_at']);
+  }
+
+  async deleteClient(clientId: string): Promise<boolean> {
+    const res = await this.db.deleteFrom('auth_api_client').where('client_id', '=', clientId).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+
+  async updateClientSecret(clientId: string, secretHash: string, now: number): Promise<boolean> {
+    const res = await this.db
+      .updateTable('auth_api_client')
+      .set({ secret_hash: secretHash, tokens_valid_after: now, updated_at: now })
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  async insertToken(row: ApiTokenRow): Promise<void> {
+    await this.db.insertInto('auth_api_token').values(row).execute();
+  }
+
+  getTokenByHash(hash: string): Promise<ApiTokenRow | undefined> {
+    return this.db.selectFrom('auth_api_token').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+  }
+
+  tokenListQuery() {
+    return this.db.selectFrom('auth_api_token').select(['id', 'name', 'role', 'created_at']);
+  }
+
+  async deleteToken(id: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('auth_api_token').select('token_hash').where('id', '=', id).executeTakeFirst();
+    if (!row) return undefined;
+    await this.db.deleteFrom('auth_api_token').where('id', '=', id).execute();
+    return row.token_hash;
+  }
+}

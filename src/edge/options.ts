@@ -1,0 +1,62 @@
+/** The edge service's options: flags, `MILLWRIGHT_EDGE_*` variables and config-file keys. */
+import { defaultDataDir, type ConfigValues, type OptionSpec } from '../kernel/config.js';
+
+export const EDGE_OPTIONS: readonly OptionSpec[] = [
+  { name: 'port', type: 'int', min: 0, max: 65535, default: 8443, description: 'HTTPS port of the REST and GraphQL APIs' },
+  { name: 'host', type: 'string', default: '0.0.0.0', description: 'address to listen on' },
+  { name: 'data-dir', type: 'path', default: defaultDataDir('edge'), description: 'directory of the database, logs and certificate' },
+  { name: 'http', type: 'bool', default: false, description: 'serve plain HTTP (only behind a TLS-terminating proxy)' },
+  { name: 'tls-cert', type: 'path', description: 'PEM certificate to serve instead of the self-signed one' },
+  { name: 'tls-key', type: 'path', description: 'PEM private key of --tls-cert' },
+  { name: 'database-url', type: 'url', secret: true, description: 'postgres://... to keep the edge database in PostgreSQL instead of SQLite' },
+  { name: 'admin-password', type: 'string', secret: true, description: 'first-run password of the local admin (else generated and printed once)' },
+  { name: 'token-ttl', type: 'int', min: 60, max: 86400, default: 3600, description: 'lifetime of access and session tokens, seconds' },
+  { name: 'auth-rate-limit', type: 'int', min: 1, max: 1_000_000, default: 30, description: 'token and login attempts per minute per client address' },
+  { name: 'log-level', type: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'], default: 'info', description: 'lowest level logged' },
+  { name: 'log-retention-entries', type: 'int', min: 1000, max: 100_000_000, default: 100_000, description: 'log entries kept at most' },
+  { name: 'log-retention-days', type: 'int', min: 1, max: 3650, default: 7, description: 'days log entries are kept at most' },
+  { name: 'shutdown-timeout', type: 'int', min: 0, max: 600_000, default: 10_000, description: 'milliseconds in-flight requests get to finish at shutdown' },
+];
+
+export interface EdgeConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  http: boolean;
+  tlsCert?: string | undefined;
+  tlsKey?: string | undefined;
+  databaseUrl?: string | undefined;
+  adminPassword?: string | undefined;
+  tokenTtl: number;
+  authRateLimit: number;
+  logLevel: string;
+  logRetentionEntries: number;
+  logRetentionDays: number;
+  shutdownTimeout: number;
+}
+
+export function toEdgeConfig(v: ConfigValues): EdgeConfig {
+  return {
+    port: v['port'] as number,
+    host: v['host'] as string,
+    dataDir: v['data-dir'] as string,
+    http: v['http'] as boolean,
+    tlsCert: v['tls-cert'] as string | undefined,
+    tlsKey: v['tls-key'] as string | undefined,
+    databaseUrl: v['database-url'] as string | undefined,
+    adminPassword: v['admin-password'] as string | undefined,
+    tokenTtl: v['token-ttl'] as number,
+    authRateLimit: v['auth-rate-limit'] as number,
+    logLevel: v['log-level'] as string,
+    logRetentionEntries: v['log-retention-entries'] as number,
+    logRetentionDays: v['log-retention-days'] as number,
+    shutdownTimeout: v['shutdown-timeout'] as number,
+  };
+}
+
+/** The defaults, with `overrides` on top: for tests and for composing services in one process. */
+export function edgeConfigWith(overrides: Partial<EdgeConfig>): EdgeConfig {
+  const defaults: ConfigValues = {};
+  for (const spec of EDGE_OPTIONS) defaults[spec.name] = spec.default;
+  return { ...toEdgeConfig(defaults), ...overrides };
+}

@@ -1,0 +1,123 @@
+/**
+ * The edge service, composed from its modules. `startEdge` opens the stores, runs the
+ * migrations, builds the HTTP app and listens; `close` stops accepting, lets in-flight requests
+ * finish and closes the stores.
+ */
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { Database } from '../kernel/db/index.js';
+import { createHttpApp, listen } from '../kernel/http/server.js';
+import { healthRoutes } from '../kernel/http/health.js';
+import { envName } from '../kernel/config.js';
+import { LogStore } from '../kernel/logging/log-store.js';
+import { createLogger } from '../kernel/logging/logger.js';
+import { AuthRepository, AuthService, authMigrations, authRoutes, installAuthHook, ADMIN_USERNAME } from './auth/index.js';
+import { logsRoutes } from './logs/index.js';
+import { EDGE_API_VERSION, versionRoutes } from './versions.js';
+import type { EdgeConfig } from './options.js';
+
+export interface EdgeService {
+  /** Base address, e.g. `https://localhost:8443`. */
+  url: string;
+  app: FastifyInstance;
+  auth: AuthService;
+  logger: Logger;
+  logStore: LogStore;
+  database: Database;
+  /** The first-run admin credential, when this start created the admin. */
+  firstRun: { username: string; password?: string } | null;
+  /** Stops accepting, finishes in-flight requests, closes the stores. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Opens the edge's database (SQLite in the data directory unless a URL is configured) and migrates it. */
+export async function openEdgeDatabase(config: Pick<EdgeConfig, 'dataDir' | 'databaseUrl'>): Promise<Database> {
+  const database = Database.open({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'edge.db') });
+  try {
+    await database.migrate([authMigrations]);
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+  return database;
+}
+
+export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
+  const logStore = await LogStore.open({
+    dataDir: config.dataDir,
+    maxEntries: config.logRetentionEntries,
+    maxAgeMs: config.logRetentionDays * 24 * 3600 * 1000,
+  });
+  const logger = createLogger({ level: config.logLevel as 'info', store: logStore, component: 'edge' });
+  let database: Database | undefined;
+  try {
+    database = await openEdgeDatabase(config);
+    const auth = await AuthService.open(new AuthRepository(database.db), {
+      tokenTtl: config.tokenTtl,
+      logger: logger.child({ component: 'edge.auth' }),
+    });
+    const admin = await auth.ensureAdmin(config.adminPassword);
+
+    const { app, tls } = await createHttpApp({
+      logger: logger.child({ component: 'edge.http' }),
+      plainHttp: config.http,
+      dataDir: config.dataDir,
+      tlsCertFile: config.tlsCert,
+      tlsKeyFile: config.tlsKey,
+    });
+    installAuthHook(app, auth);
+    await app.register(healthRoutes, { service: 'edge', apiVersion: EDGE_API_VERSION });
+    await app.register(versionRoutes);
+    await app.register(authRoutes, { auth, rateLimit: config.authRateLimit, secure: !config.http });
+    await app.register(logsRoutes, { store: logStore });
+    await app.ready();
+
+    const url = await listen(
+      app,
+      { host: config.host, port: config.port, optionName: 'port', envName: envName('edge', 'port') },
+      tls !== null,
+    );
+    logger.info({ url, dataDir: config.dataDir, tls: tls ? tls.certFile : 'off' }, 'edge service listening');
+
+    const db = database;
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      app,
+      auth,
+      logger,
+      logStore,
+      database: db,
+      firstRun: admin.created ? { username: ADMIN_USERNAME, password: admin.generatedPassword } : null,
+      close() {
+        closing ??= (async () => {
+          await closeWithin(app, config.shutdownTimeout, logger);
+          logger.info('edge service stopped');
+          await db.close();
+          await logStore.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await database?.close();
+    await logStore.close();
+    throw err;
+  }
+}
+
+/** Closes the app, waiting at most `ms` for in-flight requests before cutting connections. */
+async function closeWithin(app: FastifyInstance, ms: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+    timer.unref();
+  });
+  const result = await Promise.race([app.close().then(() => 'closed' as const), timeout]);
+  clearTimeout(timer);
+  if (result === 'timeout') {
+    logger.warn({ timeoutMs: ms }, 'in-flight requests did not finish in time; closing their connections');
+    app.server.closeAllConnections();
+  }
+}

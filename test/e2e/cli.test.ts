@@ -1,0 +1,157 @@
+/** The `millwright` command as a user runs it: start, first-run credentials, admin commands, errors. */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
+import { http, basic } from '../helpers/edge.js';
+
+const run = promisify(execFile);
+const CLI = ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'mw-cli-'));
+  dirs.push(d);
+  return d;
+};
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const cleanEnv = () => {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('MILLWRIGHT_')) delete env[k];
+  return env;
+};
+
+function cli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
+  return run(process.execPath, [...CLI, ...args], { env }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}
+
+/** Starts a long-running command and waits for the line that announces the edge's address. */
+async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
+  const child = spawn(process.execPath, [...CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no address in time; stdout: ${out} stderr: ${err}`)), 30_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /edge service\s+(https?:\/\/\S+)/.exec(out);
+      if (m && out.includes('API client for scripts')) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}; stdout: ${out} stderr: ${err}`)));
+  });
+  const stop = () =>
+    new Promise<number | null>((resolve) => {
+      child.removeAllListeners('exit');
+      child.on('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
+  return { url, output: () => out, stop };
+}
+
+test('`millwright edge` prints its HTTPS address and a first-run password that logs in; SIGTERM stops it cleanly', async () => {
+  const dir = tmp();
+  const svc = await startService(['edge', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir]);
+  assert.match(svc.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  const m = /password "([^"]+)"/.exec(svc.output());
+  assert.ok(m, `first-run password printed: ${svc.output()}`);
+  const login = await http(`${svc.url}/auth/v2/login`, {
+    json: { username: 'admin', password: m[1], providerId: LOCAL_PROVIDER_ID },
+  });
+  assert.equal(login.status, 200);
+
+  // The CLI creates an API client while the edge runs; the running edge accepts it at once.
+  const created = await cli(['edge', 'api-client', 'create', '--data-dir', dir, '--name', 'ci-bot']);
+  assert.equal(created.code, 0, created.stderr);
+  const client = JSON.parse(created.stdout);
+  assert.match(client.client_id, /^[0-9a-f-]{36}$/);
+  assert.match(client.client_secret, /^mws_/);
+  const tok = await http(`${svc.url}/auth/v3/oauth/token`, {
+    headers: { authorization: basic(client.client_id, client.client_secret) },
+    form: { grant_type: 'client_credentials' },
+  });
+  assert.equal(tok.status, 200);
+  const version = await http(`${svc.url}/devicehub/version`, { headers: { authorization: `Bearer ${tok.body.access_token}` } });
+  assert.equal(version.status, 200);
+
+  assert.equal(await svc.stop(), 0);
+  // The second start keeps the admin (no new password) and the certificate.
+  const again = await startService(['edge', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir]);
+  assert.doesNotMatch(again.output(), /password "/);
+  assert.equal(await again.stop(), 0);
+});
+
+test('`millwright edge api-client create` works on a fresh data directory, and list never shows secrets', async () => {
+  const dir = tmp();
+  const created = await cli(['edge', 'api-client', 'create', '--data-dir', dir, '--name', 'first', '--role', 'viewer']);
+  assert.equal(created.code, 0, created.stderr);
+  const c = JSON.parse(created.stdout);
+  assert.equal(c.role, 'viewer');
+  const listed = await cli(['edge', 'api-client', 'list', '--data-dir', dir]);
+  assert.equal(listed.code, 0, listed.stderr);
+  const list = JSON.parse(listed.stdout);
+  assert.equal(list.length, 1);
+  assert.equal(list[0].client_id, c.client_id);
+  assert.ok(!listed.stdout.includes(c.client_secret));
+  const env = { ...cleanEnv(), MILLWRIGHT_EDGE_DATA_DIR: dir };
+  const viaEnv = await cli(['edge', 'api-token', 'create', '--name', 'legacy'], env);
+  assert.equal(viaEnv.code, 0, viaEnv.stderr);
+  assert.match(JSON.parse(viaEnv.stdout).token, /^mwt_/);
+});
+
+test('a bad option value stops the start with a message naming the key', async () => {
+  const dir = tmp();
+  const flag = await cli(['edge', '--port', 'eighty', '--data-dir', dir]);
+  assert.equal(flag.code, 2);
+  assert.match(flag.stderr, /invalid value for "port" \(flag --port\)/);
+  const env = await cli(['edge', '--data-dir', dir], { ...cleanEnv(), MILLWRIGHT_EDGE_TOKEN_TTL: '5' });
+  assert.equal(env.code, 2);
+  assert.match(env.stderr, /"token-ttl" \(environment variable MILLWRIGHT_EDGE_TOKEN_TTL\)/);
+  const file = join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify({ 'data-dir': dir, prot: 1 }));
+  const unknown = await cli(['edge', '--config', file]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown key "prot"/);
+  const help = await cli(['edge', 'api-client', 'create', '--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--name <name>/);
+});
+
+test('a taken port stops `edge` naming the option, and `up` takes a free one instead', async () => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const dir = tmp();
+    const res = await cli(['edge', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dir]);
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, new RegExp(`port ${port} is already in use; choose another with --port or MILLWRIGHT_EDGE_PORT`));
+  } finally {
+    blocker.close();
+  }
+  // `up` with the default port taken (8443 may be free here: then we take it for the test).
+  const taker = createServer();
+  const took = await new Promise<boolean>((r) => {
+    taker.once('error', () => r(false));
+    taker.listen(8443, '127.0.0.1', () => r(true));
+  });
+  try {
+    const svc = await startService(['up', '--host', '127.0.0.1', '--data-dir', tmp()]);
+    assert.match(svc.output(), /port 8443 is taken; the edge service takes a free port instead/);
+    assert.doesNotMatch(svc.url, /:8443$/);
+    assert.equal(await svc.stop(), 0);
+  } finally {
+    if (took) taker.close();
+  }
+});

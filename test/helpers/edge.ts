@@ -1,0 +1,120 @@
+/**
+ * Starts the real edge service on an ephemeral port in a fresh data directory, and talks to it
+ * over HTTPS with an ordinary HTTP client (undici), as any user would.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { edgeConfigWith, type EdgeConfig } from '../../src/edge/options.js';
+import { startEdge, type EdgeService } from '../../src/edge/service.js';
+import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
+
+export const ADMIN_PASSWORD = 'first-run-password';
+
+/** An HTTPS agent that accepts the edge's self-signed certificate, as every known client does. */
+export const insecureAgent = new Agent({ connect: { rejectUnauthorized: false } });
+
+export interface HttpReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
+export async function http(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; json?: unknown; form?: Record<string, string> } = {},
+): Promise<HttpReply> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | undefined;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  } else if (options.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(options.form).toString();
+  }
+  const res = await request(url, {
+    method: (options.method ?? (body !== undefined ? 'POST' : 'GET')) as 'GET',
+    headers,
+    body,
+    dispatcher: insecureAgent,
+  });
+  const text = await res.body.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, body: parsed, text };
+}
+
+export interface TestEdge {
+  edge: EdgeService;
+  url: string;
+  dataDir: string;
+  /** `fetch`-like helper bound to the edge's address. */
+  call: (path: string, options?: Parameters<typeof http>[1]) => Promise<HttpReply>;
+  stop(): Promise<void>;
+}
+
+export async function startTestEdge(overrides: Partial<EdgeConfig> = {}): Promise<TestEdge> {
+  const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'mw-edge-'));
+  const edge = await startEdge(
+    edgeConfigWith({ host: '127.0.0.1', port: 0, dataDir, adminPassword: ADMIN_PASSWORD, logLevel: 'warn', ...overrides }),
+  );
+  return {
+    edge,
+    url: edge.url,
+    dataDir,
+    call: (path, options) => http(`${edge.url}${path}`, options),
+    async stop() {
+      await edge.close();
+      if (!overrides.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Logs in as the admin and completes the first-run bootstrap; answers a usable session token. */
+export async function bootstrapAdmin(t: TestEdge, newPassword = 'a-new-admin-password'): Promise<string> {
+  const login = await t.call('/auth/v2/login', {
+    json: { username: 'admin', password: ADMIN_PASSWORD, providerId: LOCAL_PROVIDER_ID },
+  });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
+  const cookie = { cookie: `jwtAccess=${login.body.jwtAccess}` };
+  const eula = await t.call('/auth/v2/eula', { method: 'PUT', headers: cookie, json: { agree: true, version: '1.0' } });
+  if (eula.status !== 204) throw new Error(`eula failed: ${eula.status} ${eula.text}`);
+  const pw = await t.call('/auth/v2/password?locale=en-US', {
+    method: 'PUT',
+    headers: cookie,
+    json: { currentPassword: ADMIN_PASSWORD, newPassword },
+  });
+  if (pw.status !== 200) throw new Error(`password change failed: ${pw.status} ${pw.text}`);
+  return pw.body.jwtAccess as string;
+}
+
+/** Creates an API client through the REST API and exchanges it for an access token. */
+export async function clientToken(
+  t: TestEdge,
+  adminBearer: string,
+  role: 'admin' | 'viewer' = 'admin',
+): Promise<{ clientId: string; secret: string; token: string }> {
+  const created = await t.call('/auth/v3/api-clients', {
+    headers: { authorization: `Bearer ${adminBearer}` },
+    json: { name: `test-${role}`, role },
+  });
+  if (created.status !== 201) throw new Error(`client create failed: ${created.status} ${created.text}`);
+  const tok = await t.call('/auth/v3/oauth/token', {
+    form: {
+      grant_type: 'client_credentials',
+      client_id: created.body.client_id,
+      client_secret: created.body.client_secret,
+    },
+  });
+  if (tok.status !== 200) throw new Error(`token failed: ${tok.status} ${tok.text}`);
+  return { clientId: created.body.client_id, secret: created.body.client_secret, token: tok.body.access_token };
+}
+
+export const basic = (user: string, pass = '') => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;

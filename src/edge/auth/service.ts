@@ -50,6 +50,13 @@ export interface ApiTokenView {
   createdAt: string;
 }
 
+/** Tokens whose signature was checked, keyed by the token itself; cleared when full. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
+type VerifiedToken =
+  | { kind: 'api'; hash: string; exp: number }
+  | { kind: 'session' | 'access'; subject: string; issuedAt: number; exp: number };
+
 interface CachedCredential {
   role: Role;
   validAfter: number;
@@ -66,6 +73,7 @@ export class AuthService {
   #sessionsValidAfter = 0;
   readonly #clients = new Map<string, CachedCredential>();
   readonly #tokens = new Map<string, CachedCredential & { id: string }>();
+  readonly #verified = new Map<string, VerifiedToken>();
 
   private constructor(repo: AuthRepository, signer: TokenSigner, options: AuthServiceOptions) {
     this.#repo = repo;
@@ -285,21 +293,41 @@ export class AuthService {
   }
 
   async #credential(token: string, scheme: AuthContext['scheme']): Promise<AuthContext> {
-    if (token.startsWith('mwt_')) return this.#apiToken(token, scheme);
+    // A token seen before skips signature and parsing: the hot path of every data route.
+    let v = this.#verified.get(token);
+    if (!v) {
+      v = this.#verify(token);
+      if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.clear();
+      this.#verified.set(token, v);
+    }
+    if (v.exp <= Date.now()) {
+      this.#verified.delete(token);
+      throw unauthorized('invalid or expired token');
+    }
+    switch (v.kind) {
+      case 'api':
+        return this.#apiToken(v.hash, scheme);
+      case 'session':
+        if (v.issuedAt < this.#sessionsValidAfter) throw unauthorized('session ended: log in again');
+        return { subject: v.subject, role: 'admin', scheme };
+      case 'access':
+        return this.#accessToken(v.subject, v.issuedAt, scheme);
+    }
+  }
+
+  /** Checks a token's form and signature once; what can change later (revocation) is checked per use. */
+  #verify(token: string): VerifiedToken {
+    if (token.startsWith('mwt_')) return { kind: 'api', hash: hashSecret(token), exp: Infinity };
     const claims = this.#signer.verify(token);
     if (!claims) throw unauthorized('invalid or expired token');
-    if (claims.kind === 'session') return this.#session(claims, scheme);
-    if (claims.kind === 'access' && claims.sub.startsWith('client:')) return this.#accessToken(claims, scheme);
+    const base = { subject: claims.sub, issuedAt: issuedAt(claims), exp: claims.exp * 1000 };
+    if (claims.kind === 'session' && claims.sub.startsWith('user:')) return { kind: 'session', ...base };
+    if (claims.kind === 'access' && claims.sub.startsWith('client:')) return { kind: 'access', ...base };
     throw unauthorized('invalid or expired token');
   }
 
-  #session(claims: JwtClaims, scheme: AuthContext['scheme']): AuthContext {
-    if (issuedAt(claims) < this.#sessionsValidAfter) throw unauthorized('session ended: log in again');
-    return { subject: claims.sub, role: 'admin', scheme };
-  }
-
-  async #accessToken(claims: JwtClaims, scheme: AuthContext['scheme']): Promise<AuthContext> {
-    const clientId = claims.sub.slice('client:'.length);
+  async #accessToken(subject: string, issued: number, scheme: AuthContext['scheme']): Promise<AuthContext> {
+    const clientId = subject.slice('client:'.length);
     const now = Date.now();
     let cached = this.#clients.get(clientId);
     if (!cached || cached.until < now) {
@@ -311,12 +339,11 @@ export class AuthService {
       cached = { role: row.role, validAfter: row.tokens_valid_after, until: now + CACHE_MS };
       this.#clients.set(clientId, cached);
     }
-    if (issuedAt(claims) < cached.validAfter) throw unauthorized('token revoked: its client secret was rotated');
-    return { subject: claims.sub, role: cached.role, scheme };
+    if (issued < cached.validAfter) throw unauthorized('token revoked: its client secret was rotated');
+    return { subject, role: cached.role, scheme };
   }
 
-  async #apiToken(token: string, scheme: AuthContext['scheme']): Promise<AuthContext> {
-    const hash = hashSecret(token);
+  async #apiToken(hash: string, scheme: AuthContext['scheme']): Promise<AuthContext> {
     const now = Date.now();
     let cached = this.#tokens.get(hash);
     if (!cached || cached.until < now) {

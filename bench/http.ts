@@ -25,16 +25,37 @@ const connections = arg('connections', 32);
 const rounds = arg('rounds', 2);
 const CLI = [join(import.meta.dirname, '../src/cli/main.ts')];
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-bench-http-'));
-const env = { ...process.env, MILLWRIGHT_EDGE_DATA_DIR: dataDir, MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password' };
+const env = {
+  ...process.env,
+  MILLWRIGHT_EDGE_DATA_DIR: dataDir,
+  MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password',
+};
 
 function cli(args: string[]): any {
-  return JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', ...CLI, ...args], { env, encoding: 'utf8' }));
+  return JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', ...CLI, ...args], { env, encoding: 'utf8' }),
+  );
 }
 
 async function startEdge(): Promise<{ url: string; stop: () => void }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', ...CLI, 'edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', '--auth-rate-limit', '1000000'],
+    [
+      '--import',
+      'tsx',
+      ...CLI,
+      'edge',
+      '--port',
+      '0',
+      '--datahub-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--log-level',
+      'warn',
+      '--auth-rate-limit',
+      '1000000',
+    ],
     { env, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
@@ -64,7 +85,13 @@ async function load(opts: autocannon.Options): Promise<Result> {
     ...opts,
     tlsOptions: { rejectUnauthorized: false },
   } as autocannon.Options);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+  };
 }
 
 const client = cli(['edge', 'api-client', 'create', '--name', 'bench']);
@@ -86,10 +113,16 @@ try {
 
   const cases: [string, autocannon.Options][] = [
     ['GET /health (no auth, ceiling)', { url: `${edge.url}/health` }],
-    ['GET /devicehub/version, Bearer access token', { url: `${edge.url}/devicehub/version`, headers: { authorization: `Bearer ${accessToken}` } }],
+    [
+      'GET /devicehub/version, Bearer access token',
+      { url: `${edge.url}/devicehub/version`, headers: { authorization: `Bearer ${accessToken}` } },
+    ],
     [
       'GET /devicehub/version, legacy Basic API token',
-      { url: `${edge.url}/devicehub/version`, headers: { authorization: `Basic ${Buffer.from(`${apiToken.token}:`).toString('base64')}` } },
+      {
+        url: `${edge.url}/devicehub/version`,
+        headers: { authorization: `Basic ${Buffer.from(`${apiToken.token}:`).toString('base64')}` },
+      },
     ],
   ];
   const results = new Map<string, Result[]>();
@@ -108,22 +141,31 @@ try {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: tokenBody,
   });
-  if (token.errors || token.non2xx) throw new Error(`token issuance: ${token.errors} errors, ${token.non2xx} non-2xx`);
+  if (token.errors || token.non2xx)
+    throw new Error(`token issuance: ${token.errors} errors, ${token.non2xx} non-2xx`);
 
   const avg = (rs: Result[], k: keyof Result) => rs.reduce((s, r) => s + r[k], 0) / rs.length;
   const ceiling = avg(results.get(cases[0]![0])!, 'rps');
-  console.log(`\nbench/http: ${rounds} rounds x ${duration} s per case, ${connections} keep-alive HTTPS connections, ` +
-    `${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`);
+  console.log(
+    `\nbench/http: ${rounds} rounds x ${duration} s per case, ${connections} keep-alive HTTPS connections, ` +
+      `${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}\n`,
+  );
   console.log('| case | requests/s | p50 ms | p99 ms | share of ceiling |');
   console.log('|---|---:|---:|---:|---:|');
   for (const [name] of cases) {
     const rs = results.get(name)!;
     const rps = avg(rs, 'rps');
-    console.log(`| ${name} | ${Math.round(rps)} | ${avg(rs, 'p50').toFixed(1)} | ${avg(rs, 'p99').toFixed(1)} | ${((rps / ceiling) * 100).toFixed(1)}% |`);
+    console.log(
+      `| ${name} | ${Math.round(rps)} | ${avg(rs, 'p50').toFixed(1)} | ${avg(rs, 'p99').toFixed(1)} | ${((rps / ceiling) * 100).toFixed(1)}% |`,
+    );
   }
-  console.log(`| POST /auth/v3/oauth/token (issuance) | ${Math.round(token.rps)} | ${token.p50.toFixed(1)} | ${token.p99.toFixed(1)} | ${((token.rps / ceiling) * 100).toFixed(1)}% |`);
+  console.log(
+    `| POST /auth/v3/oauth/token (issuance) | ${Math.round(token.rps)} | ${token.p50.toFixed(1)} | ${token.p99.toFixed(1)} | ${((token.rps / ceiling) * 100).toFixed(1)}% |`,
+  );
   const authShare = avg(results.get(cases[1]![0])!, 'rps') / ceiling;
-  console.log(`\ntarget: authenticated throughput >= 80% of the ceiling: ${(authShare * 100).toFixed(1)}% ${authShare >= 0.8 ? 'MET' : 'NOT MET'}`);
+  console.log(
+    `\ntarget: authenticated throughput >= 80% of the ceiling: ${(authShare * 100).toFixed(1)}% ${authShare >= 0.8 ? 'MET' : 'NOT MET'}`,
+  );
 } finally {
   edge.stop();
   setTimeout(() => rmSync(dataDir, { recursive: true, force: true }), 500);

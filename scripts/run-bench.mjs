@@ -5,7 +5,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 
 const [name, ...args] = process.argv.slice(2);
-const available = readdirSync('bench').filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
+const available = readdirSync('bench')
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => f.slice(0, -3));
 if (!name || !existsSync(`bench/${name}.ts`)) {
   console.error(`usage: npm run bench -- <name>; available: ${available.join(', ')}`);
   process.exit(2);

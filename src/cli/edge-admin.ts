@@ -16,14 +16,17 @@ function storeCommand(parent: Command, name: string, description: string): Comma
   return addServiceOptions(parent.command(name).description(description), 'edge', STORE_OPTIONS);
 }
 
-async function withAuth<T>(cmd: Command, fn: (auth: AuthService, repo: AuthRepository) => Promise<T>): Promise<void> {
+async function withAuth<T>(
+  cmd: Command,
+  fn: (auth: AuthService, repo: AuthRepository) => Promise<T>,
+): Promise<void> {
   const values = resolveOptions(cmd, 'edge', STORE_OPTIONS);
   const database = await openEdgeDatabase({
     dataDir: values['data-dir'] as string,
     databaseUrl: values['database-url'] as string | undefined,
   });
   try {
-    const repo = new AuthRepository(database.db);
+    const repo = new AuthRepository(database);
     const auth = await AuthService.open(repo, { tokenTtl: 3600, logger: pino({ level: 'silent' }) });
     const out = await fn(auth, repo);
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -33,11 +36,19 @@ async function withAuth<T>(cmd: Command, fn: (auth: AuthService, repo: AuthRepos
 }
 
 const roleOption = () =>
-  new Option('--role <role>', 'admin (may change state) or viewer (read only)').choices(['admin', 'viewer']).default('admin');
+  new Option('--role <role>', 'admin (may change state) or viewer (read only)')
+    .choices(['admin', 'viewer'])
+    .default('admin');
 
 export function edgeAdminCommands(edge: Command): void {
-  const clients = edge.command('api-client').description('OAuth 2.0 API clients of the edge (client credentials)');
-  const create = storeCommand(clients, 'create', 'create a client; prints { client_id, client_secret } (the secret once)')
+  const clients = edge
+    .command('api-client')
+    .description('OAuth 2.0 API clients of the edge (client credentials)');
+  const create = storeCommand(
+    clients,
+    'create',
+    'create a client; prints { client_id, client_secret } (the secret once)',
+  )
     .requiredOption('--name <name>', 'a name for people')
     .addOption(roleOption())
     .action(() =>
@@ -48,7 +59,9 @@ export function edgeAdminCommands(edge: Command): void {
       }),
     );
   const list = storeCommand(clients, 'list', 'list the clients (never their secrets)').action(() =>
-    withAuth(list, async (_auth, repo) => (await repo.clientListQuery().orderBy('created_at').execute()).map(clientView)),
+    withAuth(list, async (_auth, repo) =>
+      (await repo.clientListQuery().orderBy('created_at').execute()).map(clientView),
+    ),
   );
   const del = storeCommand(clients, 'delete', 'delete a client; its tokens stop working')
     .requiredOption('--id <client_id>', 'the client_id')
@@ -61,7 +74,9 @@ export function edgeAdminCommands(edge: Command): void {
     );
   const rotate = storeCommand(clients, 'rotate-secret', 'give a client a new secret; prints it once')
     .requiredOption('--id <client_id>', 'the client_id')
-    .action(() => withAuth(rotate, async (auth) => auth.rotateClientSecret(rotate.opts<{ id: string }>().id)));
+    .action(() =>
+      withAuth(rotate, async (auth) => auth.rotateClientSecret(rotate.opts<{ id: string }>().id)),
+    );
 
   const tokens = edge
     .command('api-token')
@@ -76,7 +91,9 @@ export function edgeAdminCommands(edge: Command): void {
       }),
     );
   const tlist = storeCommand(tokens, 'list', 'list the tokens (never the tokens themselves)').action(() =>
-    withAuth(tlist, async (_auth, repo) => (await repo.tokenListQuery().orderBy('created_at').execute()).map(tokenView)),
+    withAuth(tlist, async (_auth, repo) =>
+      (await repo.tokenListQuery().orderBy('created_at').execute()).map(tokenView),
+    ),
   );
   const revoke = storeCommand(tokens, 'revoke', 'revoke a token')
     .requiredOption('--id <id>', 'the token id')

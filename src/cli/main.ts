@@ -24,7 +24,9 @@ const program = new Command('millwright')
 const up = addServiceOptions(
   program
     .command('up')
-    .description('the first look: start the platform in one process with embedded defaults (for now the edge service)'),
+    .description(
+      'the first look: start the platform in one process with embedded defaults (for now the edge service)',
+    ),
   'edge',
   EDGE_OPTIONS,
 ).action(async () => {
@@ -43,7 +45,9 @@ const up = addServiceOptions(
 });
 
 const edge = addServiceOptions(
-  program.command('edge').description('the edge service, as deployed on a site (see `millwright edge --help`)'),
+  program
+    .command('edge')
+    .description('the edge service, as deployed on a site (see `millwright edge --help`)'),
   'edge',
   EDGE_OPTIONS,
 ).action(async () => {
@@ -67,32 +71,56 @@ function announce(edge: EdgeService, config: EdgeConfig): void {
       '    (shown once; POST /auth/v2/login, then accept the EULA and change the password)',
     );
   } else if (edge.firstRun) {
-    lines.push(`  first-run login: user "${edge.firstRun.username}" with the password of MILLWRIGHT_EDGE_ADMIN_PASSWORD`);
+    lines.push(
+      `  first-run login: user "${edge.firstRun.username}" with the password of MILLWRIGHT_EDGE_ADMIN_PASSWORD`,
+    );
   }
-  lines.push(`  API client for scripts: millwright edge api-client create --data-dir ${config.dataDir} --name NAME`);
+  lines.push(
+    `  API client for scripts: millwright edge api-client create --data-dir ${config.dataDir} --name NAME`,
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/**
+ * SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the stores, exit 0. The
+ * handlers are installed before anything starts, so that a signal during start-up stops the
+ * services as soon as they are up instead of killing the process half-way. A second signal exits
+ * at once.
+ */
+const running: { close(): Promise<void> }[] = [];
+let stopRequested: string | null = null;
+let stopping = false;
+
 function stopOnSignals(services: { close(): Promise<void> }[]): void {
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) {
-      process.stderr.write(`${signal} again: exiting at once\n`);
-      process.exit(1);
-    }
-    stopping = true;
-    process.stdout.write(`${signal}: stopping\n`);
-    Promise.all(services.map((s) => s.close())).then(
-      () => process.exit(0),
-      (err: unknown) => {
-        process.stderr.write(`error while stopping: ${(err as Error).message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  running.push(...services);
+  if (stopRequested) stopAll(stopRequested);
 }
+
+function stopAll(signal: string): void {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write(`${signal}: stopping\n`);
+  Promise.all(running.map((s) => s.close())).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`error while stopping: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}
+
+function onSignal(signal: string): void {
+  if (stopRequested) {
+    process.stderr.write(`${signal} again: exiting at once\n`);
+    process.exit(1);
+  }
+  stopRequested = signal;
+  // Before a service is up (an admin command, or start-up), the signal waits for stopOnSignals.
+  if (running.length > 0) stopAll(signal);
+}
+
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+process.on('SIGINT', () => onSignal('SIGINT'));
 
 try {
   await program.parseAsync(process.argv);

@@ -3,11 +3,18 @@ import { Command, Option } from 'commander';
 import { envName, loadConfig, type ConfigValues, type OptionSpec } from '../kernel/config.js';
 
 export function addServiceOptions(cmd: Command, service: string, specs: readonly OptionSpec[]): Command {
-  cmd.addOption(new Option('--config <file>', `JSON config file (keys as the flags below) [${envName(service, 'config')}]`));
+  cmd.addOption(
+    new Option(
+      '--config <file>',
+      `JSON config file (keys as the flags below) [${envName(service, 'config')}]`,
+    ),
+  );
   for (const spec of specs) {
     const env = envName(service, spec.name);
-    const shownDefault = spec.default !== undefined && !spec.secret ? ` (default: ${String(spec.default)})` : '';
-    const flag = spec.type === 'bool' ? `--${spec.name}` : `--${spec.name} <${spec.type === 'int' ? 'n' : 'value'}>`;
+    const shownDefault =
+      spec.default !== undefined && !spec.secret ? ` (default: ${String(spec.default)})` : '';
+    const flag =
+      spec.type === 'bool' ? `--${spec.name}` : `--${spec.name} <${spec.type === 'int' ? 'n' : 'value'}>`;
     const opt = new Option(flag, `${spec.description}${shownDefault} [${env}]`);
     if (spec.values) opt.choices(spec.values as string[]);
     cmd.addOption(opt);

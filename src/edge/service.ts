@@ -53,7 +53,7 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
   let database: Database | undefined;
   try {
     database = await openEdgeDatabase(config);
-    const auth = await AuthService.open(new AuthRepository(database.db), {
+    const auth = await AuthService.open(new AuthRepository(database), {
       tokenTtl: config.tokenTtl,
       logger: logger.child({ component: 'edge.auth' }),
     });

@@ -79,7 +79,8 @@ export function loadConfig(
     }
     try {
       const parsed: unknown = JSON.parse(text);
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('expected a JSON object');
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new Error('expected a JSON object');
       file = parsed as Record<string, unknown>;
     } catch (err) {
       throw new ConfigError(`config file "${configPath}" is not valid: ${(err as Error).message}`);
@@ -111,7 +112,8 @@ export function loadConfig(
       sources[spec.name] = 'file';
     }
     out[spec.name] = src ? coerce(spec, src) : spec.default;
-    if (spec.type === 'path' && typeof out[spec.name] === 'string') out[spec.name] = resolve(out[spec.name] as string);
+    if (spec.type === 'path' && typeof out[spec.name] === 'string')
+      out[spec.name] = resolve(out[spec.name] as string);
   }
   return out;
 }
@@ -119,15 +121,19 @@ export function loadConfig(
 function coerce(spec: OptionSpec, src: Source): ConfigValue {
   const shown = spec.secret ? '(hidden)' : JSON.stringify(src.value);
   const fail = (expected: string): never => {
-    throw new ConfigError(`invalid value for "${spec.name}" (${src.where}): expected ${expected}, got ${shown}`);
+    throw new ConfigError(
+      `invalid value for "${spec.name}" (${src.where}): expected ${expected}, got ${shown}`,
+    );
   };
   const v = src.value;
   switch (spec.type) {
     case 'int': {
-      const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : NaN;
+      const n =
+        typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : NaN;
       const range = `an integer${spec.min !== undefined ? ` from ${spec.min}` : ''}${spec.max !== undefined ? ` to ${spec.max}` : ''}`;
       if (!Number.isInteger(n)) return fail(range);
-      if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) return fail(range);
+      if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max))
+        return fail(range);
       return n;
     }
     case 'bool': {

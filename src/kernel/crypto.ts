@@ -5,7 +5,12 @@
 import { createHash, createHmac, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
+const scrypt = promisify(scryptCb) as (
+  pw: string,
+  salt: Buffer,
+  len: number,
+  opts: object,
+) => Promise<Buffer>;
 
 // scrypt with N=2^15, r=8, p=1: ~50-100 ms per hash on one core, 32 MiB of memory.
 const SCRYPT = { N: 32768, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
@@ -81,7 +86,9 @@ export class TokenSigner {
 
   sign(claims: Omit<JwtClaims, 'iat' | 'exp'>, ttlSeconds: number, now = Date.now()): string {
     const iat = Math.floor(now / 1000);
-    const payload = Buffer.from(JSON.stringify({ ...claims, iat, exp: iat + ttlSeconds })).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ ...claims, iat, exp: iat + ttlSeconds })).toString(
+      'base64url',
+    );
     const body = `${JWT_HEADER}.${payload}`;
     return `${body}.${createHmac('sha256', this.#key).update(body).digest('base64url')}`;
   }
@@ -98,7 +105,9 @@ export class TokenSigner {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     let claims: JwtClaims;
     try {
-      claims = JSON.parse(Buffer.from(token.slice(dot1 + 1, dot2), 'base64url').toString('utf8')) as JwtClaims;
+      claims = JSON.parse(
+        Buffer.from(token.slice(dot1 + 1, dot2), 'base64url').toString('utf8'),
+      ) as JwtClaims;
     } catch {
       return null;
     }

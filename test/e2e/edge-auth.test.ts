@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { TokenSigner } from '../../src/kernel/crypto.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { VERSION_PROBES } from '../../src/edge/versions.js';
-import { ADMIN_PASSWORD, basic, bootstrapAdmin, clientToken, startTestEdge, type TestEdge } from '../helpers/edge.js';
+import {
+  ADMIN_PASSWORD,
+  basic,
+  bootstrapAdmin,
+  clientToken,
+  startTestEdge,
+  type TestEdge,
+} from '../helpers/edge.js';
 
 describe('edge bootstrap sequence', () => {
   let t: TestEdge;
@@ -20,7 +27,11 @@ describe('edge bootstrap sequence', () => {
     assert.deepEqual(providers.body, [{ id: LOCAL_PROVIDER_ID, name: 'local', type: 'local' }]);
 
     const wrongProvider = await t.call('/auth/v2/login', {
-      json: { username: 'admin', password: ADMIN_PASSWORD, providerId: '00000000-0000-0000-0000-000000000000' },
+      json: {
+        username: 'admin',
+        password: ADMIN_PASSWORD,
+        providerId: '00000000-0000-0000-0000-000000000000',
+      },
     });
     assert.equal(wrongProvider.status, 400);
     assert.match(wrongProvider.body.message, /unknown identity provider/);
@@ -30,7 +41,9 @@ describe('edge bootstrap sequence', () => {
     });
     assert.equal(wrongPassword.status, 401);
 
-    const missing = await t.call('/auth/v2/login', { json: { username: 'admin', providerId: LOCAL_PROVIDER_ID } });
+    const missing = await t.call('/auth/v2/login', {
+      json: { username: 'admin', providerId: LOCAL_PROVIDER_ID },
+    });
     assert.equal(missing.status, 400);
     assert.match(missing.body.message, /password is required/);
 
@@ -53,7 +66,11 @@ describe('edge bootstrap sequence', () => {
     assert.match(blocked.body.message, /accept the EULA/);
     assert.match(blocked.body.message, /change the first-run password/);
 
-    const refuse = await t.call('/auth/v2/eula', { method: 'PUT', headers: cookie, json: { agree: false, version: '1.0' } });
+    const refuse = await t.call('/auth/v2/eula', {
+      method: 'PUT',
+      headers: cookie,
+      json: { agree: false, version: '1.0' },
+    });
     assert.equal(refuse.status, 400);
     const unknownField = await t.call('/auth/v2/eula', {
       method: 'PUT',
@@ -62,7 +79,11 @@ describe('edge bootstrap sequence', () => {
     });
     assert.equal(unknownField.status, 400);
     assert.equal(unknownField.body.message, 'failed to decode request body: json: unknown field "extra"');
-    const eula = await t.call('/auth/v2/eula', { method: 'PUT', headers: cookie, json: { agree: true, version: '1.0' } });
+    const eula = await t.call('/auth/v2/eula', {
+      method: 'PUT',
+      headers: cookie,
+      json: { agree: true, version: '1.0' },
+    });
     assert.equal(eula.status, 204);
 
     const stillBlocked = await t.call('/devicehub/version', { headers: cookie });
@@ -108,7 +129,9 @@ describe('edge bootstrap sequence', () => {
       json: { username: 'admin', password: 'the-new-password', providerId: LOCAL_PROVIDER_ID },
     });
     assert.equal(relogin.status, 200);
-    const after = await t.call('/dm/host/info', { headers: { cookie: `jwtAccess=${relogin.body.jwtAccess}` } });
+    const after = await t.call('/dm/host/info', {
+      headers: { cookie: `jwtAccess=${relogin.body.jwtAccess}` },
+    });
     assert.equal(after.status, 200);
     assert.equal(typeof after.body.hostname, 'string');
   });
@@ -162,8 +185,14 @@ describe('edge OAuth and data-route credentials', () => {
       const bearer = await t.call('/devicehub/version', { headers: { authorization: `Bearer ${token}` } });
       assert.equal(bearer.status, 200);
       // An access token is accepted in the legacy form too, in either half.
-      assert.equal((await t.call('/devicehub/version', { headers: { authorization: basic(token) } })).status, 200);
-      assert.equal((await t.call('/devicehub/version', { headers: { authorization: basic('admin', token) } })).status, 200);
+      assert.equal(
+        (await t.call('/devicehub/version', { headers: { authorization: basic(token) } })).status,
+        200,
+      );
+      assert.equal(
+        (await t.call('/devicehub/version', { headers: { authorization: basic('admin', token) } })).status,
+        200,
+      );
     }
 
     // A long-lived API token in the legacy header.
@@ -173,11 +202,17 @@ describe('edge OAuth and data-route credentials', () => {
     });
     assert.equal(apiToken.status, 201);
     assert.match(apiToken.body.token, /^mwt_/);
-    const legacy = await t.call('/devicehub/version', { headers: { authorization: basic(apiToken.body.token) } });
+    const legacy = await t.call('/devicehub/version', {
+      headers: { authorization: basic(apiToken.body.token) },
+    });
     assert.equal(legacy.status, 200);
-    const legacyBearer = await t.call('/logs/version', { headers: { authorization: `Bearer ${apiToken.body.token}` } });
+    const legacyBearer = await t.call('/logs/version', {
+      headers: { authorization: `Bearer ${apiToken.body.token}` },
+    });
     assert.equal(legacyBearer.status, 200);
-    const whoami = await t.call('/auth/v3/whoami', { headers: { authorization: basic(apiToken.body.token) } });
+    const whoami = await t.call('/auth/v3/whoami', {
+      headers: { authorization: basic(apiToken.body.token) },
+    });
     assert.deepEqual(whoami.body, { subject: `token:${apiToken.body.id}`, role: 'viewer', scheme: 'basic' });
 
     // Revoking the token ends it at once.
@@ -186,7 +221,10 @@ describe('edge OAuth and data-route credentials', () => {
       headers: { authorization: `Bearer ${admin}` },
     });
     assert.equal(revoke.status, 204);
-    assert.equal((await t.call('/devicehub/version', { headers: { authorization: basic(apiToken.body.token) } })).status, 401);
+    assert.equal(
+      (await t.call('/devicehub/version', { headers: { authorization: basic(apiToken.body.token) } })).status,
+      401,
+    );
   });
 
   test('every version probe answers an authenticated caller', async () => {
@@ -203,9 +241,24 @@ describe('edge OAuth and data-route credentials', () => {
       [{}, {}, 400, 'invalid_request'],
       [{ grant_type: 'password', username: 'a', password: 'b' }, {}, 400, 'unsupported_grant_type'],
       [{ grant_type: 'client_credentials', client_id: clientId }, {}, 400, 'invalid_request'],
-      [{ grant_type: 'client_credentials', client_id: clientId, client_secret: 'mws_wrong' }, {}, 401, 'invalid_client'],
-      [{ grant_type: 'client_credentials', client_id: 'no-such-client', client_secret: 'x' }, {}, 401, 'invalid_client'],
-      [{ grant_type: 'client_credentials' }, { authorization: basic(clientId, 'mws_wrong') }, 401, 'invalid_client'],
+      [
+        { grant_type: 'client_credentials', client_id: clientId, client_secret: 'mws_wrong' },
+        {},
+        401,
+        'invalid_client',
+      ],
+      [
+        { grant_type: 'client_credentials', client_id: 'no-such-client', client_secret: 'x' },
+        {},
+        401,
+        'invalid_client',
+      ],
+      [
+        { grant_type: 'client_credentials' },
+        { authorization: basic(clientId, 'mws_wrong') },
+        401,
+        'invalid_client',
+      ],
     ];
     for (const [form, headers, status, error] of cases) {
       const res = await t.call('/auth/v3/oauth/token', { form, headers });
@@ -221,10 +274,22 @@ describe('edge OAuth and data-route credentials', () => {
     assert.equal(none.body.code, 'unauthorized');
     assert.match(String(none.headers['www-authenticate']), /Bearer/);
 
-    assert.equal((await t.call('/devicehub/version', { headers: { authorization: 'Bearer not-a-token' } })).status, 401);
-    assert.equal((await t.call('/devicehub/version', { headers: { authorization: basic('mwt_nope') } })).status, 401);
-    assert.equal((await t.call('/devicehub/version', { headers: { authorization: 'Digest abc' } })).status, 401);
-    assert.equal((await t.call('/devicehub/version', { headers: { cookie: 'jwtAccess=garbage' } })).status, 401);
+    assert.equal(
+      (await t.call('/devicehub/version', { headers: { authorization: 'Bearer not-a-token' } })).status,
+      401,
+    );
+    assert.equal(
+      (await t.call('/devicehub/version', { headers: { authorization: basic('mwt_nope') } })).status,
+      401,
+    );
+    assert.equal(
+      (await t.call('/devicehub/version', { headers: { authorization: 'Digest abc' } })).status,
+      401,
+    );
+    assert.equal(
+      (await t.call('/devicehub/version', { headers: { cookie: 'jwtAccess=garbage' } })).status,
+      401,
+    );
 
     // Expired: a token signed with the edge's own key, issued two hours ago.
     const { clientId, token } = await clientToken(t, admin);
@@ -234,28 +299,51 @@ describe('edge OAuth and data-route credentials', () => {
       .where('key', '=', 'jwt_signing_key')
       .executeTakeFirstOrThrow();
     const signer = new TokenSigner(Buffer.from(key.value as string, 'base64'));
-    const expired = signer.sign({ sub: `client:${clientId}`, kind: 'access', role: 'admin' }, 3600, Date.now() - 7200_000);
+    const expired = signer.sign(
+      { sub: `client:${clientId}`, kind: 'access', role: 'admin' },
+      3600,
+      Date.now() - 7200_000,
+    );
     const exp = await t.call('/devicehub/version', { headers: { authorization: `Bearer ${expired}` } });
     assert.equal(exp.status, 401);
     assert.match(exp.body.message, /expired/);
     // A token signed with another key.
-    const forged = new TokenSigner(Buffer.alloc(32, 7)).sign({ sub: `client:${clientId}`, kind: 'access', role: 'admin' }, 3600);
-    assert.equal((await t.call('/devicehub/version', { headers: { authorization: `Bearer ${forged}` } })).status, 401);
+    const forged = new TokenSigner(Buffer.alloc(32, 7)).sign(
+      { sub: `client:${clientId}`, kind: 'access', role: 'admin' },
+      3600,
+    );
+    assert.equal(
+      (await t.call('/devicehub/version', { headers: { authorization: `Bearer ${forged}` } })).status,
+      401,
+    );
 
     // Revoked: rotating the secret ends earlier tokens; deleting the client ends all of them.
-    assert.equal((await t.call('/devicehub/version', { headers: { authorization: `Bearer ${token}` } })).status, 200);
+    assert.equal(
+      (await t.call('/devicehub/version', { headers: { authorization: `Bearer ${token}` } })).status,
+      200,
+    );
     const rotated = await t.call(`/auth/v3/api-clients/${clientId}/secret`, {
       method: 'POST',
       headers: { authorization: `Bearer ${admin}` },
     });
     assert.equal(rotated.status, 200);
-    assert.equal((await t.call('/devicehub/version', { headers: { authorization: `Bearer ${token}` } })).status, 401);
+    assert.equal(
+      (await t.call('/devicehub/version', { headers: { authorization: `Bearer ${token}` } })).status,
+      401,
+    );
     const again = await t.call('/auth/v3/oauth/token', {
-      form: { grant_type: 'client_credentials', client_id: clientId, client_secret: rotated.body.client_secret },
+      form: {
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: rotated.body.client_secret,
+      },
     });
     assert.equal(again.status, 200);
     const newToken = again.body.access_token as string;
-    assert.equal((await t.call('/devicehub/version', { headers: { authorization: `Bearer ${newToken}` } })).status, 200);
+    assert.equal(
+      (await t.call('/devicehub/version', { headers: { authorization: `Bearer ${newToken}` } })).status,
+      200,
+    );
     const del = await t.call(`/auth/v3/api-clients/${clientId}`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${admin}` },
@@ -265,8 +353,12 @@ describe('edge OAuth and data-route credentials', () => {
     assert.equal(gone.status, 401);
     assert.match(gone.body.message, /revoked/);
     assert.equal(
-      (await t.call(`/auth/v3/api-clients/${clientId}`, { method: 'DELETE', headers: { authorization: `Bearer ${admin}` } }))
-        .status,
+      (
+        await t.call(`/auth/v3/api-clients/${clientId}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${admin}` },
+        })
+      ).status,
       404,
     );
   });
@@ -288,9 +380,14 @@ describe('edge OAuth and data-route credentials', () => {
   test('API clients are listed with paging and validated on create', async () => {
     const h = { authorization: `Bearer ${admin}` };
     for (const name of ['alpha', 'beta', 'gamma']) {
-      assert.equal((await t.call('/auth/v3/api-clients', { headers: h, json: { name, role: 'viewer' } })).status, 201);
+      assert.equal(
+        (await t.call('/auth/v3/api-clients', { headers: h, json: { name, role: 'viewer' } })).status,
+        201,
+      );
     }
-    const page = await t.call('/auth/v3/api-clients?limit=2&offset=0&sort=name:asc&filter=name:contains:a', { headers: h });
+    const page = await t.call('/auth/v3/api-clients?limit=2&offset=0&sort=name:asc&filter=name:contains:a', {
+      headers: h,
+    });
     assert.equal(page.status, 200);
     assert.equal(page.body.limit, 2);
     assert.equal(page.body.offset, 0);
@@ -334,8 +431,11 @@ describe('edge rate limit', () => {
     const logins: number[] = [];
     for (let i = 0; i < 7; i++) {
       logins.push(
-        (await t.call('/auth/v2/login', { json: { username: 'admin', password: `x${i}xxxxxx`, providerId: LOCAL_PROVIDER_ID } }))
-          .status,
+        (
+          await t.call('/auth/v2/login', {
+            json: { username: 'admin', password: `x${i}xxxxxx`, providerId: LOCAL_PROVIDER_ID },
+          })
+        ).status,
       );
     }
     assert.ok(logins.includes(429), `login attempts limited: ${logins.join(',')}`);

@@ -21,7 +21,8 @@ async function makeClients(n: number, prefix: string) {
 
 test('paging backwards with cursor, tailing with start', async () => {
   await makeClients(7, 'first');
-  const q = (params: string) => t.call(`/logs/query?component=edge.auth&search=api%20client%20created&${params}`, { headers: h });
+  const q = (params: string) =>
+    t.call(`/logs/query?component=edge.auth&search=api%20client%20created&${params}`, { headers: h });
 
   const newest = await q('limit=3');
   assert.equal(newest.status, 200);
@@ -32,7 +33,11 @@ test('paging backwards with cursor, tailing with start', async () => {
   assert.equal(e0.component, 'edge.auth');
   assert.equal(e0.level, 'info');
   assert.ok(!Number.isNaN(Date.parse(e0.timestamp)));
-  assert.equal(newest.body.cursor, newest.body.entries[2].timestamp, 'cursor is the newest entry of the page');
+  assert.equal(
+    newest.body.cursor,
+    newest.body.entries[2].timestamp,
+    'cursor is the newest entry of the page',
+  );
 
   // Walk backwards with the returned cursor: no overlap, no gap, all 7 entries.
   const seen: string[] = newest.body.entries.map((e: any) => e.timestamp);
@@ -74,7 +79,11 @@ test('cursor=0 is a 400; start=0 and unknown parameters are ignored', async () =
 test('no secret reaches the log store', async () => {
   const created = await t.call('/auth/v3/api-clients', { headers: h, json: { name: 'secretive' } });
   await t.call('/auth/v3/oauth/token', {
-    form: { grant_type: 'client_credentials', client_id: created.body.client_id, client_secret: 'mws_wrong_secret_value' },
+    form: {
+      grant_type: 'client_credentials',
+      client_id: created.body.client_id,
+      client_secret: 'mws_wrong_secret_value',
+    },
   });
   await t.call(`/devicehub/version?access_token=leaky-token-value`, { headers: h });
   await t.edge.logStore.flush();

@@ -29,7 +29,8 @@ test('every route but the open ones answers 401 without credentials', async () =
   const routes = listRoutes(t.edge.app);
   assert.ok(routes.length >= 20, `routes were collected (${routes.length})`);
   const declaredOpen = routes.filter((r) => r.permission === 'public').map((r) => `${r.method} ${r.url}`);
-  for (const r of declaredOpen) assert.ok(OPEN_ROUTES.has(r), `${r} is declared public but is not on the open list`);
+  for (const r of declaredOpen)
+    assert.ok(OPEN_ROUTES.has(r), `${r} is declared public but is not on the open list`);
 
   let checked = 0;
   for (const route of routes) {

@@ -1,5 +1,5 @@
 /** The auth module's tables, through the kernel's query layer. No other module reads them. */
-import type { Kysely } from '../../kernel/db/index.js';
+import type { Database, Kysely } from '../../kernel/db/index.js';
 import type { Role } from '../../kernel/http/auth-types.js';
 
 export interface AuthTables {
@@ -29,14 +29,20 @@ export type ApiClientRow = AuthTables['auth_api_client'];
 export type ApiTokenRow = AuthTables['auth_api_token'];
 
 export class AuthRepository {
+  readonly database: Database;
   readonly db: Kysely<AuthTables>;
 
-  constructor(db: Kysely<any>) {
-    this.db = db as Kysely<AuthTables>;
+  constructor(database: Database) {
+    this.database = database;
+    this.db = database.db as Kysely<AuthTables>;
   }
 
   async getSetting(key: string): Promise<string | undefined> {
-    const row = await this.db.selectFrom('auth_setting').select('value').where('key', '=', key).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('auth_setting')
+      .select('value')
+      .where('key', '=', key)
+      .executeTakeFirst();
     return row?.value;
   }
 
@@ -90,16 +96,25 @@ export class AuthRepository {
   }
 
   getClient(clientId: string): Promise<ApiClientRow | undefined> {
-    return this.db.selectFrom('auth_api_client').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+    return this.db
+      .selectFrom('auth_api_client')
+      .selectAll()
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
   }
 
   /** The base query of the client list, for the kernel's paging helpers. */
   clientListQuery() {
-    return this.db.selectFrom('auth_api_client').select(['client_id', 'name', 'role', 'created_at', 'updated_at']);
+    return this.db
+      .selectFrom('auth_api_client')
+      .select(['client_id', 'name', 'role', 'created_at', 'updated_at']);
   }
 
   async deleteClient(clientId: string): Promise<boolean> {
-    const res = await this.db.deleteFrom('auth_api_client').where('client_id', '=', clientId).executeTakeFirst();
+    const res = await this.db
+      .deleteFrom('auth_api_client')
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
   }
 
@@ -125,7 +140,11 @@ export class AuthRepository {
   }
 
   async deleteToken(id: string): Promise<string | undefined> {
-    const row = await this.db.selectFrom('auth_api_token').select('token_hash').where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('auth_api_token')
+      .select('token_hash')
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (!row) return undefined;
     await this.db.deleteFrom('auth_api_token').where('id', '=', id).execute();
     return row.token_hash;

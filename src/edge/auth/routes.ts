@@ -1,7 +1,15 @@
 /** HTTP translation of the identity service: bootstrap (`/auth/v2`), OAuth and clients (`/auth/v3`). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimiter } from '../../kernel/http/rate-limit.js';
-import { LOCAL_PROVIDER_ID, type AuthService } from './service.js';
+import {
+  OAuthError,
+  clientCredentials,
+  noStore,
+  sendOAuthError,
+  tokenRequest,
+} from '../../kernel/http/oauth.js';
+import { ListQuerySchema, ListResponseSchema, listResponse, parseListQuery } from '../../kernel/paging.js';
+import { CLIENT_LIST, LOCAL_PROVIDER_ID, TOKEN_LIST, type AuthService } from './service.js';
 import * as S from './schemas.js';
 
 export interface AuthRoutesOptions {
@@ -76,67 +84,53 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     },
   );
 
-  // OAuth 2.0 token endpoint (RFC 6749 4.4, client credentials). Errors are OAuth bodies (5.2),
-  // not the kernel's error shape, since OAuth clients parse them.
+  // OAuth 2.0 token endpoint (RFC 6749 4.4, client credentials); errors as OAuth bodies (5.2).
   app.post(
     '/auth/v3/oauth/token',
     { config: { permission: 'public' }, onRequest: limited },
     async (request: FastifyRequest, reply: FastifyReply) => {
-      void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      const body = (request.body ?? {}) as Record<string, unknown>;
-      const oauthError = (status: number, error: string, description: string) =>
-        reply.status(status).send({ error, error_description: description });
-      if (typeof body !== 'object' || Array.isArray(body)) {
-        return oauthError(400, 'invalid_request', 'the body must be form-encoded parameters');
-      }
-      const grantType = body.grant_type;
-      if (typeof grantType !== 'string' || grantType === '') {
-        return oauthError(400, 'invalid_request', 'grant_type is required');
-      }
-      if (grantType !== 'client_credentials') {
-        return oauthError(400, 'unsupported_grant_type', `grant_type "${grantType}" is not supported; use client_credentials`);
-      }
-      let clientId = typeof body.client_id === 'string' ? body.client_id : undefined;
-      let clientSecret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
-      const header = request.headers.authorization;
-      const viaBasic = typeof header === 'string' && /^basic /i.test(header);
-      if (viaBasic) {
-        if (clientSecret !== undefined) {
-          return oauthError(400, 'invalid_request', 'send the client credentials either in the body or as Basic, not both');
+      noStore(reply);
+      let viaBasic = false;
+      try {
+        const body = tokenRequest(request, ['client_credentials']);
+        const creds = clientCredentials(request, body);
+        viaBasic = creds.viaBasic;
+        if (!creds.clientId || !creds.clientSecret) {
+          throw new OAuthError(
+            400,
+            'invalid_request',
+            'client_id and client_secret are required (body or Basic header)',
+          );
         }
-        const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-        const colon = decoded.indexOf(':');
-        if (colon < 0) return oauthError(400, 'invalid_request', 'malformed Basic credentials');
-        const basicId = safeDecode(decoded.slice(0, colon));
-        if (clientId !== undefined && clientId !== basicId) {
-          return oauthError(400, 'invalid_request', 'client_id in the body differs from the Basic credentials');
+        const issued = await auth.issueToken(creds.clientId, creds.clientSecret);
+        if (!issued) {
+          request.log.warn({ client_id: creds.clientId }, 'token refused: invalid client credentials');
+          throw new OAuthError(401, 'invalid_client', 'invalid client credentials');
         }
-        clientId = basicId;
-        clientSecret = safeDecode(decoded.slice(colon + 1));
+        return { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn };
+      } catch (err) {
+        if (err instanceof OAuthError) return sendOAuthError(reply, err, viaBasic);
+        throw err;
       }
-      if (!clientId || !clientSecret) {
-        return oauthError(400, 'invalid_request', 'client_id and client_secret are required (body or Basic header)');
-      }
-      const issued = await auth.issueToken(clientId, clientSecret);
-      if (!issued) {
-        request.log.warn({ client_id: clientId }, 'token refused: invalid client credentials');
-        if (viaBasic) void reply.header('www-authenticate', 'Basic realm="millwright"');
-        return oauthError(401, 'invalid_client', 'invalid client credentials');
-      }
-      return { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn };
     },
   );
 
-  app.get(
-    '/auth/v3/whoami',
-    { schema: { response: { 200: S.WhoAmI } } },
-    async (request) => request.auth!,
-  );
+  app.get('/auth/v3/whoami', { schema: { response: { 200: S.WhoAmI } } }, async (request) => request.auth!);
 
   app.post<{ Body: S.CreateApiClientBody }>(
     '/auth/v3/api-clients',
     { schema: { body: S.CreateApiClientBody, response: { 201: S.ApiClientWithSecret } } },
-    async (request, reply) => reply.status(201).send(await auth.createClient(request.body.name, request.body.role)),
+    async (request, reply) =>
+      reply.status(201).send(await auth.createClient(request.body.name, request.body.role)),
+  );
+
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/auth/v3/api-clients',
+    { schema: { querystring: ListQuerySchema, response: { 200: ListResponseSchema(S.ApiClientSchema) } } },
+    async (request) => {
+      const spec = parseListQuery(request.query, CLIENT_LIST);
+      return listResponse(spec, await auth.listClients(spec));
+    },
   );
 
   app.get<{ Params: S.IdParams }>(
@@ -163,7 +157,17 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
   app.post<{ Body: S.CreateApiTokenBody }>(
     '/auth/v3/api-tokens',
     { schema: { body: S.CreateApiTokenBody, response: { 201: S.ApiTokenWithSecret } } },
-    async (request, reply) => reply.status(201).send(await auth.createApiToken(request.body.name, request.body.role)),
+    async (request, reply) =>
+      reply.status(201).send(await auth.createApiToken(request.body.name, request.body.role)),
+  );
+
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/auth/v3/api-tokens',
+    { schema: { querystring: ListQuerySchema, response: { 200: ListResponseSchema(S.ApiTokenSchema) } } },
+    async (request) => {
+      const spec = parseListQuery(request.query, TOKEN_LIST);
+      return listResponse(spec, await auth.listApiTokens(spec));
+    },
   );
 
   app.delete<{ Params: S.IdParams }>(
@@ -174,13 +178,4 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       return reply.status(204).send();
     },
   );
-}
-
-/** RFC 6749 2.3.1: Basic credentials are form-urlencoded before base64. */
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s.replace(/\+/g, ' '));
-  } catch {
-    return s;
-  }
 }

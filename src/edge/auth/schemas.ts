@@ -7,7 +7,10 @@ export const LoginBody = Type.Object(
   {
     username: Type.String({ minLength: 1, maxLength: 200 }),
     password: Type.String({ minLength: 1, maxLength: 1024 }),
-    providerId: Type.String({ minLength: 1, description: 'UUID of the identity provider (GET /auth/v2/providers)' }),
+    providerId: Type.String({
+      minLength: 1,
+      description: 'UUID of the identity provider (GET /auth/v2/providers)',
+    }),
   },
   Strict,
 );
@@ -15,7 +18,10 @@ export type LoginBody = Static<typeof LoginBody>;
 
 export const JwtReply = Type.Object({ jwtAccess: Type.String() });
 
-export const EulaBody = Type.Object({ agree: Type.Boolean(), version: Type.String({ maxLength: 100 }) }, Strict);
+export const EulaBody = Type.Object(
+  { agree: Type.Boolean(), version: Type.String({ maxLength: 100 }) },
+  Strict,
+);
 export type EulaBody = Static<typeof EulaBody>;
 
 export const EulaStatus = Type.Object({ version: Type.String(), accepted: Type.Boolean() });

@@ -17,6 +17,7 @@ import {
   type JwtClaims,
 } from '../../kernel/crypto.js';
 import type { AuthContext, Role } from '../../kernel/http/auth-types.js';
+import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
 import type { AuthRepository } from './repository.js';
 
 /** The local identity provider's ID, as `providerId` of `POST /auth/v2/login`. */
@@ -25,6 +26,21 @@ export const ADMIN_USERNAME = 'admin';
 export const EULA_VERSION = '1.0';
 export const MIN_PASSWORD_LENGTH = 8;
 export const ROLES: readonly Role[] = ['admin', 'viewer'];
+
+/** What the client list may be sorted and filtered by. */
+export const CLIENT_LIST: ListDefinition = {
+  fields: {
+    name: 'name',
+    role: 'role',
+    createdAt: { column: 'created_at', type: 'integer', filterable: false },
+  },
+  tiebreak: 'client_id',
+  defaultSort: [{ field: 'createdAt', order: 'asc' }],
+  maxLimit: 200,
+};
+
+/** What the API token list may be sorted and filtered by. */
+export const TOKEN_LIST: ListDefinition = { ...CLIENT_LIST, tiebreak: 'id' };
 
 /** How long a positive credential lookup is trusted before the database is asked again. */
 const CACHE_MS = 5000;
@@ -144,7 +160,9 @@ export class AuthService {
 
   async login(username: string, password: string, providerId: string): Promise<string> {
     if (providerId !== LOCAL_PROVIDER_ID) {
-      throw badRequest(`unknown identity provider "${providerId}"; GET /auth/v2/providers lists the providers`);
+      throw badRequest(
+        `unknown identity provider "${providerId}"; GET /auth/v2/providers lists the providers`,
+      );
     }
     const user = await this.#repo.getUser(username);
     // Hash even for an unknown user, so that timing does not tell which user names exist.
@@ -160,7 +178,10 @@ export class AuthService {
   }
 
   #sessionToken(username: string): string {
-    return this.#signer.sign({ sub: `user:${username}`, kind: 'session', role: 'admin', t: Date.now() }, this.#ttl);
+    return this.#signer.sign(
+      { sub: `user:${username}`, kind: 'session', role: 'admin', t: Date.now() },
+      this.#ttl,
+    );
   }
 
   async acceptEula(agree: boolean, version: string): Promise<void> {
@@ -180,7 +201,11 @@ export class AuthService {
       throw new AppError(400, 'invalid_password', 'currentPassword is not the current password');
     }
     if (newPassword.length < MIN_PASSWORD_LENGTH) {
-      throw new AppError(400, 'weak_password', `newPassword must have at least ${MIN_PASSWORD_LENGTH} characters`);
+      throw new AppError(
+        400,
+        'weak_password',
+        `newPassword must have at least ${MIN_PASSWORD_LENGTH} characters`,
+      );
     }
     if (newPassword === currentPassword) {
       throw new AppError(400, 'weak_password', 'newPassword must differ from the current password');
@@ -211,13 +236,21 @@ export class AuthService {
       updated_at: now,
     });
     this.#log.info({ client_id: clientId, name, role }, 'api client created');
-    return { ...clientView({ client_id: clientId, name, role, created_at: now, updated_at: now }), client_secret: secret };
+    return {
+      ...clientView({ client_id: clientId, name, role, created_at: now, updated_at: now }),
+      client_secret: secret,
+    };
   }
 
   async getClient(clientId: string): Promise<ApiClientView> {
     const row = await this.#repo.getClient(clientId);
     if (!row) throw notFound(`api client "${clientId}" not found`);
     return clientView(row);
+  }
+
+  async listClients(spec: ListSpec): Promise<ListPage<ApiClientView>> {
+    const page = await runList(this.#repo.database, this.#repo.clientListQuery(), CLIENT_LIST, spec);
+    return { items: page.items.map(clientView), total: page.total };
   }
 
   async deleteClient(clientId: string): Promise<void> {
@@ -238,10 +271,16 @@ export class AuthService {
   }
 
   /** OAuth 2.0 client credentials: answers an access token, or `null` for bad credentials. */
-  async issueToken(clientId: string, clientSecret: string): Promise<{ token: string; expiresIn: number } | null> {
+  async issueToken(
+    clientId: string,
+    clientSecret: string,
+  ): Promise<{ token: string; expiresIn: number } | null> {
     const row = await this.#repo.getClient(clientId);
     if (!row || !secretMatches(clientSecret, row.secret_hash)) return null;
-    const token = this.#signer.sign({ sub: `client:${clientId}`, kind: 'access', role: row.role, t: Date.now() }, this.#ttl);
+    const token = this.#signer.sign(
+      { sub: `client:${clientId}`, kind: 'access', role: row.role, t: Date.now() },
+      this.#ttl,
+    );
     return { token, expiresIn: this.#ttl };
   }
 
@@ -258,6 +297,11 @@ export class AuthService {
     return { id, name, role, createdAt: new Date(now).toISOString(), token };
   }
 
+  async listApiTokens(spec: ListSpec): Promise<ListPage<ApiTokenView>> {
+    const page = await runList(this.#repo.database, this.#repo.tokenListQuery(), TOKEN_LIST, spec);
+    return { items: page.items.map(tokenView), total: page.total };
+  }
+
   async revokeApiToken(id: string): Promise<void> {
     const hash = await this.#repo.deleteToken(id);
     if (!hash) throw notFound(`api token "${id}" not found`);
@@ -271,7 +315,10 @@ export class AuthService {
    * The caller behind an `Authorization` header or `jwtAccess` cookie: `null` when none was sent;
    * a 401 `AppError` when one was sent and is not valid (bad, expired or revoked).
    */
-  async authenticate(authorization: string | undefined, cookieToken: string | undefined): Promise<AuthContext | null> {
+  async authenticate(
+    authorization: string | undefined,
+    cookieToken: string | undefined,
+  ): Promise<AuthContext | null> {
     if (authorization) {
       const space = authorization.indexOf(' ');
       const scheme = space > 0 ? authorization.slice(0, space).toLowerCase() : '';
@@ -286,7 +333,9 @@ export class AuthService {
         const token = user && (user.startsWith('mwt_') || user.split('.').length === 3) ? user : pass || user;
         if (token) return this.#credential(token, 'basic');
       }
-      throw unauthorized('unsupported Authorization header: use "Bearer <token>" or "Basic base64(<token>:)"');
+      throw unauthorized(
+        'unsupported Authorization header: use "Bearer <token>" or "Basic base64(<token>:)"',
+      );
     }
     if (cookieToken) return this.#credential(cookieToken, 'cookie');
     return null;
@@ -365,8 +414,7 @@ function issuedAt(claims: JwtClaims): number {
 }
 
 // A valid hash of a random password, verified against when the user is unknown.
-const DUMMY_HASH =
-  'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 export function clientView(row: {
   client_id: string;
@@ -397,4 +445,3 @@ function validateRole(role: string): asserts role is Role {
     throw badRequest(`role must be one of ${ROLES.join(', ')}, got "${role}"`);
   }
 }
-

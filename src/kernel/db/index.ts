@@ -84,12 +84,13 @@ export class Database {
   /**
    * Applies the migrations not yet applied, module by module, each in its own transaction
    * together with its bookkeeping row. Forward only: a recorded migration that no longer exists
-   * in the code stops the start, since the database is newer than the code.
+   * in the code stops the start before anything is applied, since the database is newer than
+   * the code.
    */
   async migrate(modules: ModuleMigrations[]): Promise<string[]> {
     const applied: string[] = [];
-    await this.withMigrationLock(async () => {
-      await this.db.schema
+    await this.withMigrationLock(async (db) => {
+      await db.schema
         .createTable('mw_migration')
         .ifNotExists()
         .addColumn('module', 'text', (c) => c.notNull())
@@ -97,25 +98,25 @@ export class Database {
         .addColumn('applied_at', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('mw_migration_pk', ['module', 'name'])
         .execute();
+      const rows = await db.selectFrom('mw_migration').select(['module', 'name']).execute();
+      const done = new Set(rows.map((r) => `${r.module as string}/${r.name as string}`));
       for (const mod of modules) {
-        const done = new Set(
-          (await this.db.selectFrom('mw_migration').select('name').where('module', '=', mod.module).execute()).map(
-            (r) => r.name as string,
-          ),
-        );
-        const known = new Set(mod.migrations.map((m) => m.name));
-        for (const name of done) {
-          if (!known.has(name)) {
+        const known = new Set(mod.migrations.map((m) => `${mod.module}/${m.name}`));
+        for (const row of rows) {
+          const id = `${row.module as string}/${row.name as string}`;
+          if (row.module === mod.module && !known.has(id)) {
             throw new Error(
-              `database has migration "${mod.module}/${name}" that this version of Millwright does not know; ` +
+              `database has migration "${id}" that this version of Millwright does not know; ` +
                 'it was written by a newer version',
             );
           }
         }
+      }
+      for (const mod of modules) {
         const sorted = [...mod.migrations].sort((a, b) => a.name.localeCompare(b.name));
         for (const m of sorted) {
-          if (done.has(m.name)) continue;
-          await this.transaction(async (trx) => {
+          if (done.has(`${mod.module}/${m.name}`)) continue;
+          await db.transaction().execute(async (trx) => {
             await m.up(trx);
             await trx
               .insertInto('mw_migration')
@@ -129,26 +130,34 @@ export class Database {
     return applied;
   }
 
-  private async withMigrationLock(fn: () => Promise<void>): Promise<void> {
+  /**
+   * Runs `fn` while holding the migration lock, handing it the connection to use. On PostgreSQL
+   * that is the one connection holding the advisory lock (so a pool of one cannot deadlock).
+   */
+  private async withMigrationLock(fn: (db: Kysely<any>) => Promise<void>): Promise<void> {
     if (this.dialect === 'postgres') {
       // Two processes starting at once against one PostgreSQL database take turns.
       await this.db.connection().execute(async (conn) => {
         await sql`select pg_advisory_lock(7405812)`.execute(conn);
         try {
-          await fn();
+          await fn(conn);
         } finally {
           await sql`select pg_advisory_unlock(7405812)`.execute(conn);
         }
       });
       return;
     }
-    await fn();
+    await fn(this.db);
   }
 
   /** Whether an error is a unique-constraint violation, on either dialect. */
   static isUniqueViolation(err: unknown): boolean {
     const e = err as { code?: string; message?: string } | undefined;
-    return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+    return (
+      e?.code === '23505' ||
+      e?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+      e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+    );
   }
 
   /** Case-insensitive LIKE operator of the dialect, for `Contains` filters. */

@@ -57,6 +57,10 @@ export function installErrorHandler(app: FastifyInstance): void {
     void reply.status(appErr.status).send(appErr.toReply());
   });
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send(new AppError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`).toReply());
+    void reply
+      .status(404)
+      .send(
+        new AppError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`).toReply(),
+      );
   });
 }

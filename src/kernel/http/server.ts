@@ -35,10 +35,19 @@ export interface TlsMaterial {
 }
 
 /** Loads the service's certificate, creating a self-signed one on first start. */
-export async function ensureCertificate(dataDir: string, certFile?: string, keyFile?: string): Promise<TlsMaterial> {
+export async function ensureCertificate(
+  dataDir: string,
+  certFile?: string,
+  keyFile?: string,
+): Promise<TlsMaterial> {
   if (certFile || keyFile) {
     if (!certFile || !keyFile) throw new ConfigError('tls-cert and tls-key must be given together');
-    return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), created: false, certFile };
+    return {
+      cert: readFileSync(certFile, 'utf8'),
+      key: readFileSync(keyFile, 'utf8'),
+      created: false,
+      certFile,
+    };
   }
   const dir = join(dataDir, 'tls');
   const crt = join(dir, 'server.crt');
@@ -81,7 +90,9 @@ export function redactUrlQuery(url: string): string {
   return url.replace(SECRET_QUERY, '$1[redacted]');
 }
 
-export async function createHttpApp(options: HttpAppOptions): Promise<{ app: FastifyInstance; tls: TlsMaterial | null }> {
+export async function createHttpApp(
+  options: HttpAppOptions,
+): Promise<{ app: FastifyInstance; tls: TlsMaterial | null }> {
   const tls = options.plainHttp
     ? null
     : await ensureCertificate(options.dataDir, options.tlsCertFile, options.tlsKeyFile);
@@ -89,7 +100,12 @@ export async function createHttpApp(options: HttpAppOptions): Promise<{ app: Fas
     // Request logs carry method, path and peer; never headers, and no secret query values.
     loggerInstance: options.logger.child(
       {},
-      { serializers: { req: requestSerializer, res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }) } },
+      {
+        serializers: {
+          req: requestSerializer,
+          res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+        },
+      },
     ),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,

@@ -38,4 +38,3 @@ export const createAuth: Migration = {
       .execute();
   },
 };
-

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Database } from '../kernel/db/index.js';
-import { createHttpApp, listen } from '../kernel/http/server.js';
+import { closeGracefully, createHttpApp, listen } from '../kernel/http/server.js';
 import { healthRoutes } from '../kernel/http/health.js';
 import { envName } from '../kernel/config.js';
 import { LogStore } from '../kernel/logging/log-store.js';
@@ -92,7 +92,7 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
       firstRun: admin.created ? { username: ADMIN_USERNAME, password: admin.generatedPassword } : null,
       close() {
         closing ??= (async () => {
-          await closeWithin(app, config.shutdownTimeout, logger);
+          await closeGracefully(app, config.shutdownTimeout, logger);
           logger.info('edge service stopped');
           await db.close();
           await logStore.close();
@@ -104,20 +104,5 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
     await database?.close();
     await logStore.close();
     throw err;
-  }
-}
-
-/** Closes the app, waiting at most `ms` for in-flight requests before cutting connections. */
-async function closeWithin(app: FastifyInstance, ms: number, logger: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ms);
-    timer.unref();
-  });
-  const result = await Promise.race([app.close().then(() => 'closed' as const), timeout]);
-  clearTimeout(timer);
-  if (result === 'timeout') {
-    logger.warn({ timeoutMs: ms }, 'in-flight requests did not finish in time; closing their connections');
-    app.server.closeAllConnections();
   }
 }

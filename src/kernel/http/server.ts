@@ -186,3 +186,27 @@ export async function listen(app: FastifyInstance, options: ListenOptions, secur
   const host = options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;
   return `${secure ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
+
+/**
+ * Graceful close: stop accepting, let in-flight requests finish, and after `timeoutMs` cut the
+ * connections still open. Answers whether everything finished in time.
+ */
+export async function closeGracefully(app: FastifyInstance, timeoutMs: number, logger?: Logger): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    timer.unref();
+  });
+  const closing = app.close();
+  // A keep-alive connection whose request finishes after close() began becomes idle only then:
+  // close idle connections as they appear, so that close() does not wait for the client.
+  const sweeper = setInterval(() => app.server.closeIdleConnections(), 25);
+  const result = await Promise.race([closing.then(() => 'closed' as const), timeout]);
+  clearInterval(sweeper);
+  clearTimeout(timer);
+  if (result === 'closed') return true;
+  logger?.warn({ timeoutMs }, 'in-flight requests did not finish in time; closing their connections');
+  app.server.closeAllConnections();
+  await closing;
+  return false;
+}

@@ -1,0 +1,136 @@
+/** The kernel's HTTP server: certificate on first start, plain HTTP, graceful close, strict bodies. */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { X509Certificate } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import pino from 'pino';
+import { closeGracefully, createHttpApp, listen, redactUrlQuery } from '../../src/kernel/http/server.js';
+import { AppError } from '../../src/kernel/errors.js';
+import { http } from '../helpers/edge.js';
+
+const logger = pino({ level: 'silent' });
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'mw-http-'));
+  dirs.push(d);
+  return d;
+};
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const listenOpts = { host: '127.0.0.1', port: 0, optionName: 'port', envName: 'MILLWRIGHT_TEST_PORT' };
+
+test('a self-signed certificate is created on first start, kept and reused', async () => {
+  const dir = tmp();
+  const first = await createHttpApp({ logger, plainHttp: false, dataDir: dir });
+  assert.equal(first.tls?.created, true);
+  const crt = join(dir, 'tls', 'server.crt');
+  const key = join(dir, 'tls', 'server.key');
+  assert.equal(statSync(key).mode & 0o777, 0o600, 'the key is private');
+  const cert = new X509Certificate(readFileSync(crt));
+  assert.match(cert.subjectAltName ?? '', /DNS:localhost/);
+  assert.match(cert.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
+  first.app.get('/x', { config: { permission: 'public' } }, async () => ({ ok: true }));
+  const url = await listen(first.app, listenOpts, true);
+  assert.match(url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  assert.deepEqual((await http(`${url}/x`)).body, { ok: true });
+  await first.app.close();
+
+  const second = await createHttpApp({ logger, plainHttp: false, dataDir: dir });
+  assert.equal(second.tls?.created, false);
+  assert.equal(second.tls?.cert, first.tls?.cert);
+  await second.app.close();
+});
+
+test('--http serves plain HTTP and creates no certificate', async () => {
+  const dir = tmp();
+  const { app, tls } = await createHttpApp({ logger, plainHttp: true, dataDir: dir });
+  assert.equal(tls, null);
+  app.get('/x', async () => ({ ok: true }));
+  const url = await listen(app, listenOpts, false);
+  assert.match(url, /^http:\/\//);
+  assert.equal((await http(`${url}/x`)).status, 200);
+  await app.close();
+});
+
+test('graceful close finishes an in-flight request and refuses new connections', async () => {
+  const { app } = await createHttpApp({ logger, plainHttp: true, dataDir: tmp() });
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => (entered = r));
+  app.get('/slow', async () => {
+    entered();
+    await new Promise((r) => setTimeout(r, 300));
+    return { done: true };
+  });
+  const url = await listen(app, listenOpts, false);
+  const slow = http(`${url}/slow`);
+  await inside;
+  const closed = closeGracefully(app, 5000);
+  const res = await slow;
+  assert.equal(res.status, 200);
+  assert.deepEqual(res.body, { done: true });
+  assert.equal(await closed, true);
+  await assert.rejects(http(`${url}/slow`), /ECONNREFUSED/);
+});
+
+test('graceful close gives up on a request that outlives the timeout', async () => {
+  const { app } = await createHttpApp({ logger, plainHttp: true, dataDir: tmp() });
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => (entered = r));
+  app.get('/stuck', async () => {
+    entered();
+    await new Promise((r) => setTimeout(r, 5000));
+    return {};
+  });
+  const url = await listen(app, listenOpts, false);
+  const stuck = http(`${url}/stuck`).catch((e: Error) => e);
+  await inside;
+  const started = Date.now();
+  assert.equal(await closeGracefully(app, 200), false);
+  assert.ok(Date.now() - started < 2000);
+  assert.ok((await stuck) instanceof Error, 'the stuck connection was cut');
+});
+
+test('strict bodies, one error shape, no 500 for a client mistake', async () => {
+  const { app } = await createHttpApp({ logger, plainHttp: true, dataDir: tmp() });
+  app.post(
+    '/things',
+    { schema: { body: Type.Object({ name: Type.String(), size: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }) } },
+    async () => ({ ok: true }),
+  );
+  app.get('/conflict', async () => {
+    throw new AppError(409, 'conflict', 'it is taken');
+  });
+  app.get('/boom', async () => {
+    throw new Error('secret internals');
+  });
+  const url = await listen(app, listenOpts, false);
+  const unknown = await http(`${url}/things`, { json: { name: 'a', size: 1, colour: 'red' } });
+  assert.equal(unknown.status, 400);
+  assert.deepEqual(unknown.body, { code: 'unknown_field', message: 'failed to decode request body: json: unknown field "colour"' });
+  const missing = await http(`${url}/things`, { json: { name: 'a' } });
+  assert.equal(missing.status, 400);
+  assert.equal(missing.body.message, 'body size is required');
+  const small = await http(`${url}/things`, { json: { name: 'a', size: 0 } });
+  assert.equal(small.status, 400);
+  assert.match(small.body.message, /size must be >= 1/);
+  const malformed = await http(`${url}/things`, { method: 'POST', headers: { 'content-type': 'application/json' } });
+  assert.equal(malformed.status, 400);
+  const conflict = await http(`${url}/conflict`);
+  assert.deepEqual([conflict.status, conflict.body], [409, { code: 'conflict', message: 'it is taken' }]);
+  const boom = await http(`${url}/boom`);
+  assert.deepEqual([boom.status, boom.body], [500, { code: 'internal', message: 'internal server error' }]);
+  const none = await http(`${url}/nowhere`);
+  assert.equal(none.status, 404);
+  assert.equal(none.body.code, 'not_found');
+  await app.close();
+});
+
+test('secret query values are redacted from logged URLs', () => {
+  assert.equal(
+    redactUrlQuery('/x?client_secret=abc&limit=5&access_token=t0k&password=p'),
+    '/x?client_secret=[redacted]&limit=5&access_token=[redacted]&password=[redacted]',
+  );
+});

@@ -24,42 +24,72 @@ test('environment names', () => {
 test('precedence: flag, environment, file, default; and where each came from', () => {
   const file = join(dir, 'c.json');
   writeFileSync(file, JSON.stringify({ port: 1000, http: true, 'log-level': 'warn' }));
-  const sources: Record<string, string> = {};
-  const v = loadConfig('edge', specs, { port: '3000', config: file }, { MILLWRIGHT_EDGE_PORT: '2000', MILLWRIGHT_EDGE_HTTP: 'no' }, sources);
+  const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+  const v = loadConfig(
+    'edge',
+    specs,
+    { port: '3000', config: file },
+    { MILLWRIGHT_EDGE_PORT: '2000', MILLWRIGHT_EDGE_HTTP: 'no' },
+    sources,
+  );
   assert.equal(v.port, 3000);
   assert.equal(v.http, false);
   assert.equal(v['log-level'], 'warn');
   assert.equal(v['data-dir'], '/var/lib/x');
-  assert.deepEqual(sources, { port: 'flag', http: 'env', 'log-level': 'file', 'database-url': 'default', 'data-dir': 'default' });
-  const fromEnv = loadConfig('edge', specs, {}, { MILLWRIGHT_EDGE_PORT: '2000', MILLWRIGHT_EDGE_CONFIG: file });
+  assert.deepEqual(sources, {
+    port: 'flag',
+    http: 'env',
+    'log-level': 'file',
+    'database-url': 'default',
+    'data-dir': 'default',
+  });
+  const fromEnv = loadConfig(
+    'edge',
+    specs,
+    {},
+    { MILLWRIGHT_EDGE_PORT: '2000', MILLWRIGHT_EDGE_CONFIG: file },
+  );
   assert.equal(fromEnv.port, 2000);
   assert.equal(fromEnv.http, true);
 });
 
 test('bad values stop with a message naming the key and its source; secrets are not echoed', () => {
   const cases: [Record<string, unknown>, NodeJS.ProcessEnv, RegExp][] = [
-    [{ port: '70000' }, {}, /invalid value for "port" \(flag --port\): expected an integer from 0 to 65535, got "70000"/],
+    [
+      { port: '70000' },
+      {},
+      /invalid value for "port" \(flag --port\): expected an integer from 0 to 65535, got "70000"/,
+    ],
     [{}, { MILLWRIGHT_EDGE_PORT: '1.5' }, /"port" \(environment variable MILLWRIGHT_EDGE_PORT\)/],
     [{}, { MILLWRIGHT_EDGE_HTTP: 'maybe' }, /"http" .* expected true or false/],
     [{ 'log-level': 'loud' }, {}, /"log-level" .* expected one of info, warn/],
     [{ 'database-url': 'not a url with password' }, {}, /"database-url" .* expected a URL, got \(hidden\)/],
   ];
   for (const [flags, env, message] of cases) {
-    assert.throws(() => loadConfig('edge', specs, flags, env), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.match(err.message, message);
-      assert.doesNotMatch(err.message, /password/);
-      return true;
-    });
+    assert.throws(
+      () => loadConfig('edge', specs, flags, env),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, message);
+        assert.doesNotMatch(err.message, /password/);
+        return true;
+      },
+    );
   }
 });
 
 test('config file errors: unreadable, not JSON, unknown key', () => {
-  assert.throws(() => loadConfig('edge', specs, { config: join(dir, 'missing.json') }, {}), /cannot read config file/);
+  assert.throws(
+    () => loadConfig('edge', specs, { config: join(dir, 'missing.json') }, {}),
+    /cannot read config file/,
+  );
   const bad = join(dir, 'bad.json');
   writeFileSync(bad, '{ port: ');
   assert.throws(() => loadConfig('edge', specs, { config: bad }, {}), /is not valid/);
   const unknown = join(dir, 'unknown.json');
   writeFileSync(unknown, JSON.stringify({ prot: 1 }));
-  assert.throws(() => loadConfig('edge', specs, { config: unknown }, {}), /unknown key "prot" .* known keys: data-dir, database-url, http, log-level, port/);
+  assert.throws(
+    () => loadConfig('edge', specs, { config: unknown }, {}),
+    /unknown key "prot" .* known keys: data-dir, database-url, http, log-level, port/,
+  );
 });

@@ -97,7 +97,14 @@ test('strict bodies, one error shape, no 500 for a client mistake', async () => 
   const { app } = await createHttpApp({ logger, plainHttp: true, dataDir: tmp() });
   app.post(
     '/things',
-    { schema: { body: Type.Object({ name: Type.String(), size: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }) } },
+    {
+      schema: {
+        body: Type.Object(
+          { name: Type.String(), size: Type.Integer({ minimum: 1 }) },
+          { additionalProperties: false },
+        ),
+      },
+    },
     async () => ({ ok: true }),
   );
   app.get('/conflict', async () => {
@@ -109,14 +116,20 @@ test('strict bodies, one error shape, no 500 for a client mistake', async () => 
   const url = await listen(app, listenOpts, false);
   const unknown = await http(`${url}/things`, { json: { name: 'a', size: 1, colour: 'red' } });
   assert.equal(unknown.status, 400);
-  assert.deepEqual(unknown.body, { code: 'unknown_field', message: 'failed to decode request body: json: unknown field "colour"' });
+  assert.deepEqual(unknown.body, {
+    code: 'unknown_field',
+    message: 'failed to decode request body: json: unknown field "colour"',
+  });
   const missing = await http(`${url}/things`, { json: { name: 'a' } });
   assert.equal(missing.status, 400);
   assert.equal(missing.body.message, 'body size is required');
   const small = await http(`${url}/things`, { json: { name: 'a', size: 0 } });
   assert.equal(small.status, 400);
   assert.match(small.body.message, /size must be >= 1/);
-  const malformed = await http(`${url}/things`, { method: 'POST', headers: { 'content-type': 'application/json' } });
+  const malformed = await http(`${url}/things`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(malformed.status, 400);
   const conflict = await http(`${url}/conflict`);
   assert.deepEqual([conflict.status, conflict.body], [409, { code: 'conflict', message: 'it is taken' }]);

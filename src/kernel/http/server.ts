@@ -191,7 +191,11 @@ export async function listen(app: FastifyInstance, options: ListenOptions, secur
  * Graceful close: stop accepting, let in-flight requests finish, and after `timeoutMs` cut the
  * connections still open. Answers whether everything finished in time.
  */
-export async function closeGracefully(app: FastifyInstance, timeoutMs: number, logger?: Logger): Promise<boolean> {
+export async function closeGracefully(
+  app: FastifyInstance,
+  timeoutMs: number,
+  logger?: Logger,
+): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);

@@ -1,5 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Database, sql, type Kysely, type ModuleMigrations } from '../../src/kernel/db/index.js';
 import { forEachDialect, pgTestDatabase } from '../helpers/postgres.js';
 
@@ -390,6 +393,33 @@ describe('kernel database on PostgreSQL', () => {
     assert.equal(runs, 1);
     assert.deepEqual([...fromA, ...fromB], ['edge.lock/0001-slow']);
     assert.deepEqual(await recorded(a), ['edge.lock/0001-slow']);
+  });
+
+  test('two migrate() calls at once on one SQLite file take turns (lock file)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-db-lock-'));
+    const file = join(dir, 'x.db');
+    const a = Database.open({ sqlitePath: file });
+    const b = Database.open({ sqlitePath: file });
+    open.push(a, b);
+    let runs = 0;
+    let running = 0;
+    const slow = {
+      name: '0001-slow',
+      up: async (db: Kysely<any>) => {
+        runs++;
+        running++;
+        assert.equal(running, 1, 'two migrations ran at the same time');
+        await sleep(200);
+        await db.schema.createTable('slow').addColumn('id', 'text').execute();
+        running--;
+      },
+    };
+    const modules = [{ module: 'edge.lock', migrations: [slow] }];
+    const [fromA, fromB] = await Promise.all([a.migrate(modules), b.migrate(modules)]);
+    assert.equal(runs, 1);
+    assert.deepEqual([...fromA, ...fromB], ['edge.lock/0001-slow']);
+    assert.deepEqual(await recorded(b), ['edge.lock/0001-slow']);
+    assert.ok(!existsSync(`${file}.migrate-lock`), 'the lock file is removed');
   });
 
   test('pgTestDatabase gives a fresh database and drop() removes it', async (t) => {

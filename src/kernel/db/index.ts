@@ -9,7 +9,7 @@
  * - booleans are `integer` 0/1 columns;
  * - structured values are JSON in `text` columns.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -51,9 +51,13 @@ export class Database {
   readonly dialect: DialectName;
   #closed = false;
 
-  private constructor(db: Kysely<any>, dialect: DialectName) {
+  /** The SQLite file (not for `:memory:`), for the cross-process migration lock. */
+  readonly #sqliteFile: string | undefined;
+
+  private constructor(db: Kysely<any>, dialect: DialectName, sqliteFile?: string) {
     this.db = db;
     this.dialect = dialect;
+    this.#sqliteFile = sqliteFile;
   }
 
   static open(options: DatabaseOptions): Database {
@@ -73,7 +77,11 @@ export class Database {
     sqlite.pragma('foreign_keys = ON');
     // Another process (the CLI while the service runs) may hold the write lock for a moment.
     sqlite.pragma('busy_timeout = 5000');
-    return new Database(new Kysely({ dialect: new SqliteDialect({ database: sqlite }) }), 'sqlite');
+    return new Database(
+      new Kysely({ dialect: new SqliteDialect({ database: sqlite }) }),
+      'sqlite',
+      options.sqlitePath === ':memory:' ? undefined : options.sqlitePath,
+    );
   }
 
   /** Runs `fn` in one transaction: everything it writes lands, or nothing does. */
@@ -147,7 +155,34 @@ export class Database {
       });
       return;
     }
-    await fn(this.db);
+    if (!this.#sqliteFile) {
+      await fn(this.db);
+      return;
+    }
+    // Two processes opening one SQLite file at once (the service and the CLI on a fresh data
+    // directory) take turns through a lock file beside it; a lock older than a minute is stale.
+    const lock = `${this.#sqliteFile}.migrate-lock`;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        closeSync(openSync(lock, 'wx'));
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        try {
+          if (Date.now() - statSync(lock).mtimeMs > 60_000) rmSync(lock, { force: true });
+        } catch {
+          // removed by its owner in the meantime
+        }
+        if (Date.now() > deadline) throw new Error(`timed out waiting for the migration lock ${lock}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    try {
+      await fn(this.db);
+    } finally {
+      rmSync(lock, { force: true });
+    }
   }
 
   /** Whether an error is a unique-constraint violation, on either dialect. */

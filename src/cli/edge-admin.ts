@@ -9,6 +9,7 @@ import { openEdgeDatabase } from '../edge/service.js';
 import { AuthRepository, AuthService } from '../edge/auth/index.js';
 import { resolveOptions, addServiceOptions } from './options.js';
 import { clientView, tokenView } from '../edge/auth/service.js';
+import { AccessKeyService, DataHubRepository, accessKeyView } from '../edge/datahub/index.js';
 
 const STORE_OPTIONS = EDGE_OPTIONS.filter((o) => o.name === 'data-dir' || o.name === 'database-url');
 
@@ -101,6 +102,62 @@ export function edgeAdminCommands(edge: Command): void {
       withAuth(revoke, async (auth) => {
         const { id } = revoke.opts<{ id: string }>();
         await auth.revokeApiToken(id);
+        return { revoked: id };
+      }),
+    );
+  datahubAccessKeyCommands(edge);
+}
+
+/** `millwright edge access-key create|list|revoke`: DataHub access keys for remote NATS clients. */
+function datahubAccessKeyCommands(edge: Command): void {
+  const withKeys = async <T>(cmd: Command, fn: (keys: AccessKeyService) => Promise<T>) => {
+    const values = resolveOptions(cmd, 'edge', STORE_OPTIONS);
+    const database = await openEdgeDatabase({
+      dataDir: values['data-dir'] as string,
+      databaseUrl: values['database-url'] as string | undefined,
+    });
+    try {
+      const out = await fn(new AccessKeyService(new DataHubRepository(database.db)));
+      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    } finally {
+      await database.close();
+    }
+  };
+  const patterns = (v: string | undefined) =>
+    v === undefined
+      ? undefined
+      : v
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean);
+  const keys = edge
+    .command('access-key')
+    .description('DataHub access keys: the password of remote NATS clients (port --datahub-port)');
+  const create = storeCommand(keys, 'create', 'create a key; prints it once')
+    .requiredOption('--name <name>', 'a name for people')
+    .option('--publish <patterns>', 'subjects it may publish to, comma-separated (default: any)')
+    .option('--subscribe <patterns>', 'patterns it may subscribe to, comma-separated (default: any)')
+    .action(() =>
+      withKeys(create, async (k) => {
+        const o = create.opts<{ name: string; publish?: string; subscribe?: string }>();
+        return k.create({ name: o.name, publish: patterns(o.publish), subscribe: patterns(o.subscribe) });
+      }),
+    );
+  const list = storeCommand(keys, 'list', 'list the keys (never the keys themselves)').action(() =>
+    withKeys(list, async (k) =>
+      (await k.repo.keyListQuery().orderBy('created_at').execute()).map(accessKeyView),
+    ),
+  );
+  const revoke = storeCommand(
+    keys,
+    'revoke',
+    'revoke a key; a running edge closes its connections within seconds',
+  )
+    .requiredOption('--id <id>', 'the key id')
+    .action(() =>
+      withKeys(revoke, async (k) => {
+        const { id } = revoke.opts<{ id: string }>();
+        await k.revoke(id);
         return { revoked: id };
       }),
     );

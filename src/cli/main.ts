@@ -11,6 +11,11 @@ import { EDGE_OPTIONS, toEdgeConfig, type EdgeConfig } from '../edge/options.js'
 import { startEdge, type EdgeService } from '../edge/service.js';
 import { addServiceOptions, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
+import { join } from 'node:path';
+import { loadConfig } from '../kernel/config.js';
+import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
+import { startUns, type UnsService } from '../uns/service.js';
+import { unsAdminCommands } from './uns-admin.js';
 
 const program = new Command('millwright')
   .description('Millwright: an open industrial edge platform')
@@ -32,16 +37,45 @@ const up = addServiceOptions(
 ).action(async () => {
   const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
   const config = toEdgeConfig(resolveOptions(up, 'edge', EDGE_OPTIONS, sources));
-  let edge: EdgeService;
-  try {
-    edge = await startEdge(config);
-  } catch (err) {
-    if (!(err instanceof PortInUseError) || sources.port !== 'default') throw err;
-    process.stdout.write(`port ${config.port} is taken; the edge service takes a free port instead\n`);
-    edge = await startEdge({ ...config, port: 0 });
+  let edge: EdgeService | undefined;
+  let cfg = config;
+  while (!edge) {
+    try {
+      edge = await startEdge(cfg);
+    } catch (err) {
+      if (!(err instanceof PortInUseError)) throw err;
+      const datahub = err.message.includes('--datahub-port');
+      if (datahub && sources['datahub-port'] === 'default' && cfg.datahubPort !== 0) {
+        process.stdout.write(`port ${cfg.datahubPort} is taken; the DataHub takes a free port instead\n`);
+        cfg = { ...cfg, datahubPort: 0 };
+      } else if (!datahub && sources.port === 'default' && cfg.port !== 0) {
+        process.stdout.write(`port ${cfg.port} is taken; the edge service takes a free port instead\n`);
+        cfg = { ...cfg, port: 0 };
+      } else throw err;
+    }
   }
   announce(edge, config);
-  stopOnSignals([edge]);
+  // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
+  // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
+  const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+  const unsFlags = {
+    host: config.host,
+    ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'uns') }),
+  };
+  const unsConfig = toUnsConfig(loadConfig('uns', UNS_OPTIONS, unsFlags, process.env, unsSources));
+  let uns: UnsService;
+  try {
+    uns = await startUns(unsConfig, {
+      pickFreePorts: (['port', 'mqtt-port', 'mqtts-port'] as const).filter(
+        (o) => unsSources[o] === 'default',
+      ),
+    });
+  } catch (err) {
+    await edge.close();
+    throw err;
+  }
+  announceUns(uns, unsConfig);
+  stopOnSignals([edge, uns]);
 });
 
 const edge = addServiceOptions(
@@ -59,12 +93,54 @@ const edge = addServiceOptions(
 edge.enablePositionalOptions();
 edgeAdminCommands(edge);
 
+const uns = addServiceOptions(
+  program
+    .command('uns')
+    .description(
+      'the unified namespace service: MQTT broker, accounts and rules (see `millwright uns --help`)',
+    ),
+  'uns',
+  UNS_OPTIONS,
+).action(async () => {
+  const config = toUnsConfig(resolveOptions(uns, 'uns', UNS_OPTIONS));
+  const service = await startUns(config);
+  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n`);
+  announceUns(service, config);
+  stopOnSignals([service]);
+});
+uns.enablePositionalOptions();
+unsAdminCommands(uns);
+
+function announceUns(service: UnsService, config: UnsConfig): void {
+  const lines = [
+    ...service.notes.map((n) => `  ${n}`),
+    `  unified namespace ${service.url}/mqtt/gql  (GraphQL; token: POST ${service.url}/auth/realms/standalone/protocol/openid-connect/token)`,
+    `  MQTT           ${service.mqttUrl}  ${service.mqttsUrl}  ${service.wsUrl}`,
+    `  UNS data       ${config.dataDir}`,
+  ];
+  if (service.firstRun?.password) {
+    lines.push(
+      `  UNS administrator: user "${service.firstRun.username}", password "${service.firstRun.password}" (shown once)`,
+    );
+  } else if (service.firstRun) {
+    lines.push(
+      `  UNS administrator: user "${service.firstRun.username}" with the password of MILLWRIGHT_UNS_ADMIN_PASSWORD`,
+    );
+  }
+  lines.push(
+    `  UNS users and accounts: millwright uns user create --data-dir ${config.dataDir} --username U --password P`,
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
 function announce(edge: EdgeService, config: EdgeConfig): void {
   const lines = [
     `Millwright ${MILLWRIGHT_VERSION}`,
     `  edge service   ${edge.url}${config.http ? '  (plain HTTP)' : '  (HTTPS, self-signed certificate unless --tls-cert)'}`,
     `  data directory ${config.dataDir}`,
   ];
+  if (edge.datahub.gateway)
+    lines.splice(2, 0, `  DataHub (NATS) ${edge.datahub.gateway.url.replace('127.0.0.1', 'localhost')}`);
   if (edge.firstRun?.password) {
     lines.push(
       `  first-run login: user "${edge.firstRun.username}", password "${edge.firstRun.password}"`,

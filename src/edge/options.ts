@@ -2,20 +2,136 @@
 import { defaultDataDir, type ConfigValues, type OptionSpec } from '../kernel/config.js';
 
 export const EDGE_OPTIONS: readonly OptionSpec[] = [
-  { name: 'port', type: 'int', min: 0, max: 65535, default: 8443, description: 'HTTPS port of the REST and GraphQL APIs' },
+  {
+    name: 'port',
+    type: 'int',
+    min: 0,
+    max: 65535,
+    default: 8443,
+    description: 'HTTPS port of the REST and GraphQL APIs',
+  },
   { name: 'host', type: 'string', default: '0.0.0.0', description: 'address to listen on' },
-  { name: 'data-dir', type: 'path', default: defaultDataDir('edge'), description: 'directory of the database, logs and certificate' },
-  { name: 'http', type: 'bool', default: false, description: 'serve plain HTTP (only behind a TLS-terminating proxy)' },
+  {
+    name: 'data-dir',
+    type: 'path',
+    default: defaultDataDir('edge'),
+    description: 'directory of the database, logs and certificate',
+  },
+  {
+    name: 'http',
+    type: 'bool',
+    default: false,
+    description: 'serve plain HTTP (only behind a TLS-terminating proxy)',
+  },
   { name: 'tls-cert', type: 'path', description: 'PEM certificate to serve instead of the self-signed one' },
   { name: 'tls-key', type: 'path', description: 'PEM private key of --tls-cert' },
-  { name: 'database-url', type: 'url', secret: true, description: 'postgres://... to keep the edge database in PostgreSQL instead of SQLite' },
-  { name: 'admin-password', type: 'string', secret: true, description: 'first-run password of the local admin (else generated and printed once)' },
-  { name: 'token-ttl', type: 'int', min: 60, max: 86400, default: 3600, description: 'lifetime of access and session tokens, seconds' },
-  { name: 'auth-rate-limit', type: 'int', min: 1, max: 1_000_000, default: 30, description: 'token and login attempts per minute per client address' },
-  { name: 'log-level', type: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'], default: 'info', description: 'lowest level logged' },
-  { name: 'log-retention-entries', type: 'int', min: 1000, max: 100_000_000, default: 100_000, description: 'log entries kept at most' },
-  { name: 'log-retention-days', type: 'int', min: 1, max: 3650, default: 7, description: 'days log entries are kept at most' },
-  { name: 'shutdown-timeout', type: 'int', min: 0, max: 600_000, default: 10_000, description: 'milliseconds in-flight requests get to finish at shutdown' },
+  {
+    name: 'database-url',
+    type: 'url',
+    secret: true,
+    description: 'postgres://... to keep the edge database in PostgreSQL instead of SQLite',
+  },
+  {
+    name: 'admin-password',
+    type: 'string',
+    secret: true,
+    description: 'first-run password of the local admin (else generated and printed once)',
+  },
+  {
+    name: 'token-ttl',
+    type: 'int',
+    min: 60,
+    max: 86400,
+    default: 3600,
+    description: 'lifetime of access and session tokens, seconds',
+  },
+  {
+    name: 'auth-rate-limit',
+    type: 'int',
+    min: 1,
+    max: 1_000_000,
+    default: 30,
+    description: 'token and login attempts per minute per client address',
+  },
+  {
+    name: 'log-level',
+    type: 'enum',
+    values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'],
+    default: 'info',
+    description: 'lowest level logged',
+  },
+  {
+    name: 'log-retention-entries',
+    type: 'int',
+    min: 1000,
+    max: 100_000_000,
+    default: 100_000,
+    description: 'log entries kept at most',
+  },
+  {
+    name: 'log-retention-days',
+    type: 'int',
+    min: 1,
+    max: 3650,
+    default: 7,
+    description: 'days log entries are kept at most',
+  },
+  {
+    name: 'shutdown-timeout',
+    type: 'int',
+    min: 0,
+    max: 600_000,
+    default: 10_000,
+    description: 'milliseconds in-flight requests get to finish at shutdown',
+  },
+  {
+    name: 'datahub-port',
+    type: 'int',
+    min: 0,
+    max: 65535,
+    default: 4222,
+    description: 'port of the DataHub NATS gateway',
+  },
+  {
+    name: 'datahub-host',
+    type: 'string',
+    default: '0.0.0.0',
+    description: 'address the DataHub NATS gateway listens on',
+  },
+  {
+    name: 'datahub-gateway',
+    type: 'bool',
+    default: true,
+    description: 'serve the DataHub NATS gateway (optional with --nats-url)',
+  },
+  {
+    name: 'datahub-trust-local',
+    type: 'bool',
+    default: true,
+    description: 'NATS clients on this host need neither TLS nor an access key',
+  },
+  {
+    name: 'datahub-max-payload',
+    type: 'int',
+    min: 1024,
+    max: 64 * 1024 * 1024,
+    default: 1024 * 1024,
+    description: 'largest DataHub message payload, bytes',
+  },
+  {
+    name: 'datahub-max-pending',
+    type: 'int',
+    min: 64 * 1024,
+    max: 4 * 1024 * 1024 * 1024,
+    default: 64 * 1024 * 1024,
+    description: 'bytes a NATS client may fall behind before it is cut as a slow consumer',
+  },
+  {
+    name: 'nats-url',
+    type: 'url',
+    secret: true,
+    description: 'nats://[user:pass@]host:port of a NATS cluster the DataHub joins (external mode)',
+  },
 ];
 
 export interface EdgeConfig {
@@ -33,6 +149,13 @@ export interface EdgeConfig {
   logRetentionEntries: number;
   logRetentionDays: number;
   shutdownTimeout: number;
+  datahubPort: number;
+  datahubHost: string;
+  datahubGateway: boolean;
+  datahubTrustLocal: boolean;
+  datahubMaxPayload: number;
+  datahubMaxPending: number;
+  natsUrl?: string | undefined;
 }
 
 export function toEdgeConfig(v: ConfigValues): EdgeConfig {
@@ -51,6 +174,13 @@ export function toEdgeConfig(v: ConfigValues): EdgeConfig {
     logRetentionEntries: v['log-retention-entries'] as number,
     logRetentionDays: v['log-retention-days'] as number,
     shutdownTimeout: v['shutdown-timeout'] as number,
+    datahubPort: v['datahub-port'] as number,
+    datahubHost: v['datahub-host'] as string,
+    datahubGateway: v['datahub-gateway'] as boolean,
+    datahubTrustLocal: v['datahub-trust-local'] as boolean,
+    datahubMaxPayload: v['datahub-max-payload'] as number,
+    datahubMaxPending: v['datahub-max-pending'] as number,
+    natsUrl: v['nats-url'] as string | undefined,
   };
 }
 

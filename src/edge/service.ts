@@ -12,8 +12,18 @@ import { healthRoutes } from '../kernel/http/health.js';
 import { envName } from '../kernel/config.js';
 import { LogStore } from '../kernel/logging/log-store.js';
 import { createLogger } from '../kernel/logging/logger.js';
-import { AuthRepository, AuthService, authMigrations, authRoutes, installAuthHook, ADMIN_USERNAME } from './auth/index.js';
+import {
+  AuthRepository,
+  AuthService,
+  authMigrations,
+  authRoutes,
+  installAuthHook,
+  ADMIN_USERNAME,
+} from './auth/index.js';
 import { logsRoutes } from './logs/index.js';
+import { createDevicehub, devicehubMigrations, mountDevicehub, type Devicehub } from './devicehub/index.js';
+import { DataHubService, datahubMigrations, datahubRoutes } from './datahub/index.js';
+import { ensureCertificate } from '../kernel/http/server.js';
 import { EDGE_API_VERSION, versionRoutes } from './versions.js';
 import type { EdgeConfig } from './options.js';
 
@@ -25,6 +35,10 @@ export interface EdgeService {
   logger: Logger;
   logStore: LogStore;
   database: Database;
+  /** The DeviceHub: driver catalogue, devices and tags (`/devicehub/v2`). */
+  devicehub: Devicehub;
+  /** The DataHub: the message bus, its NATS gateway and access keys. */
+  datahub: DataHubService;
   /** The first-run admin credential, when this start created the admin. */
   firstRun: { username: string; password?: string } | null;
   /** Stops accepting, finishes in-flight requests, closes the stores. Idempotent. */
@@ -32,10 +46,12 @@ export interface EdgeService {
 }
 
 /** Opens the edge's database (SQLite in the data directory unless a URL is configured) and migrates it. */
-export async function openEdgeDatabase(config: Pick<EdgeConfig, 'dataDir' | 'databaseUrl'>): Promise<Database> {
+export async function openEdgeDatabase(
+  config: Pick<EdgeConfig, 'dataDir' | 'databaseUrl'>,
+): Promise<Database> {
   const database = Database.open({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'edge.db') });
   try {
-    await database.migrate([authMigrations]);
+    await database.migrate([authMigrations, datahubMigrations, devicehubMigrations]);
   } catch (err) {
     await database.close();
     throw err;
@@ -51,8 +67,24 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
   });
   const logger = createLogger({ level: config.logLevel as 'info', store: logStore, component: 'edge' });
   let database: Database | undefined;
+  let datahub: DataHubService | undefined;
   try {
     database = await openEdgeDatabase(config);
+    // Before the admin is created: a taken DataHub port must not leave a first-run password unseen.
+    datahub = await DataHubService.start({
+      database,
+      logger: logger.child({ component: 'edge.datahub' }),
+      gateway: config.datahubGateway,
+      host: config.datahubHost,
+      port: config.datahubPort,
+      // The edge's certificate (also with --http): remote NATS clients must use TLS.
+      tls: await ensureCertificate(config.dataDir, config.tlsCert, config.tlsKey),
+      trustLocal: config.datahubTrustLocal,
+      maxPayload: config.datahubMaxPayload,
+      maxPending: config.datahubMaxPending,
+      natsUrl: config.natsUrl,
+      portOption: { optionName: 'datahub-port', envName: envName('edge', 'datahub-port') },
+    });
     const auth = await AuthService.open(new AuthRepository(database), {
       tokenTtl: config.tokenTtl,
       logger: logger.child({ component: 'edge.auth' }),
@@ -71,6 +103,9 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
     await app.register(versionRoutes);
     await app.register(authRoutes, { auth, rateLimit: config.authRateLimit, secure: !config.http });
     await app.register(logsRoutes, { store: logStore });
+    const devicehub = createDevicehub(database);
+    await mountDevicehub(app, devicehub);
+    await app.register(datahubRoutes, { datahub, database });
     await app.ready();
 
     const url = await listen(
@@ -81,6 +116,7 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
     logger.info({ url, dataDir: config.dataDir, tls: tls ? tls.certFile : 'off' }, 'edge service listening');
 
     const db = database;
+    const hub = datahub;
     let closing: Promise<void> | undefined;
     return {
       url,
@@ -89,10 +125,13 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
       logger,
       logStore,
       database: db,
+      devicehub,
+      datahub: hub,
       firstRun: admin.created ? { username: ADMIN_USERNAME, password: admin.generatedPassword } : null,
       close() {
         closing ??= (async () => {
           await closeGracefully(app, config.shutdownTimeout, logger);
+          await hub.close();
           logger.info('edge service stopped');
           await db.close();
           await logStore.close();
@@ -101,6 +140,7 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
       },
     };
   } catch (err) {
+    await datahub?.close();
     await database?.close();
     await logStore.close();
     throw err;

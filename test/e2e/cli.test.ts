@@ -29,7 +29,11 @@ const cleanEnv = () => {
 function cli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
   return run(process.execPath, [...CLI, ...args], { env }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({
+      code: e.code,
+      stdout: e.stdout,
+      stderr: e.stderr,
+    }),
   );
 }
 
@@ -40,7 +44,10 @@ async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv())
   let err = '';
   child.stderr.on('data', (d) => (err += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no address in time; stdout: ${out} stderr: ${err}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`no address in time; stdout: ${out} stderr: ${err}`)),
+      30_000,
+    );
     child.stdout.on('data', (d) => {
       out += d;
       const m = /edge service\s+(https?:\/\/\S+)/.exec(out);
@@ -62,7 +69,17 @@ async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv())
 
 test('`millwright edge` prints its HTTPS address and a first-run password that logs in; SIGTERM stops it cleanly', async () => {
   const dir = tmp();
-  const svc = await startService(['edge', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir]);
+  const svc = await startService([
+    'edge',
+    '--port',
+    '0',
+    '--datahub-port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--data-dir',
+    dir,
+  ]);
   assert.match(svc.url, /^https:\/\/127\.0\.0\.1:\d+$/);
   const m = /password "([^"]+)"/.exec(svc.output());
   assert.ok(m, `first-run password printed: ${svc.output()}`);
@@ -82,19 +99,41 @@ test('`millwright edge` prints its HTTPS address and a first-run password that l
     form: { grant_type: 'client_credentials' },
   });
   assert.equal(tok.status, 200);
-  const version = await http(`${svc.url}/devicehub/version`, { headers: { authorization: `Bearer ${tok.body.access_token}` } });
+  const version = await http(`${svc.url}/devicehub/version`, {
+    headers: { authorization: `Bearer ${tok.body.access_token}` },
+  });
   assert.equal(version.status, 200);
 
   assert.equal(await svc.stop(), 0);
   // The second start keeps the admin (no new password) and the certificate.
-  const again = await startService(['edge', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir]);
+  const again = await startService([
+    'edge',
+    '--port',
+    '0',
+    '--datahub-port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--data-dir',
+    dir,
+  ]);
   assert.doesNotMatch(again.output(), /password "/);
   assert.equal(await again.stop(), 0);
 });
 
 test('`millwright edge api-client create` works on a fresh data directory, and list never shows secrets', async () => {
   const dir = tmp();
-  const created = await cli(['edge', 'api-client', 'create', '--data-dir', dir, '--name', 'first', '--role', 'viewer']);
+  const created = await cli([
+    'edge',
+    'api-client',
+    'create',
+    '--data-dir',
+    dir,
+    '--name',
+    'first',
+    '--role',
+    'viewer',
+  ]);
   assert.equal(created.code, 0, created.stderr);
   const c = JSON.parse(created.stdout);
   assert.equal(c.role, 'viewer');
@@ -134,9 +173,22 @@ test('a taken port stops `edge` naming the option, and `up` takes a free one ins
   const port = (blocker.address() as { port: number }).port;
   try {
     const dir = tmp();
-    const res = await cli(['edge', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dir]);
+    const res = await cli([
+      'edge',
+      '--port',
+      String(port),
+      '--datahub-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      dir,
+    ]);
     assert.equal(res.code, 2);
-    assert.match(res.stderr, new RegExp(`port ${port} is already in use; choose another with --port or MILLWRIGHT_EDGE_PORT`));
+    assert.match(
+      res.stderr,
+      new RegExp(`port ${port} is already in use; choose another with --port or MILLWRIGHT_EDGE_PORT`),
+    );
   } finally {
     blocker.close();
   }

@@ -24,7 +24,12 @@ export interface HttpReply {
 
 export async function http(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; json?: unknown; form?: Record<string, string> } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    json?: unknown;
+    form?: Record<string, string>;
+  } = {},
 ): Promise<HttpReply> {
   const headers: Record<string, string> = { ...options.headers };
   let body: string | undefined;
@@ -63,7 +68,17 @@ export interface TestEdge {
 export async function startTestEdge(overrides: Partial<EdgeConfig> = {}): Promise<TestEdge> {
   const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'mw-edge-'));
   const edge = await startEdge(
-    edgeConfigWith({ host: '127.0.0.1', port: 0, dataDir, adminPassword: ADMIN_PASSWORD, logLevel: 'warn', ...overrides }),
+    edgeConfigWith({
+      host: '127.0.0.1',
+      port: 0,
+      // The real nats-server holds 4222 on this machine: the DataHub gateway takes a free port.
+      datahubHost: '127.0.0.1',
+      datahubPort: 0,
+      dataDir,
+      adminPassword: ADMIN_PASSWORD,
+      logLevel: 'warn',
+      ...overrides,
+    }),
   );
   return {
     edge,
@@ -84,7 +99,11 @@ export async function bootstrapAdmin(t: TestEdge, newPassword = 'a-new-admin-pas
   });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
   const cookie = { cookie: `jwtAccess=${login.body.jwtAccess}` };
-  const eula = await t.call('/auth/v2/eula', { method: 'PUT', headers: cookie, json: { agree: true, version: '1.0' } });
+  const eula = await t.call('/auth/v2/eula', {
+    method: 'PUT',
+    headers: cookie,
+    json: { agree: true, version: '1.0' },
+  });
   if (eula.status !== 204) throw new Error(`eula failed: ${eula.status} ${eula.text}`);
   const pw = await t.call('/auth/v2/password?locale=en-US', {
     method: 'PUT',
@@ -114,7 +133,27 @@ export async function clientToken(
     },
   });
   if (tok.status !== 200) throw new Error(`token failed: ${tok.status} ${tok.text}`);
-  return { clientId: created.body.client_id, secret: created.body.client_secret, token: tok.body.access_token };
+  return {
+    clientId: created.body.client_id,
+    secret: created.body.client_secret,
+    token: tok.body.access_token,
+  };
 }
 
-export const basic = (user: string, pass = '') => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+export const basic = (user: string, pass = '') =>
+  `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+
+/** POSTs a GraphQL request to `path` (e.g. `/devicehub/v2`) with the given Authorization header. */
+export async function graphql(
+  t: TestEdge,
+  path: string,
+  authorization: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  operationName?: string,
+): Promise<HttpReply> {
+  return t.call(path, {
+    headers: { authorization },
+    json: { query, ...(variables ? { variables } : {}), ...(operationName ? { operationName } : {}) },
+  });
+}

@@ -1,0 +1,360 @@
+/**
+ * bench/uns: messages per second, p99 latency and broker CPU-seconds per million messages through
+ * Millwright's UNS and through Mosquitto, side by side in one run, with the same client (mqtt.js)
+ * and the same load: QoS 0 and QoS 1, one publisher to one subscriber and one to fifty.
+ *
+ * - Millwright runs as its own process (`millwright uns`, the default SQLite store), its clients
+ *   authenticated against an account whose rules are checked on every publish and subscribe
+ *   (`bench/#` PubSub among 200 other rules).
+ * - Mosquitto runs as its own process on an ephemeral port with the same checks: a password file
+ *   and an ACL (`mosquitto -c <conf>` with `listener <port> 127.0.0.1`).
+ * - The load comes from worker processes (the publisher in one, the subscribers spread over five),
+ *   so neither the broker nor this process runs the clients. Each message carries its send time;
+ *   subscribers bucket latencies in a histogram. The publisher keeps a window of messages in
+ *   flight (QoS 0: written to the socket; QoS 1: not yet acknowledged), so it runs as fast as the
+ *   broker lets it. Counting starts after a warm-up; broker CPU is read from /proc over the same
+ *   window. The workers' own CPU is reported too: the same workers drive Mosquitto faster, and a
+ *   worker below one core is not the limit.
+ *
+ *   npm run bench -- uns [--duration 6] [--warmup 2] [--window 200] [--size 64]
+ */
+import { fork, spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import mqtt from 'mqtt';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Worker side
+
+const BUCKET_MS = 0.05;
+const BUCKETS = 40_000; // up to 2 s; slower lands in the last bucket
+
+interface WorkerStart {
+  role: 'pub' | 'sub';
+  url: string;
+  username: string;
+  password: string;
+  topic: string;
+  qos: 0 | 1;
+  clients: number;
+  window: number;
+  size: number;
+}
+
+type ToWorker = { cmd: 'start'; spec: WorkerStart } | { cmd: 'mark' } | { cmd: 'report' } | { cmd: 'stop' };
+
+async function worker(): Promise<void> {
+  let spec: WorkerStart | undefined;
+  const clients: mqtt.MqttClient[] = [];
+  let counting = false;
+  let count = 0;
+  let hist = new Uint32Array(BUCKETS);
+  let stopped = false;
+  let published = 0;
+  let cpuMark = process.cpuUsage();
+  let markAt = performance.now();
+  const send = (m: object) => process.send!(m);
+
+  process.on('message', async (msg: ToWorker) => {
+    if (msg.cmd === 'start') {
+      spec = msg.spec;
+      for (let i = 0; i < spec.clients; i++) {
+        const c = mqtt.connect(spec.url, {
+          username: spec.username,
+          password: spec.password,
+          reconnectPeriod: 0,
+          clean: true,
+          protocolVersion: 4,
+        });
+        await new Promise<void>((resolve, reject) => {
+          c.once('connect', () => resolve());
+          c.once('error', reject);
+        });
+        clients.push(c);
+        if (spec.role === 'sub') {
+          c.on('message', (_t, payload) => {
+            if (!counting) return;
+            count++;
+            const sent = payload.readDoubleLE(0);
+            const ms = performance.timeOrigin + performance.now() - sent;
+            hist[Math.min(BUCKETS - 1, Math.max(0, Math.floor(ms / BUCKET_MS)))]!++;
+          });
+          await c.subscribeAsync(spec.topic, { qos: spec.qos });
+        }
+      }
+      if (spec.role === 'pub') void publishLoop(clients[0]!, spec);
+      send({ cmd: 'ready' });
+    } else if (msg.cmd === 'mark') {
+      counting = true;
+      count = 0;
+      published = 0;
+      hist = new Uint32Array(BUCKETS);
+      cpuMark = process.cpuUsage();
+      markAt = performance.now();
+    } else if (msg.cmd === 'report') {
+      const cpu = process.cpuUsage(cpuMark);
+      const elapsed = (performance.now() - markAt) / 1000;
+      counting = false;
+      send({ cmd: 'report', count, published, hist: Array.from(hist), cpu: (cpu.user + cpu.system) / 1e6, elapsed });
+    } else if (msg.cmd === 'stop') {
+      stopped = true;
+      await Promise.all(clients.map((c) => c.endAsync(true)));
+      send({ cmd: 'stopped' });
+      process.exit(0);
+    }
+  });
+
+  async function publishLoop(client: mqtt.MqttClient, s: WorkerStart): Promise<void> {
+    let inflight = 0;
+    let wake: (() => void) | undefined;
+    const done = () => {
+      inflight--;
+      published++;
+      if (wake && inflight < s.window) {
+        const w = wake;
+        wake = undefined;
+        w();
+      }
+    };
+    while (!stopped) {
+      if (inflight >= s.window) await new Promise<void>((r) => (wake = r));
+      const payload = Buffer.alloc(s.size);
+      payload.writeDoubleLE(performance.timeOrigin + performance.now(), 0);
+      inflight++;
+      client.publish(s.topic, payload, { qos: s.qos }, done);
+      // Yield now and then so that acknowledgements and IPC are served.
+      if ((published & 1023) === 0) await new Promise((r) => setImmediate(r));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driver side
+
+interface Broker {
+  name: string;
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks (100 Hz)
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+const USER = 'bench';
+const PASS = 'bench-password-1';
+const CLI = join(import.meta.dirname, '../src/cli/main.ts');
+
+async function startMillwright(dir: string): Promise<Broker> {
+  const env = { ...process.env, MILLWRIGHT_UNS_DATA_DIR: dir, MILLWRIGHT_UNS_ADMIN_PASSWORD: 'bench-admin-password' };
+  const rules = ['--rule', 'bench/#:PubSub'];
+  for (let i = 0; i < 200; i++) rules.push('--rule', `site${i}/+/line/#:PubSub`);
+  execFileSync(process.execPath, ['--import', 'tsx', CLI, 'uns', 'account', 'create', '--username', USER, '--password', PASS, ...rules], { env, stdio: 'ignore' });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', CLI, 'uns', '--port', '0', '--mqtt-port', '0', '--mqtts-port', '0', '--host', '127.0.0.1', '--log-level', 'warn'],
+    { env, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /MQTT\s+(mqtt:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`millwright uns exited ${code}: ${out}`)));
+  });
+  return { name: 'Millwright UNS', url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+async function startMosquitto(dir: string): Promise<Broker> {
+  const port = await freePort();
+  const pwfile = join(dir, 'passwd');
+  writeFileSync(pwfile, '');
+  execFileSync('mosquitto_passwd', ['-b', pwfile, USER, PASS]);
+  const acl = [`user ${USER}`, 'topic readwrite bench/#'];
+  for (let i = 0; i < 200; i++) acl.push(`topic readwrite site${i}/+/line/#`);
+  writeFileSync(join(dir, 'acl'), `${acl.join('\n')}\n`);
+  writeFileSync(
+    join(dir, 'mosquitto.conf'),
+    [`listener ${port} 127.0.0.1`, 'allow_anonymous false', `password_file ${pwfile}`, `acl_file ${join(dir, 'acl')}`, 'persistence false', 'log_type error', ''].join('\n'),
+  );
+  const child = spawn('mosquitto', ['-c', join(dir, 'mosquitto.conf')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // Wait until it accepts connections.
+  for (let i = 0; i < 50; i++) {
+    try {
+      const c = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { username: USER, password: PASS, reconnectPeriod: 0 });
+      await c.endAsync();
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return { name: `Mosquitto ${mosquittoVersion()}`, url: `mqtt://127.0.0.1:${port}`, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+function mosquittoVersion(): string {
+  try {
+    return /version (\S+)/.exec(execFileSync('mosquitto', ['-h'], { encoding: 'utf8' }))?.[1] ?? '';
+  } catch (err) {
+    return /version (\S+)/.exec(String((err as { stdout?: string }).stdout))?.[1] ?? '';
+  }
+}
+
+interface Report {
+  count: number;
+  published: number;
+  hist: number[];
+  cpu: number;
+  elapsed: number;
+}
+
+class Worker {
+  readonly child: ChildProcess;
+  #waiters: ((m: any) => void)[] = [];
+
+  constructor() {
+    this.child = fork(import.meta.filename, ['--worker'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child.on('message', (m) => this.#waiters.shift()?.(m));
+  }
+
+  ask(msg: ToWorker): Promise<any> {
+    return new Promise((resolve) => {
+      this.#waiters.push(resolve);
+      this.child.send(msg);
+    });
+  }
+
+  tell(msg: ToWorker): void {
+    this.child.send(msg);
+  }
+}
+
+interface Result {
+  broker: string;
+  qos: number;
+  fanout: number;
+  delivered: number;
+  published: number;
+  p50: number;
+  p99: number;
+  cpuPerMillion: number;
+  brokerCores: number;
+  workerMaxCpu: number;
+}
+
+function percentile(hist: number[], q: number): number {
+  const total = hist.reduce((a, b) => a + b, 0);
+  let seen = 0;
+  for (let i = 0; i < hist.length; i++) {
+    seen += hist[i]!;
+    if (seen >= total * q) return (i + 1) * BUCKET_MS;
+  }
+  return NaN;
+}
+
+async function runCase(broker: Broker, qos: 0 | 1, fanout: number, opts: { duration: number; warmup: number; window: number; size: number }): Promise<Result> {
+  const topic = `bench/q${qos}/f${fanout}`;
+  const subProcs = fanout === 1 ? 1 : 5;
+  const subs = Array.from({ length: subProcs }, () => new Worker());
+  const pub = new Worker();
+  const base = { url: broker.url, username: USER, password: PASS, topic, qos, window: opts.window, size: opts.size };
+  await Promise.all(subs.map((w) => w.ask({ cmd: 'start', spec: { ...base, role: 'sub', clients: fanout / subProcs } })));
+  await pub.ask({ cmd: 'start', spec: { ...base, role: 'pub', clients: 1 } });
+  await new Promise((r) => setTimeout(r, opts.warmup * 1000));
+  for (const w of [...subs, pub]) w.tell({ cmd: 'mark' });
+  const cpu0 = cpuSeconds(broker.pid);
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, opts.duration * 1000));
+  const reports: Report[] = await Promise.all([...subs, pub].map((w) => w.ask({ cmd: 'report' })));
+  const cpu = cpuSeconds(broker.pid) - cpu0;
+  const elapsed = (performance.now() - t0) / 1000;
+  await Promise.all([...subs, pub].map((w) => w.ask({ cmd: 'stop' })));
+  const subReports = reports.slice(0, subs.length);
+  const delivered = subReports.reduce((a, r) => a + r.count, 0);
+  const hist = new Array<number>(BUCKETS).fill(0);
+  for (const r of subReports) for (let i = 0; i < BUCKETS; i++) hist[i]! += r.hist[i]!;
+  return {
+    broker: broker.name,
+    qos,
+    fanout,
+    delivered: delivered / elapsed,
+    published: reports[reports.length - 1]!.published / elapsed,
+    p50: percentile(hist, 0.5),
+    p99: percentile(hist, 0.99),
+    cpuPerMillion: delivered > 0 ? cpu / (delivered / 1e6) : NaN,
+    brokerCores: cpu / elapsed,
+    workerMaxCpu: Math.max(...reports.map((r) => r.cpu / r.elapsed)),
+  };
+}
+
+async function main(): Promise<void> {
+  const opts = { duration: arg('duration', 6), warmup: arg('warmup', 2), window: arg('window', 200), size: arg('size', 64) };
+  const dir = mkdtempSync(join(tmpdir(), 'mw-bench-uns-'));
+  const results: Result[] = [];
+  try {
+    const millwright = await startMillwright(join(dir, 'uns'));
+    const mosquitto = await startMosquitto(dir);
+    try {
+      for (const qos of [0, 1] as const) {
+        for (const fanout of [1, 50]) {
+          // Alternate the brokers so that drift of the machine hits both.
+          for (const broker of [mosquitto, millwright]) {
+            const r = await runCase(broker, qos, fanout, opts);
+            results.push(r);
+            process.stderr.write(`${r.broker} qos ${qos} 1->${fanout}: ${Math.round(r.delivered)} msgs/s delivered, p99 ${r.p99.toFixed(2)} ms\n`);
+          }
+        }
+      }
+    } finally {
+      await millwright.stop();
+      await mosquitto.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`\nMachine: ${cpus().length} vCPUs (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}`);
+  console.log(`Command: npm run bench -- uns --duration ${opts.duration} --warmup ${opts.warmup} --window ${opts.window} --size ${opts.size}\n`);
+  console.log('| case | broker | delivered msgs/s | published msgs/s | p50 ms | p99 ms | broker CPU-s per 1M msgs | broker cores busy | busiest load worker (cores) | vs Mosquitto |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    const base = results.find((x) => x.qos === r.qos && x.fanout === r.fanout && x.broker.startsWith('Mosquitto'))!;
+    console.log(
+      `| QoS ${r.qos}, 1→${r.fanout} | ${r.broker} | ${Math.round(r.delivered)} | ${Math.round(r.published)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpuPerMillion.toFixed(1)} | ${r.brokerCores.toFixed(2)} | ${r.workerMaxCpu.toFixed(2)} | ${((100 * r.delivered) / base.delivered).toFixed(0)}% |`,
+    );
+  }
+}
+
+if (process.argv.includes('--worker')) await worker();
+else await main();

@@ -1,0 +1,479 @@
+/**
+ * The in-process bus of the DataHub: NATS subject semantics, queue groups, request/reply and
+ * bounded per-subscription buffers. A published value reaches in-process subscribers as the very
+ * object that was published (no serialisation, no copy); bytes are produced only when a NATS
+ * connection needs them, once per message however many connections receive it.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { ClosedError, InvalidSubjectError, NoRespondersError, RequestTimeoutError } from './errors.js';
+import { decodeHeaders, encodeHeaders, encodePayload, knownLength, type HeaderMap } from './payload.js';
+import { Sublist, type MatchResult } from './sublist.js';
+import { isValidPattern, isValidSubject, subjectPrefix } from './subject.js';
+
+/** Counters of one subject prefix (the first tokens of a subject, e.g. `devicehub.raw`). */
+export interface PrefixCounters {
+  prefix: string;
+  msgsIn: number;
+  bytesIn: number;
+  msgsOut: number;
+  bytesOut: number;
+  drops: number;
+  slowConsumers: number;
+}
+
+/** One published message, shared by every subscriber that receives it. */
+export class Message<T = unknown> {
+  readonly subject: string;
+  /** The value as published: the same object for in-process publishers, bytes from the wire. */
+  readonly data: T;
+  /** Reply subject ('' when none). */
+  readonly reply: string;
+  /** Raw NATS header block (`NATS/1.0\r\n...\r\n\r\n`), when the message has headers. */
+  readonly headers: Buffer | undefined;
+  /** Who published it (a gateway connection, the external cluster); for echo suppression. */
+  readonly origin: object | undefined;
+  /** Counters of the subject's prefix. */
+  counters: PrefixCounters;
+  #bytes: Buffer | undefined;
+  readonly #hub: DataHub;
+
+  constructor(
+    hub: DataHub,
+    subject: string,
+    data: T,
+    reply: string,
+    headers: Buffer | undefined,
+    origin: object | undefined,
+    counters: PrefixCounters,
+  ) {
+    this.#hub = hub;
+    this.subject = subject;
+    this.data = data;
+    this.reply = reply;
+    this.headers = headers;
+    this.origin = origin;
+    this.counters = counters;
+  }
+
+  /** The payload as bytes (serialised once, on first use). */
+  bytes(): Buffer {
+    return (this.#bytes ??= encodePayload(this.data));
+  }
+
+  /** The payload as a value: the published object itself, or parsed from JSON bytes or text. */
+  json<U = unknown>(): U {
+    const d: unknown = this.data;
+    if (d instanceof Uint8Array) return JSON.parse(this.bytes().toString('utf8')) as U;
+    if (typeof d === 'string') return JSON.parse(d) as U;
+    return d as U;
+  }
+
+  /** The payload as text. */
+  string(): string {
+    return typeof this.data === 'string' ? this.data : this.bytes().toString('utf8');
+  }
+
+  /** Headers as a map, with the status of the first line (`503` for no responders). */
+  header(): { status: string | undefined; headers: HeaderMap } {
+    return this.headers ? decodeHeaders(this.headers) : { status: undefined, headers: {} };
+  }
+
+  /** Publishes an answer on the reply subject; answers false when the message has none. */
+  respond(data: unknown, options: { headers?: HeaderMap } = {}): boolean {
+    if (!this.reply) return false;
+    this.#hub.publish(this.reply, data, options);
+    return true;
+  }
+}
+
+export type MessageHandler = (msg: Message, sub: Subscription) => void;
+
+export interface SubscribeOptions {
+  /** Queue group: each message goes to one member of the group. */
+  queue?: string;
+  /** Unsubscribe after this many messages. */
+  max?: number;
+  /** Called synchronously for each message; without it the subscription is an async iterable. */
+  callback?: MessageHandler;
+  /** Messages an iterable subscription buffers at most; past it new messages are dropped and counted. */
+  maxPending?: number;
+  /** Messages from this origin are not delivered (CONNECT `echo: false` of a gateway client). */
+  skipOrigin?: object;
+  /** Free for the owner (the gateway keeps the connection and the sid here). */
+  owner?: unknown;
+}
+
+let nextSubscriptionId = 1;
+
+export class Subscription implements AsyncIterable<Message> {
+  readonly id = nextSubscriptionId++;
+  readonly pattern: string;
+  readonly queue: string | undefined;
+  readonly owner: unknown;
+  /** Messages handed over. */
+  received = 0;
+  /** Messages lost because the buffer was full. */
+  dropped = 0;
+  max: number;
+  closed = false;
+  readonly #hub: DataHub;
+  readonly #callback: MessageHandler | undefined;
+  readonly #skipOrigin: object | undefined;
+  readonly #maxPending: number;
+  #buffer: Message[] = [];
+  #head = 0;
+  #waiter: ((r: IteratorResult<Message>) => void) | undefined;
+  #slow = false;
+
+  constructor(hub: DataHub, pattern: string, options: SubscribeOptions, maxPending: number) {
+    this.#hub = hub;
+    this.pattern = pattern;
+    this.queue = options.queue;
+    this.owner = options.owner;
+    this.max = options.max ?? Infinity;
+    this.#callback = options.callback;
+    this.#skipOrigin = options.skipOrigin;
+    this.#maxPending = options.maxPending ?? maxPending;
+  }
+
+  /** Hands a message over; false when this subscription does not take it (closed, own echo). */
+  deliver(msg: Message): boolean {
+    if (this.closed || (this.#skipOrigin !== undefined && msg.origin === this.#skipOrigin)) return false;
+    this.received++;
+    const cb = this.#callback;
+    if (cb !== undefined) {
+      try {
+        cb(msg, this);
+      } catch (err) {
+        this.#hub.handlerFailed(this, err);
+      }
+    } else if (this.#waiter !== undefined) {
+      const w = this.#waiter;
+      this.#waiter = undefined;
+      w({ value: msg, done: false });
+    } else if (this.#buffer.length - this.#head >= this.#maxPending) {
+      this.received--;
+      this.dropped++;
+      msg.counters.drops++;
+      if (!this.#slow) {
+        this.#slow = true;
+        msg.counters.slowConsumers++;
+        this.#hub.slowSubscription(this, msg);
+      }
+      return true;
+    } else {
+      this.#buffer.push(msg);
+    }
+    if (this.received >= this.max) this.unsubscribe();
+    return true;
+  }
+
+  /** Messages waiting in the buffer of an iterable subscription. */
+  get pending(): number {
+    return this.#buffer.length - this.#head;
+  }
+
+  unsubscribe(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.#hub.removeSubscription(this);
+    if (this.#waiter && this.pending === 0) {
+      const w = this.#waiter;
+      this.#waiter = undefined;
+      w({ value: undefined, done: true });
+    }
+  }
+
+  /** Unsubscribe after `max` messages in all (at once when that many were received already). */
+  autoUnsubscribe(max: number): void {
+    this.max = max;
+    if (this.received >= max) this.unsubscribe();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Message> {
+    return {
+      next: () => {
+        if (this.#head < this.#buffer.length) {
+          const value = this.#buffer[this.#head++]!;
+          if (this.#head > 1024 && this.#head * 2 > this.#buffer.length) {
+            this.#buffer = this.#buffer.slice(this.#head);
+            this.#head = 0;
+          }
+          if (this.#head === this.#buffer.length) this.#slow = false;
+          return Promise.resolve({ value, done: false });
+        }
+        if (this.closed) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => (this.#waiter = resolve));
+      },
+      return: () => {
+        this.unsubscribe();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+}
+
+/** A bridge to an external NATS cluster (external mode). */
+export interface Uplink {
+  /** A message published in this process, for the cluster. */
+  publish(msg: Message): void;
+  /** Interest of this process in a pattern (and queue group) began (+1) or ended (-1). */
+  interest(pattern: string, queue: string | undefined, delta: 1 | -1): void;
+}
+
+export interface DataHubOptions {
+  logger?: Logger | undefined;
+  /** Tokens of a subject that name its counters (default 2: `devicehub.raw`). */
+  prefixDepth?: number;
+  /** Buffer of an iterable subscription, messages (default 65536). */
+  maxPending?: number;
+  /** Subjects whose match result is cached (default 16384). */
+  cacheSize?: number;
+}
+
+export interface PublishOptions {
+  reply?: string;
+  /** Headers as a map, or a raw `NATS/1.0` block. */
+  headers?: HeaderMap | Buffer;
+  origin?: object;
+}
+
+const INBOX_PREFIX = '_INBOX.';
+
+export class DataHub {
+  readonly #index: Sublist<Subscription>;
+  readonly #prefixes = new Map<string, PrefixCounters>();
+  readonly #prefixDepth: number;
+  readonly #maxPending: number;
+  readonly #log: Logger | undefined;
+  readonly #interest = new Map<string, number>();
+  readonly #inboxBase = `${INBOX_PREFIX}${randomBytes(12).toString('base64url')}.`;
+  #inboxSeq = 0;
+  #rr = 0;
+  #uplink: Uplink | undefined;
+  #closed = false;
+  /** Called when a subscription or connection falls behind (for logs and counters elsewhere). */
+  onSlowConsumer: ((what: { subject: string; pattern?: string; connection?: string }) => void) | undefined;
+
+  constructor(options: DataHubOptions = {}) {
+    this.#index = new Sublist<Subscription>({ cacheSize: options.cacheSize });
+    this.#prefixDepth = options.prefixDepth ?? 2;
+    this.#maxPending = options.maxPending ?? 65536;
+    this.#log = options.logger;
+    this.#index.onResult = (subject, result) => {
+      result.tag = this.counters(subject);
+    };
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Subscriptions in the index. */
+  get subscriptionCount(): number {
+    return this.#index.size;
+  }
+
+  /** The counters of a subject's prefix (created on first use). */
+  counters(subject: string): PrefixCounters {
+    const prefix = subjectPrefix(subject, this.#prefixDepth);
+    let c = this.#prefixes.get(prefix);
+    if (!c) {
+      c = { prefix, msgsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0, drops: 0, slowConsumers: 0 };
+      this.#prefixes.set(prefix, c);
+    }
+    return c;
+  }
+
+  /** Every prefix's counters, sorted by prefix. */
+  prefixCounters(): PrefixCounters[] {
+    return [...this.#prefixes.values()].sort((a, b) =>
+      a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0,
+    );
+  }
+
+  /**
+   * Publishes `data` on `subject`. In-process subscribers receive `data` itself. Answers how many
+   * subscriptions in this process took the message.
+   */
+  publish(subject: string, data: unknown, options?: PublishOptions): number {
+    if (this.#closed) throw new ClosedError();
+    const reply = options?.reply ?? '';
+    let headers: Buffer | undefined;
+    const h = options?.headers;
+    if (h !== undefined) headers = Buffer.isBuffer(h) ? h : encodeHeaders(h);
+    return this.dispatch(subject, data, reply, headers, options?.origin, true);
+  }
+
+  /**
+   * The publish path shared with the gateway and the uplink: `forward` is false for messages that
+   * came from the external cluster.
+   */
+  dispatch(
+    subject: string,
+    data: unknown,
+    reply: string,
+    headers: Buffer | undefined,
+    origin: object | undefined,
+    forward: boolean,
+  ): number {
+    const r = this.#match(subject);
+    const counters = r.tag as PrefixCounters;
+    const msg = new Message(this, subject, data, reply, headers, origin, counters);
+    counters.msgsIn++;
+    const len = knownLength(data);
+    counters.bytesIn += len;
+    let delivered = 0;
+    const plain = r.plain;
+    for (let i = 0; i < plain.length; i++) {
+      if (plain[i]!.deliver(msg)) delivered++;
+    }
+    const groups = r.groups;
+    for (let g = 0; g < groups.length; g++) {
+      const members = groups[g]!;
+      const n = members.length;
+      const start = this.#rr++ % n;
+      for (let k = 0; k < n; k++) {
+        if (members[(start + k) % n]!.deliver(msg)) {
+          delivered++;
+          break;
+        }
+      }
+    }
+    counters.msgsOut += delivered;
+    if (len > 0) counters.bytesOut += len * delivered;
+    if (forward && this.#uplink !== undefined) this.#uplink.publish(msg);
+    return delivered;
+  }
+
+  #match(subject: string): MatchResult<Subscription> {
+    const hit = this.#index.cached(subject);
+    if (hit !== undefined) return hit;
+    if (!isValidSubject(subject)) throw new InvalidSubjectError(subject, 'subject');
+    return this.#index.match(subject);
+  }
+
+  /** Subscribes to a pattern (`*` one token, `>` the rest). */
+  subscribe(pattern: string, options: SubscribeOptions | MessageHandler = {}): Subscription {
+    if (this.#closed) throw new ClosedError();
+    const opts = typeof options === 'function' ? { callback: options } : options;
+    if (!isValidPattern(pattern)) throw new InvalidSubjectError(pattern, 'pattern');
+    if (opts.queue !== undefined && (opts.queue === '' || /\s/.test(opts.queue))) {
+      throw new InvalidSubjectError(opts.queue, 'pattern');
+    }
+    const sub = new Subscription(this, pattern, opts, this.#maxPending);
+    this.#index.insert(sub);
+    this.#changeInterest(pattern, opts.queue, 1);
+    if (opts.max !== undefined && opts.max <= 0) sub.unsubscribe();
+    return sub;
+  }
+
+  /** Called by `Subscription.unsubscribe`. */
+  removeSubscription(sub: Subscription): void {
+    if (this.#index.remove(sub)) this.#changeInterest(sub.pattern, sub.queue, -1);
+  }
+
+  /** A unique reply subject. */
+  createInbox(): string {
+    return `${this.#inboxBase}${(this.#inboxSeq++).toString(36)}`;
+  }
+
+  /**
+   * Sends a request and answers the first reply. Fails with `NoRespondersError` when nobody in
+   * this process subscribes (and no external cluster is joined), `RequestTimeoutError` after
+   * `timeout` milliseconds (default 5000).
+   */
+  request(
+    subject: string,
+    data: unknown,
+    options: { timeout?: number; headers?: HeaderMap | Buffer } = {},
+  ): Promise<Message> {
+    const timeout = options.timeout ?? 5000;
+    const inbox = this.createInbox();
+    return new Promise<Message>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        sub.unsubscribe();
+        reject(new RequestTimeoutError(subject, timeout));
+      }, timeout);
+      const sub = this.subscribe(inbox, {
+        max: 1,
+        callback: (m) => {
+          clearTimeout(timer);
+          const { status } = m.headers ? m.header() : { status: undefined };
+          if (status === '503') reject(new NoRespondersError(subject));
+          else resolve(m);
+        },
+      });
+      let n: number;
+      try {
+        n = this.publish(subject, data, {
+          reply: inbox,
+          ...(options.headers ? { headers: options.headers } : {}),
+        });
+      } catch (err) {
+        clearTimeout(timer);
+        sub.unsubscribe();
+        reject(err as Error);
+        return;
+      }
+      if (n === 0 && this.#uplink === undefined && !sub.closed) {
+        clearTimeout(timer);
+        sub.unsubscribe();
+        reject(new NoRespondersError(subject));
+      }
+    });
+  }
+
+  /** Joins an external cluster: present interest is announced, later publishes are forwarded. */
+  setUplink(uplink: Uplink | undefined): void {
+    this.#uplink = uplink;
+    if (uplink) {
+      for (const key of this.#interest.keys()) {
+        const [pattern, queue] = splitKey(key);
+        uplink.interest(pattern, queue, 1);
+      }
+    }
+  }
+
+  #changeInterest(pattern: string, queue: string | undefined, delta: 1 | -1): void {
+    const key = queue === undefined ? pattern : `${pattern} ${queue}`;
+    const n = (this.#interest.get(key) ?? 0) + delta;
+    if (n <= 0) this.#interest.delete(key);
+    else this.#interest.set(key, n);
+    if (this.#uplink && ((delta === 1 && n === 1) || (delta === -1 && n === 0))) {
+      this.#uplink.interest(pattern, queue, delta);
+    }
+  }
+
+  /** Called when a callback throws: logged, the bus goes on. */
+  handlerFailed(sub: Subscription, err: unknown): void {
+    this.#log?.error({ err, pattern: sub.pattern }, 'datahub subscriber failed');
+  }
+
+  /** Called when an iterable subscription's buffer overflows (once until it catches up). */
+  slowSubscription(sub: Subscription, msg: Message): void {
+    this.#log?.warn(
+      { pattern: sub.pattern, subject: msg.subject },
+      'datahub slow consumer: subscription buffer full, dropping',
+    );
+    this.onSlowConsumer?.({ subject: msg.subject, pattern: sub.pattern });
+  }
+
+  /** Every subscription (for the operations view). */
+  subscriptions(): Subscription[] {
+    return [...this.#index.all()];
+  }
+
+  /** Ends every subscription. */
+  close(): void {
+    if (this.#closed) return;
+    for (const sub of [...this.#index.all()]) sub.unsubscribe();
+    this.#closed = true;
+  }
+}
+
+function splitKey(key: string): [string, string | undefined] {
+  const space = key.indexOf(' ');
+  return space < 0 ? [key, undefined] : [key.slice(0, space), key.slice(space + 1)];
+}

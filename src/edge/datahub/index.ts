@@ -1,0 +1,25 @@
+/**
+ * The DataHub: the edge's message bus (in-process, NATS subject semantics), its NATS gateway for
+ * outside clients, external mode (joining a NATS cluster), access keys and counters.
+ */
+export {
+  DataHub,
+  Message,
+  Subscription,
+  type SubscribeOptions,
+  type PublishOptions,
+  type PrefixCounters,
+} from './bus.js';
+export {
+  DataHubError,
+  InvalidSubjectError,
+  NoRespondersError,
+  RequestTimeoutError,
+  ClosedError,
+} from './errors.js';
+export { DataHubService, AccessKeyService, accessKeyView, type DataHubServiceOptions } from './service.js';
+export { DataHubRepository } from './repository.js';
+export { datahubMigrations } from './migrations/index.js';
+export { datahubRoutes } from './routes.js';
+export { Gateway, type AccessGrant, type GatewayOptions } from './gateway/server.js';
+export { isValidPattern, isValidSubject, patternMatches, patternCovers } from './subject.js';

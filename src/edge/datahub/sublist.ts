@@ -1,0 +1,224 @@
+/**
+ * The subscription index: a trie of subject tokens (`*` and `>` nodes beside the literal ones)
+ * with a cache of match results for hot subjects. A match result lists the plain subscriptions
+ * and, per queue group, the members of the group; it is shared by every publish of that subject
+ * until a subscription that could match it comes or goes.
+ */
+import { patternMatches } from './subject.js';
+
+export interface Indexed {
+  readonly pattern: string;
+  readonly queue: string | undefined;
+}
+
+export interface MatchResult<S extends Indexed> {
+  /** Subscriptions without a queue group: each gets the message. */
+  readonly plain: readonly S[];
+  /** One array per queue group: one member of each gets the message. */
+  readonly groups: readonly (readonly S[])[];
+  /** Free for the owner of the index (the bus keeps the subject's counters here). */
+  tag: unknown;
+}
+
+interface Node<S> {
+  literal: Map<string, Node<S>> | undefined;
+  star: Node<S> | undefined;
+  full: Node<S> | undefined;
+  plain: Set<S> | undefined;
+  groups: Map<string, Set<S>> | undefined;
+  parent: Node<S> | undefined;
+  token: string;
+}
+
+function newNode<S>(parent: Node<S> | undefined, token: string): Node<S> {
+  return {
+    literal: undefined,
+    star: undefined,
+    full: undefined,
+    plain: undefined,
+    groups: undefined,
+    parent,
+    token,
+  };
+}
+
+export interface SublistOptions {
+  /** Most subjects whose match result is kept (default 16384). */
+  cacheSize?: number;
+}
+
+export class Sublist<S extends Indexed> {
+  readonly #root: Node<S> = newNode<S>(undefined, '');
+  readonly #cache = new Map<string, MatchResult<S>>();
+  readonly #cacheSize: number;
+  #count = 0;
+  /** Called for each result as it is created (the bus attaches counters). */
+  onResult: ((subject: string, result: MatchResult<S>) => void) | undefined;
+
+  constructor(options: SublistOptions = {}) {
+    this.#cacheSize = options.cacheSize ?? 16384;
+  }
+
+  get size(): number {
+    return this.#count;
+  }
+
+  get cacheEntries(): number {
+    return this.#cache.size;
+  }
+
+  insert(sub: S): void {
+    let node = this.#root;
+    for (const token of sub.pattern.split('.')) {
+      let next: Node<S> | undefined;
+      if (token === '*') next = node.star ??= newNode(node, token);
+      else if (token === '>') next = node.full ??= newNode(node, token);
+      else {
+        node.literal ??= new Map();
+        next = node.literal.get(token);
+        if (!next) {
+          next = newNode(node, token);
+          node.literal.set(token, next);
+        }
+      }
+      node = next;
+    }
+    if (sub.queue === undefined) (node.plain ??= new Set()).add(sub);
+    else {
+      node.groups ??= new Map();
+      let members = node.groups.get(sub.queue);
+      if (!members) {
+        members = new Set();
+        node.groups.set(sub.queue, members);
+      }
+      members.add(sub);
+    }
+    this.#count++;
+    this.#invalidate(sub.pattern);
+  }
+
+  /** Removes a subscription; answers whether it was there. */
+  remove(sub: S): boolean {
+    let node: Node<S> | undefined = this.#root;
+    for (const token of sub.pattern.split('.')) {
+      if (token === '*') node = node.star;
+      else if (token === '>') node = node.full;
+      else node = node.literal?.get(token);
+      if (!node) return false;
+    }
+    let removed = false;
+    if (sub.queue === undefined) removed = node.plain?.delete(sub) ?? false;
+    else {
+      const members = node.groups?.get(sub.queue);
+      if (members) {
+        removed = members.delete(sub);
+        if (members.size === 0) node.groups!.delete(sub.queue);
+      }
+    }
+    if (!removed) return false;
+    this.#count--;
+    this.#prune(node);
+    this.#invalidate(sub.pattern);
+    return true;
+  }
+
+  /** The cached result for a subject, if any (no work on a miss). */
+  cached(subject: string): MatchResult<S> | undefined {
+    return this.#cache.get(subject);
+  }
+
+  /** The subscriptions matching a literal subject. */
+  match(subject: string): MatchResult<S> {
+    const cached = this.#cache.get(subject);
+    if (cached !== undefined) return cached;
+    const plain: S[] = [];
+    let groups: Map<string, S[]> | undefined;
+    const collect = (node: Node<S>) => {
+      if (node.plain) for (const s of node.plain) plain.push(s);
+      if (node.groups) {
+        groups ??= new Map();
+        for (const [name, members] of node.groups) {
+          let list = groups.get(name);
+          if (!list) {
+            list = [];
+            groups.set(name, list);
+          }
+          for (const s of members) list.push(s);
+        }
+      }
+    };
+    const tokens = subject.split('.');
+    const walk = (node: Node<S>, i: number) => {
+      if (node.full && i < tokens.length) collect(node.full);
+      if (i === tokens.length) return;
+      const last = i + 1 === tokens.length;
+      const lit = node.literal?.get(tokens[i]!);
+      if (lit) {
+        if (last) collect(lit);
+        else walk(lit, i + 1);
+      }
+      if (node.star) {
+        if (last) collect(node.star);
+        else walk(node.star, i + 1);
+      }
+    };
+    walk(this.#root, 0);
+    const result: MatchResult<S> = { plain, groups: groups ? [...groups.values()] : [], tag: undefined };
+    this.onResult?.(subject, result);
+    if (this.#cache.size >= this.#cacheSize) this.#evict();
+    this.#cache.set(subject, result);
+    return result;
+  }
+
+  /** Every subscription, in no particular order. */
+  *all(): IterableIterator<S> {
+    const stack: Node<S>[] = [this.#root];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      if (node.plain) yield* node.plain;
+      if (node.groups) for (const members of node.groups.values()) yield* members;
+      if (node.literal) stack.push(...node.literal.values());
+      if (node.star) stack.push(node.star);
+      if (node.full) stack.push(node.full);
+    }
+  }
+
+  #invalidate(pattern: string): void {
+    if (this.#cache.size === 0) return;
+    if (!/(^|\.)[*>](\.|$)/.test(pattern)) {
+      this.#cache.delete(pattern);
+      return;
+    }
+    for (const subject of this.#cache.keys()) {
+      if (patternMatches(pattern, subject)) this.#cache.delete(subject);
+    }
+  }
+
+  /** Drops the oldest quarter of the cache. */
+  #evict(): void {
+    let n = Math.max(1, this.#cacheSize >> 2);
+    for (const key of this.#cache.keys()) {
+      this.#cache.delete(key);
+      if (--n === 0) break;
+    }
+  }
+
+  /** Removes empty nodes on the way up. */
+  #prune(node: Node<S>): void {
+    let n: Node<S> | undefined = node;
+    while (n && n.parent) {
+      const empty =
+        (n.plain === undefined || n.plain.size === 0) &&
+        (n.groups === undefined || n.groups.size === 0) &&
+        (n.literal === undefined || n.literal.size === 0) &&
+        n.star === undefined &&
+        n.full === undefined;
+      if (!empty) return;
+      const parent: Node<S> = n.parent;
+      if (n.token === '*') parent.star = undefined;
+      else if (n.token === '>') parent.full = undefined;
+      else parent.literal?.delete(n.token);
+      n = parent;
+    }
+  }
+}

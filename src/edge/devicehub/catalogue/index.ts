@@ -1,0 +1,50 @@
+/**
+ * The driver catalogue: every driver this build can poll (Generator, the Modbus family, OPC UA
+ * client, MQTT) and every driver contract part 2.4 names a rule for. The contract's 4.4.x
+ * catalogue has 207 drivers; this one holds only drivers it can describe faithfully (see
+ * docs/devicehub.md), and each says whether this build can poll it.
+ */
+import { generatorDrivers } from './generator.js';
+import { finsDrivers } from './fins.js';
+import { instrumentDrivers } from './instruments.js';
+import { logixDrivers } from './logix.js';
+import { miscDrivers } from './misc.js';
+import { modbusDrivers } from './modbus.js';
+import { mqttDrivers } from './mqtt.js';
+import { opcuaDrivers } from './opcua.js';
+import { serialPlcDrivers } from './serial-plc.js';
+import { siemensDrivers } from './siemens.js';
+import type { DriverDef } from './types.js';
+
+export * from './types.js';
+export { BIT_PLC_RANGES, CMP_LINK_AREAS } from './serial-plc.js';
+
+export const DRIVERS: readonly DriverDef[] = Object.freeze(
+  [
+    ...generatorDrivers,
+    ...modbusDrivers,
+    ...opcuaDrivers,
+    ...mqttDrivers,
+    ...logixDrivers,
+    ...siemensDrivers,
+    ...finsDrivers,
+    ...serialPlcDrivers,
+    ...instrumentDrivers,
+    ...miscDrivers,
+  ].sort((a, b) => a.name.localeCompare(b.name)),
+);
+
+const byId = new Map(DRIVERS.map((d) => [d.id, d]));
+const byName = new Map(DRIVERS.map((d) => [d.name.toLowerCase(), d]));
+if (byId.size !== DRIVERS.length || byName.size !== DRIVERS.length) {
+  throw new Error('driver catalogue: duplicate driver id or name');
+}
+
+export function findDriver(id: string): DriverDef | undefined {
+  return byId.get(id);
+}
+
+/** By ID, or by name (case-insensitive), for callers that know drivers by name (`Generator`). */
+export function findDriverByIdOrName(idOrName: string): DriverDef | undefined {
+  return byId.get(idOrName) ?? byName.get(idOrName.toLowerCase());
+}

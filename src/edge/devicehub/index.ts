@@ -1,0 +1,64 @@
+/**
+ * The DeviceHub's configuration side: the driver catalogue, devices and tags, served as GraphQL
+ * at `/devicehub/v2` (with GraphQL multipart uploads for `UploadCsv`).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { mercuriusUpload } from 'mercurius-upload';
+import type { Database } from '../../kernel/db/index.js';
+import { mountGraphql } from '../../kernel/graphql.js';
+import { LIST_SDL } from '../../kernel/paging.js';
+import { BrowseService } from './browse.js';
+import { DevicehubRepository } from './repository.js';
+import { MAX_CSV_BYTES, resolvers, type DevicehubContext } from './resolvers.js';
+import { DeviceHubService } from './service.js';
+
+export { devicehubMigrations } from './migrations/index.js';
+export { DeviceHubService, type Device, type Register, type TagState } from './service.js';
+export { BrowseService, type Browser, type BrowseNode } from './browse.js';
+export { DevicehubRepository } from './repository.js';
+export { DRIVERS, findDriver, findDriverByIdOrName, type DriverDef } from './catalogue/index.js';
+
+export const DEVICEHUB_PATH = '/devicehub/v2';
+/**
+ * Static cost ceiling of a `/devicehub/v2` query: a page of 1,000 registers with their
+ * properties and topics costs about 60,000 by the kernel's measure.
+ */
+export const DEVICEHUB_MAX_COST = 200_000;
+
+/** The schema (SDL) of `/devicehub/v2`, with the kernel's list input types. */
+export function devicehubSchema(): string {
+  // From src/ (tsx, tests) or from dist/ (the build does not copy .graphql files).
+  const candidates = [
+    new URL('./schema.graphql', import.meta.url),
+    new URL('../../../src/edge/devicehub/schema.graphql', import.meta.url),
+  ];
+  const file = candidates.find((u) => existsSync(fileURLToPath(u)));
+  if (!file) throw new Error('devicehub: schema.graphql not found');
+  return readFileSync(file, 'utf8') + LIST_SDL;
+}
+
+export interface Devicehub {
+  service: DeviceHubService;
+  browse: BrowseService;
+}
+
+export function createDevicehub(database: Database): Devicehub {
+  const service = new DeviceHubService(new DevicehubRepository(database));
+  return { service, browse: new BrowseService(service) };
+}
+
+/** Mounts `/devicehub/v2` on `app` (in its own scope, so that multipart bodies are parsed only there). */
+export async function mountDevicehub(app: FastifyInstance, hub: Devicehub): Promise<void> {
+  await app.register(async (scope) => {
+    await scope.register(mercuriusUpload, { maxFileSize: MAX_CSV_BYTES, maxFiles: 1 });
+    await mountGraphql<DevicehubContext>(scope, {
+      path: DEVICEHUB_PATH,
+      schema: devicehubSchema(),
+      resolvers,
+      context: () => ({ devicehub: hub.service, browse: hub.browse }),
+      maxCost: DEVICEHUB_MAX_COST,
+    });
+  });
+}

@@ -1,0 +1,181 @@
+/** Thin translation between `/devicehub/v2` and the DeviceHub's services. */
+import { GraphQLScalarType, valueFromASTUntyped } from 'graphql';
+import type { IResolvers } from 'mercurius';
+import { badRequest } from '../../kernel/errors.js';
+import type { GraphqlContext } from '../../kernel/graphql.js';
+import type { DriverDef, ListValue, PropertyDef } from './catalogue/index.js';
+import type { BrowseService, FoldersSelection } from './browse.js';
+import type {
+  CreateDeviceRequest,
+  CreateRegisterRequest,
+  DeviceHubService,
+  ListRegistersRequest,
+  UpdateDeviceRequest,
+  UpdateRegisterRequest,
+} from './service.js';
+
+export interface DevicehubContext {
+  devicehub: DeviceHubService;
+  browse: BrowseService;
+}
+
+type Ctx = GraphqlContext & DevicehubContext;
+
+/** Largest CSV accepted by UploadCsv. */
+export const MAX_CSV_BYTES = 64 * 1024 * 1024;
+
+const JSONScalar = new GraphQLScalarType({
+  name: 'JSON',
+  serialize: (v) => v,
+  parseValue: (v) => v,
+  parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables),
+});
+
+/**
+ * The file of a GraphQL multipart request: graphql-upload-minimal (through mercurius-upload) puts
+ * an upload object in the variable; its `promise` gives `{ filename, createReadStream }`.
+ */
+const UploadScalar = new GraphQLScalarType({
+  name: 'Upload',
+  serialize: () => {
+    throw new Error('Upload is an input-only scalar');
+  },
+  parseValue: (v) => {
+    const upload = v as { promise?: Promise<unknown> } | null;
+    if (!upload || typeof upload !== 'object' || !upload.promise) {
+      throw badRequest(
+        'File must be a file part of a GraphQL multipart request (Content-Type: multipart/form-data)',
+      );
+    }
+    return upload.promise;
+  },
+  parseLiteral: () => {
+    throw badRequest('File must be a file part of a GraphQL multipart request, not a literal');
+  },
+});
+
+async function readUpload(file: unknown): Promise<string> {
+  const f = (await file) as { createReadStream: () => NodeJS.ReadableStream };
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of f.createReadStream()) {
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += b.length;
+    if (size > MAX_CSV_BYTES) throw badRequest(`the CSV is larger than ${MAX_CSV_BYTES} bytes`);
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const listValues = (v: ListValue[] | undefined) => (v ?? []).map((x) => ({ Value: x.value, Label: x.label }));
+
+function propertyView(p: PropertyDef) {
+  return {
+    Name: p.name,
+    Label: p.label,
+    Description: p.description,
+    ValueType: p.type,
+    Required: p.required,
+    Default: p.default ?? null,
+    Min: p.min ?? null,
+    Max: p.max ?? null,
+    ListValues: listValues(p.listValues),
+    TableColumns: (p.columns ?? []).map((c) => ({
+      Name: c.name,
+      Label: c.label,
+      ValueType: c.valueType,
+      ReadOnly: c.readOnly,
+      AllowEmpty: c.allowEmpty,
+      ListValues: listValues(c.listValues),
+    })),
+  };
+}
+
+const owner = (ctx: Ctx) => ctx.auth?.subject ?? 'anonymous';
+
+export const resolvers: IResolvers<any, Ctx> = {
+  JSON: JSONScalar,
+  Upload: UploadScalar,
+  Driver: {
+    ID: (d: DriverDef) => d.id,
+    Name: (d: DriverDef) => d.name,
+    Protocol: (d: DriverDef) => d.protocol,
+    Description: (d: DriverDef) => d.description,
+    Pollable: (d: DriverDef) => d.pollable,
+    Browsable: (d: DriverDef) => d.browsable,
+    Properties: (d: DriverDef) => d.properties.map(propertyView),
+    Registers: (d: DriverDef) =>
+      d.registers.map((r) => ({
+        Name: r.name,
+        Description: r.description,
+        AddressMin: r.addressMin ?? null,
+        AddressMax: r.addressMax ?? null,
+        ValueTypes: r.valueTypes,
+        Properties: r.properties.map(propertyView),
+      })),
+    ListValues: (d: DriverDef, args: { Property: string; Register?: string | null }) => {
+      let defs = d.properties;
+      let owner = `driver "${d.name}"`;
+      if (args.Register) {
+        const reg = d.registers.find((r) => r.name === args.Register);
+        if (!reg) {
+          throw badRequest(
+            `driver "${d.name}" has no register ${JSON.stringify(args.Register)}; registers: ${d.registers.map((r) => r.name).join(', ')}`,
+          );
+        }
+        defs = reg.properties;
+        owner = `register "${reg.name}" of driver "${d.name}"`;
+      }
+      const def = defs.find((p) => p.name === args.Property);
+      if (!def)
+        throw badRequest(
+          `${owner} has no property ${JSON.stringify(args.Property)}; properties: ${defs.map((p) => p.name).join(', ')}`,
+        );
+      return listValues(def.listValues);
+    },
+  },
+  Query: {
+    ListDrivers: (_r, args, ctx) => ctx.devicehub.listDrivers(args.input),
+    GetDriver: (_r, args: { ID: string }, ctx) => {
+      try {
+        return ctx.devicehub.getDriver(args.ID);
+      } catch {
+        return null;
+      }
+    },
+    ListDevices: (_r, args, ctx) => ctx.devicehub.listDevices(args.input),
+    GetDevice: (_r, args: { ID: string }, ctx) => ctx.devicehub.getDevice(args.ID),
+    GetRegister: (_r, args: { ID: string }, ctx) => ctx.devicehub.getRegister(args.ID),
+    ListRegisters: (_r, args: { input: ListRegistersRequest }, ctx) =>
+      ctx.devicehub.listRegisters(args.input, false),
+    ListRegistersFromAllDevices: (_r, args: { input?: ListRegistersRequest | null }, ctx) =>
+      ctx.devicehub.listRegisters({ ...(args.input ?? {}), DeviceID: null }, true),
+    GetTagStatus: (_r, args: { IDs: string[] }, ctx) => ctx.devicehub.tagStatus(args.IDs),
+    ExportCsv: (_r, args: { DeviceIDs?: string[] | null }, ctx) => ctx.devicehub.exportCsv(args.DeviceIDs),
+    GetBrowseTask: (_r, args: { ID: string }, ctx) => ctx.browse.getTask(args.ID),
+    ListBrowseTaskItems: (_r, args, ctx) => ctx.browse.listItems(args.input),
+    GetCart: (_r, _args, ctx) => ctx.browse.cart(owner(ctx)),
+  },
+  Mutation: {
+    CreateDevice: (_r, args: { input: CreateDeviceRequest }, ctx) => ctx.devicehub.createDevice(args.input),
+    UpdateDevice: (_r, args: { input: UpdateDeviceRequest }, ctx) => ctx.devicehub.updateDevice(args.input),
+    DeleteDevices: (_r, args: { IDs: string[] }, ctx) => ctx.devicehub.deleteDevices(args.IDs),
+    CreateRegister: (_r, args: { input: CreateRegisterRequest }, ctx) =>
+      ctx.devicehub.createRegister(args.input),
+    CreateRegisters: (_r, args: { input: CreateRegisterRequest[] }, ctx) =>
+      ctx.devicehub.createRegisters(args.input),
+    UpdateRegister: (_r, args: { input: UpdateRegisterRequest }, ctx) =>
+      ctx.devicehub.updateRegister(args.input),
+    DeleteRegisters: (_r, args: { IDs: string[] }, ctx) => ctx.devicehub.deleteRegisters(args.IDs),
+    UploadCsv: async (_r, args: { File: unknown }, ctx) =>
+      ctx.devicehub.uploadCsv(await readUpload(args.File)),
+    CreateBrowseTask: (_r, args: { input: { DeviceID: string } }, ctx) =>
+      ctx.browse.createTask(args.input.DeviceID),
+    BrowseTask_CreateRegistersByFoldersSelection: (_r, args: { input: FoldersSelection }, ctx) =>
+      ctx.browse.createRegisters(args.input),
+    Cart_AddItemsByFoldersSelection: (_r, args: { input: FoldersSelection }, ctx) =>
+      ctx.browse.addToCart(owner(ctx), args.input),
+    Cart_CreateRegisters: (_r, _args, ctx) => ctx.browse.createFromCart(owner(ctx)),
+    Cart_Clear: (_r, _args, ctx) => ctx.browse.clearCart(owner(ctx)),
+  },
+};

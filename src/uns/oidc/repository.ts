@@ -1,0 +1,81 @@
+/** The identity module's tables (users of the service, realm settings). No other module reads them. */
+import type { Kysely } from '../../kernel/db/index.js';
+
+export type UserRole = 'admin' | 'operator';
+
+export interface IdentityTables {
+  uns_setting: { key: string; value: string };
+  uns_user: {
+    username: string;
+    password_hash: string;
+    role: UserRole;
+    tokens_valid_after: number;
+    created_at: number;
+    updated_at: number;
+  };
+}
+
+export type UserRow = IdentityTables['uns_user'];
+
+export class IdentityRepository {
+  readonly db: Kysely<IdentityTables>;
+
+  constructor(db: Kysely<any>) {
+    this.db = db as Kysely<IdentityTables>;
+  }
+
+  async getSetting(key: string): Promise<string | undefined> {
+    return (await this.db.selectFrom('uns_setting').select('value').where('key', '=', key).executeTakeFirst())
+      ?.value;
+  }
+
+  /** Sets a value only if the key has none yet; answers the value in force. */
+  async initSetting(key: string, value: string): Promise<string> {
+    await this.db
+      .insertInto('uns_setting')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    return (await this.getSetting(key))!;
+  }
+
+  async putSetting(key: string, value: string): Promise<void> {
+    await this.db
+      .insertInto('uns_setting')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+      .execute();
+  }
+
+  getUser(username: string): Promise<UserRow | undefined> {
+    return this.db.selectFrom('uns_user').selectAll().where('username', '=', username).executeTakeFirst();
+  }
+
+  listUsers(): Promise<UserRow[]> {
+    return this.db.selectFrom('uns_user').selectAll().orderBy('username').execute();
+  }
+
+  /** Creates the user unless the name is taken; answers whether it was created. */
+  async insertUser(row: UserRow): Promise<boolean> {
+    const res = await this.db
+      .insertInto('uns_user')
+      .values(row)
+      .onConflict((oc) => oc.column('username').doNothing())
+      .executeTakeFirst();
+    return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  async updateUser(username: string, set: Partial<UserRow>): Promise<boolean> {
+    const res = await this.db
+      .updateTable('uns_user')
+      .set(set)
+      .where('username', '=', username)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  async deleteUser(username: string): Promise<boolean> {
+    const res = await this.db.deleteFrom('uns_user').where('username', '=', username).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+}

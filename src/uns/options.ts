@@ -1,0 +1,167 @@
+/** The unified namespace service's options: flags, `MILLWRIGHT_UNS_*` variables and config-file keys. */
+import { defaultDataDir, type ConfigValues, type OptionSpec } from '../kernel/config.js';
+
+export const UNS_OPTIONS: readonly OptionSpec[] = [
+  {
+    name: 'port',
+    type: 'int',
+    min: 0,
+    max: 65535,
+    default: 9443,
+    description: 'HTTPS port of /mqtt/gql, the token endpoints and MQTT over WebSocket (/mqtt)',
+  },
+  { name: 'mqtt-port', type: 'int', min: 0, max: 65535, default: 1883, description: 'MQTT over TCP port' },
+  { name: 'mqtts-port', type: 'int', min: 0, max: 65535, default: 8883, description: 'MQTT over TLS port' },
+  { name: 'host', type: 'string', default: '0.0.0.0', description: 'address to listen on' },
+  {
+    name: 'data-dir',
+    type: 'path',
+    default: defaultDataDir('uns'),
+    description: 'directory of the database, logs and certificate',
+  },
+  {
+    name: 'http',
+    type: 'bool',
+    default: false,
+    description: 'serve plain HTTP and WebSocket (only behind a TLS-terminating proxy)',
+  },
+  {
+    name: 'tls-cert',
+    type: 'path',
+    description: 'PEM certificate to serve (HTTPS and MQTT over TLS) instead of the self-signed one',
+  },
+  { name: 'tls-key', type: 'path', description: 'PEM private key of --tls-cert' },
+  {
+    name: 'database-url',
+    type: 'url',
+    secret: true,
+    description: 'postgres://... to keep users, accounts, rules and sessions in PostgreSQL instead of SQLite',
+  },
+  {
+    name: 'redis-url',
+    type: 'url',
+    secret: true,
+    description: 'redis://... to share subscriptions, retained messages and sessions between UNS processes',
+  },
+  {
+    name: 'admin-password',
+    type: 'string',
+    secret: true,
+    description: 'first-run password of the administrator "admin" (else generated and printed once)',
+  },
+  {
+    name: 'client-id',
+    type: 'string',
+    default: 'ide-ui',
+    description: 'OAuth client id accepted by the token endpoints (its secret is empty)',
+  },
+  {
+    name: 'token-lifetime',
+    type: 'int',
+    min: 15,
+    max: 60,
+    default: 30,
+    description:
+      'first-run realm policy: access token lifetime, minutes (15 to 60; later changed through GraphQL)',
+  },
+  {
+    name: 'auth-rate-limit',
+    type: 'int',
+    min: 1,
+    max: 1_000_000,
+    default: 30,
+    description: 'token and activation attempts per minute per client address',
+  },
+  {
+    name: 'max-topics',
+    type: 'int',
+    min: 1000,
+    max: 100_000_000,
+    default: 1_000_000,
+    description: 'topics kept in the namespace browser at most',
+  },
+  {
+    name: 'log-level',
+    type: 'enum',
+    values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'],
+    default: 'info',
+    description: 'lowest level logged',
+  },
+  {
+    name: 'log-retention-entries',
+    type: 'int',
+    min: 1000,
+    max: 100_000_000,
+    default: 100_000,
+    description: 'log entries kept at most',
+  },
+  {
+    name: 'log-retention-days',
+    type: 'int',
+    min: 1,
+    max: 3650,
+    default: 7,
+    description: 'days log entries are kept at most',
+  },
+  {
+    name: 'shutdown-timeout',
+    type: 'int',
+    min: 0,
+    max: 600_000,
+    default: 10_000,
+    description: 'milliseconds in-flight requests get to finish at shutdown',
+  },
+];
+
+export interface UnsConfig {
+  port: number;
+  mqttPort: number;
+  mqttsPort: number;
+  host: string;
+  dataDir: string;
+  http: boolean;
+  tlsCert?: string | undefined;
+  tlsKey?: string | undefined;
+  databaseUrl?: string | undefined;
+  redisUrl?: string | undefined;
+  adminPassword?: string | undefined;
+  clientId: string;
+  tokenLifetime: number;
+  authRateLimit: number;
+  maxTopics: number;
+  logLevel: string;
+  logRetentionEntries: number;
+  logRetentionDays: number;
+  shutdownTimeout: number;
+}
+
+export function toUnsConfig(v: ConfigValues): UnsConfig {
+  return {
+    port: v['port'] as number,
+    mqttPort: v['mqtt-port'] as number,
+    mqttsPort: v['mqtts-port'] as number,
+    host: v['host'] as string,
+    dataDir: v['data-dir'] as string,
+    http: v['http'] as boolean,
+    tlsCert: v['tls-cert'] as string | undefined,
+    tlsKey: v['tls-key'] as string | undefined,
+    databaseUrl: v['database-url'] as string | undefined,
+    redisUrl: v['redis-url'] as string | undefined,
+    adminPassword: v['admin-password'] as string | undefined,
+    clientId: v['client-id'] as string,
+    tokenLifetime: v['token-lifetime'] as number,
+    authRateLimit: v['auth-rate-limit'] as number,
+    maxTopics: v['max-topics'] as number,
+    logLevel: v['log-level'] as string,
+    logRetentionEntries: v['log-retention-entries'] as number,
+    logRetentionDays: v['log-retention-days'] as number,
+    shutdownTimeout: v['shutdown-timeout'] as number,
+  };
+}
+
+/** The defaults, with `overrides` on top: for tests and for composing services in one process. */
+export function unsConfigWith(overrides: Partial<UnsConfig>): UnsConfig {
+  const defaults: ConfigValues = {};
+  for (const spec of UNS_OPTIONS) defaults[spec.name] = spec.default;
+  return { ...toUnsConfig(defaults), ...overrides };
+}

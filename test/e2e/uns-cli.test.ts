@@ -1,0 +1,212 @@
+/** `millwright uns`, its administration commands, and `millwright up` starting the UNS beside the edge. */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { closed, connectMqtt, end, gql, unsToken } from '../helpers/uns.js';
+import { http } from '../helpers/edge.js';
+
+const run = promisify(execFile);
+const CLI = ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'mw-uns-cli-'));
+  dirs.push(d);
+  return d;
+};
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const cleanEnv = (extra: Record<string, string> = {}) => {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('MILLWRIGHT_')) delete env[k];
+  return { ...env, ...extra };
+};
+
+function cli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
+  return run(process.execPath, [...CLI, ...args], { env }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({
+      code: e.code,
+      stdout: e.stdout,
+      stderr: e.stderr,
+    }),
+  );
+}
+
+/** Starts a long-running command and waits until the UNS has announced its addresses. */
+async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
+  const child = spawn(process.execPath, [...CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no address in time; stdout: ${out} stderr: ${err}`)),
+      30_000,
+    );
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /unified namespace (https?:\/\/\S+)\/mqtt\/gql/.exec(out);
+      if (m && out.includes('UNS users and accounts')) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}; stdout: ${out} stderr: ${err}`)));
+  });
+  const stop = () =>
+    new Promise<number | null>((resolve) => {
+      child.removeAllListeners('exit');
+      child.on('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
+  return { url, output: () => out, stop };
+}
+
+test('`millwright uns` starts from flags and MILLWRIGHT_UNS_*; users and accounts made by the CLI work at once on the running service', async () => {
+  const dir = tmp();
+  const svc = await startService(
+    ['uns', '--host', '127.0.0.1', '--data-dir', dir, '--mqtts-port', '0'],
+    cleanEnv({ MILLWRIGHT_UNS_PORT: '0', MILLWRIGHT_UNS_MQTT_PORT: '0', MILLWRIGHT_UNS_LOG_LEVEL: 'warn' }),
+  );
+  try {
+    assert.match(svc.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+    const mqttUrl = /MQTT\s+(mqtt:\/\/\S+)\s+(mqtts:\/\/\S+)\s+(wss:\/\/\S+)/.exec(svc.output());
+    assert.ok(mqttUrl, svc.output());
+    const pw = /UNS administrator: user "admin", password "([^"]+)"/.exec(svc.output());
+    assert.ok(pw, svc.output());
+    const call = (path: string, options?: Parameters<typeof http>[1]) => http(`${svc.url}${path}`, options);
+    const admin = await unsToken({ call }, 'admin', pw[1]);
+    assert.equal((await gql({ call }, admin, '{ me { role } }')).me.role, 'admin');
+
+    const created = await cli([
+      'uns',
+      'user',
+      'create',
+      '--data-dir',
+      dir,
+      '--username',
+      'ops',
+      '--password',
+      'ops-password',
+      '--role',
+      'operator',
+    ]);
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(JSON.parse(created.stdout).role, 'operator');
+    const ops = await unsToken({ call }, 'ops', 'ops-password');
+    assert.equal((await gql({ call }, ops, '{ me { username role } }')).me.role, 'operator');
+    const listed = await cli(['uns', 'user', 'list', '--data-dir', dir]);
+    assert.deepEqual(
+      JSON.parse(listed.stdout).map((u: { username: string }) => u.username),
+      ['admin', 'ops'],
+    );
+
+    const acct = await cli([
+      'uns',
+      'account',
+      'create',
+      '--data-dir',
+      dir,
+      '--username',
+      'plc1',
+      '--password',
+      'plc1-password',
+      '--rule',
+      'plant/#:PubSub',
+    ]);
+    assert.equal(acct.code, 0, acct.stderr);
+    const account = JSON.parse(acct.stdout);
+    assert.deepEqual(
+      account.rules.map((r: { path: string; perm: string }) => [r.path, r.perm]),
+      [['plant/#', 'PubSub']],
+    );
+    const client = await connectMqtt(mqttUrl[1]!, { username: 'plc1', password: 'plc1-password' });
+    const gone = closed(client, 5000);
+    const disabled = await cli(['uns', 'account', 'disable', '--data-dir', dir, '--id', account.id]);
+    assert.equal(disabled.code, 0, disabled.stderr);
+    await gone;
+    await end(client);
+    const bad = await cli([
+      'uns',
+      'account',
+      'create',
+      '--data-dir',
+      dir,
+      '--username',
+      'x',
+      '--password',
+      'xxxxxxxxxx',
+      '--rule',
+      'a/#/b:Pub',
+    ]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /"#" must be a whole level/);
+  } finally {
+    assert.equal(await svc.stop(), 0);
+  }
+});
+
+test('a taken MQTT port stops `uns` naming the option', async () => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const res = await cli([
+      'uns',
+      '--port',
+      '0',
+      '--mqtt-port',
+      String(port),
+      '--mqtts-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      tmp(),
+    ]);
+    assert.equal(res.code, 2);
+    assert.match(
+      res.stderr,
+      new RegExp(
+        `port ${port} is already in use; choose another with --mqtt-port or MILLWRIGHT_UNS_MQTT_PORT`,
+      ),
+    );
+  } finally {
+    blocker.close();
+  }
+});
+
+test('`millwright up` starts the UNS beside the edge and prints its addresses, taking free ports for taken defaults', async () => {
+  // 1883 is Mosquitto's on this machine; take it here if it happens to be free.
+  const taker = createServer();
+  const took = await new Promise<boolean>((r) => {
+    taker.once('error', () => r(false));
+    taker.listen(1883, '127.0.0.1', () => r(true));
+  });
+  try {
+    const svc = await startService(
+      ['up', '--host', '127.0.0.1', '--port', '0', '--data-dir', tmp()],
+      cleanEnv({ MILLWRIGHT_UNS_LOG_LEVEL: 'warn' }),
+    );
+    try {
+      const out = svc.output();
+      assert.match(out, /edge service\s+https:\/\/127\.0\.0\.1:\d+/);
+      assert.match(out, /mqtt-port 1883 is taken; the UNS takes a free one instead/);
+      const m = /MQTT\s+mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      assert.ok(m && m[1] !== '1883', out);
+      const pw = /UNS administrator: user "admin", password "([^"]+)"/.exec(out)!;
+      const call = (path: string, options?: Parameters<typeof http>[1]) => http(`${svc.url}${path}`, options);
+      const token = await unsToken({ call }, 'admin', pw[1]);
+      assert.equal((await gql({ call }, token, '{ broker { mqttPort } }')).broker.mqttPort, Number(m[1]));
+    } finally {
+      assert.equal(await svc.stop(), 0);
+    }
+  } finally {
+    if (took) taker.close();
+  }
+});

@@ -2,8 +2,7 @@
  * The DeviceHub's configuration side: the driver catalogue, devices and tags, served as GraphQL
  * at `/devicehub/v2` (with GraphQL multipart uploads for `UploadCsv`).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { mercuriusUpload } from 'mercurius-upload';
 import type { Database } from '../../kernel/db/index.js';
@@ -29,14 +28,8 @@ export const DEVICEHUB_MAX_COST = 200_000;
 
 /** The schema (SDL) of `/devicehub/v2`, with the kernel's list input types. */
 export function devicehubSchema(): string {
-  // From src/ (tsx, tests) or from dist/ (the build does not copy .graphql files).
-  const candidates = [
-    new URL('./schema.graphql', import.meta.url),
-    new URL('../../../src/edge/devicehub/schema.graphql', import.meta.url),
-  ];
-  const file = candidates.find((u) => existsSync(fileURLToPath(u)));
-  if (!file) throw new Error('devicehub: schema.graphql not found');
-  return readFileSync(file, 'utf8') + LIST_SDL;
+  // Beside this module in src/ and in dist/ (the build copies .graphql files).
+  return readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8') + LIST_SDL;
 }
 
 export interface Devicehub {

@@ -132,6 +132,11 @@ export interface GraphqlMountOptions<TContext extends object = object> {
   defaultListSize?: number;
   /** Route permission of the endpoint's routes (default `read`). */
   permission?: 'read' | 'public';
+  /**
+   * Compile a query with graphql-jit after it has run this many times (mercurius's `jit`);
+   * default 1, so repeated queries (dashboards, paging walks) run compiled. 0 turns it off.
+   */
+  jit?: number;
 }
 
 /** A mounted endpoint. */
@@ -204,6 +209,7 @@ export async function mountGraphql<TContext extends object = object>(
         : options.resolvers) as unknown as IResolvers,
       path: options.path,
       graphiql: false,
+      jit: options.jit ?? 1,
       additionalRouteOptions: { config: { permission } },
       validationRules: rules,
       errorFormatter: formatErrors,

@@ -132,6 +132,14 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     secret: true,
     description: 'nats://[user:pass@]host:port of a NATS cluster the DataHub joins (external mode)',
   },
+  {
+    name: 'acquisition-backoff-max',
+    type: 'int',
+    min: 500,
+    max: 3_600_000,
+    default: 30_000,
+    description: 'longest wait between reconnect attempts to a device, milliseconds',
+  },
 ];
 
 export interface EdgeConfig {
@@ -156,6 +164,7 @@ export interface EdgeConfig {
   datahubMaxPayload: number;
   datahubMaxPending: number;
   natsUrl?: string | undefined;
+  acquisitionBackoffMax: number;
 }
 
 export function toEdgeConfig(v: ConfigValues): EdgeConfig {
@@ -181,6 +190,7 @@ export function toEdgeConfig(v: ConfigValues): EdgeConfig {
     datahubMaxPayload: v['datahub-max-payload'] as number,
     datahubMaxPending: v['datahub-max-pending'] as number,
     natsUrl: v['nats-url'] as string | undefined,
+    acquisitionBackoffMax: v['acquisition-backoff-max'] as number,
   };
 }
 

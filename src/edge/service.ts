@@ -24,6 +24,7 @@ import { logsRoutes } from './logs/index.js';
 import { createDevicehub, devicehubMigrations, mountDevicehub, type Devicehub } from './devicehub/index.js';
 import { DataHubService, datahubMigrations, datahubRoutes } from './datahub/index.js';
 import { ensureCertificate } from '../kernel/http/server.js';
+import { ACQUISITION_DRIVERS, AcquisitionEngine, acquisitionRoutes } from './acquisition/index.js';
 import { EDGE_API_VERSION, versionRoutes } from './versions.js';
 import type { EdgeConfig } from './options.js';
 
@@ -39,6 +40,8 @@ export interface EdgeService {
   devicehub: Devicehub;
   /** The DataHub: the message bus, its NATS gateway and access keys. */
   datahub: DataHubService;
+  /** The acquisition engine: drivers polling the DeviceHub's devices onto the DataHub. */
+  acquisition: AcquisitionEngine;
   /** The first-run admin credential, when this start created the admin. */
   firstRun: { username: string; password?: string } | null;
   /** Stops accepting, finishes in-flight requests, closes the stores. Idempotent. */
@@ -68,6 +71,7 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
   const logger = createLogger({ level: config.logLevel as 'info', store: logStore, component: 'edge' });
   let database: Database | undefined;
   let datahub: DataHubService | undefined;
+  let acquisition: AcquisitionEngine | undefined;
   try {
     database = await openEdgeDatabase(config);
     // Before the admin is created: a taken DataHub port must not leave a first-run password unseen.
@@ -106,6 +110,21 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
     const devicehub = createDevicehub(database);
     await mountDevicehub(app, devicehub);
     await app.register(datahubRoutes, { datahub, database });
+    const engine = new AcquisitionEngine({
+      hub: datahub.hub,
+      devicehub: devicehub.service,
+      drivers: ACQUISITION_DRIVERS,
+      dataDir: join(config.dataDir, 'acquisition'),
+      logger: logger.child({ component: 'edge.acquisition' }),
+      backoffMaxMs: config.acquisitionBackoffMax,
+      // Joined to a NATS cluster: the cluster's subscribers are not seen here, publish everything.
+      publishValue: datahub.external ? 'always' : 'on-interest',
+    });
+    for (const d of ACQUISITION_DRIVERS) {
+      const browse = d.browse;
+      if (browse) devicehub.browse.registerBrowser(d.key, (device, driver) => browse(device, driver, engine));
+    }
+    await app.register(acquisitionRoutes, { engine: () => engine });
     await app.ready();
 
     const url = await listen(
@@ -114,6 +133,8 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
       tls !== null,
     );
     logger.info({ url, dataDir: config.dataDir, tls: tls ? tls.certFile : 'off' }, 'edge service listening');
+    acquisition = engine;
+    await engine.start();
 
     const db = database;
     const hub = datahub;
@@ -127,10 +148,12 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
       database: db,
       devicehub,
       datahub: hub,
+      acquisition: engine,
       firstRun: admin.created ? { username: ADMIN_USERNAME, password: admin.generatedPassword } : null,
       close() {
         closing ??= (async () => {
           await closeGracefully(app, config.shutdownTimeout, logger);
+          await engine.stop();
           await hub.close();
           logger.info('edge service stopped');
           await db.close();
@@ -140,6 +163,7 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
       },
     };
   } catch (err) {
+    await acquisition?.stop();
     await datahub?.close();
     await database?.close();
     await logStore.close();

@@ -11,7 +11,12 @@ export class AppError extends Error {
   readonly code: string;
   readonly details: unknown;
 
-  constructor(status: number, code: string, message: string, options?: { details?: unknown; cause?: unknown }) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options?: { details?: unknown; cause?: unknown },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.status = status;
@@ -34,7 +39,8 @@ export interface ErrorReply {
 
 export const badRequest = (message: string, details?: unknown) =>
   new AppError(400, 'bad_request', message, { details });
-export const unauthorized = (message = 'authentication required') => new AppError(401, 'unauthorized', message);
+export const unauthorized = (message = 'authentication required') =>
+  new AppError(401, 'unauthorized', message);
 export const forbidden = (message: string) => new AppError(403, 'forbidden', message);
 export const notFound = (message: string) => new AppError(404, 'not_found', message);
 export const conflict = (message: string) => new AppError(409, 'conflict', message);

@@ -11,17 +11,15 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import websocket from '@fastify/websocket';
 import { createWebSocketStream } from 'ws';
-import { Type, type Static } from '@sinclair/typebox';
 import { Database } from '../kernel/db/index.js';
 import { createHttpApp, ensureCertificate, listen } from '../kernel/http/server.js';
 import { installAuthHook } from '../kernel/http/auth-hook.js';
 import { healthRoutes } from '../kernel/http/health.js';
-import { RateLimiter } from '../kernel/http/rate-limit.js';
 import { mountGraphql } from '../kernel/graphql.js';
 import { PortInUseError, envName } from '../kernel/config.js';
 import { LogStore } from '../kernel/logging/log-store.js';
 import { createLogger } from '../kernel/logging/logger.js';
-import { AccountRepository, AccountService, accountMigrations } from './accounts/index.js';
+import { AccountRepository, AccountService, accountMigrations, activationRoutes } from './accounts/index.js';
 import {
   IdentityRepository,
   IdentityService,
@@ -31,7 +29,7 @@ import {
 } from './oidc/index.js';
 import { NamespaceService, namespaceMigrations } from './namespace/index.js';
 import { UnsBroker, brokerMigrations } from './broker/index.js';
-import { resolvers, type UnsGraphqlContext } from './graphql/resolvers.js';
+import { resolvers, type UnsGraphqlContext } from './graphql/index.js';
 import type { UnsConfig } from './options.js';
 
 export const UNS_API_VERSION = '1';
@@ -75,12 +73,6 @@ export async function openUnsDatabase(config: Pick<UnsConfig, 'dataDir' | 'datab
   }
   return database;
 }
-
-const ActivateBody = Type.Object(
-  { token: Type.String({ minLength: 1, maxLength: 200 }) },
-  { additionalProperties: false },
-);
-type ActivateBody = Static<typeof ActivateBody>;
 
 export async function startUns(config: UnsConfig, options: StartUnsOptions = {}): Promise<UnsService> {
   const logStore = await LogStore.open({
@@ -147,29 +139,12 @@ export async function startUns(config: UnsConfig, options: StartUnsOptions = {})
     });
 
     const addresses: UnsGraphqlContext['addresses'] = { url: '', mqttPort: null, mqttsPort: null };
-    const limited = new RateLimiter({ max: config.authRateLimit, windowMs: 60_000 }).hook();
-    app.post<{ Body: ActivateBody }>(
-      '/mqtt/activate',
-      { config: { permission: 'public' }, onRequest: limited, schema: { body: ActivateBody } },
-      async (request) => {
-        const redeemed = await accounts.redeemActivation(request.body.token, () => []);
-        const extra = await namespaces.defaultRulesFor(redeemed.path);
-        const account =
-          extra.length > 0 ? await accounts.addRules(redeemed.account.id, extra) : redeemed.account;
-        return {
-          accountId: account.id,
-          username: account.username,
-          password: redeemed.password,
-          path: redeemed.path,
-          rules: account.rules,
-          mqtt: {
-            port: addresses.mqttPort,
-            tlsPort: addresses.mqttsPort,
-            websocket: `${addresses.url.replace(/^http/, 'ws')}/mqtt`,
-          },
-        };
-      },
-    );
+    await app.register(activationRoutes, {
+      accounts,
+      defaultRules: (path: string) => namespaces.defaultRulesFor(path),
+      addresses,
+      rateLimit: config.authRateLimit,
+    });
 
     await mountGraphql<UnsGraphqlContext>(app, {
       path: '/mqtt/gql',

@@ -193,8 +193,23 @@ const parseJson = (text: string): any => (text ? JSON.parse(text) : {});
 
 export class DeviceHubService {
   readonly #tagState = new Map<string, { State: TagState; Reason: string; at: number }>();
+  readonly #listeners = new Set<() => void>();
 
   constructor(readonly repo: DevicehubRepository) {}
+
+  /**
+   * Calls `listener` after every change of devices or tags made through this service (GraphQL,
+   * CSV upload, browse selections), so that the acquisition engine follows without a restart.
+   * Answers a function that removes the listener.
+   */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(): void {
+    for (const l of this.#listeners) l();
+  }
 
   // --- drivers
 
@@ -275,6 +290,7 @@ export class DeviceHubService {
         throw conflict(`${subject}: a device with this Name already exists`);
       throw err;
     }
+    this.#changed();
     return deviceView(row);
   }
 
@@ -325,12 +341,15 @@ export class DeviceHubService {
         throw conflict(`${subject}: a device named ${JSON.stringify(row.name)} already exists`);
       throw err;
     }
+    this.#changed();
     return deviceView(row);
   }
 
   async deleteDevices(ids: string[]): Promise<number> {
     if (ids.length > 1000) throw badRequest(`IDs takes at most 1000 values, got ${ids.length}`);
-    return this.repo.deleteDevices(ids);
+    const n = await this.repo.deleteDevices(ids);
+    if (n > 0) this.#changed();
+    return n;
   }
 
   async getDevice(id: string): Promise<Device | null> {
@@ -398,6 +417,7 @@ export class DeviceHubService {
       }
       throw err;
     }
+    this.#changed();
     return rows.map((r) =>
       registerView({
         ...r,
@@ -445,6 +465,7 @@ export class DeviceHubService {
       }
       throw err;
     }
+    this.#changed();
     return registerView({ ...row, device_name: device.name, alias_topics: device.alias_topics });
   }
 
@@ -452,6 +473,7 @@ export class DeviceHubService {
     if (ids.length > 100_000) throw badRequest(`IDs takes at most 100000 values, got ${ids.length}`);
     const n = await this.repo.deleteRegisters(ids);
     for (const id of ids) this.#tagState.delete(id);
+    if (n > 0) this.#changed();
     return n;
   }
 
@@ -524,7 +546,9 @@ export class DeviceHubService {
   // --- CSV
 
   async uploadCsv(text: string): Promise<UploadStatus> {
-    return new CsvImporter(this.repo).run(text);
+    const status = await new CsvImporter(this.repo).run(text);
+    this.#changed();
+    return status;
   }
 
   async exportCsv(deviceIds?: string[] | null): Promise<string> {

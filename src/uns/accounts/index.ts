@@ -19,3 +19,4 @@ export {
   type Perm,
   type RuleSpec,
 } from './rules.js';
+export { activationRoutes } from './routes.js';

@@ -74,6 +74,8 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
   readonly #byName = new Map<string, string>();
   readonly #verified = new Map<string, string>();
   #version = -1;
+  /** Bumped by every change made through this instance, so that a reload that raced one is dropped. */
+  #epoch = 0;
   #refreshing: Promise<void> | undefined;
 
   constructor(repo: AccountRepository, logger: Logger) {
@@ -86,9 +88,12 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
   async refresh(): Promise<void> {
     this.#refreshing ??= (async () => {
       try {
+        const epoch = this.#epoch;
         const version = await this.#repo.version();
         if (version === this.#version) return;
         const [accounts, rules] = await Promise.all([this.#repo.allAccounts(), this.#repo.allRules()]);
+        // A change of ours landed meanwhile: these rows may predate it; the next refresh reloads.
+        if (epoch !== this.#epoch) return;
         this.#version = version;
         const rulesOf = new Map<string, Rule[]>();
         for (const r of rules) {
@@ -102,9 +107,9 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
           const next = toAccount(row, rulesOf.get(row.id) ?? []);
           const held = this.#byId.get(row.id);
           if (held && sameAccount(held.account, next) && held.passwordHash === row.password_hash) continue;
-          this.#hold(next, row.password_hash);
+          this.#hold(next, row.password_hash, false);
         }
-        for (const id of [...this.#byId.keys()]) if (!seen.has(id)) this.#drop(id);
+        for (const id of [...this.#byId.keys()]) if (!seen.has(id)) this.#drop(id, false);
       } finally {
         this.#refreshing = undefined;
       }
@@ -112,7 +117,8 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
     return this.#refreshing;
   }
 
-  #hold(account: Account, passwordHash: string): Held {
+  #hold(account: Account, passwordHash: string, local = true): Held {
+    if (local) this.#epoch++;
     const old = this.#byId.get(account.id);
     if (old && old.account.username !== account.username) this.#byName.delete(old.account.username);
     const held = { account, passwordHash, compiled: new CompiledRules(account.rules) };
@@ -122,7 +128,8 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
     return held;
   }
 
-  #drop(id: string): void {
+  #drop(id: string, local = true): void {
+    if (local) this.#epoch++;
     const held = this.#byId.get(id);
     if (!held) return;
     this.#byId.delete(id);

@@ -249,14 +249,16 @@ export class UnsBroker {
 
   /** Serves one connection (a TCP or TLS socket, or a WebSocket stream). */
   handle(stream: Duplex, request?: IncomingMessage): void {
+    coalesceWrites(stream);
     this.aedes.handle(stream, request);
   }
 
   /** Listens for MQTT over TCP, or over TLS with `tls`; answers the port. */
   listen(host: string, port: number, tls?: { cert: string; key: string }): Promise<number> {
+    // No Nagle delay: writes are already gathered per event-loop turn (see coalesceWrites).
     const server = tls
-      ? createTlsServer({ cert: tls.cert, key: tls.key }, (s) => this.handle(s))
-      : createServer((s) => this.handle(s));
+      ? createTlsServer({ cert: tls.cert, key: tls.key, noDelay: true }, (s) => this.handle(s))
+      : createServer({ noDelay: true }, (s) => this.handle(s));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -311,6 +313,28 @@ export class UnsBroker {
     await stopped;
     await this.#persistence.destroy();
   }
+}
+
+/**
+ * Gathers what is written to a connection during one turn of the event loop into one system call:
+ * the first write of a turn corks the stream, the end of the turn uncorks it. A fan-out writes a
+ * packet to each subscriber in its own tick; without this, each becomes its own `writev`.
+ */
+function coalesceWrites(stream: Duplex): void {
+  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    stream.uncork();
+  };
+  stream.write = ((...args: unknown[]) => {
+    if (!corked) {
+      corked = true;
+      stream.cork();
+      setImmediate(uncork);
+    }
+    return write(...args);
+  }) as typeof stream.write;
 }
 
 function remoteOf(client: Client): string {

@@ -272,14 +272,18 @@ export class SqlPersistence implements AsyncPersistence {
     const counter = Number(packet.brokerCounter);
     const messageId = packet.messageId ?? null;
     const text = encode({ ...packet, messageId: undefined });
+    // A PUBREL carries no broker id or counter of its own.
+    const identified = packet.brokerId !== undefined && Number.isFinite(counter);
     await this.#write(async (trx) => {
-      const res = await trx
-        .updateTable('uns_mqtt_outgoing')
-        .set({ message_id: messageId })
-        .where('client_id', '=', id)
-        .where('broker_id', '=', brokerId)
-        .where('broker_counter', '=', counter)
-        .executeTakeFirst();
+      const res = identified
+        ? await trx
+            .updateTable('uns_mqtt_outgoing')
+            .set({ message_id: messageId })
+            .where('client_id', '=', id)
+            .where('broker_id', '=', brokerId)
+            .where('broker_counter', '=', counter)
+            .executeTakeFirst()
+        : { numUpdatedRows: 0n };
       if (Number(res.numUpdatedRows) === 0 && messageId !== null) {
         // The packet in flight with this message id is replaced (as in memory): a PUBREL, or a
         // packet of another broker.

@@ -1,0 +1,331 @@
+/**
+ * bench/acquisition: Modbus TCP polling at scale, end to end. 10 Modbus TCP servers (modbus-serial's
+ * ServerTCP) × 10,000 holding registers, every register a tag polled at a 1 s interval (100,000
+ * values per second), published by the edge on the DataHub and received by a `nats` client
+ * subscribed to `devicehub.raw.>` through the edge's gateway. Measured over a window after a
+ * warm-up: values per second delivered, CPU share of the edge process (user + system time over
+ * wall time, from /proc), its resident memory, and poll-to-subscriber latency p50/p99 (the
+ * payload's `timestamp`, set when the device's answer arrived, to the subscriber's receipt, plus
+ * the poll's own duration from /devicehub/metrics). Beside it, the ceiling: the same modbus-serial
+ * client reading the same blocks (125 registers) from the same servers in a tight loop, nothing
+ * published.
+ *
+ * Three processes: the servers (this file with `--serve`), the edge (`millwright edge`), and this
+ * process (configuration, the NATS subscriber, the ceiling).
+ *
+ *   npm run bench -- acquisition [--servers 10] [--registers 10000] [--seconds 20] [--warmup 10]
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { connect } from 'nats';
+import modbusSerial from 'modbus-serial';
+import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
+import type { IServiceVector, ServerTCP as ServerTCPType } from 'modbus-serial/ServerTCP.js';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const SERVERS = arg('servers', 10);
+const REGISTERS = arg('registers', 10000);
+const SECONDS = arg('seconds', 20);
+const WARMUP = arg('warmup', 10);
+const BLOCK = 125;
+
+// --- the servers' process -----------------------------------------------------------------------
+if (process.argv.includes('--serve')) {
+  const ServerTCP = (
+    modbusSerial as unknown as { ServerTCP: new (v: IServiceVector, o: object) => ServerTCPType }
+  ).ServerTCP;
+  const { createServer } = await import('node:net');
+  const ports: number[] = [];
+  for (let s = 0; s < SERVERS; s++) {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    const regs = new Uint16Array(REGISTERS);
+    for (let i = 0; i < REGISTERS; i++) regs[i] = (i * 7 + s) & 0xffff;
+    let tick = 0;
+    setInterval(() => {
+      tick++;
+      for (let i = 0; i < REGISTERS; i += 97) regs[i] = (regs[i]! + tick) & 0xffff;
+    }, 250).unref();
+    const server = new ServerTCP(
+      {
+        getHoldingRegister: (a: number) => regs[a] ?? 0,
+        getMultipleHoldingRegisters: (a: number, n: number) => Array.from(regs.subarray(a, a + n)),
+      },
+      { host: '127.0.0.1', port, unitID: 1 },
+    );
+    server.on('socketError', () => undefined);
+    await new Promise<void>((r) => server.on('initialized', () => r()));
+    ports.push(port);
+  }
+  process.stdout.write(`${JSON.stringify({ ports })}\n`);
+  await new Promise(() => undefined);
+}
+
+// --- helpers --------------------------------------------------------------------------------------
+const CLI = [join(import.meta.dirname, '../src/cli/main.ts')];
+const dataDir = mkdtempSync(join(tmpdir(), 'mw-bench-acquisition-'));
+const env = {
+  ...process.env,
+  MILLWRIGHT_EDGE_DATA_DIR: dataDir,
+  MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password',
+  MILLWRIGHT_EDGE_DATAHUB_PORT: '0',
+  MILLWRIGHT_EDGE_DATAHUB_HOST: '127.0.0.1',
+};
+const agent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 60_000 });
+const children: ChildProcess[] = [];
+const cleanup = () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+};
+process.on('exit', cleanup);
+
+function cli(args: string[]): any {
+  return JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', ...CLI, ...args], { env, encoding: 'utf8' }),
+  );
+}
+
+async function startServers(): Promise<number[]> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      import.meta.filename,
+      '--serve',
+      '--servers',
+      String(SERVERS),
+      '--registers',
+      String(REGISTERS),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  children.push(child);
+  let out = '';
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line && out.includes('\n')) resolve((JSON.parse(line) as { ports: number[] }).ports);
+    });
+    child.on('exit', (code) => reject(new Error(`servers exited ${code}`)));
+  });
+}
+
+async function startEdge(): Promise<{ url: string; nats: string; pid: number }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', ...CLI, 'edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  children.push(child);
+  let out = '';
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const url = /edge service\s+(https:\/\/\S+)/.exec(out);
+      const nats = /DataHub \(NATS\)\s+(nats:\/\/\S+)/.exec(out);
+      if (url && nats) resolve({ url: url[1]!, nats: nats[1]!, pid: child.pid! });
+    });
+    child.on('exit', (code) => reject(new Error(`edge exited ${code}: ${out}`)));
+  });
+}
+
+/** CPU seconds (user + system) of a process, from /proc. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
+}
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+const quantile = (sorted: Float64Array, q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+// --- the run ------------------------------------------------------------------------------------
+const ports = await startServers();
+const client = cli(['edge', 'api-client', 'create', '--name', 'bench']);
+const edge = await startEdge();
+// The edge process is `node --import tsx ...`; its pid is the child's.
+const tokenRes = await request(`${edge.url}/auth/v3/oauth/token`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: client.client_id,
+    client_secret: client.client_secret,
+  }).toString(),
+  dispatcher: agent,
+});
+const authorization = `Bearer ${((await tokenRes.body.json()) as { access_token: string }).access_token}`;
+const gql = async (query: string, variables?: unknown): Promise<any> => {
+  const res = await request(`${edge.url}/devicehub/v2`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization },
+    body: JSON.stringify({ query, variables }),
+    dispatcher: agent,
+  });
+  const body = (await res.body.json()) as any;
+  if (res.statusCode !== 200 || body.errors)
+    throw new Error(`GraphQL ${res.statusCode}: ${JSON.stringify(body.errors)}`);
+  return body.data;
+};
+
+const nc = await connect({ servers: edge.nats, maxPingOut: 100 });
+let received = 0;
+let counting = false;
+const LAT_CAP = 4_000_000;
+const latencies = new Float64Array(LAT_CAP);
+let latN = 0;
+nc.subscribe('devicehub.raw.>', {
+  callback: (_err, m) => {
+    if (!counting) return;
+    received++;
+    // The timestamp sits at a fixed place in the payload: parse only what is needed.
+    const s = m.string();
+    const i = s.indexOf('"timestamp":');
+    if (latN < LAT_CAP && i >= 0) latencies[latN++] = Date.now() - Number(s.slice(i + 12, s.indexOf(',', i)));
+  },
+});
+
+const t0 = Date.now();
+for (let s = 0; s < SERVERS; s++) {
+  const dev = (
+    await gql(`mutation($in: CreateDeviceRequest!) { CreateDevice(input: $in) { ID } }`, {
+      in: {
+        Name: `plc-${s}`,
+        DriverID: 'Modbus TCP',
+        Properties: [
+          { Key: 'host', Value: '127.0.0.1' },
+          { Key: 'port', Value: String(ports[s]) },
+          { Key: 'maxRegistersPerRequest', Value: String(BLOCK) },
+        ],
+      },
+    })
+  ).CreateDevice.ID;
+  await gql(`mutation($in: [CreateRegisterRequest!]!) { CreateRegisters(input: $in) { ID } }`, {
+    in: Array.from({ length: REGISTERS }, (_, i) => ({
+      DeviceID: dev,
+      Name: 'HR',
+      TagName: `hr${i}`,
+      ValueType: 'uint16',
+      IntervalMs: 1000,
+      Properties: [{ Name: 'address', Value: String(i) }],
+    })),
+  });
+}
+console.log(
+  `configured ${SERVERS} devices × ${fmt(REGISTERS)} tags in ${((Date.now() - t0) / 1000).toFixed(1)} s; warm-up ${WARMUP} s`,
+);
+await new Promise((r) => setTimeout(r, WARMUP * 1000));
+
+const metricsOf = async () => {
+  const res = await request(`${edge.url}/devicehub/metrics`, {
+    headers: { authorization },
+    dispatcher: agent,
+  });
+  const text = await res.body.text();
+  let sum = 0;
+  let count = 0;
+  let overruns = 0;
+  let errors = 0;
+  let reads = 0;
+  for (const line of text.split('\n')) {
+    const v = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith('loopedge_dh_device_read_duration_seconds_sum')) sum += v;
+    else if (line.startsWith('loopedge_dh_device_read_duration_seconds_count')) count += v;
+    else if (line.startsWith('loopedge_dh_device_overruns_total')) overruns += v;
+    else if (line.startsWith('loopedge_dh_device_read_errors_total')) errors += v;
+    else if (line.startsWith('loopedge_dh_device_reads_total')) reads += v;
+  }
+  return { sum, count, overruns, errors, reads };
+};
+const m0 = await metricsOf();
+const cpu0 = cpuSeconds(edge.pid);
+const w0 = performance.now();
+counting = true;
+let rssMax = 0;
+const rssTimer = setInterval(() => (rssMax = Math.max(rssMax, rssMiB(edge.pid))), 500);
+await new Promise((r) => setTimeout(r, SECONDS * 1000));
+counting = false;
+clearInterval(rssTimer);
+const wall = (performance.now() - w0) / 1000;
+const cpu = (cpuSeconds(edge.pid) - cpu0) / wall;
+const m1 = await metricsOf();
+const lat = latencies.subarray(0, latN).sort();
+const pollMs = ((m1.sum - m0.sum) / Math.max(1, m1.count - m0.count)) * 1000;
+const result = {
+  valuesPerSecond: received / wall,
+  readPerSecond: (m1.reads - m0.reads) / wall,
+  cpu,
+  rss: rssMax,
+  p50: quantile(lat, 0.5),
+  p99: quantile(lat, 0.99),
+  pollMs,
+  overruns: m1.overruns - m0.overruns,
+  errors: m1.errors - m0.errors,
+};
+await nc.close();
+cleanup();
+
+// --- the ceiling: the same client, the same blocks, a tight loop, nothing published --------------
+const Client = modbusSerial as unknown as new () => ModbusRTU;
+const ceilingSeconds = Math.min(SECONDS, 10);
+const servers2 = await startServers();
+let regs = 0;
+const until = Date.now() + ceilingSeconds * 1000;
+const c0 = performance.now();
+await Promise.all(
+  servers2.map(async (port) => {
+    const c = new Client();
+    await c.connectTCP('127.0.0.1', { port });
+    c.setID(1);
+    c.setTimeout(2000);
+    while (Date.now() < until) {
+      for (let a = 0; a < REGISTERS && Date.now() < until; a += BLOCK) {
+        const r = await c.readHoldingRegisters(a, Math.min(BLOCK, REGISTERS - a));
+        regs += r.data.length;
+      }
+    }
+    c.close(() => undefined);
+  }),
+);
+const ceiling = regs / ((performance.now() - c0) / 1000);
+cleanup();
+rmSync(dataDir, { recursive: true, force: true });
+
+const cpuModel = cpus()[0]?.model ?? 'unknown CPU';
+console.log(
+  `\nbench/acquisition: ${SERVERS} Modbus TCP servers × ${fmt(REGISTERS)} holding registers, every one a uint16 tag at 1 s ` +
+    `(${fmt(SERVERS * REGISTERS)} values/s offered), blocks of ${BLOCK}; window ${SECONDS} s after ${WARMUP} s warm-up; ` +
+    `${cpus().length} × ${cpuModel}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}\n`,
+);
+console.log(
+  '| case | values/s read and published | values/s delivered to the subscriber | edge CPU (one core = 100%) | edge RSS MiB | latency p50 ms | latency p99 ms | poll duration ms |',
+);
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+console.log(
+  `| edge: poll, publish, NATS subscriber via the gateway | ${fmt(result.readPerSecond)} | ${fmt(result.valuesPerSecond)} | ${(result.cpu * 100).toFixed(0)}% | ${result.rss.toFixed(0)} | ${result.p50.toFixed(1)} | ${result.p99.toFixed(1)} | ${result.pollMs.toFixed(1)} |`,
+);
+console.log(
+  `| ceiling: modbus-serial client, same blocks, tight loop, no publishing | ${fmt(ceiling)} | | | | | | |`,
+);
+console.log(
+  `\noverruns in the window: ${result.overruns}; failed reads: ${result.errors}; latency samples: ${fmt(latN)}`,
+);
+process.exit(0);

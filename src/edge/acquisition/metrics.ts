@@ -1,0 +1,90 @@
+/**
+ * `/devicehub/metrics`: the acquisition engine's state and counters as Prometheus text
+ * (exposition format 0.0.4). Clients of the product family read the gauge
+ * `loopedge_dh_device_state{alias=...}` (1 connected, 0 not).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AcquisitionEngine, DeviceStatus } from './engine.js';
+
+/** Latency buckets, in seconds. */
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** A cumulative histogram of read latencies (observed in milliseconds, exported in seconds). */
+export class LatencyHistogram {
+  readonly counts = new Array<number>(BUCKETS.length).fill(0);
+  count = 0;
+  sumMs = 0;
+
+  observe(ms: number): void {
+    this.count++;
+    this.sumMs += ms;
+    const s = ms / 1000;
+    for (let i = 0; i < BUCKETS.length; i++) {
+      if (s <= BUCKETS[i]!) {
+        this.counts[i]!++;
+        break;
+      }
+    }
+  }
+}
+
+const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+const STATES = ['connecting', 'connected', 'failed', 'stopped'] as const;
+
+export function acquisitionMetrics(devices: DeviceStatus[]): string {
+  const lines: string[] = [];
+  const family = (name: string, type: string, help: string) =>
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+  const labels = (d: DeviceStatus) =>
+    `alias="${escape(d.name)}",device_id="${escape(d.id)}",driver="${escape(d.driver)}"`;
+
+  family('loopedge_dh_device_state', 'gauge', 'device connection: 1 connected, 0 not connected');
+  for (const d of devices)
+    lines.push(`loopedge_dh_device_state{${labels(d)}} ${d.state === 'connected' ? 1 : 0}`);
+  family('loopedge_dh_device_connection_state', 'gauge', 'device connection state, 1 for the current one');
+  for (const d of devices)
+    for (const s of STATES)
+      lines.push(`loopedge_dh_device_connection_state{${labels(d)},state="${s}"} ${d.state === s ? 1 : 0}`);
+  const counter = (name: string, help: string, f: (d: DeviceStatus) => number, type = 'counter') => {
+    family(name, type, help);
+    for (const d of devices) lines.push(`${name}{${labels(d)}} ${f(d)}`);
+  };
+  counter('loopedge_dh_device_tags', 'tags configured on the device', (d) => d.tags, 'gauge');
+  counter('loopedge_dh_device_reads_total', 'tag values read successfully', (d) => d.reads);
+  counter('loopedge_dh_device_read_errors_total', 'tag reads that failed', (d) => d.errors);
+  counter('loopedge_dh_device_writes_total', 'writes done through the Command topics', (d) => d.writes);
+  counter('loopedge_dh_device_write_errors_total', 'writes that failed', (d) => d.writeErrors);
+  counter('loopedge_dh_device_connects_total', 'successful connections', (d) => d.connects);
+  counter(
+    'loopedge_dh_device_overruns_total',
+    'polls skipped: the previous one was still running',
+    (d) => d.overruns,
+  );
+
+  const h = 'loopedge_dh_device_read_duration_seconds';
+  family(h, 'histogram', 'duration of a poll (one driver read of the tags due together)');
+  for (const d of devices) {
+    const l = labels(d);
+    let cum = 0;
+    for (let i = 0; i < BUCKETS.length; i++) {
+      cum += d.latency.counts[i]!;
+      lines.push(`${h}_bucket{${l},le="${BUCKETS[i]}"} ${cum}`);
+    }
+    lines.push(`${h}_bucket{${l},le="+Inf"} ${d.latency.count}`);
+    lines.push(`${h}_sum{${l}} ${d.latency.sumMs / 1000}`);
+    lines.push(`${h}_count{${l}} ${d.latency.count}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** `GET /devicehub/metrics` (permission `read`, like every data route). */
+export async function acquisitionRoutes(
+  app: FastifyInstance,
+  opts: { engine: () => AcquisitionEngine | undefined },
+) {
+  app.get('/devicehub/metrics', { config: { permission: 'read' } }, async (_request, reply) =>
+    reply
+      .type('text/plain; version=0.0.4; charset=utf-8')
+      .send(acquisitionMetrics(opts.engine()?.status() ?? [])),
+  );
+}

@@ -1,0 +1,2 @@
+/** The GraphQL API of the UNS at `/mqtt/gql`: resolvers over the modules (schema in schema.graphql). */
+export { resolvers, type UnsGraphqlContext } from './resolvers.js';

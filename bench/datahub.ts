@@ -15,7 +15,7 @@
  *
  *   npm run bench -- datahub [--messages 200000] [--rounds 3] [--latency 20000]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { startCli } from '../test/helpers/cli.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -153,14 +153,9 @@ async function overNats(url: string, fanout: number, subject: string): Promise<R
 
 // --- the edge as its own process ----------------------------------------------------------
 
-async function startEdge(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
-  const cli = join(import.meta.dirname, '../src/cli/main.ts');
-  const child = spawn(
-    process.execPath,
+async function startEdge(dataDir: string): Promise<{ url: string; stop: () => Promise<unknown> }> {
+  const edge = await startCli(
     [
-      '--import',
-      'tsx',
-      cli,
       'edge',
       '--port',
       '0',
@@ -179,19 +174,11 @@ async function startEdge(dataDir: string): Promise<{ url: string; child: ChildPr
         MILLWRIGHT_EDGE_DATA_DIR: dataDir,
         MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password',
       },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      ready: /DataHub \(NATS\)\s+(nats:\/\/\S+)/,
+      inheritStderr: true,
     },
   );
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /DataHub \(NATS\)\s+(nats:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`edge exited ${code}: ${out}`)));
-  });
-  return { url, child };
+  return { url: edge.match[1]!, stop: edge.stop };
 }
 
 async function natsServerUp(): Promise<boolean> {
@@ -233,7 +220,7 @@ try {
     if (serverUp) rows.push(['(c) nats-server 127.0.0.1:4222, nats client', fanout, median(cs)]);
   }
 } finally {
-  edge.child.kill('SIGTERM');
+  await edge.stop();
   setTimeout(() => rmSync(dataDir, { recursive: true, force: true }), 500);
 }
 

@@ -11,7 +11,7 @@
  *
  *   npm run bench -- devicehub [--walks 3] [--devices 100] [--tags-per-device 1000]
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { runCliJson, startCli } from '../test/helpers/cli.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,6 @@ const walks = arg('walks', 3);
 const deviceCount = arg('devices', 100);
 const tagsPerDevice = arg('tags-per-device', 1000);
 const PAGE = 1000;
-const CLI = [join(import.meta.dirname, '../src/cli/main.ts')];
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-bench-devicehub-'));
 const env = {
   ...process.env,
@@ -40,28 +39,15 @@ const env = {
 };
 const agent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 60_000 });
 
-function cli(args: string[]): any {
-  return JSON.parse(
-    execFileSync(process.execPath, ['--import', 'tsx', ...CLI, ...args], { env, encoding: 'utf8' }),
-  );
-}
+const cli = (args: string[]) => runCliJson(args, env);
 
-async function startEdge(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', ...CLI, 'edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'],
-    { env, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /edge service\s+(https:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`edge exited ${code}: ${out}`)));
+async function startEdge(): Promise<{ url: string; stop: () => Promise<unknown> }> {
+  const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
+    env,
+    ready: /edge service\s+(https:\/\/\S+)/,
+    inheritStderr: true,
   });
-  return { url, stop: () => child.kill('SIGTERM') };
+  return { url: edge.match[1]!, stop: edge.stop };
 }
 
 const quantile = (xs: number[], q: number) => {
@@ -286,6 +272,6 @@ try {
     `\ntarget: page p99 < 50 ms: ${ms(p99)} ms ${p99 < 50 ? 'MET' : 'NOT MET'}; 50,000-line upload < 10 s: ${worstUpload.toFixed(2)} s ${worstUpload < 10 ? 'MET' : 'NOT MET'}`,
   );
 } finally {
-  edge.stop();
+  await edge.stop();
   setTimeout(() => rmSync(dataDir, { recursive: true, force: true }), 500);
 }

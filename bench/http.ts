@@ -9,7 +9,7 @@
  *
  *   npm run bench -- http [--duration 10] [--connections 32] [--rounds 2]
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { runCliJson, startCli } from '../test/helpers/cli.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +23,6 @@ const arg = (name: string, dflt: number) => {
 const duration = arg('duration', 10);
 const connections = arg('connections', 32);
 const rounds = arg('rounds', 2);
-const CLI = [join(import.meta.dirname, '../src/cli/main.ts')];
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-bench-http-'));
 const env = {
   ...process.env,
@@ -31,19 +30,11 @@ const env = {
   MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password',
 };
 
-function cli(args: string[]): any {
-  return JSON.parse(
-    execFileSync(process.execPath, ['--import', 'tsx', ...CLI, ...args], { env, encoding: 'utf8' }),
-  );
-}
+const cli = (args: string[]) => runCliJson(args, env);
 
-async function startEdge(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(
-    process.execPath,
+async function startEdge(): Promise<{ url: string; stop: () => Promise<unknown> }> {
+  const edge = await startCli(
     [
-      '--import',
-      'tsx',
-      ...CLI,
       'edge',
       '--port',
       '0',
@@ -56,18 +47,9 @@ async function startEdge(): Promise<{ url: string; stop: () => void }> {
       '--auth-rate-limit',
       '1000000',
     ],
-    { env, stdio: ['ignore', 'pipe', 'inherit'] },
+    { env, ready: /edge service\s+(https:\/\/\S+)/, inheritStderr: true },
   );
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /edge service\s+(https:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`edge exited ${code}: ${out}`)));
-  });
-  return { url, stop: () => child.kill('SIGTERM') };
+  return { url: edge.match[1]!, stop: edge.stop };
 }
 
 interface Result {
@@ -167,6 +149,6 @@ try {
     `\ntarget: authenticated throughput >= 80% of the ceiling: ${(authShare * 100).toFixed(1)}% ${authShare >= 0.8 ? 'MET' : 'NOT MET'}`,
   );
 } finally {
-  edge.stop();
+  await edge.stop();
   setTimeout(() => rmSync(dataDir, { recursive: true, force: true }), 500);
 }

@@ -1,70 +1,26 @@
 /** The `millwright` command as a user runs it: start, first-run credentials, admin commands, errors. */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { http, basic } from '../helpers/edge.js';
+import { cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
 
-const run = promisify(execFile);
-const CLI = ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
-const dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'mw-cli-'));
-  dirs.push(d);
-  return d;
-};
-after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const dirs = tempDirs('mw-cli-');
+const tmp = () => dirs.make();
+after(() => dirs.removeAll());
+const cli = runCli;
 
-const cleanEnv = () => {
-  const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('MILLWRIGHT_')) delete env[k];
-  return env;
-};
-
-function cli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  return run(process.execPath, [...CLI, ...args], { env }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({
-      code: e.code,
-      stdout: e.stdout,
-      stderr: e.stderr,
-    }),
-  );
-}
-
-/** Starts a long-running command and waits for the line that announces the edge's address. */
+/** Starts a long-running command and waits for the announcement of the edge's address. */
 async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  const child = spawn(process.execPath, [...CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no address in time; stdout: ${out} stderr: ${err}`)),
-      30_000,
-    );
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /edge service\s+(https?:\/\/\S+)/.exec(out);
-      if (m && out.includes('API client for scripts')) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}; stdout: ${out} stderr: ${err}`)));
+  const p = await startCli(args, {
+    env,
+    ready: /edge service\s+(https?:\/\/\S+)/,
+    until: 'API client for scripts',
   });
-  const stop = () =>
-    new Promise<number | null>((resolve) => {
-      child.removeAllListeners('exit');
-      child.on('exit', (code) => resolve(code));
-      child.kill('SIGTERM');
-    });
-  return { url, output: () => out, stop };
+  return { url: p.match[1]!, output: p.output, stop: p.stop };
 }
 
 test('`millwright edge` prints its HTTPS address and a first-run password that logs in; SIGTERM stops it cleanly', async () => {

@@ -1,27 +1,12 @@
 /** `millwright edge access-key create|list|revoke` next to a running edge, as an operator uses them. */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { connect, ErrorCode, StringCodec } from 'nats';
 import { startTestEdge, type TestEdge } from '../helpers/edge.js';
+import { runCli } from '../helpers/cli.js';
+import { join } from 'node:path';
 
-const run = promisify(execFile);
-const CLI = ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
-
-function cli(args: string[]) {
-  const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('MILLWRIGHT_')) delete env[k];
-  return run(process.execPath, [...CLI, ...args], { env }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({
-      code: e.code,
-      stdout: e.stdout,
-      stderr: e.stderr,
-    }),
-  );
-}
+const cli = (args: string[]) => runCli(args);
 
 let t: TestEdge;
 before(async () => {

@@ -1,70 +1,24 @@
 /** `millwright uns`, its administration commands, and `millwright up` starting the UNS beside the edge. */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { closed, connectMqtt, end, gql, unsToken } from '../helpers/uns.js';
 import { http } from '../helpers/edge.js';
+import { cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
 
-const run = promisify(execFile);
-const CLI = ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
-const dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'mw-uns-cli-'));
-  dirs.push(d);
-  return d;
-};
-after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-const cleanEnv = (extra: Record<string, string> = {}) => {
-  const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('MILLWRIGHT_')) delete env[k];
-  return { ...env, ...extra };
-};
-
-function cli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  return run(process.execPath, [...CLI, ...args], { env }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({
-      code: e.code,
-      stdout: e.stdout,
-      stderr: e.stderr,
-    }),
-  );
-}
+const dirs = tempDirs('mw-uns-cli-');
+const tmp = () => dirs.make();
+after(() => dirs.removeAll());
+const cli = runCli;
 
 /** Starts a long-running command and waits until the UNS has announced its addresses. */
 async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  const child = spawn(process.execPath, [...CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no address in time; stdout: ${out} stderr: ${err}`)),
-      30_000,
-    );
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /unified namespace (https?:\/\/\S+)\/mqtt\/gql/.exec(out);
-      if (m && out.includes('UNS users and accounts')) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}; stdout: ${out} stderr: ${err}`)));
+  const p = await startCli(args, {
+    env,
+    ready: /unified namespace (https?:\/\/\S+)\/mqtt\/gql/,
+    until: 'UNS users and accounts',
   });
-  const stop = () =>
-    new Promise<number | null>((resolve) => {
-      child.removeAllListeners('exit');
-      child.on('exit', (code) => resolve(code));
-      child.kill('SIGTERM');
-    });
-  return { url, output: () => out, stop };
+  return { url: p.match[1]!, output: p.output, stop: p.stop };
 }
 
 test('`millwright uns` starts from flags and MILLWRIGHT_UNS_*; users and accounts made by the CLI work at once on the running service', async () => {

@@ -1,0 +1,117 @@
+/**
+ * The `millwright` command as a separate process, as a user runs it: for the CLI tests and for
+ * the benchmarks, which run each service in its own process so that measurements are honest.
+ */
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Node arguments that run the CLI from source (tsx), as `node <CLI_ARGS> <command...>`. */
+export const CLI_ARGS = ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
+
+/** The environment without any `MILLWRIGHT_*` variable of the caller, plus `extra`. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('MILLWRIGHT_')) delete env[k];
+  return { ...env, ...extra };
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end; a failing command answers its exit code instead of throwing. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<CliRun> {
+  return run(process.execPath, [...CLI_ARGS, ...args], { env }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: CliRun) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}
+
+/** Runs a command that prints JSON (the administration commands) and answers the parsed output. */
+export function runCliJson(args: string[], env: NodeJS.ProcessEnv): any {
+  return JSON.parse(execFileSync(process.execPath, [...CLI_ARGS, ...args], { env, encoding: 'utf8' }));
+}
+
+export interface CliProcess {
+  pid: number;
+  /** The match of `ready` in the standard output. */
+  match: RegExpExecArray;
+  output(): string;
+  /** SIGTERM, then the exit code (null when a signal ended the process). */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts a long-running command (`edge`, `uns`, `up`) and waits until its standard output matches
+ * `ready` and, when given, also contains `until` (the end of its announcement).
+ */
+export async function startCli(
+  args: string[],
+  options: {
+    ready: RegExp;
+    until?: string;
+    env?: NodeJS.ProcessEnv;
+    timeoutMs?: number;
+    inheritStderr?: boolean;
+  },
+): Promise<CliProcess> {
+  const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
+    env: options.env ?? cleanEnv(),
+    stdio: ['ignore', 'pipe', options.inheritStderr ? 'inherit' : 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (d) => (err += d));
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`not ready in time; stdout: ${out} stderr: ${err}`)),
+      options.timeoutMs ?? 30_000,
+    );
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = options.ready.exec(out);
+      if (m && (!options.until || out.includes(options.until))) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code}; stdout: ${out} stderr: ${err}`));
+    });
+  });
+  return {
+    pid: child.pid!,
+    match,
+    output: () => out,
+    stop: () =>
+      new Promise<number | null>((resolve) => {
+        child.removeAllListeners('exit');
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+        child.on('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Temporary directories made by a test file, removed together at its end. */
+export function tempDirs(prefix: string): { make(): string; removeAll(): void } {
+  const dirs: string[] = [];
+  return {
+    make() {
+      const d = mkdtempSync(join(tmpdir(), prefix));
+      dirs.push(d);
+      return d;
+    },
+    removeAll() {
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    },
+  };
+}

@@ -15,7 +15,7 @@
  *
  *   npm run bench -- acquisition [--servers 10] [--registers 10000] [--seconds 20] [--warmup 10]
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import { connect } from 'nats';
 import modbusSerial from 'modbus-serial';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
 import type { IServiceVector, ServerTCP as ServerTCPType } from 'modbus-serial/ServerTCP.js';
+import { cleanEnv, runCliJson, startCli } from '../test/helpers/cli.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -70,10 +71,9 @@ if (process.argv.includes('--serve')) {
 }
 
 // --- helpers --------------------------------------------------------------------------------------
-const CLI = [join(import.meta.dirname, '../src/cli/main.ts')];
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-bench-acquisition-'));
 const env = {
-  ...process.env,
+  ...cleanEnv(),
   MILLWRIGHT_EDGE_DATA_DIR: dataDir,
   MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password',
   MILLWRIGHT_EDGE_DATAHUB_PORT: '0',
@@ -81,16 +81,14 @@ const env = {
 };
 const agent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 60_000 });
 const children: ChildProcess[] = [];
+const stops: Array<() => void> = [];
 const cleanup = () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  for (const stop of stops.splice(0)) stop();
 };
 process.on('exit', cleanup);
 
-function cli(args: string[]): any {
-  return JSON.parse(
-    execFileSync(process.execPath, ['--import', 'tsx', ...CLI, ...args], { env, encoding: 'utf8' }),
-  );
-}
+const cli = (args: string[]) => runCliJson(args, env);
 
 async function startServers(): Promise<number[]> {
   const child = spawn(
@@ -122,25 +120,21 @@ async function startServers(): Promise<number[]> {
 }
 
 async function startEdge(): Promise<{ url: string; nats: string; pid: number }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', ...CLI, 'edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'],
-    {
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  children.push(child);
-  let out = '';
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const url = /edge service\s+(https:\/\/\S+)/.exec(out);
-      const nats = /DataHub \(NATS\)\s+(nats:\/\/\S+)/.exec(out);
-      if (url && nats) resolve({ url: url[1]!, nats: nats[1]!, pid: child.pid! });
-    });
-    child.on('exit', (code) => reject(new Error(`edge exited ${code}: ${out}`)));
+  const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
+    env,
+    ready: /edge service\s+(https:\/\/\S+)/,
+    until: 'DataHub (NATS)',
+    inheritStderr: true,
   });
+  stops.push(() => void edge.stop());
+  // The announcement may still be arriving: wait for the whole DataHub line.
+  let m: RegExpExecArray | null = null;
+  for (let i = 0; !m && i < 50; i++) {
+    m = /DataHub \(NATS\)\s+(nats:\/\/\S+)\s/.exec(edge.output());
+    if (!m) await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!m) throw new Error(`no DataHub address in: ${edge.output()}`);
+  return { url: edge.match[1]!, nats: m[1]!, pid: edge.pid };
 }
 
 /** CPU seconds (user + system) of a process, from /proc. */
@@ -161,7 +155,6 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const ports = await startServers();
 const client = cli(['edge', 'api-client', 'create', '--name', 'bench']);
 const edge = await startEdge();
-// The edge process is `node --import tsx ...`; its pid is the child's.
 const tokenRes = await request(`${edge.url}/auth/v3/oauth/token`, {
   method: 'POST',
   headers: { 'content-type': 'application/x-www-form-urlencoded' },

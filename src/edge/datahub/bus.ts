@@ -228,7 +228,7 @@ export interface DataHubOptions {
   prefixDepth?: number;
   /** Buffer of an iterable subscription, messages (default 65536). */
   maxPending?: number;
-  /** Subjects whose match result is cached (default 16384). */
+  /** Subjects whose match result is cached (default 262,144). */
   cacheSize?: number;
 }
 

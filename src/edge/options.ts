@@ -1,5 +1,12 @@
 /** The edge service's options: flags, `MILLWRIGHT_EDGE_*` variables and config-file keys. */
-import { defaultDataDir, type ConfigValues, type OptionSpec } from '../kernel/config.js';
+import {
+  COMMON_OPTIONS,
+  configWith,
+  defaultDataDir,
+  toConfigObject,
+  type ConfigValues,
+  type OptionSpec,
+} from '../kernel/config.js';
 
 export const EDGE_OPTIONS: readonly OptionSpec[] = [
   {
@@ -52,37 +59,6 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     max: 1_000_000,
     default: 30,
     description: 'token and login attempts per minute per client address',
-  },
-  {
-    name: 'log-level',
-    type: 'enum',
-    values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'],
-    default: 'info',
-    description: 'lowest level logged',
-  },
-  {
-    name: 'log-retention-entries',
-    type: 'int',
-    min: 1000,
-    max: 100_000_000,
-    default: 100_000,
-    description: 'log entries kept at most',
-  },
-  {
-    name: 'log-retention-days',
-    type: 'int',
-    min: 1,
-    max: 3650,
-    default: 7,
-    description: 'days log entries are kept at most',
-  },
-  {
-    name: 'shutdown-timeout',
-    type: 'int',
-    min: 0,
-    max: 600_000,
-    default: 10_000,
-    description: 'milliseconds in-flight requests get to finish at shutdown',
   },
   {
     name: 'datahub-port',
@@ -140,6 +116,7 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     default: 30_000,
     description: 'longest wait between reconnect attempts to a device, milliseconds',
   },
+  ...COMMON_OPTIONS,
 ];
 
 export interface EdgeConfig {
@@ -168,35 +145,10 @@ export interface EdgeConfig {
 }
 
 export function toEdgeConfig(v: ConfigValues): EdgeConfig {
-  return {
-    port: v['port'] as number,
-    host: v['host'] as string,
-    dataDir: v['data-dir'] as string,
-    http: v['http'] as boolean,
-    tlsCert: v['tls-cert'] as string | undefined,
-    tlsKey: v['tls-key'] as string | undefined,
-    databaseUrl: v['database-url'] as string | undefined,
-    adminPassword: v['admin-password'] as string | undefined,
-    tokenTtl: v['token-ttl'] as number,
-    authRateLimit: v['auth-rate-limit'] as number,
-    logLevel: v['log-level'] as string,
-    logRetentionEntries: v['log-retention-entries'] as number,
-    logRetentionDays: v['log-retention-days'] as number,
-    shutdownTimeout: v['shutdown-timeout'] as number,
-    datahubPort: v['datahub-port'] as number,
-    datahubHost: v['datahub-host'] as string,
-    datahubGateway: v['datahub-gateway'] as boolean,
-    datahubTrustLocal: v['datahub-trust-local'] as boolean,
-    datahubMaxPayload: v['datahub-max-payload'] as number,
-    datahubMaxPending: v['datahub-max-pending'] as number,
-    natsUrl: v['nats-url'] as string | undefined,
-    acquisitionBackoffMax: v['acquisition-backoff-max'] as number,
-  };
+  return toConfigObject<EdgeConfig>(v);
 }
 
 /** The defaults, with `overrides` on top: for tests and for composing services in one process. */
 export function edgeConfigWith(overrides: Partial<EdgeConfig>): EdgeConfig {
-  const defaults: ConfigValues = {};
-  for (const spec of EDGE_OPTIONS) defaults[spec.name] = spec.default;
-  return { ...toEdgeConfig(defaults), ...overrides };
+  return configWith<EdgeConfig>(EDGE_OPTIONS, overrides);
 }

@@ -164,3 +164,54 @@ function coerce(spec: OptionSpec, src: Source): ConfigValue {
     }
   }
 }
+
+/** Options every service has: its log, its log store's retention and its shutdown. */
+export const COMMON_OPTIONS: readonly OptionSpec[] = [
+  {
+    name: 'log-level',
+    type: 'enum',
+    values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'],
+    default: 'info',
+    description: 'lowest level logged',
+  },
+  {
+    name: 'log-retention-entries',
+    type: 'int',
+    min: 1000,
+    max: 100_000_000,
+    default: 100_000,
+    description: 'log entries kept at most',
+  },
+  {
+    name: 'log-retention-days',
+    type: 'int',
+    min: 1,
+    max: 3650,
+    default: 7,
+    description: 'days log entries are kept at most',
+  },
+  {
+    name: 'shutdown-timeout',
+    type: 'int',
+    min: 0,
+    max: 600_000,
+    default: 10_000,
+    description: 'milliseconds in-flight requests get to finish at shutdown',
+  },
+];
+
+/** Resolved options as a service's config object: each kebab-case name becomes a camelCase key. */
+export function toConfigObject<T>(values: ConfigValues): T {
+  const out: Record<string, ConfigValue> = {};
+  for (const [name, value] of Object.entries(values)) {
+    out[name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = value;
+  }
+  return out as T;
+}
+
+/** The defaults of `specs` with `overrides` on top: for tests and for services composed in one process. */
+export function configWith<T>(specs: readonly OptionSpec[], overrides: Partial<T>): T {
+  const defaults: ConfigValues = {};
+  for (const spec of specs) defaults[spec.name] = spec.default;
+  return { ...toConfigObject<T>(defaults), ...overrides };
+}

@@ -1,5 +1,12 @@
 /** The unified namespace service's options: flags, `MILLWRIGHT_UNS_*` variables and config-file keys. */
-import { defaultDataDir, type ConfigValues, type OptionSpec } from '../kernel/config.js';
+import {
+  COMMON_OPTIONS,
+  configWith,
+  defaultDataDir,
+  toConfigObject,
+  type ConfigValues,
+  type OptionSpec,
+} from '../kernel/config.js';
 
 export const UNS_OPTIONS: readonly OptionSpec[] = [
   {
@@ -80,37 +87,7 @@ export const UNS_OPTIONS: readonly OptionSpec[] = [
     default: 1_000_000,
     description: 'topics kept in the namespace browser at most',
   },
-  {
-    name: 'log-level',
-    type: 'enum',
-    values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'],
-    default: 'info',
-    description: 'lowest level logged',
-  },
-  {
-    name: 'log-retention-entries',
-    type: 'int',
-    min: 1000,
-    max: 100_000_000,
-    default: 100_000,
-    description: 'log entries kept at most',
-  },
-  {
-    name: 'log-retention-days',
-    type: 'int',
-    min: 1,
-    max: 3650,
-    default: 7,
-    description: 'days log entries are kept at most',
-  },
-  {
-    name: 'shutdown-timeout',
-    type: 'int',
-    min: 0,
-    max: 600_000,
-    default: 10_000,
-    description: 'milliseconds in-flight requests get to finish at shutdown',
-  },
+  ...COMMON_OPTIONS,
 ];
 
 export interface UnsConfig {
@@ -136,32 +113,10 @@ export interface UnsConfig {
 }
 
 export function toUnsConfig(v: ConfigValues): UnsConfig {
-  return {
-    port: v['port'] as number,
-    mqttPort: v['mqtt-port'] as number,
-    mqttsPort: v['mqtts-port'] as number,
-    host: v['host'] as string,
-    dataDir: v['data-dir'] as string,
-    http: v['http'] as boolean,
-    tlsCert: v['tls-cert'] as string | undefined,
-    tlsKey: v['tls-key'] as string | undefined,
-    databaseUrl: v['database-url'] as string | undefined,
-    redisUrl: v['redis-url'] as string | undefined,
-    adminPassword: v['admin-password'] as string | undefined,
-    clientId: v['client-id'] as string,
-    tokenLifetime: v['token-lifetime'] as number,
-    authRateLimit: v['auth-rate-limit'] as number,
-    maxTopics: v['max-topics'] as number,
-    logLevel: v['log-level'] as string,
-    logRetentionEntries: v['log-retention-entries'] as number,
-    logRetentionDays: v['log-retention-days'] as number,
-    shutdownTimeout: v['shutdown-timeout'] as number,
-  };
+  return toConfigObject<UnsConfig>(v);
 }
 
 /** The defaults, with `overrides` on top: for tests and for composing services in one process. */
 export function unsConfigWith(overrides: Partial<UnsConfig>): UnsConfig {
-  const defaults: ConfigValues = {};
-  for (const spec of UNS_OPTIONS) defaults[spec.name] = spec.default;
-  return { ...toUnsConfig(defaults), ...overrides };
+  return configWith<UnsConfig>(UNS_OPTIONS, overrides);
 }

@@ -93,3 +93,19 @@ test('config file errors: unreadable, not JSON, unknown key', () => {
     /unknown key "prot" .* known keys: data-dir, database-url, http, log-level, port/,
   );
 });
+
+test('resolved options become a camelCase config object; configWith starts from the defaults', async () => {
+  const { toConfigObject, configWith } = await import('../../src/kernel/config.js');
+  assert.deepEqual(toConfigObject({ 'data-dir': '/d', port: 1, 'log-retention-days': 7 }), {
+    dataDir: '/d',
+    port: 1,
+    logRetentionDays: 7,
+  });
+  assert.deepEqual(configWith<{ port: number; http: boolean; logLevel: string }>(specs, { port: 1 }), {
+    port: 1,
+    http: false,
+    logLevel: 'info',
+    databaseUrl: undefined,
+    dataDir: '/var/lib/x',
+  });
+});

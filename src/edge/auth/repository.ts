@@ -1,5 +1,6 @@
 /** The auth module's tables, through the kernel's query layer. No other module reads them. */
 import type { Database, Kysely } from '../../kernel/db/index.js';
+import { SettingsTable } from '../../kernel/db/settings.js';
 import type { Role } from '../../kernel/http/auth-types.js';
 
 export interface AuthTables {
@@ -31,37 +32,25 @@ export type ApiTokenRow = AuthTables['auth_api_token'];
 export class AuthRepository {
   readonly database: Database;
   readonly db: Kysely<AuthTables>;
+  readonly #settings: SettingsTable;
 
   constructor(database: Database) {
     this.database = database;
     this.db = database.db as Kysely<AuthTables>;
+    this.#settings = new SettingsTable(database.db, 'auth_setting');
   }
 
-  async getSetting(key: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('auth_setting')
-      .select('value')
-      .where('key', '=', key)
-      .executeTakeFirst();
-    return row?.value;
+  getSetting(key: string): Promise<string | undefined> {
+    return this.#settings.get(key);
   }
 
   /** Sets a value only if the key has none yet; answers the value in force (ours or an earlier one). */
-  async initSetting(key: string, value: string): Promise<string> {
-    await this.db
-      .insertInto('auth_setting')
-      .values({ key, value })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    return (await this.getSetting(key))!;
+  initSetting(key: string, value: string): Promise<string> {
+    return this.#settings.init(key, value);
   }
 
-  async putSetting(key: string, value: string): Promise<void> {
-    await this.db
-      .insertInto('auth_setting')
-      .values({ key, value })
-      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-      .execute();
+  putSetting(key: string, value: string): Promise<void> {
+    return this.#settings.put(key, value);
   }
 
   getUser(username: string): Promise<UserRow | undefined> {

@@ -1,5 +1,6 @@
 /** The identity module's tables (users of the service, realm settings). No other module reads them. */
 import type { Kysely } from '../../kernel/db/index.js';
+import { SettingsTable } from '../../kernel/db/settings.js';
 
 export type UserRole = 'admin' | 'operator';
 
@@ -19,32 +20,24 @@ export type UserRow = IdentityTables['uns_user'];
 
 export class IdentityRepository {
   readonly db: Kysely<IdentityTables>;
+  readonly #settings: SettingsTable;
 
   constructor(db: Kysely<any>) {
     this.db = db as Kysely<IdentityTables>;
+    this.#settings = new SettingsTable(db, 'uns_setting');
   }
 
-  async getSetting(key: string): Promise<string | undefined> {
-    return (await this.db.selectFrom('uns_setting').select('value').where('key', '=', key).executeTakeFirst())
-      ?.value;
+  getSetting(key: string): Promise<string | undefined> {
+    return this.#settings.get(key);
   }
 
-  /** Sets a value only if the key has none yet; answers the value in force. */
-  async initSetting(key: string, value: string): Promise<string> {
-    await this.db
-      .insertInto('uns_setting')
-      .values({ key, value })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    return (await this.getSetting(key))!;
+  /** Sets a value only if the key has none yet; answers the value in force (ours or an earlier one). */
+  initSetting(key: string, value: string): Promise<string> {
+    return this.#settings.init(key, value);
   }
 
-  async putSetting(key: string, value: string): Promise<void> {
-    await this.db
-      .insertInto('uns_setting')
-      .values({ key, value })
-      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-      .execute();
+  putSetting(key: string, value: string): Promise<void> {
+    return this.#settings.put(key, value);
   }
 
   getUser(username: string): Promise<UserRow | undefined> {

@@ -4,7 +4,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { listRoutes } from '../../src/kernel/http/server.js';
+import { assertEveryRouteNeedsCredentials } from '../helpers/routes.js';
 import { startTestEdge, type TestEdge } from '../helpers/edge.js';
 
 /** The only routes open without credentials: token, login and discovery, health and version. */
@@ -26,24 +26,7 @@ before(async () => {
 after(() => t.stop());
 
 test('every route but the open ones answers 401 without credentials', async () => {
-  const routes = listRoutes(t.edge.app);
-  assert.ok(routes.length >= 20, `routes were collected (${routes.length})`);
-  const declaredOpen = routes.filter((r) => r.permission === 'public').map((r) => `${r.method} ${r.url}`);
-  for (const r of declaredOpen)
-    assert.ok(OPEN_ROUTES.has(r), `${r} is declared public but is not on the open list`);
-
-  let checked = 0;
-  for (const route of routes) {
-    const key = `${route.method} ${route.url}`;
-    if (OPEN_ROUTES.has(key)) continue;
-    const path = route.url.replace(/:[A-Za-z0-9_]+/g, 'x').replace(/\*/g, 'x');
-    const res = await t.call(path, {
-      method: route.method,
-      ...(route.method === 'GET' || route.method === 'HEAD' ? {} : { json: {} }),
-    });
-    assert.equal(res.status, 401, `${key} answered ${res.status} without credentials`);
-    checked++;
-  }
+  const checked = await assertEveryRouteNeedsCredentials(t.edge.app, t.call, OPEN_ROUTES);
   assert.ok(checked >= 15, `checked ${checked} routes`);
 });
 

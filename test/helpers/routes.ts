@@ -1,0 +1,34 @@
+/**
+ * The guard against a route that forgets to require credentials: every route registered on a
+ * service's app, other than the few it must leave open, answers 401 without credentials.
+ */
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { listRoutes } from '../../src/kernel/http/server.js';
+import type { HttpReply } from './edge.js';
+
+export async function assertEveryRouteNeedsCredentials(
+  app: FastifyInstance,
+  call: (path: string, options: { method: string; json?: unknown }) => Promise<HttpReply>,
+  open: Set<string>,
+): Promise<number> {
+  const routes = listRoutes(app);
+  assert.ok(routes.length >= 5, `routes were collected (${routes.length})`);
+  for (const r of routes.filter((x) => x.permission === 'public')) {
+    const key = `${r.method} ${r.url}`;
+    assert.ok(open.has(key), `${key} is declared public but is not on the open list`);
+  }
+  let checked = 0;
+  for (const route of routes) {
+    const key = `${route.method} ${route.url}`;
+    if (open.has(key)) continue;
+    const path = route.url.replace(/:[A-Za-z0-9_]+/g, 'x').replace(/\*/g, 'x');
+    const res = await call(path, {
+      method: route.method,
+      ...(route.method === 'GET' || route.method === 'HEAD' ? {} : { json: {} }),
+    });
+    assert.equal(res.status, 401, `${key} answered ${res.status} without credentials`);
+    checked++;
+  }
+  return checked;
+}

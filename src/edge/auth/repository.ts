@@ -32,25 +32,13 @@ export type ApiTokenRow = AuthTables['auth_api_token'];
 export class AuthRepository {
   readonly database: Database;
   readonly db: Kysely<AuthTables>;
-  readonly #settings: SettingsTable;
+  /** The module's key/value settings (signing key, EULA version, realm policy). */
+  readonly settings: SettingsTable;
 
   constructor(database: Database) {
     this.database = database;
     this.db = database.db as Kysely<AuthTables>;
-    this.#settings = new SettingsTable(database.db, 'auth_setting');
-  }
-
-  getSetting(key: string): Promise<string | undefined> {
-    return this.#settings.get(key);
-  }
-
-  /** Sets a value only if the key has none yet; answers the value in force (ours or an earlier one). */
-  initSetting(key: string, value: string): Promise<string> {
-    return this.#settings.init(key, value);
-  }
-
-  putSetting(key: string, value: string): Promise<void> {
-    return this.#settings.put(key, value);
+    this.settings = new SettingsTable(database.db, 'auth_setting');
   }
 
   getUser(username: string): Promise<UserRow | undefined> {

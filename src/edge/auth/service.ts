@@ -100,7 +100,7 @@ export class AuthService {
 
   /** Opens the identity store: the signing key is created on first use and kept in the database. */
   static async open(repo: AuthRepository, options: AuthServiceOptions): Promise<AuthService> {
-    const key = await repo.initSetting('jwt_signing_key', randomBytes(32).toString('base64'));
+    const key = await repo.settings.init('jwt_signing_key', randomBytes(32).toString('base64'));
     const service = new AuthService(repo, new TokenSigner(Buffer.from(key, 'base64')), options);
     await service.#loadBootstrapState();
     return service;
@@ -111,7 +111,7 @@ export class AuthService {
   }
 
   async #loadBootstrapState(): Promise<void> {
-    this.#eulaAccepted = (await this.#repo.getSetting('eula_version')) !== undefined;
+    this.#eulaAccepted = (await this.#repo.settings.get('eula_version')) !== undefined;
     const admin = await this.#repo.getUser(ADMIN_USERNAME);
     this.#mustChangePassword = admin ? admin.must_change_password === 1 : true;
     this.#sessionsValidAfter = admin?.sessions_valid_after ?? 0;
@@ -187,7 +187,7 @@ export class AuthService {
   async acceptEula(agree: boolean, version: string): Promise<void> {
     if (!agree) throw badRequest('the EULA must be agreed to ("agree": true) to use this edge');
     if (version.trim() === '') throw badRequest('version must name the EULA version agreed to');
-    await this.#repo.putSetting('eula_version', version);
+    await this.#repo.settings.put('eula_version', version);
     this.#eulaAccepted = true;
     this.#log.info({ version }, 'EULA accepted');
   }

@@ -20,24 +20,12 @@ export type UserRow = IdentityTables['uns_user'];
 
 export class IdentityRepository {
   readonly db: Kysely<IdentityTables>;
-  readonly #settings: SettingsTable;
+  /** The module's key/value settings (signing key, EULA version, realm policy). */
+  readonly settings: SettingsTable;
 
   constructor(db: Kysely<any>) {
     this.db = db as Kysely<IdentityTables>;
-    this.#settings = new SettingsTable(db, 'uns_setting');
-  }
-
-  getSetting(key: string): Promise<string | undefined> {
-    return this.#settings.get(key);
-  }
-
-  /** Sets a value only if the key has none yet; answers the value in force (ours or an earlier one). */
-  initSetting(key: string, value: string): Promise<string> {
-    return this.#settings.init(key, value);
-  }
-
-  putSetting(key: string, value: string): Promise<void> {
-    return this.#settings.put(key, value);
+    this.settings = new SettingsTable(db, 'uns_setting');
   }
 
   getUser(username: string): Promise<UserRow | undefined> {

@@ -58,8 +58,10 @@ export class IdentityService {
   }
 
   static async open(repo: IdentityRepository, options: IdentityOptions): Promise<IdentityService> {
-    const key = await repo.initSetting('jwt_signing_key', randomBytes(32).toString('base64'));
-    const lifetime = Number(await repo.initSetting('token_lifetime_minutes', String(options.tokenLifetime)));
+    const key = await repo.settings.init('jwt_signing_key', randomBytes(32).toString('base64'));
+    const lifetime = Number(
+      await repo.settings.init('token_lifetime_minutes', String(options.tokenLifetime)),
+    );
     return new IdentityService(repo, new TokenSigner(Buffer.from(key, 'base64')), lifetime, options);
   }
 
@@ -74,7 +76,7 @@ export class IdentityService {
         `tokenLifetimeMinutes must be an integer from ${MIN_TOKEN_LIFETIME} to ${MAX_TOKEN_LIFETIME}`,
       );
     }
-    await this.#repo.putSetting('token_lifetime_minutes', String(minutes));
+    await this.#repo.settings.put('token_lifetime_minutes', String(minutes));
     this.#lifetime = minutes;
     this.#log.info({ minutes }, 'realm token lifetime changed');
     return minutes;

@@ -231,9 +231,16 @@ describe('DataHub gateway: clients on this host', () => {
     await fast.flush();
     const pub = await nats();
     const payload = new Uint8Array(1024).fill(65);
+    // The publisher keeps at most ~300 messages (300 KiB, under the 1 MiB limit) ahead of the
+    // subscriber that reads, so that on a busy machine it is never the one cut off; the paused
+    // one falls behind by the whole flood (20 MiB).
+    const deadline = Date.now() + 15_000;
     for (let i = 0; i < N; i++) {
       pub.publish('flood.x', payload);
-      if (i % 500 === 0) await pub.flush();
+      if (i % 100 === 99) {
+        await pub.flush();
+        while (got.got.length < i + 1 - 200 && Date.now() < deadline) await sleep(2);
+      }
     }
     await pub.flush();
     await got.done;

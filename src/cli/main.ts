@@ -16,6 +16,7 @@ import { loadConfig } from '../kernel/config.js';
 import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
 import { startUns, type UnsService } from '../uns/service.js';
 import { unsAdminCommands } from './uns-admin.js';
+import { formatReadyLine, type ReadyLine, type ReadyService } from '../kernel/ready.js';
 
 const program = new Command('millwright')
   .description('Millwright: an open industrial edge platform')
@@ -75,6 +76,7 @@ const up = addServiceOptions(
     throw err;
   }
   announceUns(uns, unsConfig);
+  ready({ edge: edgeReady(edge, config), uns: unsReady(uns, unsConfig) });
   stopOnSignals([edge, uns]);
 });
 
@@ -88,6 +90,7 @@ const edge = addServiceOptions(
   const config = toEdgeConfig(resolveOptions(edge, 'edge', EDGE_OPTIONS));
   const service = await startEdge(config);
   announce(service, config);
+  ready({ edge: edgeReady(service, config) });
   stopOnSignals([service]);
 });
 edge.enablePositionalOptions();
@@ -106,10 +109,43 @@ const uns = addServiceOptions(
   const service = await startUns(config);
   process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n`);
   announceUns(service, config);
+  ready({ uns: unsReady(service, config) });
   stopOnSignals([service]);
 });
 uns.enablePositionalOptions();
 unsAdminCommands(uns);
+
+/** The machine-readable ready line (src/kernel/ready.ts), printed once everything is up. */
+function ready(services: ReadyLine['services']): void {
+  process.stdout.write(`${formatReadyLine({ version: MILLWRIGHT_VERSION, pid: process.pid, services })}\n`);
+}
+
+function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
+
+function edgeReady(edge: EdgeService, config: EdgeConfig): ReadyService {
+  const natsUrl = edge.datahub.gateway?.url.replace('127.0.0.1', 'localhost');
+  return {
+    url: edge.url,
+    dataDir: config.dataDir,
+    ...(natsUrl ? { natsUrl } : {}),
+    ports: { port: portOf(edge.url), ...(natsUrl ? { 'datahub-port': portOf(natsUrl) } : {}) },
+    ...(edge.firstRun ? { firstRun: edge.firstRun } : {}),
+  };
+}
+
+function unsReady(uns: UnsService, config: UnsConfig): ReadyService {
+  return {
+    url: uns.url,
+    dataDir: config.dataDir,
+    mqttUrl: uns.mqttUrl,
+    mqttsUrl: uns.mqttsUrl,
+    wsUrl: uns.wsUrl,
+    ports: { port: portOf(uns.url), 'mqtt-port': portOf(uns.mqttUrl), 'mqtts-port': portOf(uns.mqttsUrl) },
+    ...(uns.firstRun ? { firstRun: uns.firstRun } : {}),
+  };
+}
 
 function announceUns(service: UnsService, config: UnsConfig): void {
   const lines = [

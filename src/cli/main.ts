@@ -4,7 +4,7 @@
  * commands under each service. Argument parsing and output only; the work is done by the services.
  */
 import { Command, CommanderError } from 'commander';
-import { ConfigError, PortInUseError } from '../kernel/config.js';
+import { ConfigError } from '../kernel/config.js';
 import { MILLWRIGHT_VERSION } from '../kernel/version.js';
 import { AppError } from '../kernel/errors.js';
 import { EDGE_OPTIONS, toEdgeConfig, type EdgeConfig } from '../edge/options.js';
@@ -38,23 +38,10 @@ const up = addServiceOptions(
 ).action(async () => {
   const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
   const config = toEdgeConfig(resolveOptions(up, 'edge', EDGE_OPTIONS, sources));
-  let edge: EdgeService | undefined;
-  let cfg = config;
-  while (!edge) {
-    try {
-      edge = await startEdge(cfg);
-    } catch (err) {
-      if (!(err instanceof PortInUseError)) throw err;
-      const datahub = err.message.includes('--datahub-port');
-      if (datahub && sources['datahub-port'] === 'default' && cfg.datahubPort !== 0) {
-        process.stdout.write(`port ${cfg.datahubPort} is taken; the DataHub takes a free port instead\n`);
-        cfg = { ...cfg, datahubPort: 0 };
-      } else if (!datahub && sources.port === 'default' && cfg.port !== 0) {
-        process.stdout.write(`port ${cfg.port} is taken; the edge service takes a free port instead\n`);
-        cfg = { ...cfg, port: 0 };
-      } else throw err;
-    }
-  }
+  // A default port that is taken is replaced by a free one; a port the user chose is not.
+  const edge = await startEdge(config, {
+    pickFreePorts: (['port', 'datahub-port'] as const).filter((o) => sources[o] === 'default'),
+  });
   announce(edge, config);
   // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
   // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
@@ -172,6 +159,7 @@ function announceUns(service: UnsService, config: UnsConfig): void {
 function announce(edge: EdgeService, config: EdgeConfig): void {
   const lines = [
     `Millwright ${MILLWRIGHT_VERSION}`,
+    ...edge.notes.map((n) => `  ${n}`),
     `  edge service   ${edge.url}${config.http ? '  (plain HTTP)' : '  (HTTPS, self-signed certificate unless --tls-cert)'}`,
     `  data directory ${config.dataDir}`,
   ];

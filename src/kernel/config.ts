@@ -37,8 +37,11 @@ export class ConfigError extends Error {
 
 /** A port that is taken; `up` answers it by picking a free one, the single services by stopping. */
 export class PortInUseError extends ConfigError {
-  constructor(message: string) {
+  /** The option that sets the taken port (`datahub-port`), when known. */
+  readonly option: string | undefined;
+  constructor(message: string, option?: string) {
     super(message);
+    this.option = option;
     this.name = 'PortInUseError';
   }
 }

@@ -1,0 +1,40 @@
+/**
+ * Acquisition on the edge's seam: the engine that polls the DeviceHub's devices onto the DataHub,
+ * the drivers' browsers, and `/devicehub/metrics`. Polling starts once the edge listens.
+ */
+import { join } from 'node:path';
+import type { EdgeModule } from '../modules.js';
+import { ACQUISITION_DRIVERS, AcquisitionEngine, acquisitionRoutes } from './index.js';
+
+declare module '../modules.js' {
+  interface EdgeModules {
+    acquisition: AcquisitionEngine;
+  }
+}
+
+export const acquisitionModule: EdgeModule<'acquisition'> = {
+  name: 'acquisition',
+  requires: ['datahub', 'devicehub'],
+  start(ctx) {
+    const datahub = ctx.module('datahub');
+    const devicehub = ctx.module('devicehub');
+    const engine = new AcquisitionEngine({
+      hub: datahub.hub,
+      devicehub: devicehub.service,
+      drivers: ACQUISITION_DRIVERS,
+      dataDir: join(ctx.dataDir, 'acquisition'),
+      logger: ctx.logger,
+      backoffMaxMs: ctx.config.acquisitionBackoffMax,
+      // Joined to a NATS cluster: the cluster's subscribers are not seen here, publish everything.
+      publishValue: datahub.external ? 'always' : 'on-interest',
+    });
+    for (const d of ACQUISITION_DRIVERS) {
+      const browse = d.browse;
+      if (browse) devicehub.browse.registerBrowser(d.key, (device, driver) => browse(device, driver, engine));
+    }
+    return engine;
+  },
+  mount: (ctx, engine) => ctx.app.register(acquisitionRoutes, { engine: () => engine }),
+  listening: (_ctx, engine) => engine.start(),
+  close: (engine) => engine.stop(),
+};

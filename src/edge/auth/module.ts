@@ -1,0 +1,45 @@
+/** The identity module on the edge's seam: the auth hook, the auth routes and the first-run admin. */
+import type { EdgeModule } from '../modules.js';
+import { installAuthHook } from './hook.js';
+import { authMigrations } from './migrations/index.js';
+import { authRoutes } from './routes.js';
+import { ADMIN_USERNAME, AuthService } from './service.js';
+import { AuthRepository } from './repository.js';
+
+export interface EdgeAuth {
+  service: AuthService;
+  /** The first-run admin credential, when this start created the admin (set once listening). */
+  firstRun: { username: string; password?: string } | null;
+}
+
+declare module '../modules.js' {
+  interface EdgeModules {
+    auth: EdgeAuth;
+  }
+}
+
+export const authModule: EdgeModule<'auth'> = {
+  name: 'auth',
+  migrations: authMigrations,
+  async start(ctx) {
+    const service = await AuthService.open(new AuthRepository(ctx.database), {
+      tokenTtl: ctx.config.tokenTtl,
+      logger: ctx.logger,
+    });
+    return { service, firstRun: null };
+  },
+  mount(ctx, auth) {
+    installAuthHook(ctx.app, auth.service);
+    return ctx.app.register(authRoutes, {
+      auth: auth.service,
+      rateLimit: ctx.config.authRateLimit,
+      secure: !ctx.config.http,
+    });
+  },
+  // Only once every port is bound: a start that fails on a taken port must not leave a
+  // first-run password that nobody saw.
+  async listening(ctx, auth) {
+    const admin = await auth.service.ensureAdmin(ctx.config.adminPassword);
+    if (admin.created) auth.firstRun = { username: ADMIN_USERNAME, password: admin.generatedPassword };
+  },
+};

@@ -1,0 +1,11 @@
+export { CleanupStack } from './cleanup.js';
+export { PortPolicy, type PortPolicyOptions } from './ports.js';
+export type { ModuleContext, ModuleList, ServiceModule } from './module.js';
+export type { ApplyMode, ConfigSection, SectionDiff, SectionIssue } from './config-section.js';
+export {
+  ServiceShell,
+  openServiceDatabase,
+  type ServiceDefinition,
+  type ShellConfig,
+  type ShellOptions,
+} from './shell.js';

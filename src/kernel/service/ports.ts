@@ -1,0 +1,69 @@
+/**
+ * The one free-port policy. A service binds each of its ports through `PortPolicy.bind`, naming
+ * the option that sets it. A single service (`millwright edge`) stops on a taken port with a
+ * message naming the option; `millwright up` passes the options whose port came from a default,
+ * and those fall back to a free port, with a note for the banner.
+ */
+import { PortInUseError, envName } from '../config.js';
+
+export interface PortPolicyOptions {
+  /** The service's name in environment variables (`edge` → `MILLWRIGHT_EDGE_PORT`). */
+  service: string;
+  /** For people: `edge service`. */
+  label?: string;
+  /** Options whose port, when taken, is replaced by a free one (for `millwright up`). */
+  pickFree?: Iterable<string>;
+}
+
+export class PortPolicy {
+  readonly #service: string;
+  readonly #label: string;
+  readonly #pickFree: Set<string>;
+  /** The port each option ended up on. */
+  readonly bound: Record<string, number> = {};
+  /** What changed, for people (`datahub-port 4222 is taken; the edge service takes 40123 instead`). */
+  readonly notes: string[] = [];
+
+  constructor(options: PortPolicyOptions) {
+    this.#service = options.service;
+    this.#label = options.label ?? options.service;
+    this.#pickFree = new Set(options.pickFree ?? []);
+  }
+
+  /**
+   * Calls `listen(port)` and answers what it answers; `listen` answers the bound port in `port`
+   * of its result (or the result itself when it is a number). A taken port (`EADDRINUSE`, or a
+   * `PortInUseError` from below) is a `PortInUseError` naming the option, unless the option may
+   * fall back, in which case `listen(0)` is tried once.
+   */
+  async bind<T>(
+    option: string,
+    port: number,
+    listen: (port: number) => Promise<T>,
+    portOf: (result: T) => number,
+  ): Promise<T> {
+    let result: T;
+    try {
+      result = await listen(port);
+    } catch (err) {
+      if (!isPortInUse(err)) throw err;
+      if (!this.#pickFree.has(option) || port === 0) throw this.inUse(option, port);
+      result = await listen(0);
+      this.notes.push(`${option} ${port} is taken; the ${this.#label} takes ${portOf(result)} instead`);
+    }
+    this.bound[option] = portOf(result);
+    return result;
+  }
+
+  /** The error for a taken port of `option`, naming the flag and the variable that change it. */
+  inUse(option: string, port: number): PortInUseError {
+    return new PortInUseError(
+      `port ${port} is already in use; choose another with --${option} or ${envName(this.#service, option)}`,
+      option,
+    );
+  }
+}
+
+function isPortInUse(err: unknown): boolean {
+  return err instanceof PortInUseError || (err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE';
+}

@@ -13,11 +13,17 @@ export function addServiceOptions(cmd: Command, service: string, specs: readonly
     const env = envName(service, spec.name);
     const shownDefault =
       spec.default !== undefined && !spec.secret ? ` (default: ${String(spec.default)})` : '';
+    // A boolean takes `--x`, `--x=false`, `--x false` and `--no-x`; the value is checked with the
+    // others (true/false, yes/no, on/off, 1/0), so that a bad one is named like any bad value.
     const flag =
-      spec.type === 'bool' ? `--${spec.name}` : `--${spec.name} <${spec.type === 'int' ? 'n' : 'value'}>`;
+      spec.type === 'bool'
+        ? `--${spec.name} [true|false]`
+        : `--${spec.name} <${spec.type === 'int' ? 'n' : 'value'}>`;
     const opt = new Option(flag, `${spec.description}${shownDefault} [${env}]`);
     if (spec.values) opt.choices(spec.values as string[]);
     cmd.addOption(opt);
+    if (spec.type === 'bool')
+      cmd.addOption(new Option(`--no-${spec.name}`, `the same as --${spec.name}=false`));
   }
   return cmd;
 }

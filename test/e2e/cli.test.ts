@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { http, basic } from '../helpers/edge.js';
 import { cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
+import { parseReadyLine, type ReadyLine } from '../../src/kernel/ready.js';
 
 const dirs = tempDirs('mw-cli-');
 const tmp = () => dirs.make();
@@ -18,9 +19,9 @@ async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv())
   const p = await startCli(args, {
     env,
     ready: /edge service\s+(https?:\/\/\S+)/,
-    until: 'API client for scripts',
+    until: 'millwright-ready ',
   });
-  return { url: p.match[1]!, output: p.output, stop: p.stop };
+  return { url: p.match[1]!, output: p.output, stop: p.stop, pid: p.pid, exited: p.exited };
 }
 
 test('`millwright edge` prints its HTTPS address and a first-run password that logs in; SIGTERM stops it cleanly', async () => {
@@ -156,7 +157,7 @@ test('a taken port stops `edge` naming the option, and `up` takes a free one ins
   });
   try {
     const svc = await startService(['up', '--host', '127.0.0.1', '--data-dir', tmp()]);
-    assert.match(svc.output(), /port 8443 is taken; the edge service takes \d+ instead/);
+    assert.match(svc.output(), /port 8443 is taken by another program; the edge service takes \d+ instead/);
     // The first-run password is shown although the first port was taken (nothing irreversible
     // happens before every port is bound).
     if (took) assert.match(svc.output(), /first-run login: user "admin", password "[^"]+"/);
@@ -166,3 +167,81 @@ test('a taken port stops `edge` naming the option, and `up` takes a free one ins
     if (took) taker.close();
   }
 });
+
+test('a second service on a data directory in use stops at once naming it and its holder; a killed holder leaves no stale lock', async () => {
+  const dir = tmp();
+  const args = ['edge', '--port', '0', '--datahub-port', '0', '--host', '127.0.0.1', '--data-dir', dir];
+  const first = await startService(args);
+  const second = await cli(args);
+  assert.equal(second.code, 2, second.stderr);
+  assert.match(
+    second.stderr,
+    new RegExp(`data directory ${dir} is in use by process ${first.pid} \\(millwright edge`),
+  );
+  // The offline admin commands still work beside the running service.
+  assert.equal((await cli(['edge', 'api-client', 'list', '--data-dir', dir])).code, 0);
+  // SIGKILL leaves the lock file behind; the next start takes it over.
+  process.kill(first.pid, 'SIGKILL');
+  await first.exited;
+  const again = await startService(args);
+  assert.match(again.url, /^https:\/\//);
+  assert.equal(await again.stop(), 0);
+});
+
+test('`up` remembers the free ports it took for taken defaults and takes them again at the next start', async () => {
+  // Hold the documented ports (if another program does not already).
+  const holders = await Promise.all(
+    [8443, 4222].map(
+      (port) =>
+        new Promise<ReturnType<typeof createServer> | null>((r) => {
+          const s = createServer();
+          s.once('error', () => r(null));
+          s.listen(port, '127.0.0.1', () => r(s));
+        }),
+    ),
+  );
+  try {
+    const dir = tmp();
+    const first = await startService([
+      'up',
+      '--host',
+      '127.0.0.1',
+      '--datahub-host',
+      '127.0.0.1',
+      '--data-dir',
+      dir,
+    ]);
+    const ready1 = readyLine(first.output());
+    const ports1 = ready1.services.edge!.ports;
+    assert.notEqual(ports1.port, 8443);
+    assert.notEqual(ports1['datahub-port'], 4222);
+    assert.match(
+      first.output(),
+      /datahub-port 4222 is taken by another program; the edge service takes \d+ instead \(kept for the next start\)/,
+    );
+    assert.equal(await first.stop(), 0);
+    const second = await startService([
+      'up',
+      '--host',
+      '127.0.0.1',
+      '--datahub-host',
+      '127.0.0.1',
+      '--data-dir',
+      dir,
+    ]);
+    const ports2 = readyLine(second.output()).services.edge!.ports;
+    assert.equal(ports2.port, ports1.port);
+    assert.equal(ports2['datahub-port'], ports1['datahub-port']);
+    assert.equal(await second.stop(), 0);
+  } finally {
+    for (const h of holders) h?.close();
+  }
+});
+
+function readyLine(output: string): ReadyLine {
+  for (const line of output.split('\n')) {
+    const parsed = parseReadyLine(line);
+    if (parsed) return parsed;
+  }
+  throw new Error(`no ready line in: ${output}`);
+}

@@ -150,7 +150,7 @@ test('`millwright up` starts the UNS beside the edge and prints its addresses, t
     try {
       const out = svc.output();
       assert.match(out, /edge service\s+https:\/\/127\.0\.0\.1:\d+/);
-      assert.match(out, /mqtt-port 1883 is taken; the unified namespace service takes \d+ instead/);
+      assert.match(out, /mqtt-port 1883 is taken by another program; the unified namespace service takes \d+ instead/);
       const m = /MQTT\s+mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       assert.ok(m && m[1] !== '1883', out);
       const pw = /UNS administrator: user "admin", password "([^"]+)"/.exec(out)!;

@@ -46,6 +46,8 @@ export interface CliProcess {
   output(): string;
   /** SIGTERM, then the exit code (null when a signal ended the process). */
   stop(): Promise<number | null>;
+  /** Resolves when the process has exited (by any means). */
+  exited: Promise<void>;
 }
 
 /**
@@ -87,8 +89,13 @@ export async function startCli(
       reject(new Error(`exited ${code}; stdout: ${out} stderr: ${err}`));
     });
   });
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
   return {
     pid: child.pid!,
+    exited,
     match,
     output: () => out,
     stop: () =>

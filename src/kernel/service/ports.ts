@@ -4,6 +4,7 @@
  * message naming the option; `millwright up` passes the options whose port came from a default,
  * and those fall back to a free port, with a note for the banner.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { PortInUseError, envName } from '../config.js';
 
 export interface PortPolicyOptions {
@@ -13,6 +14,11 @@ export interface PortPolicyOptions {
   label?: string;
   /** Options whose port, when taken, is replaced by a free one (for `millwright up`). */
   pickFree?: Iterable<string>;
+  /**
+   * Where the replacement ports are remembered (`<dataDir>/ports.json`), so that a restart takes
+   * the same ones again and saved client settings keep working.
+   */
+  memoryFile?: string;
 }
 
 export class PortPolicy {
@@ -28,6 +34,29 @@ export class PortPolicy {
     this.#service = options.service;
     this.#label = options.label ?? options.service;
     this.#pickFree = new Set(options.pickFree ?? []);
+    this.#memoryFile = options.memoryFile;
+  }
+
+  readonly #memoryFile: string | undefined;
+
+  #remembered(): Record<string, number> {
+    if (!this.#memoryFile) return {};
+    try {
+      const parsed = JSON.parse(readFileSync(this.#memoryFile, 'utf8')) as unknown;
+      return parsed && typeof parsed === 'object' ? (parsed as Record<string, number>) : {};
+    } catch {
+      return {};
+    }
+  }
+
+  #remember(option: string, port: number): void {
+    if (!this.#memoryFile) return;
+    const all = { ...this.#remembered(), [option]: port };
+    try {
+      writeFileSync(this.#memoryFile, `${JSON.stringify(all, null, 2)}\n`);
+    } catch {
+      // Not remembering is not worth failing a start.
+    }
   }
 
   /**
@@ -48,11 +77,27 @@ export class PortPolicy {
     } catch (err) {
       if (!isPortInUse(err)) throw err;
       if (!this.#pickFree.has(option) || port === 0) throw this.inUse(option, port);
-      result = await listen(0);
-      this.notes.push(`${option} ${port} is taken; the ${this.#label} takes ${portOf(result)} instead`);
+      result = await this.#fallback(option, port, listen);
+      this.notes.push(
+        `${option} ${port} is taken by another program; the ${this.#label} takes ${portOf(result)} instead (kept for the next start)`,
+      );
+      this.#remember(option, portOf(result));
     }
     this.bound[option] = portOf(result);
     return result;
+  }
+
+  /** The port this option fell back to last time, if it is free; else any free port. */
+  async #fallback<T>(option: string, port: number, listen: (port: number) => Promise<T>): Promise<T> {
+    const before = this.#remembered()[option];
+    if (typeof before === 'number' && Number.isInteger(before) && before > 0 && before !== port) {
+      try {
+        return await listen(before);
+      } catch (err) {
+        if (!isPortInUse(err)) throw err;
+      }
+    }
+    return listen(0);
   }
 
   /** The error for a taken port of `option`, naming the flag and the variable that change it. */

@@ -17,6 +17,7 @@ import { createLogger } from '../logging/logger.js';
 import { closeGracefully, createHttpApp, type TlsMaterial } from '../http/server.js';
 import { healthRoutes } from '../http/health.js';
 import { CleanupStack } from './cleanup.js';
+import { DataDirLock } from './data-dir-lock.js';
 import { PortPolicy } from './ports.js';
 import type { ModuleContext, ModuleList, ServiceModule } from './module.js';
 
@@ -117,11 +118,20 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
   ): Promise<ServiceShell<Config, Modules>> {
     checkOrder(definition.modules);
     const cleanup = new CleanupStack();
-    const logStore = await LogStore.open({
-      dataDir: config.dataDir,
-      maxEntries: config.logRetentionEntries,
-      maxAgeMs: config.logRetentionDays * 24 * 3600 * 1000,
-    });
+    // First: a second process on the same directory stops before it touches anything in it.
+    const lock = DataDirLock.acquire(config.dataDir, definition.name);
+    cleanup.defer('data directory lock', () => lock.release());
+    let logStore: LogStore;
+    try {
+      logStore = await LogStore.open({
+        dataDir: config.dataDir,
+        maxEntries: config.logRetentionEntries,
+        maxAgeMs: config.logRetentionDays * 24 * 3600 * 1000,
+      });
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
     cleanup.defer('log store', () => logStore.close());
     const logger = createLogger({
       level: config.logLevel as 'info',
@@ -145,6 +155,7 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
         service: definition.name,
         label: definition.label,
         pickFree: options.pickFreePorts ?? [],
+        memoryFile: join(config.dataDir, 'ports.json'),
       });
       shell = new ServiceShell(definition, config, { logger, logStore, database, app, tls, ports, cleanup });
       await app.register(healthRoutes, { service: definition.name, apiVersion: definition.apiVersion });

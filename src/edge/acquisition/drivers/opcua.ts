@@ -322,5 +322,5 @@ export const opcuaDriver: DriverFactory = {
   key: 'opcua-client',
   create: (device, ctx) => new OpcuaSession(device, ctx),
   browse: async (device, _driver, ctx) =>
-    browseOpcua(JSON.parse(device.properties || '{}') as Record<string, string>, ctx.dataDir),
+    browseOpcua(device.properties, ctx.dataDir),
 };

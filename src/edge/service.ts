@@ -112,7 +112,7 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
     await app.register(datahubRoutes, { datahub, database });
     const engine = new AcquisitionEngine({
       hub: datahub.hub,
-      devicehub: devicehub.service,
+      devicehub: devicehub.readModel,
       drivers: ACQUISITION_DRIVERS,
       dataDir: join(config.dataDir, 'acquisition'),
       logger: logger.child({ component: 'edge.acquisition' }),

@@ -251,7 +251,10 @@ try {
     publish_cov: 0,
     tag_formula: '',
     interval_ms: input.IntervalMs,
-    properties: JSON.stringify({ address: input.Properties[0]!.Value, amplitude: input.Properties[1]!.Value }),
+    properties: JSON.stringify({
+      address: input.Properties[0]!.Value,
+      amplitude: input.Properties[1]!.Value,
+    }),
     metadata: '{}',
     created_at: now,
     updated_at: now,

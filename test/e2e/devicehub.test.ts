@@ -624,7 +624,11 @@ describe('registers', () => {
     // A driver this build does not poll: its tags stay Unknown.
     const fins = (
       await ok(CREATE_DEVICE, {
-        in: { Name: 'fins-status', DriverID: 'FINS Ethernet', Properties: [{ Key: 'host', Value: '127.0.0.1' }] },
+        in: {
+          Name: 'fins-status',
+          DriverID: 'FINS Ethernet',
+          Properties: [{ Key: 'host', Value: '127.0.0.1' }],
+        },
       })
     ).CreateDevice;
     const idle = (
@@ -640,7 +644,10 @@ describe('registers', () => {
     ).CreateRegister;
     await new Promise((r) => setTimeout(r, 100));
     const u = await stateOf(idle.ID);
-    assert.deepEqual([u.State, u.Reason, u.TagName, u.DeviceID, u.UpdateTime], ['Unknown', '', 'dm0', fins.ID, null]);
+    assert.deepEqual(
+      [u.State, u.Reason, u.TagName, u.DeviceID, u.UpdateTime],
+      ['Unknown', '', 'dm0', fins.ID, null],
+    );
 
     // The Generator is polled: OK after its first read; a bad TagFormula makes it Failed, with why.
     const r = (

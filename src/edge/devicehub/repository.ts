@@ -136,7 +136,9 @@ export class DevicehubRepository {
   }
 
   async getDevicesByNames(names: string[]): Promise<DeviceRow[]> {
-    return chunked(names, (c) => this.db.selectFrom('dh_device').selectAll().where('name', 'in', c).execute());
+    return chunked(names, (c) =>
+      this.db.selectFrom('dh_device').selectAll().where('name', 'in', c).execute(),
+    );
   }
 
   /** Base query of ListDevices (paging.ts applies filter, sort and page). */

@@ -321,6 +321,5 @@ export async function browseOpcua(
 export const opcuaDriver: DriverFactory = {
   key: 'opcua-client',
   create: (device, ctx) => new OpcuaSession(device, ctx),
-  browse: async (device, _driver, ctx) =>
-    browseOpcua(device.properties, ctx.dataDir),
+  browse: async (device, _driver, ctx) => browseOpcua(device.properties, ctx.dataDir),
 };

@@ -87,7 +87,7 @@ export function matchesValueSubjects(pattern: string): boolean {
 
 const COMMAND_PATTERN = 'devicehub.command.>';
 /** How long changes are gathered before they are applied. */
-const CHANGE_DEBOUNCE_MS = 5;
+const CHANGE_DEBOUNCE_MS = 20;
 
 export class AcquisitionEngine implements TagStatusSource {
   readonly #opts: AcquisitionOptions;

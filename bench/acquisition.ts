@@ -8,7 +8,10 @@
  * payload's `timestamp`, set when the device's answer arrived, to the subscriber's receipt, plus
  * the poll's own duration from /devicehub/metrics). Beside it, the ceiling: the same modbus-serial
  * client reading the same blocks (125 registers) from the same servers in a tight loop, nothing
- * published.
+ * published. Beside them, the issue-9 figures: the edge's resident memory after set-up (every tag
+ * configured and polled, after the warm-up), and the time from a one-tag `UpdateRegister` (GraphQL
+ * mutation at /devicehub/v2: a new TagFormula and Description) to the first value with the new
+ * settings at the NATS subscriber, over several updates.
  *
  * Three processes: the servers (this file with `--serve`), the edge (`millwright edge`), and this
  * process (configuration, the NATS subscriber, the ceiling).
@@ -197,6 +200,7 @@ nc.subscribe('devicehub.raw.>', {
 });
 
 const t0 = Date.now();
+const firstDeviceTags: string[] = [];
 for (let s = 0; s < SERVERS; s++) {
   const dev = (
     await gql(`mutation($in: CreateDeviceRequest!) { CreateDevice(input: $in) { ID } }`, {
@@ -211,21 +215,26 @@ for (let s = 0; s < SERVERS; s++) {
       },
     })
   ).CreateDevice.ID;
-  await gql(`mutation($in: [CreateRegisterRequest!]!) { CreateRegisters(input: $in) { ID } }`, {
-    in: Array.from({ length: REGISTERS }, (_, i) => ({
-      DeviceID: dev,
-      Name: 'HR',
-      TagName: `hr${i}`,
-      ValueType: 'uint16',
-      IntervalMs: 1000,
-      Properties: [{ Name: 'address', Value: String(i) }],
-    })),
-  });
+  const created = await gql(
+    `mutation($in: [CreateRegisterRequest!]!) { CreateRegisters(input: $in) { ID } }`,
+    {
+      in: Array.from({ length: REGISTERS }, (_, i) => ({
+        DeviceID: dev,
+        Name: 'HR',
+        TagName: `hr${i}`,
+        ValueType: 'uint16',
+        IntervalMs: 1000,
+        Properties: [{ Name: 'address', Value: String(i) }],
+      })),
+    },
+  );
+  if (s === 0) firstDeviceTags.push(...(created.CreateRegisters as Array<{ ID: string }>).map((r) => r.ID));
 }
 console.log(
   `configured ${SERVERS} devices × ${fmt(REGISTERS)} tags in ${((Date.now() - t0) / 1000).toFixed(1)} s; warm-up ${WARMUP} s`,
 );
 await new Promise((r) => setTimeout(r, WARMUP * 1000));
+const rssSetup = rssMiB(edge.pid);
 
 const metricsOf = async () => {
   const res = await request(`${edge.url}/devicehub/metrics`, {
@@ -261,6 +270,34 @@ const wall = (performance.now() - w0) / 1000;
 const cpu = (cpuSeconds(edge.pid) - cpu0) / wall;
 const m1 = await metricsOf();
 const lat = latencies.subarray(0, latN).sort();
+
+// One-tag UpdateRegister to the first value with the new settings (a tag in the middle of a
+// device's 10,000, in a group of 10,000 polled at 1 s).
+const UPDATES = 7;
+const updateTag = firstDeviceTags[Math.floor(firstDeviceTags.length / 2)]!;
+const updateSubject = `devicehub.raw.plc-0.hr${Math.floor(firstDeviceTags.length / 2)}`;
+const updateMs: number[] = [];
+for (let k = 1; k <= UPDATES; k++) {
+  const marker = `bench-update-${k}`;
+  const seen = new Promise<number>((resolve) => {
+    const sub = nc.subscribe(updateSubject, {
+      callback: (_err, m) => {
+        const p = m.json<{ description: string; value: number }>();
+        if (p.description !== marker) return;
+        sub.unsubscribe();
+        resolve(performance.now());
+      },
+    });
+  });
+  await nc.flush();
+  const u0 = performance.now();
+  await gql(`mutation($in: UpdateRegisterRequest!) { UpdateRegister(input: $in) { ID } }`, {
+    in: { ID: updateTag, Description: marker, TagFormula: `x + ${k * 100000}` },
+  });
+  updateMs.push((await seen) - u0);
+  await new Promise((r) => setTimeout(r, 300));
+}
+const updateSorted = [...updateMs].sort((a, b) => a - b);
 const pollMs = ((m1.sum - m0.sum) / Math.max(1, m1.count - m0.count)) * 1000;
 const result = {
   valuesPerSecond: received / wall,
@@ -272,6 +309,9 @@ const result = {
   pollMs,
   overruns: m1.overruns - m0.overruns,
   errors: m1.errors - m0.errors,
+  rssSetup,
+  updateP50: updateSorted[Math.floor(updateSorted.length / 2)]!,
+  updateMax: updateSorted[updateSorted.length - 1]!,
 };
 await nc.close();
 cleanup();
@@ -320,5 +360,17 @@ console.log(
 );
 console.log(
   `\noverruns in the window: ${result.overruns}; failed reads: ${result.errors}; latency samples: ${fmt(latN)}`,
+);
+console.log('\n| issue 9 | measured | target |');
+console.log('| --- | ---: | ---: |');
+console.log(
+  `| edge RSS after set-up (${fmt(SERVERS * REGISTERS)} tags configured and polling, after the warm-up), MiB | ${rssSetup.toFixed(0)} | < 300 |`,
+);
+console.log(
+  `| one-tag UpdateRegister to the first value with the new settings, median of ${UPDATES}, ms | ${result.updateP50.toFixed(1)} | < 100 |`,
+);
+console.log(`| same, slowest of ${UPDATES}, ms | ${result.updateMax.toFixed(1)} | |`);
+console.log(
+  `\ntargets: RSS ${rssSetup < 300 ? 'MET' : 'NOT MET'}; update latency ${result.updateP50 < 100 ? 'MET' : 'NOT MET'} (all ${UPDATES}: ${updateMs.map((x) => x.toFixed(0)).join(', ')} ms)`,
 );
 process.exit(0);

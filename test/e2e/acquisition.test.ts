@@ -137,6 +137,12 @@ describe('acquisition: Generator', () => {
 
   test('PublishCoV publishes a constant once, and again when it changes', async () => {
     const dev = await e.createDevice('gen4', 'Generator');
+    // Subscribed before the tag exists: its first value may follow the CreateRegisters at once.
+    const got: number[] = [];
+    const sub = e.nc.subscribe('devicehub.raw.gen4.c', {
+      callback: (_e, m) => got.push(m.json<{ value: number }>().value),
+    });
+    await e.nc.flush();
     const [id] = await e.createTags(dev, [
       {
         Name: 'K',
@@ -147,10 +153,6 @@ describe('acquisition: Generator', () => {
         Properties: { address: '0', value: '7' },
       },
     ]);
-    const got: number[] = [];
-    const sub = e.nc.subscribe('devicehub.raw.gen4.c', {
-      callback: (_e, m) => got.push(m.json<{ value: number }>().value),
-    });
     await new Promise((r) => setTimeout(r, 400));
     assert.deepEqual(got, [7]);
     // An update takes effect on the running engine, no restart.

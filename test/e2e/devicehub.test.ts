@@ -608,7 +608,48 @@ describe('registers', () => {
     assert.match(negSkip.message, /SkipCount must be an integer of 0 or more, got -1/);
   });
 
-  test('tag status: Unknown until the acquisition engine reports OK or Failed', async () => {
+  test('tag status: Unknown until the acquisition engine reports OK or Failed (its state, read through TagStatusSource)', async () => {
+    const status = `query($ids: [ID!]!) { GetTagStatus(IDs: $ids) { ID DeviceID TagName State Reason UpdateTime } }`;
+    const stateOf = async (id: string) => (await ok(status, { ids: [id] })).GetTagStatus[0];
+    const until = async (id: string, want: string) => {
+      const deadline = Date.now() + 5000;
+      let s = await stateOf(id);
+      while (s.State !== want && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        s = await stateOf(id);
+      }
+      assert.equal(s.State, want, JSON.stringify(s));
+      return s;
+    };
+    // A driver this build does not poll: its tags stay Unknown.
+    const fins = (
+      await ok(CREATE_DEVICE, {
+        in: {
+          Name: 'fins-status',
+          DriverID: 'FINS Ethernet',
+          Properties: [{ Key: 'host', Value: '127.0.0.1' }],
+        },
+      })
+    ).CreateDevice;
+    const idle = (
+      await ok(CREATE_REGISTER, {
+        in: {
+          DeviceID: fins.ID,
+          Name: 'DM',
+          TagName: 'dm0',
+          ValueType: 'uint16',
+          Properties: [{ Name: 'address', Value: '0' }],
+        },
+      })
+    ).CreateRegister;
+    await new Promise((r) => setTimeout(r, 100));
+    const u = await stateOf(idle.ID);
+    assert.deepEqual(
+      [u.State, u.Reason, u.TagName, u.DeviceID, u.UpdateTime],
+      ['Unknown', '', 'dm0', fins.ID, null],
+    );
+
+    // The Generator is polled: OK after its first read; a bad TagFormula makes it Failed, with why.
     const r = (
       await ok(CREATE_REGISTER, {
         in: {
@@ -620,15 +661,17 @@ describe('registers', () => {
         },
       })
     ).CreateRegister;
-    const status = `query($ids: [ID!]!) { GetTagStatus(IDs: $ids) { ID DeviceID TagName State Reason UpdateTime } }`;
-    let s = (await ok(status, { ids: [r.ID] })).GetTagStatus[0];
-    assert.deepEqual([s.State, s.TagName, s.DeviceID, s.UpdateTime], ['Unknown', 'const', gen.ID, null]);
-    t.edge.devicehub.service.setTagState(r.ID, 'Failed', 'timeout after 1500 ms');
-    s = (await ok(status, { ids: [r.ID] })).GetTagStatus[0];
-    assert.deepEqual([s.State, s.Reason], ['Failed', 'timeout after 1500 ms']);
-    t.edge.devicehub.service.setTagState(r.ID, 'OK');
-    assert.equal((await ok(status, { ids: [r.ID] })).GetTagStatus[0].State, 'OK');
+    let s = await until(r.ID, 'OK');
+    assert.deepEqual([s.TagName, s.DeviceID, s.Reason], ['const', gen.ID, '']);
+    assert.ok(Date.parse(s.UpdateTime) <= Date.now());
+    const UPDATE = `mutation($in: UpdateRegisterRequest!) { UpdateRegister(input: $in) { ID } }`;
+    await ok(UPDATE, { in: { ID: r.ID, TagFormula: 'x +' } });
+    s = await until(r.ID, 'Failed');
+    assert.match(s.Reason, /^TagFormula "x \+": /);
+    await ok(UPDATE, { in: { ID: r.ID, TagFormula: '' } });
+    await until(r.ID, 'OK');
     assert.match((await errorOf(status, { ids: ['nope'] })).message, /tag "nope" not found/);
+    await ok(`mutation($ids: [ID!]!) { DeleteDevices(IDs: $ids) }`, { ids: [fins.ID] });
   });
 });
 

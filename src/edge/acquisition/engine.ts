@@ -6,13 +6,23 @@
  * published once on the DataHub in the payload of the wire notes; a message on a tag's Command
  * subject is written through the driver and answered on its WriteResponse subject.
  *
- * The engine follows the DeviceHub: `sync()` (called on every change notification) compares the
- * stored devices and tags with the running ones and starts, restarts, retunes or stops runners.
+ * The engine follows the DeviceHub through its read model: at start it loads every device and its
+ * tags; after that it applies each change event incrementally (a changed device is read again and
+ * restarted only when its connection settings changed; changed tags are read by ID and only they
+ * are rescheduled on their device). It owns the tags' runtime state, which the DeviceHub's
+ * `GetTagStatus` reads through `TagStatusSource`.
  */
 import type { Logger } from 'pino';
 import type { DataHub, Message } from '../datahub/index.js';
-import { findDriver, type DeviceHubService } from '../devicehub/index.js';
-import type { DeviceRow, RegisterWithDevice } from '../devicehub/repository.js';
+import {
+  findDriver,
+  type DeviceConfig,
+  type DevicehubChange,
+  type DevicehubReadModel,
+  type TagConfig,
+  type TagRuntimeState,
+  type TagStatusSource,
+} from '../devicehub/index.js';
 import { coerce, datatypeOf } from './convert.js';
 import { compileFormula, FormulaError, type Formula } from './formula.js';
 import { LatencyHistogram } from './metrics.js';
@@ -51,7 +61,8 @@ export interface DeviceStatus {
 
 export interface AcquisitionOptions {
   hub: DataHub;
-  devicehub: DeviceHubService;
+  /** The DeviceHub's read model: devices, tags, change events, the tag status slot. */
+  devicehub: DevicehubReadModel;
   drivers: DriverFactory[];
   dataDir: string;
   logger?: Logger | undefined;
@@ -75,16 +86,23 @@ export function matchesValueSubjects(pattern: string): boolean {
 }
 
 const COMMAND_PATTERN = 'devicehub.command.>';
+/** How long changes are gathered before they are applied. */
+const CHANGE_DEBOUNCE_MS = 20;
 
-export class AcquisitionEngine {
+export class AcquisitionEngine implements TagStatusSource {
   readonly #opts: AcquisitionOptions;
   readonly #factories: Map<string, DriverFactory>;
+  /** Runners by device ID, and by device name (for commands). */
   readonly #runners = new Map<string, DeviceRunner>();
-  /** `<DeviceName>.<TagName>` → runner and tag, for commands. */
-  readonly #byPath = new Map<string, { runner: DeviceRunner; tag: TagSpec }>();
+  readonly #byName = new Map<string, DeviceRunner>();
   readonly #log: Logger | undefined;
   #syncing: Promise<void> = Promise.resolve();
-  #pending = false;
+  #queued = false;
+  /** What the next run does: everything, or the devices and tags changes named. */
+  #full = false;
+  #changedDevices = new Set<string>();
+  /** Tag ID → device ID. */
+  #changedTags = new Map<string, string>();
   #debounce: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   #stopped = false;
@@ -98,13 +116,19 @@ export class AcquisitionEngine {
     this.#factories = new Map(options.drivers.map((d) => [d.key, d]));
   }
 
-  /** Starts every configured device and follows DeviceHub changes from now on. */
+  /**
+   * Starts every configured device, follows DeviceHub changes from now on and answers the
+   * DeviceHub's tag status questions.
+   */
   async start(): Promise<void> {
+    const devicehub = this.#opts.devicehub;
     const sub = this.#opts.hub.subscribe(COMMAND_PATTERN, (msg) => void this.#command(msg));
-    const off = this.#opts.devicehub.onChange(() => this.#scheduleSync());
+    const off = devicehub.onChange((change) => this.#changed(change));
+    devicehub.setTagStatusSource(this);
     this.#unsubscribe = () => {
       off();
       sub.unsubscribe();
+      devicehub.setTagStatusSource(null);
     };
     if (this.#opts.publishValue === 'always') this.valueInterest = true;
     else {
@@ -125,10 +149,11 @@ export class AcquisitionEngine {
     clearTimeout(this.#debounce);
     clearInterval(this.#interestTimer);
     this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
     await this.#syncing.catch(() => undefined);
     await Promise.all([...this.#runners.values()].map((r) => r.stop()));
     this.#runners.clear();
-    this.#byPath.clear();
+    this.#byName.clear();
   }
 
   /** Devices the engine runs, with state and counters. */
@@ -140,23 +165,46 @@ export class AcquisitionEngine {
     return this.#runners.get(id)?.status;
   }
 
-  #scheduleSync(): void {
-    if (this.#stopped) return;
-    clearTimeout(this.#debounce);
-    this.#debounce = setTimeout(() => void this.sync(), 20);
+  /** The DeviceHub's `GetTagStatus` reads here (`TagStatusSource`). */
+  tagState(tagId: string, deviceId: string): TagRuntimeState | undefined {
+    return this.#runners.get(deviceId)?.tagState(tagId);
   }
 
-  /** Brings the runners in line with the stored devices and tags (serialised; coalesces calls). */
+  #changed(change: DevicehubChange): void {
+    if (this.#stopped) return;
+    for (const id of change.devices) this.#changedDevices.add(id);
+    for (const t of change.tags) this.#changedTags.set(t.id, t.deviceId);
+    // A short pause gathers a burst of changes (one CreateRegister after another) into one run.
+    this.#debounce ??= setTimeout(() => {
+      this.#debounce = undefined;
+      void this.#run();
+    }, CHANGE_DEBOUNCE_MS);
+  }
+
+  /** Loads every device and its tags again and brings the runners in line (serialised). */
   sync(): Promise<void> {
-    if (this.#pending) return this.#syncing;
-    this.#pending = true;
+    this.#full = true;
+    return this.#run();
+  }
+
+  /** Runs what is due (serialised; calls made while one waits join it). */
+  #run(): Promise<void> {
+    if (this.#queued) return this.#syncing;
+    this.#queued = true;
     this.#syncing = this.#syncing
       .catch(() => undefined)
       .then(async () => {
-        this.#pending = false;
+        this.#queued = false;
         if (this.#stopped) return;
+        const full = this.#full;
+        const devices = this.#changedDevices;
+        const tags = this.#changedTags;
+        this.#full = false;
+        this.#changedDevices = new Set();
+        this.#changedTags = new Map();
         try {
-          await this.#sync();
+          if (full) await this.#loadAll();
+          else await this.#apply(devices, tags);
         } catch (err) {
           this.#log?.error({ err }, 'acquisition: could not load devices and tags');
         }
@@ -164,46 +212,103 @@ export class AcquisitionEngine {
     return this.#syncing;
   }
 
-  async #sync(): Promise<void> {
-    const repo = this.#opts.devicehub.repo;
-    const devices = (await repo.deviceListQuery().execute()) as DeviceRow[];
-    const wanted = new Map<string, { row: DeviceRow; factory: DriverFactory; tags: RegisterWithDevice[] }>();
-    for (const row of devices) {
-      const driver = findDriver(row.driver_id);
-      const factory = driver && driver.pollable ? this.#factories.get(driver.key) : undefined;
-      if (factory) wanted.set(row.id, { row, factory, tags: [] });
-    }
-    if (wanted.size > 0) {
-      for (const r of await repo.allRegisters([...wanted.keys()])) wanted.get(r.device_id)?.tags.push(r);
+  #factoryOf(device: DeviceConfig): DriverFactory | undefined {
+    const driver = findDriver(device.driverId);
+    return driver && driver.pollable ? this.#factories.get(driver.key) : undefined;
+  }
+
+  /** Every device, one device's tags at a time (a bounded read even at 100,000 tags). */
+  async #loadAll(): Promise<void> {
+    const devicehub = this.#opts.devicehub;
+    const wanted = new Map<string, { device: DeviceConfig; factory: DriverFactory }>();
+    for (const device of await devicehub.devices()) {
+      const factory = this.#factoryOf(device);
+      if (factory) wanted.set(device.id, { device, factory });
     }
     if (this.#stopped) return;
-    const stopping: Promise<void>[] = [];
-    for (const [id, runner] of this.#runners) {
-      const w = wanted.get(id);
-      if (!w || runner.signature !== deviceSignature(w.row)) {
-        stopping.push(runner.stop());
-        this.#runners.delete(id);
-      }
+    for (const runner of [...this.#runners.values()]) {
+      const w = wanted.get(runner.spec.id);
+      if (!w || runner.signature !== deviceSignature(w.device)) await this.#remove(runner);
     }
-    await Promise.all(stopping);
-    this.#byPath.clear();
     for (const [id, w] of wanted) {
-      let runner = this.#runners.get(id);
-      if (!runner) {
-        runner = new DeviceRunner(this, deviceSpec(w.row), deviceSignature(w.row), w.factory);
-        this.#runners.set(id, runner);
-        runner.setTags(w.tags);
-        runner.start();
-      } else {
-        runner.setTags(w.tags);
-      }
-      for (const tag of runner.tags) this.#byPath.set(`${tag.deviceName}.${tag.tagName}`, { runner, tag });
+      const tags = await devicehub.tagsOfDevices([id]);
+      if (this.#stopped) return;
+      const runner = this.#runners.get(id);
+      if (runner) runner.replaceTags(tags);
+      else this.#add(w.device, w.factory, tags);
     }
+  }
+
+  /**
+   * Applies one batch of changes: a changed device is read again and, when what its connection
+   * uses changed, restarted with its tags; changed tags are read by ID and handed to their runner,
+   * which reschedules only them. Nothing else is read.
+   */
+  async #apply(devices: Set<string>, tags: Map<string, string>): Promise<void> {
+    const devicehub = this.#opts.devicehub;
+    const reloaded = new Set<string>();
+    if (devices.size > 0) {
+      const found = new Map((await devicehub.devices([...devices])).map((d) => [d.id, d]));
+      for (const id of devices) {
+        if (this.#stopped) return;
+        const device = found.get(id);
+        const factory = device ? this.#factoryOf(device) : undefined;
+        const old = this.#runners.get(id);
+        if (old && device && factory && old.signature === deviceSignature(device)) continue;
+        if (old) await this.#remove(old);
+        if (!device || !factory) continue;
+        const deviceTags = await devicehub.tagsOfDevices([id]);
+        if (this.#stopped) return;
+        this.#add(device, factory, deviceTags, old);
+        reloaded.add(id);
+      }
+    }
+    const rest = [...tags].filter(([, deviceId]) => !reloaded.has(deviceId) && this.#runners.has(deviceId));
+    if (rest.length === 0) return;
+    const found = await devicehub.tags(rest.map(([id]) => id));
+    if (this.#stopped) return;
+    const byDevice = new Map<string, { upserts: TagConfig[]; removed: string[] }>();
+    const entry = (deviceId: string) => {
+      let e = byDevice.get(deviceId);
+      if (!e) byDevice.set(deviceId, (e = { upserts: [], removed: [] }));
+      return e;
+    };
+    const foundIds = new Set<string>();
+    for (const t of found) {
+      foundIds.add(t.id);
+      entry(t.deviceId).upserts.push(t);
+    }
+    for (const [id, deviceId] of rest) if (!foundIds.has(id)) entry(deviceId).removed.push(id);
+    for (const [deviceId, e] of byDevice) this.#runners.get(deviceId)?.applyTags(e.upserts, e.removed);
+  }
+
+  #add(device: DeviceConfig, factory: DriverFactory, tags: TagConfig[], previous?: DeviceRunner): void {
+    const runner = new DeviceRunner(this, deviceSpec(device), deviceSignature(device), factory);
+    runner.replaceTags(tags, previous?.runtime);
+    this.#runners.set(device.id, runner);
+    this.#byName.set(device.name, runner);
+    runner.start();
+  }
+
+  async #remove(runner: DeviceRunner): Promise<void> {
+    this.#runners.delete(runner.spec.id);
+    if (this.#byName.get(runner.spec.name) === runner) this.#byName.delete(runner.spec.name);
+    await runner.stop();
+  }
+
+  /** The running tag at `<DeviceName>.<TagName>` (names may hold dots: every split is tried). */
+  #target(path: string): { runner: DeviceRunner; tag: TagSpec } | undefined {
+    for (let i = path.indexOf('.'); i > 0; i = path.indexOf('.', i + 1)) {
+      const runner = this.#byName.get(path.slice(0, i));
+      const tag = runner?.tagByName(path.slice(i + 1));
+      if (runner && tag) return { runner, tag };
+    }
+    return undefined;
   }
 
   async #command(msg: Message): Promise<void> {
     const path = msg.subject.slice(COMMAND_PATTERN.length - 1);
-    const target = this.#byPath.get(path);
+    const target = this.#target(path);
     let input: unknown;
     try {
       input = msg.json();
@@ -247,9 +352,6 @@ export class AcquisitionEngine {
   get hub(): DataHub {
     return this.#opts.hub;
   }
-  get devicehub(): DeviceHubService {
-    return this.#opts.devicehub;
-  }
   get logger(): Logger | undefined {
     return this.#log;
   }
@@ -263,53 +365,46 @@ export class AcquisitionEngine {
   }
 }
 
-const deviceSignature = (row: DeviceRow) =>
-  `${row.driver_id}|${row.name}|${row.alias_topics}|${row.properties}|${row.updated_at}`;
+/** What a runner's connection depends on: a device change that keeps it leaves the runner alone. */
+const deviceSignature = (d: DeviceConfig) =>
+  `${d.driverId}|${d.name}|${d.aliasTopics}|${JSON.stringify(d.properties)}`;
 
-const parse = (text: string): any => {
-  try {
-    return text ? JSON.parse(text) : {};
-  } catch {
-    return {};
-  }
-};
-
-function deviceSpec(row: DeviceRow): DeviceSpec {
+function deviceSpec(d: DeviceConfig): DeviceSpec {
   return {
-    id: row.id,
-    name: row.name,
-    driver: findDriver(row.driver_id)!,
-    props: parse(row.properties) as Record<string, string>,
-    aliasTopics: row.alias_topics === 1,
+    id: d.id,
+    name: d.name,
+    driver: findDriver(d.driverId)!,
+    props: d.properties,
+    aliasTopics: d.aliasTopics,
   };
 }
 
-function tagSpec(r: RegisterWithDevice): { tag: TagSpec; formulaError?: string } {
+function tagSpec(c: TagConfig): { tag: TagSpec; formulaError?: string } {
   let formula: Formula | null = null;
   let formulaError: string | undefined;
-  if (r.tag_formula && r.tag_formula.trim() !== '') {
+  if (c.formula && c.formula.trim() !== '') {
     try {
-      formula = compileFormula(r.tag_formula);
+      formula = compileFormula(c.formula);
     } catch (err) {
-      formulaError = `TagFormula ${JSON.stringify(r.tag_formula)}: ${err instanceof FormulaError ? err.message : String(err)}`;
+      formulaError = `TagFormula ${JSON.stringify(c.formula)}: ${err instanceof FormulaError ? err.message : String(err)}`;
     }
   }
-  const path = `${r.device_name}.${r.tag_name}`;
+  const path = `${c.deviceName}.${c.tagName}`;
   const tag: TagSpec = {
-    id: r.id,
-    deviceId: r.device_id,
-    deviceName: r.device_name,
-    tagName: r.tag_name,
-    register: r.name,
-    description: r.description,
-    valueType: r.value_type,
-    publishCoV: r.publish_cov === 1,
+    id: c.id,
+    deviceId: c.deviceId,
+    deviceName: c.deviceName,
+    tagName: c.tagName,
+    register: c.register,
+    description: c.description,
+    valueType: c.valueType,
+    publishCoV: c.publishCoV,
     formula,
-    intervalMs: r.interval_ms,
-    props: parse(r.properties) as Record<string, string>,
-    metadata: parse(r.metadata) as Record<string, unknown>,
+    intervalMs: c.intervalMs,
+    props: c.properties,
+    metadata: c.metadata,
     rawSubject: `devicehub.raw.${path}`,
-    aliasSubject: r.alias_topics === 1 ? `devicehub.alias.${path}` : null,
+    aliasSubject: c.aliasTopics ? `devicehub.alias.${path}` : null,
     valueSubject: `devicehub.value.${path}`,
     writeResponseSubject: `devicehub.writeresponse.${path}`,
   };
@@ -318,25 +413,34 @@ function tagSpec(r: RegisterWithDevice): { tag: TagSpec; formulaError?: string }
 
 interface Group {
   intervalMs: number;
+  /** Replaced, never changed in place: drivers cache their read plan by this array. */
   tags: TagSpec[];
   timer: NodeJS.Timeout | undefined;
 }
 
-/** Per tag: what was last published, for PublishCoV and tag state. */
+/** Per tag: what was last published (PublishCoV) and the tag's state (GetTagStatus). */
 interface TagRuntime {
   last: unknown;
   hasLast: boolean;
+  /** Undefined until a first read. */
   ok: boolean | undefined;
   reason: string;
+  /** When `ok` or `reason` last changed. */
+  at: number;
   formulaError: string | undefined;
+}
+
+interface TagEntry {
+  spec: TagSpec;
+  rt: TagRuntime;
 }
 
 class DeviceRunner {
   readonly status: DeviceStatus;
-  tags: TagSpec[] = [];
+  /** The device's tags by ID, and by tag name (for commands). */
+  readonly #tags = new Map<string, TagEntry>();
+  readonly #byTagName = new Map<string, TagSpec>();
   #groups = new Map<number, Group>();
-  #runtime = new Map<string, TagRuntime>();
-  #tagSignature = '';
   #session: DriverSession | undefined;
   #generation = 0;
   #attempt = 0;
@@ -384,33 +488,125 @@ class DeviceRunner {
     else log?.info({ device: this.spec.name, state }, `acquisition: device ${state}`);
   }
 
-  setTags(rows: RegisterWithDevice[]): void {
-    const signature = rows
-      .map((r) => `${r.id}:${r.updated_at}`)
-      .sort()
-      .join(',');
-    if (signature === this.#tagSignature) return;
-    this.#tagSignature = signature;
-    const runtime = new Map<string, TagRuntime>();
-    const tags: TagSpec[] = [];
-    for (const r of rows) {
-      const { tag, formulaError } = tagSpec(r);
-      tags.push(tag);
-      const prev = this.#runtime.get(r.id);
-      runtime.set(r.id, {
+  /** The tags in the order they were loaded. */
+  get tags(): TagSpec[] {
+    return Array.from(this.#tags.values(), (e) => e.spec);
+  }
+
+  /** Runtime state by tag ID (handed to the runner that replaces this one). */
+  get runtime(): ReadonlyMap<string, TagRuntime> {
+    const out = new Map<string, TagRuntime>();
+    for (const [id, e] of this.#tags) out.set(id, e.rt);
+    return out;
+  }
+
+  tagByName(tagName: string): TagSpec | undefined {
+    return this.#byTagName.get(tagName);
+  }
+
+  tagState(id: string): TagRuntimeState | undefined {
+    const rt = this.#tags.get(id)?.rt;
+    if (!rt || rt.ok === undefined) return undefined;
+    return { state: rt.ok ? 'OK' : 'Failed', reason: rt.reason, at: rt.at };
+  }
+
+  /** Sets or updates one tag; its state carries over, its last value does not (settings changed). */
+  #put(c: TagConfig, previous?: TagRuntime): TagSpec {
+    const { tag, formulaError } = tagSpec(c);
+    const prev = previous ?? this.#tags.get(c.id)?.rt;
+    this.#tags.set(c.id, {
+      spec: tag,
+      rt: {
         last: undefined,
         hasLast: false,
         ok: prev?.ok,
         reason: prev?.reason ?? '',
+        at: prev?.at ?? 0,
         formulaError,
-      });
+      },
+    });
+    this.#byTagName.set(tag.tagName, tag);
+    return tag;
+  }
+
+  #forget(id: string): TagSpec | undefined {
+    const e = this.#tags.get(id);
+    if (!e) return undefined;
+    this.#tags.delete(id);
+    if (this.#byTagName.get(e.spec.tagName) === e.spec) this.#byTagName.delete(e.spec.tagName);
+    return e.spec;
+  }
+
+  /** All the device's tags at once (a new runner, or a full reload); reschedules the device. */
+  replaceTags(configs: TagConfig[], previous?: ReadonlyMap<string, TagRuntime>): void {
+    const keep = new Set(configs.map((c) => c.id));
+    for (const id of [...this.#tags.keys()]) if (!keep.has(id)) this.#forget(id);
+    for (const c of configs) {
+      const old = this.#tags.get(c.id);
+      if (old && old.spec.tagName !== c.tagName) this.#forget(c.id);
+      this.#put(c, previous?.get(c.id));
     }
-    this.#runtime = runtime;
-    this.tags = tags;
-    this.status.tags = tags.length;
-    if (this.state === 'stopped') return;
+    this.status.tags = this.#tags.size;
+    if (this.state === 'stopped' || (this.state === 'connecting' && this.#groups.size === 0)) return;
     if (this.state === 'connected') void this.#watchAndSchedule(this.#generation);
-    else this.#schedule(tags);
+    else this.#schedule(this.tags);
+  }
+
+  /**
+   * Some tags changed: `upserts` created or updated, `removed` deleted. Only the interval groups
+   * they were or are in are rebuilt, and the changed tags are read at once.
+   */
+  applyTags(upserts: TagConfig[], removed: string[]): void {
+    const touched = new Set<number>();
+    for (const id of removed) {
+      const old = this.#forget(id);
+      if (old) touched.add(old.intervalMs);
+    }
+    for (const c of upserts) {
+      const old = this.#forget(c.id);
+      if (old) touched.add(old.intervalMs);
+    }
+    const fresh = upserts.map((c) => this.#put(c, undefined));
+    for (const tag of fresh) touched.add(tag.intervalMs);
+    this.status.tags = this.#tags.size;
+    if (this.state === 'stopped') return;
+    if (this.#session?.watch && this.state === 'connected') {
+      // Push drivers subscribe per tag set: hand them the device's new set.
+      void this.#watchAndSchedule(this.#generation);
+      return;
+    }
+    // Not scheduled yet (the first connect is under way): the connect schedules every tag.
+    if (this.#groups.size === 0 && this.state === 'connecting') return;
+    this.#regroup(touched);
+    if (this.state === 'connected' && fresh.length > 0) void this.#readNow(fresh);
+  }
+
+  /** Rebuilds the groups of the given intervals from the tags; other groups keep ticking. */
+  #regroup(intervals: Set<number>): void {
+    for (const intervalMs of intervals) {
+      const tags: TagSpec[] = [];
+      for (const e of this.#tags.values()) if (e.spec.intervalMs === intervalMs) tags.push(e.spec);
+      const g = this.#groups.get(intervalMs);
+      if (tags.length === 0) {
+        if (g) {
+          clearInterval(g.timer);
+          this.#groups.delete(intervalMs);
+        }
+      } else if (g) {
+        g.tags = tags;
+      } else {
+        const group: Group = { intervalMs, tags, timer: undefined };
+        group.timer = setInterval(() => void this.#tick(group), intervalMs);
+        this.#groups.set(intervalMs, group);
+      }
+    }
+  }
+
+  /** Reads the given tags now, apart from their groups' ticks (changed tags: new settings at once). */
+  async #readNow(tags: TagSpec[]): Promise<void> {
+    const session = this.#session;
+    if (this.state !== 'connected' || !session) return;
+    await this.#read(session, this.#generation, tags);
   }
 
   start(): void {
@@ -504,9 +700,8 @@ class DeviceRunner {
     const now = Date.now();
     for (const tag of this.#pushed) this.#publish(tag, new ReadFailure(reason), now);
     this.#pushed = [];
-    for (const tag of this.tags) {
-      const rt = this.#runtime.get(tag.id);
-      if (rt && rt.ok !== false) this.#tagState(tag, rt, false, reason);
+    for (const { spec, rt } of this.#tags.values()) {
+      if (rt.ok !== false) this.#tagState(spec, rt, false, reason);
     }
   }
 
@@ -548,10 +743,19 @@ class DeviceRunner {
       }
       return;
     }
-    const gen = this.#generation;
     this.#busy.add(g.intervalMs);
     const t0 = performance.now();
-    const tags = g.tags;
+    let done: boolean;
+    try {
+      done = await this.#read(session, this.#generation, g.tags);
+    } finally {
+      this.#busy.delete(g.intervalMs);
+    }
+    if (done) this.status.latency.observe(performance.now() - t0);
+  }
+
+  /** One driver read of `tags`, each result published once; answers whether it completed. */
+  async #read(session: DriverSession, gen: number, tags: readonly TagSpec[]): Promise<boolean> {
     let published: Uint8Array | undefined;
     let results: ReadResult[];
     try {
@@ -564,28 +768,28 @@ class DeviceRunner {
       });
     } catch (err) {
       if (gen === this.#generation) void this.#lost(errorText(err));
-      return;
-    } finally {
-      this.#busy.delete(g.intervalMs);
+      return false;
     }
-    if (gen !== this.#generation) return;
-    this.status.latency.observe(performance.now() - t0);
+    if (gen !== this.#generation) return false;
     const now = Date.now();
     for (let i = 0; i < tags.length; i++) {
       if (published === undefined || published[i] === 0) this.#publish(tags[i]!, results[i] ?? null, now);
     }
+    return true;
   }
 
   #tagState(tag: TagSpec, rt: TagRuntime, ok: boolean, reason: string): void {
     if (rt.ok === ok && rt.reason === reason) return;
     rt.ok = ok;
     rt.reason = reason;
-    this.engine.devicehub.setTagState(tag.id, ok ? 'OK' : 'Failed', reason);
+    rt.at = Date.now();
   }
 
   #publish(tag: TagSpec, result: ReadResult, timestamp: number): void {
-    const rt = this.#runtime.get(tag.id);
-    if (!rt) return;
+    const entry = this.#tags.get(tag.id);
+    // A tag deleted or changed since this read began: its value is not published.
+    if (!entry || entry.spec !== tag) return;
+    const rt = entry.rt;
     const hub = this.engine.hub;
     if (hub.closed) return;
     let value: TagValue = null;

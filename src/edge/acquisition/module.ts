@@ -20,7 +20,7 @@ export const acquisitionModule: EdgeModule<'acquisition'> = {
     const devicehub = ctx.module('devicehub');
     const engine = new AcquisitionEngine({
       hub: datahub.hub,
-      devicehub: devicehub.service,
+      devicehub: devicehub.readModel,
       drivers: ACQUISITION_DRIVERS,
       dataDir: join(ctx.dataDir, 'acquisition'),
       logger: ctx.logger,

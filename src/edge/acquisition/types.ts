@@ -1,11 +1,9 @@
 /**
  * Shapes shared by the acquisition engine and its drivers: a device and its tags as the engine
- * runs them (taken from the DeviceHub's rows), and the contract a driver implements.
+ * runs them (taken from the DeviceHub's read model), and the contract a driver implements.
  */
 import type { Logger } from 'pino';
-import type { DriverDef } from '../devicehub/index.js';
-import type { BrowseNode } from '../devicehub/index.js';
-import type { DeviceRow } from '../devicehub/repository.js';
+import type { BrowseNode, DeviceConfig, DriverDef } from '../devicehub/index.js';
 import type { Formula } from './formula.js';
 
 /** A value as a driver reads it (before the tag formula). */
@@ -88,5 +86,5 @@ export interface DriverFactory {
   key: string;
   create(device: DeviceSpec, ctx: DriverContext): DriverSession;
   /** Browsing the device's address space, for drivers that can. */
-  browse?(device: DeviceRow, driver: DriverDef, ctx: { dataDir: string }): Promise<BrowseNode[]>;
+  browse?(device: DeviceConfig, driver: DriverDef, ctx: { dataDir: string }): Promise<BrowseNode[]>;
 }

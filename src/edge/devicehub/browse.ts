@@ -7,11 +7,11 @@
  * The Generator browses itself here; the drivers that talk to machines (OPC UA, MQTT) register
  * their browsers with `DeviceHubService`'s owner through `BrowseService.registerBrowser`.
  */
-import { randomUUID } from 'node:crypto';
 import { badRequest, notFound } from '../../kernel/errors.js';
+import { uuidv7 } from '../../kernel/ids.js';
 import { findDriver, type DriverDef } from './catalogue/index.js';
-import type { DeviceRow } from './repository.js';
-import type { DeviceHubService, Register } from './service.js';
+import type { DeviceHubService } from './service.js';
+import type { DeviceConfig, Register } from './types.js';
 
 /** One node of a device's address space. */
 export interface BrowseNode {
@@ -24,7 +24,8 @@ export interface BrowseNode {
   Children?: BrowseNode[];
 }
 
-export type Browser = (device: DeviceRow, driver: DriverDef) => Promise<BrowseNode[]>;
+/** Lists a device's address space (the device in the domain shape, properties with defaults). */
+export type Browser = (device: DeviceConfig, driver: DriverDef) => Promise<BrowseNode[]>;
 
 export interface BrowseTaskItem {
   ID: string;
@@ -94,9 +95,9 @@ export class BrowseService {
   }
 
   async createTask(deviceId: string): Promise<BrowseTask> {
-    const device = await this.devices.repo.getDevice(deviceId);
+    const [device] = await this.devices.readModel.devices([deviceId]);
     if (!device) throw notFound(`device ${JSON.stringify(deviceId)} not found`);
-    const driver = findDriver(device.driver_id)!;
+    const driver = findDriver(device.driverId)!;
     const browser = this.#browsers.get(driver.key);
     if (!browser) {
       const can = [...this.#browsers.keys()].join(', ');
@@ -105,7 +106,7 @@ export class BrowseService {
       );
     }
     const task: BrowseTask = {
-      ID: randomUUID(),
+      ID: uuidv7(),
       DeviceID: device.id,
       State: 'Running',
       Error: null,
@@ -205,7 +206,7 @@ export class BrowseService {
   async #create(entries: CartEntry[]): Promise<{ Registers: Register[]; Created: number; Skipped: number }> {
     const deviceIds = [...new Set(entries.map((e) => e.item.DeviceID))];
     const existing = new Set(
-      (await this.devices.repo.registersOfDevices(deviceIds)).map((r) => `${r.device_id}\u0000${r.tag_name}`),
+      (await this.devices.readModel.tagsOfDevices(deviceIds)).map((t) => `${t.deviceId}\u0000${t.tagName}`),
     );
     const inputs = [];
     let skipped = 0;

@@ -12,11 +12,22 @@ import { BrowseService } from './browse.js';
 import { DevicehubRepository } from './repository.js';
 import { MAX_CSV_BYTES, resolvers, type DevicehubContext } from './resolvers.js';
 import { DeviceHubService } from './service.js';
+import type { DevicehubReadModel } from './types.js';
 
 export { devicehubMigrations } from './migrations/index.js';
-export { DeviceHubService, type Device, type Register, type TagState } from './service.js';
+export { DeviceHubService } from './service.js';
+export type {
+  Device,
+  DeviceConfig,
+  DevicehubChange,
+  DevicehubReadModel,
+  Register,
+  TagConfig,
+  TagRuntimeState,
+  TagState,
+  TagStatusSource,
+} from './types.js';
 export { BrowseService, type Browser, type BrowseNode } from './browse.js';
-export { DevicehubRepository } from './repository.js';
 export { DRIVERS, findDriver, findDriverByIdOrName, type DriverDef } from './catalogue/index.js';
 
 export const DEVICEHUB_PATH = '/devicehub/v2';
@@ -33,13 +44,18 @@ export function devicehubSchema(): string {
 }
 
 export interface Devicehub {
+  /** The domain rules behind `/devicehub/v2` (wire shapes). */
   service: DeviceHubService;
+  /** Browse tasks and the cart. */
   browse: BrowseService;
+  /** Devices and tags for other modules (domain shapes), change events, the tag status slot. */
+  readModel: DevicehubReadModel;
 }
 
+/** The DeviceHub on `database` (migrated with `devicehubMigrations`). */
 export function createDevicehub(database: Database): Devicehub {
   const service = new DeviceHubService(new DevicehubRepository(database));
-  return { service, browse: new BrowseService(service) };
+  return { service, browse: new BrowseService(service), readModel: service.readModel };
 }
 
 /** Mounts `/devicehub/v2` on `app` (in its own scope, so that multipart bodies are parsed only there). */

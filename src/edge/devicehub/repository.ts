@@ -1,5 +1,8 @@
-/** The DeviceHub's tables (`dh_device`, `dh_register`) through the query layer. */
-import type { SelectQueryBuilder, SqlBool } from 'kysely';
+/**
+ * The DeviceHub's tables (`dh_device`, `dh_register`) through the query layer, typed. Private to
+ * the module: other modules read devices and tags through the read model (`read-model.ts`).
+ */
+import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql, type Database, type Kysely, type Transaction } from '../../kernel/db/index.js';
 
 export interface DeviceRow {
@@ -32,6 +35,15 @@ export interface RegisterRow {
   created_at: number;
   updated_at: number;
 }
+
+/** The module's tables, as the query layer sees them. */
+export interface DevicehubTables {
+  dh_device: DeviceRow;
+  dh_register: RegisterRow;
+}
+
+type Db = Kysely<DevicehubTables>;
+type Trx = Transaction<DevicehubTables>;
 
 /** A register with what its topics need of its device. */
 export interface RegisterWithDevice extends RegisterRow {
@@ -70,64 +82,70 @@ const REGISTER_COLUMNS = [
 
 /** Rows per multi-row INSERT (13 columns each, well under SQLite's 32,766 parameters). */
 const INSERT_CHUNK = 500;
+/** Values per `in (...)` list. */
+const IN_CHUNK = 500;
+
+/** Runs `query` on chunks of `values` and concatenates the answers. */
+async function chunked<V, T>(values: readonly V[], query: (chunk: V[]) => Promise<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < values.length; i += IN_CHUNK) out.push(...(await query(values.slice(i, i + IN_CHUNK))));
+  return out;
+}
 
 export class DevicehubRepository {
-  constructor(readonly database: Database) {}
+  readonly db: Db;
 
-  get db(): Kysely<any> {
-    return this.database.db;
+  constructor(readonly database: Database) {
+    this.db = database.db as unknown as Db;
   }
 
-  transaction<T>(fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
-    return this.database.transaction(fn);
+  transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(fn);
   }
 
   // --- devices
 
-  async insertDevice(row: DeviceRow, db: Kysely<any> = this.db): Promise<void> {
+  async insertDevice(row: DeviceRow, db: Db = this.db): Promise<void> {
     await db.insertInto('dh_device').values(row).execute();
   }
 
-  async updateDevice(row: DeviceRow, db: Kysely<any> = this.db): Promise<void> {
+  async updateDevice(row: DeviceRow, db: Db = this.db): Promise<void> {
     const { id, ...rest } = row;
     await db.updateTable('dh_device').set(rest).where('id', '=', id).execute();
   }
 
-  async deleteDevices(ids: string[]): Promise<number> {
-    if (ids.length === 0) return 0;
+  async deleteDevices(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
     return this.transaction(async (trx) => {
+      const found = await trx.selectFrom('dh_device').select('id').where('id', 'in', ids).execute();
       // Explicit, so that it does not depend on the dialect's foreign-key enforcement.
       await trx.deleteFrom('dh_register').where('device_id', 'in', ids).execute();
-      const res = await trx.deleteFrom('dh_device').where('id', 'in', ids).executeTakeFirst();
-      return Number(res.numDeletedRows);
+      await trx.deleteFrom('dh_device').where('id', 'in', ids).execute();
+      return found.map((r) => r.id);
     });
   }
 
-  async getDevice(id: string, db: Kysely<any> = this.db): Promise<DeviceRow | undefined> {
-    return (await db.selectFrom('dh_device').selectAll().where('id', '=', id).executeTakeFirst()) as
-      DeviceRow | undefined;
+  async getDevice(id: string, db: Db = this.db): Promise<DeviceRow | undefined> {
+    return db.selectFrom('dh_device').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Every device (no `ids`), or those of `ids` that exist. */
+  async getDevices(ids?: readonly string[]): Promise<DeviceRow[]> {
+    if (!ids) return this.db.selectFrom('dh_device').selectAll().orderBy('id').execute();
+    return chunked(ids, (c) => this.db.selectFrom('dh_device').selectAll().where('id', 'in', c).execute());
   }
 
   async getDevicesByNames(names: string[]): Promise<DeviceRow[]> {
-    if (names.length === 0) return [];
-    const out: DeviceRow[] = [];
-    for (let i = 0; i < names.length; i += 500) {
-      out.push(
-        ...((await this.db
-          .selectFrom('dh_device')
-          .selectAll()
-          .where('name', 'in', names.slice(i, i + 500))
-          .execute()) as DeviceRow[]),
-      );
-    }
-    return out;
+    return chunked(names, (c) =>
+      this.db.selectFrom('dh_device').selectAll().where('name', 'in', c).execute(),
+    );
   }
 
   /** Base query of ListDevices (paging.ts applies filter, sort and page). */
-  deviceListQuery(ids?: string[]): SelectQueryBuilder<any, any, DeviceRow> {
+  deviceListQuery(ids?: string[]): SelectQueryBuilder<DevicehubTables, 'dh_device', DeviceRow> {
     let q = this.db.selectFrom('dh_device').selectAll('dh_device');
     if (ids) q = q.where('dh_device.id', 'in', ids.length > 0 ? ids : ['']);
-    return q as unknown as SelectQueryBuilder<any, any, DeviceRow>;
+    return q;
   }
 
   async countRegistersOfDevice(deviceId: string): Promise<number> {
@@ -141,7 +159,7 @@ export class DevicehubRepository {
 
   // --- registers
 
-  async insertRegisters(rows: RegisterRow[], db: Kysely<any> = this.db): Promise<void> {
+  async insertRegisters(rows: RegisterRow[], db: Db = this.db): Promise<void> {
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       await db
         .insertInto('dh_register')
@@ -150,96 +168,87 @@ export class DevicehubRepository {
     }
   }
 
-  async updateRegister(row: RegisterRow, db: Kysely<any> = this.db): Promise<void> {
+  async updateRegister(row: RegisterRow, db: Db = this.db): Promise<void> {
     const { id, ...rest } = row;
     await db.updateTable('dh_register').set(rest).where('id', '=', id).execute();
   }
 
-  async deleteRegisters(ids: string[]): Promise<number> {
-    let n = 0;
-    for (let i = 0; i < ids.length; i += 500) {
-      const res = await this.db
-        .deleteFrom('dh_register')
-        .where('id', 'in', ids.slice(i, i + 500))
-        .executeTakeFirst();
-      n += Number(res.numDeletedRows);
-    }
-    return n;
+  /** Deletes the registers of `ids`; answers those that existed, with their device. */
+  async deleteRegisters(ids: string[]): Promise<Array<{ id: string; device_id: string }>> {
+    return chunked(ids, async (c) => {
+      const found = await this.db
+        .selectFrom('dh_register')
+        .select(['id', 'device_id'])
+        .where('id', 'in', c)
+        .execute();
+      if (found.length > 0)
+        await this.db
+          .deleteFrom('dh_register')
+          .where(
+            'id',
+            'in',
+            found.map((r) => r.id),
+          )
+          .execute();
+      return found;
+    });
   }
 
-  async getRegister(id: string, db: Kysely<any> = this.db): Promise<RegisterWithDevice | undefined> {
-    return (await db
+  #withDevice() {
+    return this.db
       .selectFrom('dh_register as r')
       .innerJoin('dh_device as d', 'd.id', 'r.device_id')
-      .select([...REGISTER_COLUMNS])
-      .where('r.id', '=', id)
-      .executeTakeFirst()) as RegisterWithDevice | undefined;
+      .select([...REGISTER_COLUMNS]);
   }
 
-  async getRegistersByIds(ids: string[]): Promise<RegisterWithDevice[]> {
-    const out: RegisterWithDevice[] = [];
-    for (let i = 0; i < ids.length; i += 500) {
-      out.push(
-        ...((await this.db
-          .selectFrom('dh_register as r')
-          .innerJoin('dh_device as d', 'd.id', 'r.device_id')
-          .select([...REGISTER_COLUMNS])
-          .where('r.id', 'in', ids.slice(i, i + 500))
-          .execute()) as RegisterWithDevice[]),
-      );
-    }
-    return out;
+  async getRegister(id: string): Promise<RegisterWithDevice | undefined> {
+    return this.#withDevice().where('r.id', '=', id).executeTakeFirst();
   }
 
-  /** Registers of the given devices keyed by tag name (for uploads: create or update). */
-  async registersOfDevices(deviceIds: string[]): Promise<RegisterRow[]> {
-    const out: RegisterRow[] = [];
-    for (let i = 0; i < deviceIds.length; i += 500) {
-      out.push(
-        ...((await this.db
-          .selectFrom('dh_register')
-          .selectAll()
-          .where('device_id', 'in', deviceIds.slice(i, i + 500))
-          .execute()) as RegisterRow[]),
-      );
-    }
-    return out;
+  async getRegistersByIds(ids: readonly string[]): Promise<RegisterWithDevice[]> {
+    return chunked(ids, (c) => this.#withDevice().where('r.id', 'in', c).execute());
+  }
+
+  /** Registers of the given devices (for uploads: create or update). */
+  async registersOfDevices(deviceIds: readonly string[]): Promise<RegisterRow[]> {
+    return chunked(deviceIds, (c) =>
+      this.db.selectFrom('dh_register').selectAll().where('device_id', 'in', c).execute(),
+    );
+  }
+
+  /** Registers of the given devices with what their topics need of the device. */
+  async registersWithDeviceOf(deviceIds: readonly string[]): Promise<RegisterWithDevice[]> {
+    return chunked(deviceIds, (c) => this.#withDevice().where('r.device_id', 'in', c).execute());
   }
 
   /** One page of registers, keyset-ordered by ID, and the count of all that match. */
   async listRegisters(q: RegisterQuery): Promise<{ rows: RegisterWithDevice[]; total: number }> {
-    const where = (query: SelectQueryBuilder<any, any, any>, alias: string) => {
-      let w = query;
-      if (q.deviceId !== undefined) w = w.where(`${alias}.device_id`, '=', q.deviceId);
-      if (q.pattern) w = w.where(this.patternCondition(`${alias}.tag_name`, q.pattern));
-      return w;
+    const conditions = (column: (name: 'device_id' | 'tag_name') => string) => {
+      const out: Array<Expression<SqlBool>> = [];
+      if (q.deviceId !== undefined) out.push(sql<SqlBool>`${sql.ref(column('device_id'))} = ${q.deviceId}`);
+      if (q.pattern) out.push(this.#patternCondition(column('tag_name'), q.pattern));
+      return out;
     };
-    const counted = await where(this.db.selectFrom('dh_register as c'), 'c')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .executeTakeFirstOrThrow();
-    let page = where(
-      this.db
-        .selectFrom('dh_register as r')
-        .innerJoin('dh_device as d', 'd.id', 'r.device_id')
-        .select([...REGISTER_COLUMNS]),
-      'r',
-    );
+    const count = conditions((n) => `c.${n}`);
+    const pageWhere = conditions((n) => `r.${n}`);
+    let counting = this.db.selectFrom('dh_register as c').select((eb) => eb.fn.countAll().as('n'));
+    if (count.length > 0) counting = counting.where((eb) => eb.and(count));
+    const counted = await counting.executeTakeFirstOrThrow();
+    let page = this.#withDevice();
+    if (pageWhere.length > 0) page = page.where((eb) => eb.and(pageWhere));
     if (q.after !== undefined) page = page.where('r.id', '>', q.after);
-    const rows = (await page.orderBy('r.id').limit(q.limit).offset(q.skip).execute()) as RegisterWithDevice[];
-    return { rows, total: Number((counted as { n: unknown }).n) };
+    const rows = await page.orderBy('r.id').limit(q.limit).offset(q.skip).execute();
+    return { rows, total: Number(counted.n) };
   }
 
   /** Every register with its device name, ordered by device name and then ID (CSV export). */
   async allRegisters(deviceIds?: string[]): Promise<RegisterWithDevice[]> {
-    let q = this.db
-      .selectFrom('dh_register as r')
-      .innerJoin('dh_device as d', 'd.id', 'r.device_id')
-      .select([...REGISTER_COLUMNS]);
+    let q = this.#withDevice();
     if (deviceIds) q = q.where('r.device_id', 'in', deviceIds.length > 0 ? deviceIds : ['']);
-    return (await q.orderBy('d.name').orderBy('r.id').execute()) as RegisterWithDevice[];
+    return q.orderBy('d.name').orderBy('r.id').execute();
   }
 
-  private patternCondition(column: string, pattern: { text: string; option: PatternOption }) {
+  #patternCondition(column: string, pattern: { text: string; option: PatternOption }) {
     const col = sql.ref(column);
     const esc = pattern.text.replace(/[!%_]/g, '!$&');
     const like = (p: string) => sql<SqlBool>`${col} ${sql.raw(this.database.ilike)} ${p} escape '!'`;

@@ -5,14 +5,14 @@ import { badRequest } from '../../kernel/errors.js';
 import type { GraphqlContext } from '../../kernel/graphql.js';
 import type { DriverDef, ListValue, PropertyDef } from './catalogue/index.js';
 import type { BrowseService, FoldersSelection } from './browse.js';
+import type { DeviceHubService } from './service.js';
 import type {
   CreateDeviceRequest,
   CreateRegisterRequest,
-  DeviceHubService,
   ListRegistersRequest,
   UpdateDeviceRequest,
   UpdateRegisterRequest,
-} from './service.js';
+} from './types.js';
 
 export interface DevicehubContext {
   devicehub: DeviceHubService;

@@ -8,7 +8,8 @@ import { AppError, badRequest } from '../../kernel/errors.js';
 import { Database } from '../../kernel/db/index.js';
 import { FIXED_COLUMNS, PROPERTY_PREFIX, REQUIRED_COLUMNS, csvLine, parseCsv } from './csv.js';
 import type { DeviceRow, DevicehubRepository, RegisterRow, RegisterWithDevice } from './repository.js';
-import { buildRegisterRow, type CreateRegisterRequest } from './service.js';
+import { buildRegisterRow } from './rows.js';
+import type { CreateRegisterRequest } from './types.js';
 
 export interface UploadLineDetail {
   Line: number;
@@ -36,6 +37,9 @@ export interface UploadStatus {
 export const MAX_UPLOAD_LINES = 200_000;
 
 export class CsvImporter {
+  /** The tags a run stored (created or updated), with their device. */
+  readonly stored: Array<{ id: string; deviceId: string }> = [];
+
   constructor(private readonly repo: DevicehubRepository) {}
 
   async run(text: string): Promise<UploadStatus> {
@@ -143,6 +147,7 @@ export class CsvImporter {
       });
       created = creates.length;
       updated = updates.length;
+      for (const c of [...creates, ...updates]) this.stored.push({ id: c.row.id, deviceId: c.row.device_id });
     } catch (err) {
       // Someone wrote the same tags meanwhile: store line by line, reporting the lines that clash.
       if (!Database.isUniqueViolation(err)) throw err;
@@ -150,6 +155,7 @@ export class CsvImporter {
         try {
           await this.repo.insertRegisters([c.row]);
           created++;
+          this.stored.push({ id: c.row.id, deviceId: c.row.device_id });
         } catch (e) {
           if (!Database.isUniqueViolation(e)) throw e;
           fail(
@@ -163,6 +169,7 @@ export class CsvImporter {
       for (const u of updates) {
         await this.repo.updateRegister(u.row);
         updated++;
+        this.stored.push({ id: u.row.id, deviceId: u.row.device_id });
       }
     }
     fails.sort((a, b) => a.Line - b.Line);

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { Database } from '../../../src/kernel/db/index.js';
 import { DataHub } from '../../../src/edge/datahub/index.js';
 import {
-  DeviceHubService,
-  DevicehubRepository,
+  createDevicehub,
   devicehubMigrations,
+  type DeviceHubService,
+  type DevicehubReadModel,
 } from '../../../src/edge/devicehub/index.js';
 import {
   AcquisitionEngine,
@@ -25,11 +26,12 @@ import { eventually } from './support.js';
 const dir = mkdtempSync(join(tmpdir(), 'mw-acq-engine-'));
 let db: Database;
 let service: DeviceHubService;
+let readModel: DevicehubReadModel;
 
 before(async () => {
   db = Database.open({ sqlitePath: join(dir, 'edge.db') });
   await db.migrate([devicehubMigrations]);
-  service = new DeviceHubService(new DevicehubRepository(db));
+  ({ service, readModel } = createDevicehub(db));
 });
 after(async () => {
   await db.close();
@@ -74,7 +76,7 @@ test('connect failures back off exponentially up to the cap; then connected; a l
   const { factory, log } = scripted({ failures: 5, readMs: 1 });
   const engine = new AcquisitionEngine({
     hub,
-    devicehub: service,
+    devicehub: readModel,
     drivers: [factory],
     dataDir: dir,
     backoffInitialMs: 20,
@@ -129,7 +131,7 @@ test('connect failures back off exponentially up to the cap; then connected; a l
 test('a slow device: one read per group at a time, overruns counted', async () => {
   const hub = new DataHub();
   const { factory, log } = scripted({ failures: 0, readMs: 60 });
-  const engine = new AcquisitionEngine({ hub, devicehub: service, drivers: [factory], dataDir: dir });
+  const engine = new AcquisitionEngine({ hub, devicehub: readModel, drivers: [factory], dataDir: dir });
   const dev = await service.createDevice({
     Name: 'd2',
     DriverID: 'Modbus TCP',

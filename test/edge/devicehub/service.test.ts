@@ -3,16 +3,16 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from '../../helpers/postgres.js';
 import {
-  DeviceHubService,
-  DevicehubRepository,
+  createDevicehub,
   devicehubMigrations,
+  type DeviceHubService,
 } from '../../../src/edge/devicehub/index.js';
 
 forEachDialect('DeviceHub service', (ctx) => {
   let svc: DeviceHubService;
   before(async () => {
     await ctx.database.migrate([devicehubMigrations]);
-    svc = new DeviceHubService(new DevicehubRepository(ctx.database));
+    svc = createDevicehub(ctx.database).service;
   });
 
   test('tags: keyset walk in creation order, patterns, counts', async () => {

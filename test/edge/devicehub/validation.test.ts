@@ -1,10 +1,8 @@
 /** The property validator: each kind of value, accepted (normalised) or refused with the allowed values. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
 import { prop, column, PARITY_FOURTEEN } from '../../../src/edge/devicehub/catalogue/index.js';
 import { checkValue, resolveProperties } from '../../../src/edge/devicehub/validation.js';
-import { uuidv7 } from '../../../src/edge/devicehub/service.js';
 import { AppError } from '../../../src/kernel/errors.js';
 
 test('checkValue: each property kind', () => {
@@ -81,18 +79,5 @@ test('resolveProperties: defaults, merge over stored values, unknown and missing
         { name: 'host', value: 'b' },
       ]),
     /given more than once/,
-  );
-});
-
-test('uuidv7 IDs increase, also within one millisecond', () => {
-  const now = Date.now();
-  const ids = Array.from({ length: 10000 }, () => uuidv7(now));
-  assert.deepEqual([...ids].sort(), ids);
-  assert.equal(new Set(ids).size, ids.length);
-  fc.assert(
-    fc.property(fc.integer({ min: 1, max: 50 }), (n) => {
-      const a = Array.from({ length: n }, () => uuidv7());
-      return [...a].sort().every((x, i) => x === a[i]);
-    }),
   );
 });

@@ -243,5 +243,5 @@ export async function browseMqtt(props: Record<string, string>, ms = 1500): Prom
 export const mqttDriver: DriverFactory = {
   key: 'mqtt',
   create: (device, ctx) => new MqttSession(device, ctx),
-  browse: async (device) => browseMqtt(JSON.parse(device.properties || '{}') as Record<string, string>),
+  browse: async (device) => browseMqtt(device.properties),
 };

@@ -36,15 +36,21 @@ type Opcua = typeof import('node-opcua');
 let loaded: Promise<Opcua> | undefined;
 const load = (): Promise<Opcua> => (loaded ??= import('node-opcua'));
 
-const managers = new Map<string, OPCUACertificateManager>();
+const managers = new Map<string, Promise<OPCUACertificateManager>>();
 async function certificateManager(o: Opcua, dataDir: string): Promise<OPCUACertificateManager> {
   const root = join(dataDir, 'opcua-pki');
   let m = managers.get(root);
   if (!m) {
-    m = new o.OPCUACertificateManager({ rootFolder: root, automaticallyAcceptUnknownCertificate: true });
+    const manager = new o.OPCUACertificateManager({
+      rootFolder: root,
+      automaticallyAcceptUnknownCertificate: true,
+    });
+    // One initialisation per folder, awaited by every caller: a second concurrent `initialize`
+    // returns before the first has written the private key.
+    m = manager.initialize().then(() => manager);
     managers.set(root, m);
+    m.catch(() => managers.delete(root));
   }
-  await m.initialize();
   return m;
 }
 
@@ -321,6 +327,5 @@ export async function browseOpcua(
 export const opcuaDriver: DriverFactory = {
   key: 'opcua-client',
   create: (device, ctx) => new OpcuaSession(device, ctx),
-  browse: async (device, _driver, ctx) =>
-    browseOpcua(JSON.parse(device.properties || '{}') as Record<string, string>, ctx.dataDir),
+  browse: async (device, _driver, ctx) => browseOpcua(device.properties, ctx.dataDir),
 };

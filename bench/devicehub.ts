@@ -145,7 +145,7 @@ try {
   const up3 = await upload(csvFor(0, half));
 
   // Walk through GraphQL.
-  const PAGE_QUERY = `query($in: ListRegistersFromAllDevicesInput) { ListRegistersFromAllDevices(input: $in) {
+  const PAGE_QUERY = `query($in: ListRegistersFromAllDevicesRequest) { ListRegistersFromAllDevices(input: $in) {
     TotalCount Last Registers { ID DeviceID TagName Name ValueType IntervalMs Topics { Format Topic } } } }`;
   const walk = async (mode: 'keyset' | 'offset') => {
     const times: number[] = [];

@@ -105,7 +105,7 @@ describe('acquisition: MQTT', { skip }, () => {
 
   test('stopping the broker fails the tags; restarting it reconnects and values flow again', async () => {
     const ids = (
-      await e.ok(`query($in: ListRegistersInput!) { ListRegisters(input: $in) { Registers { ID } } }`, {
+      await e.ok(`query($in: ListRegistersRequest!) { ListRegisters(input: $in) { Registers { ID } } }`, {
         in: { DeviceID: dev },
       })
     ).ListRegisters.Registers.map((r: { ID: string }) => r.ID);

@@ -499,7 +499,7 @@ export async function browseAll(e: AcqEdge, deviceId: string, ms = 20_000): Prom
   const walk = async (path: string | null) => {
     const list = (
       await e.ok(
-        `query($in: ListBrowseTaskItemsInput!) { ListBrowseTaskItems(input: $in) { Items { Path Name IsFolder RegisterName ValueType Properties { Name Value } } } }`,
+        `query($in: ListBrowseTaskItemsRequest!) { ListBrowseTaskItems(input: $in) { Items { Path Name IsFolder RegisterName ValueType Properties { Name Value } } } }`,
         { in: { TaskID: task.ID, Path: path, Limit: 1000 } },
       )
     ).ListBrowseTaskItems.Items;

@@ -19,8 +19,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
-import { connect } from 'nats';
+import { EdgeClient } from '../src/client/index.js';
 import modbusSerial from 'modbus-serial';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
 import type { IServiceVector, ServerTCP as ServerTCPType } from 'modbus-serial/ServerTCP.js';
@@ -79,7 +78,6 @@ const env = {
   MILLWRIGHT_EDGE_DATAHUB_PORT: '0',
   MILLWRIGHT_EDGE_DATAHUB_HOST: '127.0.0.1',
 };
-const agent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 60_000 });
 const children: ChildProcess[] = [];
 const stops: Array<() => void> = [];
 const cleanup = () => {
@@ -122,19 +120,11 @@ async function startServers(): Promise<number[]> {
 async function startEdge(): Promise<{ url: string; nats: string; pid: number }> {
   const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
     env,
-    ready: /edge service\s+(https:\/\/\S+)/,
-    until: 'DataHub (NATS)',
     inheritStderr: true,
   });
   stops.push(() => void edge.stop());
-  // The announcement may still be arriving: wait for the whole DataHub line.
-  let m: RegExpExecArray | null = null;
-  for (let i = 0; !m && i < 50; i++) {
-    m = /DataHub \(NATS\)\s+(nats:\/\/\S+)\s/.exec(edge.output());
-    if (!m) await new Promise((r) => setTimeout(r, 100));
-  }
-  if (!m) throw new Error(`no DataHub address in: ${edge.output()}`);
-  return { url: edge.match[1]!, nats: m[1]!, pid: edge.pid };
+  const ready = edge.ready.services.edge!;
+  return { url: ready.url, nats: ready.natsUrl!, pid: edge.pid };
 }
 
 /** CPU seconds (user + system) of a process, from /proc. */
@@ -155,31 +145,16 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const ports = await startServers();
 const client = cli(['edge', 'api-client', 'create', '--name', 'bench']);
 const edge = await startEdge();
-const tokenRes = await request(`${edge.url}/auth/v3/oauth/token`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  body: new URLSearchParams({
-    grant_type: 'client_credentials',
-    client_id: client.client_id,
-    client_secret: client.client_secret,
-  }).toString(),
-  dispatcher: agent,
+const api = new EdgeClient({
+  url: edge.url,
+  natsUrl: edge.nats,
+  credentials: { clientId: client.client_id, clientSecret: client.client_secret },
+  insecure: true,
 });
-const authorization = `Bearer ${((await tokenRes.body.json()) as { access_token: string }).access_token}`;
-const gql = async (query: string, variables?: unknown): Promise<any> => {
-  const res = await request(`${edge.url}/devicehub/v2`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization },
-    body: JSON.stringify({ query, variables }),
-    dispatcher: agent,
-  });
-  const body = (await res.body.json()) as any;
-  if (res.statusCode !== 200 || body.errors)
-    throw new Error(`GraphQL ${res.statusCode}: ${JSON.stringify(body.errors)}`);
-  return body.data;
-};
+const gql = (query: string, variables?: Record<string, unknown>): Promise<any> =>
+  api.graphql('/devicehub/v2', query, variables);
 
-const nc = await connect({ servers: edge.nats, maxPingOut: 100 });
+const nc = await api.nats({ connect: { maxPingOut: 100 } });
 let received = 0;
 let counting = false;
 const LAT_CAP = 4_000_000;
@@ -228,11 +203,7 @@ console.log(
 await new Promise((r) => setTimeout(r, WARMUP * 1000));
 
 const metricsOf = async () => {
-  const res = await request(`${edge.url}/devicehub/metrics`, {
-    headers: { authorization },
-    dispatcher: agent,
-  });
-  const text = await res.body.text();
+  const { text } = await api.request('GET', '/devicehub/metrics');
   let sum = 0;
   let count = 0;
   let overruns = 0;
@@ -274,6 +245,7 @@ const result = {
   errors: m1.errors - m0.errors,
 };
 await nc.close();
+api.close();
 cleanup();
 
 // --- the ceiling: the same client, the same blocks, a tight loop, nothing published --------------

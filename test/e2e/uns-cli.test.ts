@@ -11,14 +11,10 @@ const tmp = () => dirs.make();
 after(() => dirs.removeAll());
 const cli = runCli;
 
-/** Starts a long-running command and waits until the UNS has announced its addresses. */
+/** Starts a long-running command and waits for its ready line; `url` is the UNS's address. */
 async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  const p = await startCli(args, {
-    env,
-    ready: /unified namespace (https?:\/\/\S+)\/mqtt\/gql/,
-    until: 'UNS users and accounts',
-  });
-  return { url: p.match[1]!, output: p.output, stop: p.stop };
+  const p = await startCli(args, { env });
+  return { url: p.ready.services.uns!.url, ready: p.ready, output: p.output, stop: p.stop };
 }
 
 test('`millwright uns` starts from flags and MILLWRIGHT_UNS_*; users and accounts made by the CLI work at once on the running service', async () => {
@@ -151,12 +147,14 @@ test('`millwright up` starts the UNS beside the edge and prints its addresses, t
       const out = svc.output();
       assert.match(out, /edge service\s+https:\/\/127\.0\.0\.1:\d+/);
       assert.match(out, /mqtt-port 1883 is taken; the UNS takes a free one instead/);
-      const m = /MQTT\s+mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      assert.ok(m && m[1] !== '1883', out);
+      const mqttPort = svc.ready.services.uns!.ports['mqtt-port']!;
+      assert.notEqual(mqttPort, 1883, out);
+      assert.match(out, new RegExp(`MQTT\\s+mqtt://127\\.0\\.0\\.1:${mqttPort}`));
+      assert.match(svc.ready.services.edge!.url, /^https:\/\/127\.0\.0\.1:\d+$/);
       const pw = /UNS administrator: user "admin", password "([^"]+)"/.exec(out)!;
       const call = (path: string, options?: Parameters<typeof http>[1]) => http(`${svc.url}${path}`, options);
       const token = await unsToken({ call }, 'admin', pw[1]);
-      assert.equal((await gql({ call }, token, '{ broker { mqttPort } }')).broker.mqttPort, Number(m[1]));
+      assert.equal((await gql({ call }, token, '{ broker { mqttPort } }')).broker.mqttPort, mqttPort);
     } finally {
       assert.equal(await svc.stop(), 0);
     }

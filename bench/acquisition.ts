@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { EdgeClient } from '../src/client/index.js';
 import modbusSerial from 'modbus-serial';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
-import type { IServiceVector, ServerTCP as ServerTCPType } from 'modbus-serial/ServerTCP.js';
+import { ModbusPeer } from '../test/helpers/peers/modbus.js';
 import { cleanEnv, runCliJson, startCli } from '../test/helpers/cli.js';
 
 const arg = (name: string, dflt: number) => {
@@ -37,33 +37,17 @@ const BLOCK = 125;
 
 // --- the servers' process -----------------------------------------------------------------------
 if (process.argv.includes('--serve')) {
-  const ServerTCP = (
-    modbusSerial as unknown as { ServerTCP: new (v: IServiceVector, o: object) => ServerTCPType }
-  ).ServerTCP;
-  const { createServer } = await import('node:net');
   const ports: number[] = [];
   for (let s = 0; s < SERVERS; s++) {
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-    const port = (probe.address() as { port: number }).port;
-    await new Promise((r) => probe.close(r));
-    const regs = new Uint16Array(REGISTERS);
+    const peer = new ModbusPeer(REGISTERS);
+    const regs = peer.holding;
     for (let i = 0; i < REGISTERS; i++) regs[i] = (i * 7 + s) & 0xffff;
     let tick = 0;
     setInterval(() => {
       tick++;
       for (let i = 0; i < REGISTERS; i += 97) regs[i] = (regs[i]! + tick) & 0xffff;
     }, 250).unref();
-    const server = new ServerTCP(
-      {
-        getHoldingRegister: (a: number) => regs[a] ?? 0,
-        getMultipleHoldingRegisters: (a: number, n: number) => Array.from(regs.subarray(a, a + n)),
-      },
-      { host: '127.0.0.1', port, unitID: 1 },
-    );
-    server.on('socketError', () => undefined);
-    await new Promise<void>((r) => server.on('initialized', () => r()));
-    ports.push(port);
+    ports.push(await peer.start());
   }
   process.stdout.write(`${JSON.stringify({ ports })}\n`);
   await new Promise(() => undefined);

@@ -12,12 +12,12 @@ import { StringCodec } from 'nats';
 import {
   browseAll,
   eventually,
-  Mosquitto,
   nextMessage,
   skipReason,
   startAcqEdge,
   type AcqEdge,
 } from '../edge/acquisition/support.js';
+import { Mosquitto } from '../helpers/peers/mosquitto.js';
 
 const sc = StringCodec();
 const skip = existsSync('/usr/sbin/mosquitto') ? false : skipReason('mosquitto');

@@ -3,7 +3,6 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { closed, connectMqtt, end, gql, unsToken } from '../helpers/uns.js';
-import { http } from '../helpers/edge.js';
 import { cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
 
 const dirs = tempDirs('mw-uns-cli-');
@@ -29,9 +28,8 @@ test('`millwright uns` starts from flags and MILLWRIGHT_UNS_*; users and account
     assert.ok(mqttUrl, svc.output());
     const pw = /UNS administrator: user "admin", password "([^"]+)"/.exec(svc.output());
     assert.ok(pw, svc.output());
-    const call = (path: string, options?: Parameters<typeof http>[1]) => http(`${svc.url}${path}`, options);
-    const admin = await unsToken({ call }, 'admin', pw[1]);
-    assert.equal((await gql({ call }, admin, '{ me { role } }')).me.role, 'admin');
+    const admin = await unsToken(svc, 'admin', pw[1]);
+    assert.equal((await gql(svc, admin, '{ me { role } }')).me.role, 'admin');
 
     const created = await cli([
       'uns',
@@ -48,8 +46,8 @@ test('`millwright uns` starts from flags and MILLWRIGHT_UNS_*; users and account
     ]);
     assert.equal(created.code, 0, created.stderr);
     assert.equal(JSON.parse(created.stdout).role, 'operator');
-    const ops = await unsToken({ call }, 'ops', 'ops-password');
-    assert.equal((await gql({ call }, ops, '{ me { username role } }')).me.role, 'operator');
+    const ops = await unsToken(svc, 'ops', 'ops-password');
+    assert.equal((await gql(svc, ops, '{ me { username role } }')).me.role, 'operator');
     const listed = await cli(['uns', 'user', 'list', '--data-dir', dir]);
     assert.deepEqual(
       JSON.parse(listed.stdout).map((u: { username: string }) => u.username),
@@ -152,9 +150,8 @@ test('`millwright up` starts the UNS beside the edge and prints its addresses, t
       assert.match(out, new RegExp(`MQTT\\s+mqtt://127\\.0\\.0\\.1:${mqttPort}`));
       assert.match(svc.ready.services.edge!.url, /^https:\/\/127\.0\.0\.1:\d+$/);
       const pw = /UNS administrator: user "admin", password "([^"]+)"/.exec(out)!;
-      const call = (path: string, options?: Parameters<typeof http>[1]) => http(`${svc.url}${path}`, options);
-      const token = await unsToken({ call }, 'admin', pw[1]);
-      assert.equal((await gql({ call }, token, '{ broker { mqttPort } }')).broker.mqttPort, mqttPort);
+      const token = await unsToken(svc, 'admin', pw[1]);
+      assert.equal((await gql(svc, token, '{ broker { mqttPort } }')).broker.mqttPort, mqttPort);
     } finally {
       assert.equal(await svc.stop(), 0);
     }

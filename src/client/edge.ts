@@ -227,8 +227,9 @@ export class EdgeClient {
   }
 
   /**
-   * Connects to the DataHub with the `nats` client. TLS follows the client's `ca`/`insecure`
-   * options when the DataHub asks for TLS (remote clients); local clients stay in plain text.
+   * Connects to the DataHub with the `nats` client. With `ca` or `insecure`, TLS is used when the
+   * DataHub offers it (remote clients must use it); a DataHub that trusts local clients offers
+   * none to them, and the connection stays in plain text.
    */
   async nats(options: NatsOptions = {}): Promise<NatsConnection> {
     const url = options.url ?? this.natsUrl;
@@ -237,13 +238,21 @@ export class EdgeClient {
       : this.#options.insecure
         ? { rejectUnauthorized: false }
         : undefined;
-    try {
-      return await connect({
+    const attempt = (withTls: boolean) =>
+      connect({
         servers: url,
         ...(options.accessKey ? { user: 'admin', pass: options.accessKey } : {}),
-        ...(tls ? { tls: tls as ConnectionOptions['tls'] } : {}),
+        ...(withTls && tls ? { tls: tls as ConnectionOptions['tls'] } : {}),
         ...options.connect,
       });
+    try {
+      try {
+        return await attempt(true);
+      } catch (err) {
+        // A DataHub that trusts local clients offers no TLS to them: connect in plain text.
+        if (tls && (err as { code?: string }).code === 'SERVER_OPT_NA') return await attempt(false);
+        throw err;
+      }
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'AUTHORIZATION_VIOLATION') {

@@ -22,11 +22,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
-import { connect } from 'nats';
+import { EdgeClient } from '../src/client/index.js';
 import modbusSerial from 'modbus-serial';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
-import type { IServiceVector, ServerTCP as ServerTCPType } from 'modbus-serial/ServerTCP.js';
+import { ModbusPeer } from '../test/helpers/peers/modbus.js';
 import { cleanEnv, runCliJson, startCli } from '../test/helpers/cli.js';
 
 const arg = (name: string, dflt: number) => {
@@ -41,33 +40,17 @@ const BLOCK = 125;
 
 // --- the servers' process -----------------------------------------------------------------------
 if (process.argv.includes('--serve')) {
-  const ServerTCP = (
-    modbusSerial as unknown as { ServerTCP: new (v: IServiceVector, o: object) => ServerTCPType }
-  ).ServerTCP;
-  const { createServer } = await import('node:net');
   const ports: number[] = [];
   for (let s = 0; s < SERVERS; s++) {
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-    const port = (probe.address() as { port: number }).port;
-    await new Promise((r) => probe.close(r));
-    const regs = new Uint16Array(REGISTERS);
+    const peer = new ModbusPeer(REGISTERS);
+    const regs = peer.holding;
     for (let i = 0; i < REGISTERS; i++) regs[i] = (i * 7 + s) & 0xffff;
     let tick = 0;
     setInterval(() => {
       tick++;
       for (let i = 0; i < REGISTERS; i += 97) regs[i] = (regs[i]! + tick) & 0xffff;
     }, 250).unref();
-    const server = new ServerTCP(
-      {
-        getHoldingRegister: (a: number) => regs[a] ?? 0,
-        getMultipleHoldingRegisters: (a: number, n: number) => Array.from(regs.subarray(a, a + n)),
-      },
-      { host: '127.0.0.1', port, unitID: 1 },
-    );
-    server.on('socketError', () => undefined);
-    await new Promise<void>((r) => server.on('initialized', () => r()));
-    ports.push(port);
+    ports.push(await peer.start());
   }
   process.stdout.write(`${JSON.stringify({ ports })}\n`);
   await new Promise(() => undefined);
@@ -82,7 +65,6 @@ const env = {
   MILLWRIGHT_EDGE_DATAHUB_PORT: '0',
   MILLWRIGHT_EDGE_DATAHUB_HOST: '127.0.0.1',
 };
-const agent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 60_000 });
 const children: ChildProcess[] = [];
 const stops: Array<() => void> = [];
 const cleanup = () => {
@@ -125,19 +107,11 @@ async function startServers(): Promise<number[]> {
 async function startEdge(): Promise<{ url: string; nats: string; pid: number }> {
   const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
     env,
-    ready: /edge service\s+(https:\/\/\S+)/,
-    until: 'DataHub (NATS)',
     inheritStderr: true,
   });
   stops.push(() => void edge.stop());
-  // The announcement may still be arriving: wait for the whole DataHub line.
-  let m: RegExpExecArray | null = null;
-  for (let i = 0; !m && i < 50; i++) {
-    m = /DataHub \(NATS\)\s+(nats:\/\/\S+)\s/.exec(edge.output());
-    if (!m) await new Promise((r) => setTimeout(r, 100));
-  }
-  if (!m) throw new Error(`no DataHub address in: ${edge.output()}`);
-  return { url: edge.match[1]!, nats: m[1]!, pid: edge.pid };
+  const ready = edge.ready.services.edge!;
+  return { url: ready.url, nats: ready.natsUrl!, pid: edge.pid };
 }
 
 /** CPU seconds (user + system) of a process, from /proc. */
@@ -158,31 +132,16 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const ports = await startServers();
 const client = cli(['edge', 'api-client', 'create', '--name', 'bench']);
 const edge = await startEdge();
-const tokenRes = await request(`${edge.url}/auth/v3/oauth/token`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  body: new URLSearchParams({
-    grant_type: 'client_credentials',
-    client_id: client.client_id,
-    client_secret: client.client_secret,
-  }).toString(),
-  dispatcher: agent,
+const api = new EdgeClient({
+  url: edge.url,
+  natsUrl: edge.nats,
+  credentials: { clientId: client.client_id, clientSecret: client.client_secret },
+  insecure: true,
 });
-const authorization = `Bearer ${((await tokenRes.body.json()) as { access_token: string }).access_token}`;
-const gql = async (query: string, variables?: unknown): Promise<any> => {
-  const res = await request(`${edge.url}/devicehub/v2`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization },
-    body: JSON.stringify({ query, variables }),
-    dispatcher: agent,
-  });
-  const body = (await res.body.json()) as any;
-  if (res.statusCode !== 200 || body.errors)
-    throw new Error(`GraphQL ${res.statusCode}: ${JSON.stringify(body.errors)}`);
-  return body.data;
-};
+const gql = (query: string, variables?: Record<string, unknown>): Promise<any> =>
+  api.graphql('/devicehub/v2', query, variables);
 
-const nc = await connect({ servers: edge.nats, maxPingOut: 100 });
+const nc = await api.nats({ connect: { maxPingOut: 100 } });
 let received = 0;
 let counting = false;
 const LAT_CAP = 4_000_000;
@@ -237,11 +196,7 @@ await new Promise((r) => setTimeout(r, WARMUP * 1000));
 const rssSetup = rssMiB(edge.pid);
 
 const metricsOf = async () => {
-  const res = await request(`${edge.url}/devicehub/metrics`, {
-    headers: { authorization },
-    dispatcher: agent,
-  });
-  const text = await res.body.text();
+  const { text } = await api.request('GET', '/devicehub/metrics');
   let sum = 0;
   let count = 0;
   let overruns = 0;
@@ -314,6 +269,7 @@ const result = {
   updateMax: updateSorted[updateSorted.length - 1]!,
 };
 await nc.close();
+api.close();
 cleanup();
 
 // --- the ceiling: the same client, the same blocks, a tight loop, nothing published --------------

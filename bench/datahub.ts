@@ -174,11 +174,10 @@ async function startEdge(dataDir: string): Promise<{ url: string; stop: () => Pr
         MILLWRIGHT_EDGE_DATA_DIR: dataDir,
         MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password',
       },
-      ready: /DataHub \(NATS\)\s+(nats:\/\/\S+)/,
       inheritStderr: true,
     },
   );
-  return { url: edge.match[1]!, stop: edge.stop };
+  return { url: edge.ready.services.edge!.natsUrl!, stop: edge.stop };
 }
 
 async function natsServerUp(): Promise<boolean> {

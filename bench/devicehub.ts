@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Agent, FormData, request } from 'undici';
+import { EdgeClient } from '../src/client/index.js';
 import { Database } from '../src/kernel/db/index.js';
 import { uuidv7 } from '../src/kernel/ids.js';
 import { createDevicehub, devicehubMigrations } from '../src/edge/devicehub/index.js';
@@ -37,17 +37,15 @@ const env = {
   MILLWRIGHT_EDGE_DATAHUB_PORT: '0',
   MILLWRIGHT_EDGE_DATAHUB_HOST: '127.0.0.1',
 };
-const agent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 60_000 });
 
 const cli = (args: string[]) => runCliJson(args, env);
 
 async function startEdge(): Promise<{ url: string; stop: () => Promise<unknown> }> {
   const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
     env,
-    ready: /edge service\s+(https:\/\/\S+)/,
     inheritStderr: true,
   });
-  return { url: edge.match[1]!, stop: edge.stop };
+  return { url: edge.ready.services.edge!.url, stop: edge.stop };
 }
 
 const quantile = (xs: number[], q: number) => {
@@ -59,31 +57,13 @@ const ms = (x: number) => x.toFixed(1);
 const client = cli(['edge', 'api-client', 'create', '--name', 'bench']);
 const edge = await startEdge();
 try {
-  const tokenRes = await request(`${edge.url}/auth/v3/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: client.client_id,
-      client_secret: client.client_secret,
-    }).toString(),
-    dispatcher: agent,
+  const edgeApi = new EdgeClient({
+    url: edge.url,
+    credentials: { clientId: client.client_id, clientSecret: client.client_secret },
+    insecure: true,
   });
-  const token = ((await tokenRes.body.json()) as { access_token: string }).access_token;
-  const authorization = `Bearer ${token}`;
-
-  const gql = async (query: string, variables?: unknown): Promise<any> => {
-    const res = await request(`${edge.url}/devicehub/v2`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization },
-      body: JSON.stringify({ query, variables }),
-      dispatcher: agent,
-    });
-    const body = (await res.body.json()) as any;
-    if (res.statusCode !== 200 || body.errors)
-      throw new Error(`GraphQL ${res.statusCode}: ${JSON.stringify(body.errors)}`);
-    return body.data;
-  };
+  const gql = (query: string, variables?: Record<string, unknown>): Promise<any> =>
+    edgeApi.graphql('/devicehub/v2', query, variables);
 
   // 100 devices.
   const devices: Array<{ ID: string; Name: string }> = [];
@@ -123,16 +103,11 @@ try {
     form.append('map', JSON.stringify({ 0: ['variables.f'] }));
     form.append('0', new Blob([csv], { type: 'text/csv' }), 'tags.csv');
     const t0 = performance.now();
-    const res = await request(`${edge.url}/devicehub/v2`, {
-      method: 'POST',
-      headers: { authorization },
-      body: form,
-      dispatcher: agent,
-    });
-    const body = (await res.body.json()) as any;
+    const res = await edgeApi.request('POST', '/devicehub/v2', { formData: form });
     const took = performance.now() - t0;
-    if (res.statusCode !== 200 || body.errors)
-      throw new Error(`upload ${res.statusCode}: ${JSON.stringify(body.errors)}`);
+    const body = res.body;
+    if (res.status !== 200 || body.errors)
+      throw new Error(`upload ${res.status}: ${JSON.stringify(body.errors)}`);
     return { took, stats: body.data.UploadCsv.Stats, bytes: Buffer.byteLength(csv) };
   };
   const half = Math.floor(deviceCount / 2);
@@ -145,7 +120,7 @@ try {
   const up3 = await upload(csvFor(0, half));
 
   // Walk through GraphQL.
-  const PAGE_QUERY = `query($in: ListRegistersFromAllDevicesInput) { ListRegistersFromAllDevices(input: $in) {
+  const PAGE_QUERY = `query($in: ListRegistersFromAllDevicesRequest) { ListRegistersFromAllDevices(input: $in) {
     TotalCount Last Registers { ID DeviceID TagName Name ValueType IntervalMs Topics { Format Topic } } } }`;
   const walk = async (mode: 'keyset' | 'offset') => {
     const times: number[] = [];

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { Agent, request } from 'undici';
+import { EdgeClient } from '../src/client/index.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -47,9 +47,9 @@ async function startEdge(): Promise<{ url: string; stop: () => Promise<unknown> 
       '--auth-rate-limit',
       '1000000',
     ],
-    { env, ready: /edge service\s+(https:\/\/\S+)/, inheritStderr: true },
+    { env, inheritStderr: true },
   );
-  return { url: edge.match[1]!, stop: edge.stop };
+  return { url: edge.ready.services.edge!.url, stop: edge.stop };
 }
 
 interface Result {
@@ -85,13 +85,13 @@ try {
     client_id: client.client_id,
     client_secret: client.client_secret,
   }).toString();
-  const tokenRes = await request(`${edge.url}/auth/v3/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: tokenBody,
-    dispatcher: new Agent({ connect: { rejectUnauthorized: false } }),
+  const edgeClient = new EdgeClient({
+    url: edge.url,
+    credentials: { clientId: client.client_id, clientSecret: client.client_secret },
+    insecure: true,
   });
-  const accessToken = ((await tokenRes.body.json()) as { access_token: string }).access_token;
+  const accessToken = await edgeClient.token();
+  edgeClient.close();
 
   const cases: [string, autocannon.Options][] = [
     ['GET /health (no auth, ceiling)', { url: `${edge.url}/health` }],

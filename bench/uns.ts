@@ -29,6 +29,7 @@ import { cpus, tmpdir, totalmem, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import mqtt from 'mqtt';
+import { CLI_ARGS, startCli } from '../test/helpers/cli.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -205,7 +206,6 @@ function stopChild(child: ChildProcess): Promise<void> {
 
 const USER = 'bench';
 const PASS = 'bench-password-1';
-const CLI = join(import.meta.dirname, '../src/cli/main.ts');
 
 async function startMillwright(dir: string): Promise<Broker> {
   const env = {
@@ -217,15 +217,11 @@ async function startMillwright(dir: string): Promise<Broker> {
   for (let i = 0; i < 200; i++) rules.push('--rule', `site${i}/+/line/#:PubSub`);
   execFileSync(
     process.execPath,
-    ['--import', 'tsx', CLI, 'uns', 'account', 'create', '--username', USER, '--password', PASS, ...rules],
+    [...CLI_ARGS, 'uns', 'account', 'create', '--username', USER, '--password', PASS, ...rules],
     { env, stdio: 'ignore' },
   );
-  const child = spawn(
-    process.execPath,
+  const uns = await startCli(
     [
-      '--import',
-      'tsx',
-      CLI,
       'uns',
       '--port',
       '0',
@@ -238,18 +234,14 @@ async function startMillwright(dir: string): Promise<Broker> {
       '--log-level',
       'warn',
     ],
-    { env, stdio: ['ignore', 'pipe', 'inherit'] },
+    { env, inheritStderr: true },
   );
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /MQTT\s+(mqtt:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`millwright uns exited ${code}: ${out}`)));
-  });
-  return { name: 'Millwright UNS', url, pid: child.pid!, stop: () => stopChild(child) };
+  return {
+    name: 'Millwright UNS',
+    url: uns.ready.services.uns!.mqttUrl!,
+    pid: uns.pid,
+    stop: async () => void (await uns.stop()),
+  };
 }
 
 async function startMosquitto(dir: string): Promise<Broker> {

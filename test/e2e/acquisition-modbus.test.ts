@@ -8,15 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StringCodec } from 'nats';
-import {
-  eventually,
-  ModbusPeer,
-  nextMessage,
-  RtuOverTcpPeer,
-  startAcqEdge,
-  UdpPeer,
-  type AcqEdge,
-} from '../edge/acquisition/support.js';
+import { eventually, nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
+import { ModbusPeer, RtuOverTcpPeer, UdpPeer } from '../helpers/peers/modbus.js';
 
 const sc = StringCodec();
 let e: AcqEdge;

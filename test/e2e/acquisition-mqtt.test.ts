@@ -12,12 +12,12 @@ import { StringCodec } from 'nats';
 import {
   browseAll,
   eventually,
-  Mosquitto,
   nextMessage,
   skipReason,
   startAcqEdge,
   type AcqEdge,
 } from '../edge/acquisition/support.js';
+import { Mosquitto } from '../helpers/peers/mosquitto.js';
 
 const sc = StringCodec();
 const skip = existsSync('/usr/sbin/mosquitto') ? false : skipReason('mosquitto');
@@ -105,7 +105,7 @@ describe('acquisition: MQTT', { skip }, () => {
 
   test('stopping the broker fails the tags; restarting it reconnects and values flow again', async () => {
     const ids = (
-      await e.ok(`query($in: ListRegistersInput!) { ListRegisters(input: $in) { Registers { ID } } }`, {
+      await e.ok(`query($in: ListRegistersRequest!) { ListRegisters(input: $in) { Registers { ID } } }`, {
         in: { DeviceID: dev },
       })
     ).ListRegisters.Registers.map((r: { ID: string }) => r.ID);

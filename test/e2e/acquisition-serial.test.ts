@@ -8,16 +8,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StringCodec } from 'nats';
 import {
-  AsciiSerialPeer,
   eventually,
-  ModbusPeer,
   nextMessage,
-  PtyPair,
-  RtuSerialPeer,
   skipReason,
   startAcqEdge,
   type AcqEdge,
 } from '../edge/acquisition/support.js';
+import { ModbusPeer } from '../helpers/peers/modbus.js';
+import { AsciiSerialPeer, PtyPair, RtuSerialPeer } from '../helpers/peers/serial.js';
 
 const sc = StringCodec();
 const skip = skipReason('socat');

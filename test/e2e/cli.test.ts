@@ -14,14 +14,17 @@ const tmp = () => dirs.make();
 after(() => dirs.removeAll());
 const cli = runCli;
 
-/** Starts a long-running command and waits for the announcement of the edge's address. */
+/** Starts a long-running command and waits for its ready line; `url` is the edge's address. */
 async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  const p = await startCli(args, {
-    env,
-    ready: /edge service\s+(https?:\/\/\S+)/,
-    until: 'millwright-ready ',
-  });
-  return { url: p.match[1]!, output: p.output, stop: p.stop, pid: p.pid, exited: p.exited };
+  const p = await startCli(args, { env });
+  return {
+    url: p.ready.services.edge!.url,
+    ready: p.ready,
+    output: p.output,
+    stop: p.stop,
+    pid: p.pid,
+    exited: p.exited,
+  };
 }
 
 test('`millwright edge` prints its HTTPS address and a first-run password that logs in; SIGTERM stops it cleanly', async () => {

@@ -45,7 +45,7 @@ async function upload(csv: string, authorization = auth): Promise<{ status: numb
 }
 
 const EXPORT = `query($ids: [ID!]) { ExportCsv(DeviceIDs: $ids) }`;
-const LIST = `query($in: ListRegistersInput!) { ListRegisters(input: $in) { TotalCount Registers { TagName Name ValueType Description IntervalMs PublishCoV TagFormula MetaData Properties { Name Value } } } }`;
+const LIST = `query($in: ListRegistersRequest!) { ListRegisters(input: $in) { TotalCount Registers { TagName Name ValueType Description IntervalMs PublishCoV TagFormula MetaData Properties { Name Value } } } }`;
 
 let gen: any;
 let mb: any;

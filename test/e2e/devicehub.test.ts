@@ -45,7 +45,7 @@ const REGISTER_FIELDS = `ID DeviceID Name TagName Description ValueType PublishC
 const CREATE_DEVICE = `mutation($in: CreateDeviceRequest!) { CreateDevice(input: $in) { ${DEVICE_FIELDS} } }`;
 const CREATE_REGISTER = `mutation($in: CreateRegisterRequest!) { CreateRegister(input: $in) { ${REGISTER_FIELDS} } }`;
 const CREATE_REGISTERS = `mutation($in: [CreateRegisterRequest!]!) { CreateRegisters(input: $in) { ID TagName } }`;
-const LIST_ALL = `query($in: ListRegistersFromAllDevicesInput) { ListRegistersFromAllDevices(input: $in) { TotalCount Last Registers { ID TagName DeviceID } } }`;
+const LIST_ALL = `query($in: ListRegistersFromAllDevicesRequest) { ListRegistersFromAllDevices(input: $in) { TotalCount Last Registers { ID TagName DeviceID } } }`;
 
 before(async () => {
   t = await startTestEdge();
@@ -252,7 +252,7 @@ describe('devices', () => {
     const list = async (input: unknown) =>
       (
         await ok(
-          `query($in: ListDevicesInput) { ListDevices(input: $in) { Total Items { ID Name Debug DriverName } } }`,
+          `query($in: ListDevicesRequest) { ListDevices(input: $in) { Total Items { ID Name Debug DriverName } } }`,
           { in: input },
         )
       ).ListDevices;
@@ -549,7 +549,7 @@ describe('registers', () => {
     await ok(CREATE_REGISTERS, { in: tags });
     await ok(CREATE_REGISTERS, { in: [mk(other, 'temp_other', 1), mk(other, 'flow', 2)] });
 
-    const one = `query($in: ListRegistersInput!) { ListRegisters(input: $in) { TotalCount Last Registers { ID TagName DeviceID } } }`;
+    const one = `query($in: ListRegistersRequest!) { ListRegisters(input: $in) { TotalCount Last Registers { ID TagName DeviceID } } }`;
     const p1 = (await ok(one, { in: { DeviceID: dev.ID, Limit: 10 } })).ListRegisters;
     assert.equal(p1.TotalCount, 25);
     assert.equal(p1.Registers.length, 10);
@@ -691,7 +691,7 @@ describe('GraphQL validation, roles and authentication', () => {
         `{ ListRegistersFromAllDevices(input: { Limit: "ten" }) { TotalCount } }`,
         /Int cannot represent non-integer value: "ten"/,
       ],
-      [`{ ListRegisters { TotalCount } }`, /argument "input" of type "ListRegistersInput!" is required/],
+      [`{ ListRegisters { TotalCount } }`, /argument "input" of type "ListRegistersRequest!" is required/],
     ];
     for (const [query, pattern] of cases) {
       const r = await graphql(t, PATH, auth, query);
@@ -773,7 +773,7 @@ describe('GraphQL validation, roles and authentication', () => {
       operationName: 'ListRegistersFromAllDevices',
       variables: { input: { TagPattern: 'temperature', TagPatternSearchOption: 'CONTAINS', Limit: 15 } },
       query:
-        'query ListRegistersFromAllDevices($input: ListRegistersFromAllDevicesInput) {\n' +
+        'query ListRegistersFromAllDevices($input: ListRegistersFromAllDevicesRequest) {\n' +
         '  ListRegistersFromAllDevices(input: $input) {\n    Registers {\n      Topics {\n        Format\n        Topic\n      }\n    }\n  }\n}\n',
     });
     const send = async (authorization: string) => {

@@ -3,7 +3,6 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { closed, connectMqtt, end, gql, unsToken } from '../helpers/uns.js';
-import { http } from '../helpers/edge.js';
 import { cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
 
 const dirs = tempDirs('mw-uns-cli-');
@@ -11,14 +10,10 @@ const tmp = () => dirs.make();
 after(() => dirs.removeAll());
 const cli = runCli;
 
-/** Starts a long-running command and waits until the UNS has announced its addresses. */
+/** Starts a long-running command and waits for its ready line; `url` is the UNS's address. */
 async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  const p = await startCli(args, {
-    env,
-    ready: /unified namespace (https?:\/\/\S+)\/mqtt\/gql/,
-    until: 'UNS users and accounts',
-  });
-  return { url: p.match[1]!, output: p.output, stop: p.stop };
+  const p = await startCli(args, { env });
+  return { url: p.ready.services.uns!.url, ready: p.ready, output: p.output, stop: p.stop };
 }
 
 test('`millwright uns` starts from flags and MILLWRIGHT_UNS_*; users and accounts made by the CLI work at once on the running service', async () => {
@@ -33,9 +28,8 @@ test('`millwright uns` starts from flags and MILLWRIGHT_UNS_*; users and account
     assert.ok(mqttUrl, svc.output());
     const pw = /UNS administrator: user "admin", password "([^"]+)"/.exec(svc.output());
     assert.ok(pw, svc.output());
-    const call = (path: string, options?: Parameters<typeof http>[1]) => http(`${svc.url}${path}`, options);
-    const admin = await unsToken({ call }, 'admin', pw[1]);
-    assert.equal((await gql({ call }, admin, '{ me { role } }')).me.role, 'admin');
+    const admin = await unsToken(svc, 'admin', pw[1]);
+    assert.equal((await gql(svc, admin, '{ me { role } }')).me.role, 'admin');
 
     const created = await cli([
       'uns',
@@ -52,8 +46,8 @@ test('`millwright uns` starts from flags and MILLWRIGHT_UNS_*; users and account
     ]);
     assert.equal(created.code, 0, created.stderr);
     assert.equal(JSON.parse(created.stdout).role, 'operator');
-    const ops = await unsToken({ call }, 'ops', 'ops-password');
-    assert.equal((await gql({ call }, ops, '{ me { username role } }')).me.role, 'operator');
+    const ops = await unsToken(svc, 'ops', 'ops-password');
+    assert.equal((await gql(svc, ops, '{ me { username role } }')).me.role, 'operator');
     const listed = await cli(['uns', 'user', 'list', '--data-dir', dir]);
     assert.deepEqual(
       JSON.parse(listed.stdout).map((u: { username: string }) => u.username),
@@ -150,13 +144,17 @@ test('`millwright up` starts the UNS beside the edge and prints its addresses, t
     try {
       const out = svc.output();
       assert.match(out, /edge service\s+https:\/\/127\.0\.0\.1:\d+/);
-      assert.match(out, /mqtt-port 1883 is taken by another program; the unified namespace service takes \d+ instead/);
-      const m = /MQTT\s+mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      assert.ok(m && m[1] !== '1883', out);
+      assert.match(
+        out,
+        /mqtt-port 1883 is taken by another program; the unified namespace service takes \d+ instead/,
+      );
+      const mqttPort = svc.ready.services.uns!.ports['mqtt-port']!;
+      assert.notEqual(mqttPort, 1883, out);
+      assert.match(out, new RegExp(`MQTT\\s+mqtt://127\\.0\\.0\\.1:${mqttPort}`));
+      assert.match(svc.ready.services.edge!.url, /^https:\/\/127\.0\.0\.1:\d+$/);
       const pw = /UNS administrator: user "admin", password "([^"]+)"/.exec(out)!;
-      const call = (path: string, options?: Parameters<typeof http>[1]) => http(`${svc.url}${path}`, options);
-      const token = await unsToken({ call }, 'admin', pw[1]);
-      assert.equal((await gql({ call }, token, '{ broker { mqttPort } }')).broker.mqttPort, Number(m[1]));
+      const token = await unsToken(svc, 'admin', pw[1]);
+      assert.equal((await gql(svc, token, '{ broker { mqttPort } }')).broker.mqttPort, mqttPort);
     } finally {
       assert.equal(await svc.stop(), 0);
     }

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parseReadyLine, type ReadyLine } from '../../src/kernel/ready.js';
 
 const run = promisify(execFile);
 
@@ -41,8 +42,9 @@ export function runCliJson(args: string[], env: NodeJS.ProcessEnv): any {
 
 export interface CliProcess {
   pid: number;
-  /** The match of `ready` in the standard output. */
-  match: RegExpExecArray;
+  /** The machine-readable ready line the process printed (src/kernel/ready.ts). */
+  ready: ReadyLine;
+  /** Everything the process printed on its standard output so far. */
   output(): string;
   /** SIGTERM, then the exit code (null when a signal ended the process). */
   stop(): Promise<number | null>;
@@ -51,18 +53,12 @@ export interface CliProcess {
 }
 
 /**
- * Starts a long-running command (`edge`, `uns`, `up`) and waits until its standard output matches
- * `ready` and, when given, also contains `until` (the end of its announcement).
+ * Starts a long-running command (`edge`, `uns`, `up`) and waits for its ready line
+ * (`millwright-ready {...}`), printed once every service it runs is up.
  */
 export async function startCli(
   args: string[],
-  options: {
-    ready: RegExp;
-    until?: string;
-    env?: NodeJS.ProcessEnv;
-    timeoutMs?: number;
-    inheritStderr?: boolean;
-  },
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; inheritStderr?: boolean } = {},
 ): Promise<CliProcess> {
   const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
     env: options.env ?? cleanEnv(),
@@ -71,18 +67,25 @@ export async function startCli(
   let out = '';
   let err = '';
   child.stderr?.on('data', (d) => (err += d));
-  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+  const ready = await new Promise<ReadyLine>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`not ready in time; stdout: ${out} stderr: ${err}`)),
       options.timeoutMs ?? 30_000,
     );
+    let scanned = 0;
     child.stdout!.on('data', (d) => {
       out += d;
-      const m = options.ready.exec(out);
-      if (m && (!options.until || out.includes(options.until))) {
-        clearTimeout(timer);
-        resolve(m);
+      // Complete lines only: the ready line is one line ending with a newline.
+      const end = out.lastIndexOf('\n');
+      if (end < scanned) return;
+      for (const line of out.slice(scanned, end).split('\n')) {
+        const parsed = parseReadyLine(line);
+        if (parsed) {
+          clearTimeout(timer);
+          resolve(parsed);
+        }
       }
+      scanned = end + 1;
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -96,7 +99,7 @@ export async function startCli(
   return {
     pid: child.pid!,
     exited,
-    match,
+    ready,
     output: () => out,
     stop: () =>
       new Promise<number | null>((resolve) => {

@@ -9,6 +9,7 @@ import { Agent, request } from 'undici';
 import { edgeConfigWith, type EdgeConfig } from '../../src/edge/options.js';
 import { startEdge, type EdgeService } from '../../src/edge/service.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
+import { EdgeClient } from '../../src/client/index.js';
 
 export const ADMIN_PASSWORD = 'first-run-password';
 
@@ -125,35 +126,44 @@ export async function clientToken(
     json: { name: `test-${role}`, role },
   });
   if (created.status !== 201) throw new Error(`client create failed: ${created.status} ${created.text}`);
-  const tok = await t.call('/auth/v3/oauth/token', {
-    form: {
-      grant_type: 'client_credentials',
-      client_id: created.body.client_id,
-      client_secret: created.body.client_secret,
-    },
+  const client = new EdgeClient({
+    url: t.url,
+    credentials: { clientId: created.body.client_id, clientSecret: created.body.client_secret },
+    insecure: true,
   });
-  if (tok.status !== 200) throw new Error(`token failed: ${tok.status} ${tok.text}`);
-  return {
-    clientId: created.body.client_id,
-    secret: created.body.client_secret,
-    token: tok.body.access_token,
-  };
+  try {
+    return {
+      clientId: created.body.client_id,
+      secret: created.body.client_secret,
+      token: await client.token(),
+    };
+  } finally {
+    client.close();
+  }
 }
 
 export const basic = (user: string, pass = '') =>
   `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 
-/** POSTs a GraphQL request to `path` (e.g. `/devicehub/v2`) with the given Authorization header. */
+/** EdgeClient per edge address (no credentials of its own: each call gives its header). */
+const clients = new Map<string, EdgeClient>();
+
+/**
+ * POSTs a GraphQL request to `path` (e.g. `/devicehub/v2`) with the given Authorization header,
+ * through EdgeClient; answers whatever the edge answered.
+ */
 export async function graphql(
-  t: TestEdge,
+  t: { url: string },
   path: string,
   authorization: string,
   query: string,
   variables?: Record<string, unknown>,
   operationName?: string,
 ): Promise<HttpReply> {
-  return t.call(path, {
+  let client = clients.get(t.url);
+  if (!client) clients.set(t.url, (client = new EdgeClient({ url: t.url, insecure: true })));
+  return client.graphqlRaw(path, query, variables, {
     headers: { authorization },
-    json: { query, ...(variables ? { variables } : {}), ...(operationName ? { operationName } : {}) },
+    ...(operationName ? { operationName } : {}),
   });
 }

@@ -1,12 +1,13 @@
 /**
  * Starts the real unified namespace service on ephemeral ports (HTTPS, MQTT, MQTT over TLS) in a
  * fresh data directory, and talks to it as users do: the password grant, GraphQL over HTTPS, and
- * the `mqtt` npm client.
+ * the `mqtt` npm client, through the clients of src/client/.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
+import { connectMqtt as clientConnectMqtt, UnsClient } from '../../src/client/index.js';
 import { unsConfigWith, type UnsConfig } from '../../src/uns/options.js';
 import { startUns, type UnsService } from '../../src/uns/service.js';
 import { http, type HttpReply } from './edge.js';
@@ -53,41 +54,49 @@ export async function startTestUns(overrides: Partial<UnsConfig> = {}): Promise<
   };
 }
 
-/** An access token from the password grant (client `ide-ui`, empty secret). */
+/** An access token from the password grant (client `ide-ui`, empty secret), by UnsClient. */
 export async function unsToken(
-  t: { call: TestUns['call'] },
+  t: { url: string },
   username = 'admin',
   password = UNS_ADMIN_PASSWORD,
 ): Promise<string> {
-  const res = await t.call(TOKEN_PATH, {
-    form: { grant_type: 'password', client_id: 'ide-ui', username, password, scope: 'openid' },
-  });
-  if (res.status !== 200) throw new Error(`token failed: ${res.status} ${res.text}`);
-  return res.body.access_token as string;
+  const client = new UnsClient({ url: t.url, username, password, insecure: true });
+  try {
+    return await client.token();
+  } finally {
+    client.close();
+  }
 }
 
-/** Runs a GraphQL document at /mqtt/gql; throws on GraphQL errors unless `raw`. */
+/** UnsClient per base address and token, kept for the test file's life. */
+const clients = new Map<string, UnsClient>();
+function clientFor(url: string, token: string | null): UnsClient {
+  const key = `${url} ${token ?? ''}`;
+  let client = clients.get(key);
+  if (!client) {
+    client = new UnsClient({ url, insecure: true, ...(token ? { bearer: token } : {}) });
+    clients.set(key, client);
+  }
+  return client;
+}
+
+/** Runs a GraphQL document at /mqtt/gql with UnsClient; throws on GraphQL errors. */
 export async function gql(
-  t: { call: TestUns['call'] },
+  t: { url: string },
   token: string | null,
   query: string,
   variables?: Record<string, unknown>,
 ): Promise<any> {
-  const res = await gqlRaw(t, token, query, variables);
-  if (res.status !== 200 || res.body?.errors) throw new Error(`graphql failed: ${res.status} ${res.text}`);
-  return res.body.data;
+  return clientFor(t.url, token).graphql(query, variables);
 }
 
 export function gqlRaw(
-  t: { call: TestUns['call'] },
+  t: { url: string },
   token: string | null,
   query: string,
   variables?: Record<string, unknown>,
-) {
-  return t.call('/mqtt/gql', {
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    json: { query, variables },
-  });
+): Promise<HttpReply> {
+  return clientFor(t.url, token).graphqlRaw(query, variables, token ? {} : { auth: false });
 }
 
 export const ACCOUNT_FIELDS =
@@ -95,7 +104,7 @@ export const ACCOUNT_FIELDS =
 
 /** Creates an MQTT account with rules through GraphQL; answers its id. */
 export async function createAccount(
-  t: { call: TestUns['call'] },
+  t: { url: string },
   token: string,
   username: string,
   password: string,
@@ -122,26 +131,12 @@ export async function createAccount(
   return id;
 }
 
-/** Connects with the `mqtt` client; resolves on CONNACK, rejects on refusal. */
+/**
+ * Connects with the `mqtt` client (the clients' `connectMqtt`, accepting the self-signed
+ * certificate); resolves on CONNACK, rejects with a named error on refusal.
+ */
 export function connectMqtt(url: string, options: IClientOptions = {}): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, {
-      reconnectPeriod: 0,
-      connectTimeout: 5000,
-      rejectUnauthorized: false,
-      ...options,
-    });
-    client.once('connect', () => {
-      client.removeListener('error', onError);
-      resolve(client);
-    });
-    const onError = (err: Error) => {
-      client.end(true);
-      reject(err);
-    };
-    client.once('error', onError);
-    client.once('close', () => reject(new Error('connection closed before CONNACK')));
-  });
+  return clientConnectMqtt(url, { rejectUnauthorized: false, ...options });
 }
 
 /** Resolves with the next message on `topic` (or any topic with `*`), rejects after `ms`. */

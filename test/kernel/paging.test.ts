@@ -632,9 +632,9 @@ forEachDialect('runList', (ctx) => {
       ${LIST_SDL}
       type Device { ID: String! Name: String! Kind: String! Rank: Int! Enabled: Boolean! }
       input DeviceFilter { Name: StringFilter Kind: StringFilter Note: StringFilter Rank: IntFilter Enabled: BooleanFilter }
-      input ListDevicesInput { Limit: Int Offset: Int Filter: DeviceFilter Sort: [SortInput!] IDs: [String!] }
+      input ListDevicesRequest { Limit: Int Offset: Int Filter: DeviceFilter Sort: [SortInput!] IDs: [String!] }
       type DeviceList { Items: [Device!]! Total: Int! }
-      type Query { ListDevices(input: ListDevicesInput): DeviceList! ListAll(input: ListDevicesInput): DeviceList! }
+      type Query { ListDevices(input: ListDevicesRequest): DeviceList! ListAll(input: ListDevicesRequest): DeviceList! }
     `);
     const resolve = (clampLimit: boolean) => async (args: { input?: ListInput }) => {
       const spec = parseListInput(args.input, gqlDef, { clampLimit });

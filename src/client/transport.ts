@@ -1,0 +1,108 @@
+/**
+ * The HTTP(S) transport the clients share: node's own `http`/`https` with a keep-alive agent, so
+ * that the clients need no dependency. Certificates are verified unless the caller gives the CA
+ * (`ca`) or asks to accept any certificate (`insecure: true`, as the product family's clients do
+ * with an edge's self-signed certificate).
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { ConnectionError } from './errors.js';
+
+export interface TlsOptions {
+  /** CA certificate(s) to trust, PEM (e.g. the edge's `<data-dir>/tls/server.crt`). */
+  ca?: string | Buffer;
+  /** Accept any certificate (self-signed, wrong name). Off unless asked for. */
+  insecure?: boolean;
+}
+
+export interface TransportOptions extends TlsOptions {
+  /** Milliseconds before a request without an answer is abandoned; default 30,000. */
+  timeoutMs?: number;
+}
+
+/** One answer, whatever its status. `body` is the parsed JSON, or undefined when it is not JSON. */
+export interface ClientResponse<T = any> {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  /** A JSON body (sets `content-type: application/json`). */
+  json?: unknown;
+  /** A form body (`application/x-www-form-urlencoded`). */
+  form?: Record<string, string>;
+  /** A `FormData` body (multipart, e.g. GraphQL multipart upload). */
+  formData?: FormData;
+  /** Raw bytes; give `content-type` in `headers`. */
+  body?: string | Buffer;
+}
+
+export class Transport {
+  readonly #https: HttpsAgent;
+  readonly #http = new HttpAgent({ keepAlive: true });
+  readonly #timeoutMs: number;
+
+  constructor(options: TransportOptions = {}) {
+    this.#https = new HttpsAgent({
+      keepAlive: true,
+      ...(options.ca ? { ca: options.ca } : {}),
+      rejectUnauthorized: !options.insecure,
+    });
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  async request(method: string, url: string, options: RequestOptions = {}): Promise<ClientResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    let body: string | Buffer | undefined = options.body;
+    if (options.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.json);
+    } else if (options.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(options.form).toString();
+    } else if (options.formData) {
+      // The platform's own multipart encoder: a Response over the form gives bytes and boundary.
+      const encoded = new Response(options.formData);
+      headers['content-type'] = encoded.headers.get('content-type')!;
+      body = Buffer.from(await encoded.arrayBuffer());
+    }
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const target = new URL(url);
+    const secure = target.protocol === 'https:';
+    return new Promise<ClientResponse>((resolve, reject) => {
+      const req = (secure ? httpsRequest : httpRequest)(
+        target,
+        { method, headers, agent: secure ? this.#https : this.#http, timeout: this.#timeoutMs },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', (err) => reject(new ConnectionError(url, err)));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let parsed: unknown = undefined;
+            if (text && /json/.test(String(res.headers['content-type'] ?? 'json'))) {
+              try {
+                parsed = JSON.parse(text);
+              } catch {
+                parsed = undefined;
+              }
+            }
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed, text });
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.#timeoutMs} ms`)));
+      req.on('error', (err) => reject(new ConnectionError(url, err)));
+      req.end(body);
+    });
+  }
+
+  /** Closes the kept-alive connections. */
+  close(): void {
+    this.#https.destroy();
+    this.#http.destroy();
+  }
+}

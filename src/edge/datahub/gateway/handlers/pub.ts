@@ -58,7 +58,11 @@ export function deliverPub(conn: Connection, parser: Parser, buf: Buffer, pos: n
     conn.writer.write(errLine(ERR.invalidPublishSubject));
     return;
   }
-  if (conn.grant !== null && conn.grant.publish !== null && !conn.permissions.mayPublish(conn.grant, subject)) {
+  if (
+    conn.grant !== null &&
+    conn.grant.publish !== null &&
+    !conn.permissions.mayPublish(conn.grant, subject)
+  ) {
     conn.core.permissionDenied(conn, 'publish', subject);
     conn.writer.write(errLine(pubViolation(subject)));
     return;

@@ -3,7 +3,13 @@ import type { Connection } from '../connection.js';
 import type { Parser } from '../parser.js';
 import { OK } from '../protocol.js';
 
-export function handleUnsub(conn: Connection, parser: Parser, buf: Buffer, pos: number, end: number): boolean {
+export function handleUnsub(
+  conn: Connection,
+  parser: Parser,
+  buf: Buffer,
+  pos: number,
+  end: number,
+): boolean {
   if (!conn.authorised()) return false;
   const n = parser.split(buf, pos, end);
   if (n !== 1 && n !== 2) return conn.protocolError();

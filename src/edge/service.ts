@@ -86,6 +86,7 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
       trustLocal: config.datahubTrustLocal,
       maxPayload: config.datahubMaxPayload,
       maxPending: config.datahubMaxPending,
+      maxPrefixes: config.datahubMaxPrefixes,
       natsUrl: config.natsUrl,
       portOption: { optionName: 'datahub-port', envName: envName('edge', 'datahub-port') },
     });

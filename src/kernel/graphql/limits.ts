@@ -12,6 +12,7 @@ import {
   Kind,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
+  type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLNamedType,
@@ -22,6 +23,7 @@ import {
   type ValidationRule,
   type ValueNode,
 } from 'graphql';
+import { AppError } from '../errors.js';
 
 export const DEFAULT_MAX_DEPTH = 12;
 export const DEFAULT_MAX_COST = 5000;
@@ -194,6 +196,8 @@ export function measureOperation(
             const found = nesting(selection.selectionSet, type && getNamedType(type));
             introspectionListNesting = Math.max(introspectionListNesting, found);
           }
+          // Exempt from depth, but every field costs, `__typename` included (alias bombs).
+          cost += 1;
           continue;
         }
         const type = fieldDefinition(parent, name)?.type;
@@ -237,4 +241,90 @@ export function measureOperation(
   const root = schema.getRootType(operation.operation) ?? undefined;
   const { depth, cost } = measure(operation.selectionSet, root, undefined);
   return { depth, cost, introspectionListNesting };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Document size, fields and aliases (checked before parsing and before validation)
+
+/** Largest query document accepted, bytes (UTF-8). */
+export const DEFAULT_MAX_QUERY_BYTES = 64 * 1024;
+/** Most aliases in one document. */
+export const DEFAULT_MAX_ALIASES = 100;
+/** Most field selections written in one document (`__typename` included, fragments counted once). */
+export const DEFAULT_MAX_FIELDS = 500;
+/** Memory allowed to the parsed-and-compiled query caches of one endpoint, bytes. */
+export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+
+export interface DocumentLimits {
+  maxQueryBytes: number;
+  maxAliases: number;
+  maxFields: number;
+}
+
+/** Refuses a query text over `maxQueryBytes` before it is parsed (an `AppError` 400). */
+export function checkQuerySize(source: unknown, limits: Pick<DocumentLimits, 'maxQueryBytes'>): void {
+  if (typeof source !== 'string') return;
+  // Cheap first: a string of n characters has at least n and at most 3n UTF-8 bytes.
+  if (source.length * 3 <= limits.maxQueryBytes) return;
+  const bytes = Buffer.byteLength(source, 'utf8');
+  if (bytes > limits.maxQueryBytes) {
+    throw new AppError(
+      400,
+      'QUERY_TOO_LARGE',
+      `query document of ${bytes} bytes exceeds the maximum of ${limits.maxQueryBytes}`,
+    );
+  }
+}
+
+/**
+ * Refuses, before validation (whose overlap check is quadratic in the fields of a selection), a
+ * document that is not a GraphQL document or that writes more fields or aliases than allowed.
+ */
+export function checkDocumentShape(document: unknown, limits: Omit<DocumentLimits, 'maxQueryBytes'>): void {
+  const doc = document as DocumentNode | null;
+  if (!doc || typeof doc !== 'object' || doc.kind !== Kind.DOCUMENT || !Array.isArray(doc.definitions)) {
+    throw new AppError(400, 'bad_request', 'the query is not a GraphQL document');
+  }
+  let fields = 0;
+  let aliases = 0;
+  const stack: SelectionSetNode[] = [];
+  for (const definition of doc.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION || definition.kind === Kind.FRAGMENT_DEFINITION)
+      stack.push(definition.selectionSet);
+  }
+  while (stack.length > 0) {
+    for (const selection of stack.pop()!.selections) {
+      if (selection.kind === Kind.FIELD) {
+        fields++;
+        if (selection.alias) aliases++;
+      }
+      if (selection.kind !== Kind.FRAGMENT_SPREAD && selection.selectionSet)
+        stack.push(selection.selectionSet);
+    }
+  }
+  if (aliases > limits.maxAliases) {
+    throw new AppError(
+      400,
+      'QUERY_TOO_COSTLY',
+      `query has ${aliases} aliases, the maximum is ${limits.maxAliases}`,
+    );
+  }
+  if (fields > limits.maxFields) {
+    throw new AppError(
+      400,
+      'QUERY_TOO_COSTLY',
+      `query has ${fields} fields, the maximum is ${limits.maxFields}`,
+    );
+  }
+}
+
+/**
+ * Entries of each of mercurius's two query caches (parsed and compiled queries; queries that failed
+ * validation) so that both together stay within `cacheBytes`, counting each entry at the most a
+ * document within the limits can take (about 2 bytes per byte of text and 2 KiB per field, for
+ * its syntax tree, validation and graphql-jit code).
+ */
+export function cacheEntries(cacheBytes: number, limits: Omit<DocumentLimits, 'maxAliases'>): number {
+  const entry = 2 * limits.maxQueryBytes + 2048 * limits.maxFields;
+  return Math.max(1, Math.floor(cacheBytes / 2 / entry));
 }

@@ -61,6 +61,13 @@ import { AppError } from '../errors.js';
 import type { AuthContext } from '../http/auth-types.js';
 import { formatErrors, guardSubscribeResolvers } from './errors.js';
 import {
+  cacheEntries,
+  checkDocumentShape,
+  checkQuerySize,
+  DEFAULT_CACHE_BYTES,
+  DEFAULT_MAX_ALIASES,
+  DEFAULT_MAX_FIELDS,
+  DEFAULT_MAX_QUERY_BYTES,
   DEFAULT_LIST_SIZE,
   DEFAULT_MAX_COST,
   DEFAULT_MAX_DEPTH,
@@ -99,6 +106,14 @@ export interface GraphqlMountOptions<TContext extends object = object> {
   maxCost?: number;
   /** The factor of a list field without a size argument (default 10). */
   defaultListSize?: number;
+  /** Largest query document, bytes (default 64 KiB); checked before parsing. */
+  maxQueryBytes?: number;
+  /** Most aliases in a document (default 100). */
+  maxAliases?: number;
+  /** Most fields written in a document (default 500), `__typename` included. */
+  maxFields?: number;
+  /** Memory for the endpoint's parsed and compiled query caches, bytes (default 64 MiB). */
+  cacheBytes?: number;
   /** Route permission of the endpoint's routes (default `read`). */
   permission?: 'read' | 'public';
   /**
@@ -137,6 +152,22 @@ export async function mountGraphql<TContext extends object = object>(
     maxCost: positiveInteger(options.maxCost ?? DEFAULT_MAX_COST, 'maxCost'),
     defaultListSize: positiveInteger(options.defaultListSize ?? DEFAULT_LIST_SIZE, 'defaultListSize'),
   };
+  const defaults = graphqlDefaultsOf(app);
+  const documentLimits = {
+    maxQueryBytes: positiveInteger(
+      options.maxQueryBytes ?? defaults.maxQueryBytes ?? DEFAULT_MAX_QUERY_BYTES,
+      'maxQueryBytes',
+    ),
+    maxAliases: positiveInteger(
+      options.maxAliases ?? defaults.maxAliases ?? DEFAULT_MAX_ALIASES,
+      'maxAliases',
+    ),
+    maxFields: positiveInteger(options.maxFields ?? defaults.maxFields ?? DEFAULT_MAX_FIELDS, 'maxFields'),
+  };
+  const cacheBytes = positiveInteger(
+    options.cacheBytes ?? defaults.cacheBytes ?? DEFAULT_CACHE_BYTES,
+    'cacheBytes',
+  );
   const schema = buildSchema(options.schema);
   const subscriptions = options.subscriptions === true;
   const rules = [queryLimitsRule(limits)];
@@ -170,6 +201,17 @@ export async function mountGraphql<TContext extends object = object>(
       route.config = { ...route.config, permission };
     });
     if (subscriptions) endpoint.addHook('onResponse', closeRefusedUpgrade);
+    // The body or query string of a request, before the route schema coerces it (123 would become
+    // "123"): a mistake of the caller is a 400 that says what.
+    endpoint.addHook('preValidation', async (request, reply) => {
+      if (request.headers.upgrade !== undefined) return;
+      const problem = requestProblem(request.method === 'POST' ? request.body : request.query);
+      if (problem) {
+        return reply
+          .code(400)
+          .send({ errors: [{ message: problem, extensions: { code: 'bad_request' } }], data: null });
+      }
+    });
 
     await endpoint.register(mercurius, {
       schema,
@@ -179,6 +221,7 @@ export async function mountGraphql<TContext extends object = object>(
       path: options.path,
       graphiql: false,
       jit: options.jit ?? 1,
+      cache: cacheEntries(cacheBytes, documentLimits),
       additionalRouteOptions: { config: { permission } },
       validationRules: rules,
       errorFormatter: formatErrors,
@@ -193,6 +236,16 @@ export async function mountGraphql<TContext extends object = object>(
         : {}),
     });
 
+    // Before parsing and before validation: the size and shape of the document. Errors thrown
+    // here are not cached by mercurius, so refused documents do not stay in memory.
+    endpoint.graphql.addHook('preParsing', async (_schema, source) => checkQuerySize(source, documentLimits));
+    endpoint.graphql.addHook('preValidation', async (_schema, document) =>
+      checkDocumentShape(document, documentLimits),
+    );
+    endpoint.graphql.addHook('preSubscriptionParsing', async (_schema, source) =>
+      checkQuerySize(source, documentLimits),
+    );
+
     // Before execution: a mutation needs an admin.
     endpoint.graphql.addHook('preExecution', async (_schema, document, context) => {
       const ctx = context as unknown as Record<string | symbol, unknown>;
@@ -205,6 +258,7 @@ export async function mountGraphql<TContext extends object = object>(
 
     // Mercurius runs no validation on a subscription: run the same rules as for queries.
     endpoint.graphql.addHook('preSubscriptionExecution', async (currentSchema, document) => {
+      checkDocumentShape(document, documentLimits);
       const errors = validate(currentSchema, document, [...specifiedRules, ...rules]);
       if (errors[0]) throw errors[0];
     });
@@ -225,6 +279,59 @@ function closeRefusedUpgrade(request: FastifyRequest, _reply: unknown, done: () 
   const socket = request.raw.socket as Socket | undefined;
   if (request.headers.upgrade !== undefined && socket && !socket.destroyed) socket.destroy();
   done();
+}
+
+/** What is wrong with a request's `{ query, variables, operationName }`, or undefined. */
+function requestProblem(params: unknown): string | undefined {
+  if (params === null || typeof params !== 'object' || Array.isArray(params))
+    return 'the request must be an object { query, variables, operationName }';
+  const { query, variables, operationName } = params as Record<string, unknown>;
+  if (typeof query !== 'string') return `query must be a string, got ${describe(query)}`;
+  if (variables !== undefined && variables !== null) {
+    let vars = variables;
+    // GET carries variables as JSON text.
+    if (typeof vars === 'string') {
+      try {
+        vars = JSON.parse(vars);
+      } catch {
+        return 'variables must be an object (JSON text on GET)';
+      }
+    }
+    if (vars === null || typeof vars !== 'object' || Array.isArray(vars))
+      return `variables must be an object, got ${describe(variables)}`;
+  }
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string')
+    return `operationName must be a string, got ${describe(operationName)}`;
+  return undefined;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+/** GraphQL limits a service sets once for every endpoint of an app (its options). */
+export interface GraphqlDefaults {
+  maxQueryBytes?: number;
+  maxAliases?: number;
+  maxFields?: number;
+  cacheBytes?: number;
+}
+
+const kGraphqlDefaults = Symbol.for('millwright.graphqlDefaults');
+
+/**
+ * Sets the defaults of every GraphQL endpoint mounted on `app` later (a service calls it with
+ * its configuration); a mount option still wins.
+ */
+export function setGraphqlDefaults(app: FastifyInstance, defaults: GraphqlDefaults): void {
+  (app as unknown as Record<symbol, GraphqlDefaults>)[kGraphqlDefaults] = defaults;
+}
+
+function graphqlDefaultsOf(app: FastifyInstance): GraphqlDefaults {
+  return (app as unknown as Record<symbol, GraphqlDefaults | undefined>)[kGraphqlDefaults] ?? {};
 }
 
 function positiveInteger(value: number, name: string): number {

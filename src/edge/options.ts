@@ -151,6 +151,10 @@ export interface EdgeConfig {
   datahubMaxPrefixes: number;
   natsUrl?: string | undefined;
   acquisitionBackoffMax: number;
+  graphqlMaxQueryBytes: number;
+  graphqlMaxAliases: number;
+  graphqlMaxFields: number;
+  graphqlCacheBytes: number;
 }
 
 export function toEdgeConfig(v: ConfigValues): EdgeConfig {

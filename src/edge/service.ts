@@ -97,6 +97,7 @@ export async function startEdge(config: EdgeConfig): Promise<EdgeService> {
     const admin = await auth.ensureAdmin(config.adminPassword);
 
     const { app, tls } = await createHttpApp({
+      graphql: config,
       logger: logger.child({ component: 'edge.http' }),
       plainHttp: config.http,
       dataDir: config.dataDir,

@@ -121,6 +121,7 @@ export async function startUns(config: UnsConfig, options: StartUnsOptions = {})
     cleanups.push(() => clearInterval(refresher));
 
     const { app, tls } = await createHttpApp({
+      graphql: config,
       logger: logger.child({ component: 'uns.http' }),
       plainHttp: config.http,
       dataDir: config.dataDir,

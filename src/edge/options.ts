@@ -103,6 +103,14 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     description: 'bytes a NATS client may fall behind before it is cut as a slow consumer',
   },
   {
+    name: 'datahub-max-prefixes',
+    type: 'int',
+    min: 1,
+    max: 1_000_000,
+    default: 1000,
+    description: 'subject prefixes with DataHub counters of their own; the rest are counted as "_other"',
+  },
+  {
     name: 'nats-url',
     type: 'url',
     secret: true,
@@ -140,8 +148,13 @@ export interface EdgeConfig {
   datahubTrustLocal: boolean;
   datahubMaxPayload: number;
   datahubMaxPending: number;
+  datahubMaxPrefixes: number;
   natsUrl?: string | undefined;
   acquisitionBackoffMax: number;
+  graphqlMaxQueryBytes: number;
+  graphqlMaxAliases: number;
+  graphqlMaxFields: number;
+  graphqlCacheBytes: number;
 }
 
 export function toEdgeConfig(v: ConfigValues): EdgeConfig {

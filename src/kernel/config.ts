@@ -201,7 +201,47 @@ export const COMMON_OPTIONS: readonly OptionSpec[] = [
     default: 10_000,
     description: 'milliseconds in-flight requests get to finish at shutdown',
   },
+  {
+    name: 'graphql-max-query-bytes',
+    type: 'int',
+    min: 1024,
+    max: 16 * 1024 * 1024,
+    default: 64 * 1024,
+    description: 'largest GraphQL query document, bytes (refused before parsing)',
+  },
+  {
+    name: 'graphql-max-aliases',
+    type: 'int',
+    min: 1,
+    max: 100_000,
+    default: 100,
+    description: 'most aliases in one GraphQL document',
+  },
+  {
+    name: 'graphql-max-fields',
+    type: 'int',
+    min: 1,
+    max: 100_000,
+    default: 500,
+    description: 'most fields written in one GraphQL document (__typename included)',
+  },
+  {
+    name: 'graphql-cache-bytes',
+    type: 'int',
+    min: 1024 * 1024,
+    max: 16 * 1024 * 1024 * 1024,
+    default: 64 * 1024 * 1024,
+    description: 'memory for the parsed and compiled GraphQL query caches of each endpoint, bytes',
+  },
 ];
+
+/** The GraphQL options every service has, as config keys. */
+export interface GraphqlConfig {
+  graphqlMaxQueryBytes: number;
+  graphqlMaxAliases: number;
+  graphqlMaxFields: number;
+  graphqlCacheBytes: number;
+}
 
 /** Resolved options as a service's config object: each kebab-case name becomes a camelCase key. */
 export function toConfigObject<T>(values: ConfigValues): T {

@@ -110,6 +110,10 @@ export interface UnsConfig {
   logRetentionEntries: number;
   logRetentionDays: number;
   shutdownTimeout: number;
+  graphqlMaxQueryBytes: number;
+  graphqlMaxAliases: number;
+  graphqlMaxFields: number;
+  graphqlCacheBytes: number;
 }
 
 export function toUnsConfig(v: ConfigValues): UnsConfig {

@@ -415,12 +415,13 @@ test('the static cost reads size arguments, input objects, variables and fragmen
   assert.equal(measure('{ ListDevices { Items { ID } } }').cost, 12);
   assert.equal(measure('query ($n: Int = 3) { nodes(limit: $n) { id } }').cost, 4);
   assert.equal(measure('query ($n: Int) { nodes(limit: $n) { id } }').cost, 11);
-  // (1 + 2 * 1) + (1 + 5 * 1): the fragment is measured under each size; __typename is free.
+  // (1 + 2 * 2) + (1 + 5 * 2): the fragment is measured under each size; __typename costs 1 like
+  // every field (it was free, which let 100,000 aliases of it pass: issue 10, item 3).
   assert.equal(
     measure(
       '{ a: nodes(limit: 2) { ...N } b: nodes(limit: 5) { ...N } } fragment N on Node { id __typename }',
     ).cost,
-    9,
+    16,
   );
   assert.equal(isMutation(parse('query A { x } mutation B { y }'), 'A'), false);
   assert.equal(isMutation(parse('query A { x } mutation B { y }'), 'B'), true);

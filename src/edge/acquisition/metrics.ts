@@ -4,6 +4,7 @@
  * `loopedge_dh_device_state{alias=...}` (1 connected, 0 not).
  */
 import type { FastifyInstance } from 'fastify';
+import { PROMETHEUS_CONTENT_TYPE, PrometheusWriter } from '../../kernel/prometheus.js';
 import type { AcquisitionEngine, DeviceStatus } from './engine.js';
 
 /** Latency buckets, in seconds. */
@@ -28,27 +29,34 @@ export class LatencyHistogram {
   }
 }
 
-const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 const STATES = ['connecting', 'connected', 'failed', 'stopped'] as const;
 
 export function acquisitionMetrics(devices: DeviceStatus[]): string {
-  const lines: string[] = [];
-  const family = (name: string, type: string, help: string) =>
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-  const labels = (d: DeviceStatus) =>
-    `alias="${escape(d.name)}",device_id="${escape(d.id)}",driver="${escape(d.driver)}"`;
+  const out = new PrometheusWriter();
+  const labels = (d: DeviceStatus) => ({ alias: d.name, device_id: d.id, driver: d.driver });
 
-  family('loopedge_dh_device_state', 'gauge', 'device connection: 1 connected, 0 not connected');
-  for (const d of devices)
-    lines.push(`loopedge_dh_device_state{${labels(d)}} ${d.state === 'connected' ? 1 : 0}`);
-  family('loopedge_dh_device_connection_state', 'gauge', 'device connection state, 1 for the current one');
+  out.family('loopedge_dh_device_state', 'gauge', 'device connection: 1 connected, 0 not connected');
+  for (const d of devices) out.sample('loopedge_dh_device_state', labels(d), d.state === 'connected' ? 1 : 0);
+  out.family(
+    'loopedge_dh_device_connection_state',
+    'gauge',
+    'device connection state, 1 for the current one',
+  );
   for (const d of devices)
     for (const s of STATES)
-      lines.push(`loopedge_dh_device_connection_state{${labels(d)},state="${s}"} ${d.state === s ? 1 : 0}`);
-  const counter = (name: string, help: string, f: (d: DeviceStatus) => number, type = 'counter') => {
-    family(name, type, help);
-    for (const d of devices) lines.push(`${name}{${labels(d)}} ${f(d)}`);
-  };
+      out.sample('loopedge_dh_device_connection_state', { ...labels(d), state: s }, d.state === s ? 1 : 0);
+  const counter = (
+    name: string,
+    help: string,
+    f: (d: DeviceStatus) => number,
+    type: 'counter' | 'gauge' = 'counter',
+  ) =>
+    out.family(
+      name,
+      type,
+      help,
+      devices.map((d) => [labels(d), f(d)] as const),
+    );
   counter('loopedge_dh_device_tags', 'tags configured on the device', (d) => d.tags, 'gauge');
   counter('loopedge_dh_device_reads_total', 'tag values read successfully', (d) => d.reads);
   counter('loopedge_dh_device_read_errors_total', 'tag reads that failed', (d) => d.errors);
@@ -62,19 +70,19 @@ export function acquisitionMetrics(devices: DeviceStatus[]): string {
   );
 
   const h = 'loopedge_dh_device_read_duration_seconds';
-  family(h, 'histogram', 'duration of a poll (one driver read of the tags due together)');
+  out.family(h, 'histogram', 'duration of a poll (one driver read of the tags due together)');
   for (const d of devices) {
     const l = labels(d);
     let cum = 0;
     for (let i = 0; i < BUCKETS.length; i++) {
       cum += d.latency.counts[i]!;
-      lines.push(`${h}_bucket{${l},le="${BUCKETS[i]}"} ${cum}`);
+      out.sample(`${h}_bucket`, { ...l, le: BUCKETS[i]! }, cum);
     }
-    lines.push(`${h}_bucket{${l},le="+Inf"} ${d.latency.count}`);
-    lines.push(`${h}_sum{${l}} ${d.latency.sumMs / 1000}`);
-    lines.push(`${h}_count{${l}} ${d.latency.count}`);
+    out.sample(`${h}_bucket`, { ...l, le: '+Inf' }, d.latency.count);
+    out.sample(`${h}_sum`, l, d.latency.sumMs / 1000);
+    out.sample(`${h}_count`, l, d.latency.count);
   }
-  return `${lines.join('\n')}\n`;
+  return out.text();
 }
 
 /** `GET /devicehub/metrics` (permission `read`, like every data route). */
@@ -83,8 +91,6 @@ export async function acquisitionRoutes(
   opts: { engine: () => AcquisitionEngine | undefined },
 ) {
   app.get('/devicehub/metrics', { config: { permission: 'read' } }, async (_request, reply) =>
-    reply
-      .type('text/plain; version=0.0.4; charset=utf-8')
-      .send(acquisitionMetrics(opts.engine()?.status() ?? [])),
+    reply.type(PROMETHEUS_CONTENT_TYPE).send(acquisitionMetrics(opts.engine()?.status() ?? [])),
   );
 }

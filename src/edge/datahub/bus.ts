@@ -230,7 +230,17 @@ export interface DataHubOptions {
   maxPending?: number;
   /** Subjects whose match result is cached (default 262,144). */
   cacheSize?: number;
+  /**
+   * Subject prefixes that get counters of their own (default 1000); messages on further prefixes
+   * are counted under `OTHER_PREFIX`, so that a client publishing on millions of distinct
+   * subjects cannot grow the counters without bound.
+   */
+  maxPrefixes?: number;
 }
+
+/** The prefix under which the counters of prefixes past `maxPrefixes` are summed. */
+export const OTHER_PREFIX = '_other';
+export const DEFAULT_MAX_PREFIXES = 1000;
 
 export interface PublishOptions {
   reply?: string;
@@ -241,10 +251,22 @@ export interface PublishOptions {
 
 const INBOX_PREFIX = '_INBOX.';
 
+const newCounters = (prefix: string): PrefixCounters => ({
+  prefix,
+  msgsIn: 0,
+  bytesIn: 0,
+  msgsOut: 0,
+  bytesOut: 0,
+  drops: 0,
+  slowConsumers: 0,
+});
+
 export class DataHub {
   readonly #index: Sublist<Subscription>;
   readonly #prefixes = new Map<string, PrefixCounters>();
   readonly #prefixDepth: number;
+  readonly #maxPrefixes: number;
+  #other: PrefixCounters | undefined;
   readonly #maxPending: number;
   readonly #log: Logger | undefined;
   readonly #interest = new Map<string, number>();
@@ -259,6 +281,7 @@ export class DataHub {
   constructor(options: DataHubOptions = {}) {
     this.#index = new Sublist<Subscription>({ cacheSize: options.cacheSize });
     this.#prefixDepth = options.prefixDepth ?? 2;
+    this.#maxPrefixes = options.maxPrefixes ?? DEFAULT_MAX_PREFIXES;
     this.#maxPending = options.maxPending ?? 65536;
     this.#log = options.logger;
     this.#index.onResult = (subject, result) => {
@@ -275,22 +298,34 @@ export class DataHub {
     return this.#index.size;
   }
 
-  /** The counters of a subject's prefix (created on first use). */
+  /**
+   * The counters of a subject's prefix (created on first use; past `maxPrefixes` prefixes, the
+   * shared counters of `OTHER_PREFIX`).
+   */
   counters(subject: string): PrefixCounters {
     const prefix = subjectPrefix(subject, this.#prefixDepth);
     let c = this.#prefixes.get(prefix);
     if (!c) {
-      c = { prefix, msgsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0, drops: 0, slowConsumers: 0 };
+      if (this.#prefixes.size >= this.#maxPrefixes) {
+        this.#other ??= newCounters(OTHER_PREFIX);
+        return this.#other;
+      }
+      c = newCounters(prefix);
       this.#prefixes.set(prefix, c);
     }
     return c;
   }
 
-  /** Every prefix's counters, sorted by prefix. */
+  /**
+   * The counters of every prefix, sorted by prefix, and `OTHER_PREFIX` last when some prefixes
+   * had no room: at most `maxPrefixes` + 1 entries.
+   */
   prefixCounters(): PrefixCounters[] {
-    return [...this.#prefixes.values()].sort((a, b) =>
+    const list = [...this.#prefixes.values()].sort((a, b) =>
       a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0,
     );
+    if (this.#other) list.push(this.#other);
+    return list;
   }
 
   /**

@@ -29,6 +29,7 @@ export const datahubModule: EdgeModule<'datahub'> = {
         trustLocal: config.datahubTrustLocal,
         maxPayload: config.datahubMaxPayload,
         maxPending: config.datahubMaxPending,
+        maxPrefixes: config.datahubMaxPrefixes,
         natsUrl: config.natsUrl,
       });
     if (!config.datahubGateway) return start(config.datahubPort);

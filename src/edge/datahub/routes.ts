@@ -1,4 +1,5 @@
 /** HTTP translation of the DataHub: access keys, counters, connections, Prometheus text. */
+import { PROMETHEUS_CONTENT_TYPE } from '../../kernel/prometheus.js';
 import type { FastifyInstance } from 'fastify';
 import {
   ListQuerySchema,
@@ -85,6 +86,6 @@ export async function datahubRoutes(app: FastifyInstance, options: DataHubRoutes
   );
 
   app.get('/datahub/metrics', { config: { permission: 'read' } }, async (_request, reply) =>
-    reply.type('text/plain; version=0.0.4; charset=utf-8').send(datahub.metrics()),
+    reply.type(PROMETHEUS_CONTENT_TYPE).send(datahub.metrics()),
   );
 }

@@ -11,7 +11,10 @@ import { redactUrl, type Database } from '../../kernel/db/index.js';
 import { DataHub, type PrefixCounters } from './bus.js';
 import { ExternalLink } from './external.js';
 import { Gateway, type AccessGrant, type GatewayCounters } from './gateway/server.js';
-import type { ConnectionInfo } from './gateway/connection.js';
+import type { Connection, ConnectionInfo } from './gateway/connection.js';
+
+/** Connections listed in stats and metrics (the busiest); the gateway counters count them all. */
+export const REPORTED_CONNECTIONS = 100;
 import { prometheusText } from './metrics.js';
 import { DataHubRepository, type AccessKeyRow } from './repository.js';
 import type { AccessKeyView } from './schemas.js';
@@ -133,6 +136,8 @@ export interface DataHubServiceOptions {
   trustLocal?: boolean;
   maxPayload?: number;
   maxPending?: number;
+  /** Subject prefixes with counters of their own (default 1000); the rest count as `_other`. */
+  maxPrefixes?: number;
   /** Join this NATS cluster (external mode). */
   natsUrl?: string | undefined;
   /** Milliseconds between checks for keys revoked by another process (the CLI); default 5000. */
@@ -193,7 +198,7 @@ export class DataHubService {
 
   static async start(options: DataHubServiceOptions): Promise<DataHubService> {
     const logger = options.logger;
-    const hub = new DataHub({ logger });
+    const hub = new DataHub({ logger, maxPrefixes: options.maxPrefixes });
     const keys = new AccessKeyService(new DataHubRepository(options.database.db), logger);
     let external: ExternalLink | undefined;
     let gateway: Gateway | undefined;
@@ -270,7 +275,7 @@ export class DataHubService {
       subscriptions: this.hub.subscriptionCount,
       totals,
       subjects: subjects.map((s) => ({ ...s })),
-      connections: (gw?.connectionObjects() ?? []).map((c) => ({
+      connections: this.#busiestConnections().map((c) => ({
         cid: c.cid,
         name: c.name,
         address: c.address,
@@ -289,8 +294,20 @@ export class DataHubService {
       prefixes: this.hub.prefixCounters(),
       subscriptions: this.hub.subscriptionCount,
       gateway: this.gateway ? this.gateway.counters : null,
-      connections: this.connections(),
+      connections: this.#busiestConnections(),
     });
+  }
+
+  /**
+   * The connections reported in stats and metrics: at most `REPORTED_CONNECTIONS`, the busiest
+   * (bytes in and out) first, so that those answers stay bounded in size and time.
+   */
+  #busiestConnections(): readonly Connection[] {
+    const all = this.gateway?.connectionObjects() ?? [];
+    if (all.length <= REPORTED_CONNECTIONS) return all;
+    return [...all]
+      .sort((a, b) => b.bytesIn + b.bytesOut - (a.bytesIn + a.bytesOut))
+      .slice(0, REPORTED_CONNECTIONS);
   }
 
   close(): Promise<void> {

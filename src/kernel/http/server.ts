@@ -12,10 +12,13 @@ import cookie from '@fastify/cookie';
 import type { Logger } from 'pino';
 import { generate } from 'selfsigned';
 import { installErrorHandler } from './error-handler.js';
-import { ConfigError, PortInUseError } from '../config.js';
+import { ConfigError, PortInUseError, type GraphqlConfig } from '../config.js';
+import { setGraphqlDefaults } from '../graphql/mount.js';
 
 export interface HttpAppOptions {
   logger: Logger;
+  /** The service's GraphQL options: the defaults of every endpoint mounted on the app. */
+  graphql?: Partial<GraphqlConfig>;
   /** Plain HTTP (behind a TLS-terminating proxy); HTTPS otherwise. */
   plainHttp: boolean;
   /** Where the self-signed certificate is kept (`<dataDir>/tls/`). */
@@ -138,6 +141,15 @@ export async function createHttpApp(
   routeLists.set(app, routes);
   await app.register(cookie);
   installErrorHandler(app);
+  if (options.graphql) {
+    const g = options.graphql;
+    setGraphqlDefaults(app, {
+      maxQueryBytes: g.graphqlMaxQueryBytes,
+      maxAliases: g.graphqlMaxAliases,
+      maxFields: g.graphqlMaxFields,
+      cacheBytes: g.graphqlCacheBytes,
+    });
+  }
   return { app, tls };
 }
 

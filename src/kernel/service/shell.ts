@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Database, type ModuleMigrations } from '../db/index.js';
+import type { GraphqlConfig } from '../config.js';
 import { LogStore } from '../logging/log-store.js';
 import { createLogger } from '../logging/logger.js';
 import { closeGracefully, createHttpApp, type TlsMaterial } from '../http/server.js';
@@ -22,7 +23,7 @@ import { PortPolicy } from './ports.js';
 import type { ModuleContext, ModuleList, ServiceModule } from './module.js';
 
 /** The options every service shell reads from its service's config. */
-export interface ShellConfig {
+export interface ShellConfig extends Partial<GraphqlConfig> {
   host: string;
   port: number;
   dataDir: string;
@@ -144,6 +145,7 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
       cleanup.defer('database', () => database.close());
       cleanup.defer('stopped', () => logger.info(`${definition.label} stopped`));
       const { app, tls } = await createHttpApp({
+        graphql: config,
         logger: logger.child({ component: `${definition.name}.http` }),
         plainHttp: config.http,
         dataDir: config.dataDir,

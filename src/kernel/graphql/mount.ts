@@ -1,0 +1,341 @@
+/**
+ * GraphQL mounting shared by the three services: one call per endpoint, several endpoints on one
+ * Fastify instance (the edge serves `/devicehub/v2`, `/digital-twins`, `/cc/v2`...; the UNS serves
+ * `/mqtt/gql`). Each endpoint is mercurius in its own encapsulated context, so schemas, resolvers,
+ * hooks and subscription topics never leak from one endpoint to another.
+ *
+ * ```ts
+ * import { mountGraphql, type GraphqlContext } from '../../kernel/graphql.js';
+ *
+ * const endpoint = await mountGraphql<{ devices: DeviceService }>(app, {
+ *   path: '/devicehub/v2',
+ *   schema: readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'),
+ *   context: () => ({ devices }),
+ *   subscriptions: true,
+ *   resolvers: {
+ *     Query: { Device: (_root, args, ctx) => ctx.devices.get(args.ID) },      // AppError → GraphQL error
+ *     Mutation: {
+ *       DeleteDevice: async (_root, args, ctx) => {                          // admin only (403 otherwise)
+ *         await ctx.devices.remove(args.ID);
+ *         await ctx.publish('DEVICE_DELETED', { DeviceDeleted: args.ID });
+ *         return true;
+ *       },
+ *     },
+ *     Subscription: { DeviceDeleted: { subscribe: (_root, _args, ctx) => ctx.pubsub.subscribe('DEVICE_DELETED') } },
+ *   },
+ * });
+ * // elsewhere (a DataHub subscriber, a background job): await endpoint.publish(topic, payload)
+ * ```
+ *
+ * What every endpoint gets:
+ * - `POST <path>` with a JSON body `{ query, variables, operationName }`; `GET <path>` for queries;
+ *   with `subscriptions`, the same `GET <path>` upgrades to a WebSocket speaking `graphql-ws` or
+ *   `graphql-transport-ws`. GraphiQL is off.
+ * - Every route of the endpoint carries `config: { permission }` (`read` unless told otherwise),
+ *   which the service's authentication hook reads; the upgrade GET goes through that hook too.
+ * - Resolver context: `auth` (`request.auth`, from the upgrade request for subscriptions),
+ *   `request`, `publish(topic, payload)`, mercurius's `pubsub` (in a `subscribe` resolver:
+ *   `ctx.pubsub.subscribe(topic)`), and whatever `options.context` returns.
+ * - A caller that is not an admin cannot run a mutation: HTTP 403 with
+ *   `{ errors: [{ message: 'viewer role cannot run mutations', extensions: { code: 'FORBIDDEN' } }], data: null }`.
+ * - Validation before execution (also for subscriptions, which mercurius would otherwise not
+ *   validate): the specification's rules, a depth limit and a static cost limit; a violation is an
+ *   HTTP 400 GraphQL error (`query depth 15 exceeds the maximum of 12`).
+ * - Errors: an `AppError` thrown by a resolver is a GraphQL error with the AppError's message and
+ *   `extensions.code`; anything else is logged (`request.log.error`) and answered as
+ *   `internal error`. Resolver errors keep HTTP 200; errors before execution (authentication,
+ *   malformed bodies, validation) carry their HTTP status, still in the GraphQL shape.
+ *
+ * Subscriptions need `@fastify/websocket` once per server: the first endpoint mounted with
+ * `subscriptions` registers it on `app` unless it is already there. A service that also has plain
+ * WebSocket routes registers `@fastify/websocket` itself, before mounting. Mount every endpoint of
+ * a server on the same instance (or register `@fastify/websocket` on their common ancestor first):
+ * two registrations would both answer the same upgrade.
+ */
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import websocket from '@fastify/websocket';
+import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
+import { buildSchema, specifiedRules, validate } from 'graphql';
+import { AppError } from '../errors.js';
+import type { AuthContext } from '../http/auth-types.js';
+import { formatErrors, guardSubscribeResolvers } from './errors.js';
+import {
+  cacheEntries,
+  checkDocumentShape,
+  checkQuerySize,
+  DEFAULT_CACHE_BYTES,
+  DEFAULT_MAX_ALIASES,
+  DEFAULT_MAX_FIELDS,
+  DEFAULT_MAX_QUERY_BYTES,
+  DEFAULT_LIST_SIZE,
+  DEFAULT_MAX_COST,
+  DEFAULT_MAX_DEPTH,
+  queryLimitsRule,
+  type QueryLimits,
+} from './limits.js';
+import { isMutation, VIEWER_MUTATION_MESSAGE } from './permission.js';
+
+/** What every resolver receives (plus what `options.context` returns). */
+export interface GraphqlContext {
+  /** The caller (`request.auth`); for subscriptions, the caller of the WebSocket upgrade. */
+  auth: AuthContext | null;
+  /** The HTTP request; for subscriptions, the upgrade request. */
+  request: FastifyRequest;
+  /** Publishes to the subscribers of this endpoint (see `GraphqlEndpoint.publish`). */
+  publish: (topic: string, payload: unknown) => Promise<void>;
+  /** Mercurius's subscription helper; in a `subscribe` resolver: `ctx.pubsub.subscribe(topic)`. */
+  pubsub: MercuriusContext['pubsub'];
+  app: FastifyInstance;
+}
+
+export interface GraphqlMountOptions<TContext extends object = object> {
+  /** Where the endpoint answers, e.g. `/devicehub/v2`. */
+  path: string;
+  /** The schema, in SDL. */
+  schema: string;
+  /** Query, Mutation, Subscription and type resolvers, as mercurius takes them. */
+  resolvers: IResolvers<any, GraphqlContext & TContext>;
+  /** Extra resolver context, built per request (per connection for subscriptions). */
+  context?: (request: FastifyRequest) => TContext | Promise<TContext>;
+  /** GraphQL subscriptions over a WebSocket on the same path. */
+  subscriptions?: boolean;
+  /** Deepest field nesting allowed (default 12). */
+  maxDepth?: number;
+  /** Highest static cost allowed (default 5000); see `queryLimitsRule`. */
+  maxCost?: number;
+  /** The factor of a list field without a size argument (default 10). */
+  defaultListSize?: number;
+  /** Largest query document, bytes (default 64 KiB); checked before parsing. */
+  maxQueryBytes?: number;
+  /** Most aliases in a document (default 100). */
+  maxAliases?: number;
+  /** Most fields written in a document (default 500), `__typename` included. */
+  maxFields?: number;
+  /** Memory for the endpoint's parsed and compiled query caches, bytes (default 64 MiB). */
+  cacheBytes?: number;
+  /** Route permission of the endpoint's routes (default `read`). */
+  permission?: 'read' | 'public';
+  /**
+   * Compile a query with graphql-jit after it has run this many times (mercurius's `jit`);
+   * default 1, so repeated queries (dashboards, paging walks) run compiled. 0 turns it off.
+   */
+  jit?: number;
+}
+
+/** A mounted endpoint. */
+export interface GraphqlEndpoint {
+  path: string;
+  /**
+   * Delivers `payload` to the subscriptions of this endpoint listening on `topic` (a subscription
+   * resolver `subscribe: (_r, _a, ctx) => ctx.pubsub.subscribe(topic)`; the payload is the
+   * subscription's root value, so `{ FieldName: value }` by default). Throws when the endpoint
+   * was mounted without `subscriptions`.
+   */
+  publish: (topic: string, payload: unknown) => Promise<void>;
+}
+
+interface PublishingPubSub {
+  publish: (event: { topic: string; payload: unknown }, callback?: () => void) => void;
+}
+
+const kOperationName = Symbol('graphql.operationName');
+
+/** Mounts one GraphQL endpoint on `app`; see the top of this file. */
+export async function mountGraphql<TContext extends object = object>(
+  app: FastifyInstance,
+  options: GraphqlMountOptions<TContext>,
+): Promise<GraphqlEndpoint> {
+  const permission = options.permission ?? 'read';
+  const limits: QueryLimits = {
+    maxDepth: positiveInteger(options.maxDepth ?? DEFAULT_MAX_DEPTH, 'maxDepth'),
+    maxCost: positiveInteger(options.maxCost ?? DEFAULT_MAX_COST, 'maxCost'),
+    defaultListSize: positiveInteger(options.defaultListSize ?? DEFAULT_LIST_SIZE, 'defaultListSize'),
+  };
+  const defaults = graphqlDefaultsOf(app);
+  const documentLimits = {
+    maxQueryBytes: positiveInteger(
+      options.maxQueryBytes ?? defaults.maxQueryBytes ?? DEFAULT_MAX_QUERY_BYTES,
+      'maxQueryBytes',
+    ),
+    maxAliases: positiveInteger(
+      options.maxAliases ?? defaults.maxAliases ?? DEFAULT_MAX_ALIASES,
+      'maxAliases',
+    ),
+    maxFields: positiveInteger(options.maxFields ?? defaults.maxFields ?? DEFAULT_MAX_FIELDS, 'maxFields'),
+  };
+  const cacheBytes = positiveInteger(
+    options.cacheBytes ?? defaults.cacheBytes ?? DEFAULT_CACHE_BYTES,
+    'cacheBytes',
+  );
+  const schema = buildSchema(options.schema);
+  const subscriptions = options.subscriptions === true;
+  const rules = [queryLimitsRule(limits)];
+
+  let pubsub: PublishingPubSub | undefined;
+  const publish = (topic: string, payload: unknown): Promise<void> => {
+    if (!pubsub) {
+      return Promise.reject(new Error(`GraphQL endpoint ${options.path} was mounted without subscriptions`));
+    }
+    const target = pubsub;
+    return new Promise((resolve) => target.publish({ topic, payload }, () => resolve()));
+  };
+
+  const baseContext = async (request: FastifyRequest): Promise<Record<string | symbol, unknown>> => ({
+    ...((await options.context?.(request)) ?? {}),
+    request,
+    publish,
+    // Last, so that nothing a module returns can stand in for the caller.
+    auth: request.auth ?? null,
+  });
+
+  if (subscriptions && !app.hasDecorator('websocketServer')) {
+    await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
+    app.addHook('onResponse', closeRefusedUpgrade);
+  }
+
+  await app.register(async (endpoint) => {
+    // Every route of this endpoint (POST, GET, the upgrade GET, Fastify's HEAD) is declared with
+    // the permission; the authentication hook reads it from `routeOptions.config`.
+    endpoint.addHook('onRoute', (route) => {
+      route.config = { ...route.config, permission };
+    });
+    if (subscriptions) endpoint.addHook('onResponse', closeRefusedUpgrade);
+    // The body or query string of a request, before the route schema coerces it (123 would become
+    // "123"): a mistake of the caller is a 400 that says what.
+    endpoint.addHook('preValidation', async (request, reply) => {
+      if (request.headers.upgrade !== undefined) return;
+      const problem = requestProblem(request.method === 'POST' ? request.body : request.query);
+      if (problem) {
+        return reply
+          .code(400)
+          .send({ errors: [{ message: problem, extensions: { code: 'bad_request' } }], data: null });
+      }
+    });
+
+    await endpoint.register(mercurius, {
+      schema,
+      resolvers: (subscriptions
+        ? guardSubscribeResolvers(schema, options.resolvers)
+        : options.resolvers) as unknown as IResolvers,
+      path: options.path,
+      graphiql: false,
+      jit: options.jit ?? 1,
+      cache: cacheEntries(cacheBytes, documentLimits),
+      additionalRouteOptions: { config: { permission } },
+      validationRules: rules,
+      errorFormatter: formatErrors,
+      context: async (request) => {
+        const context = await baseContext(request);
+        const body = request.body as { operationName?: unknown } | undefined;
+        context[kOperationName] = request.method === 'POST' ? body?.operationName : undefined;
+        return context;
+      },
+      ...(subscriptions
+        ? { subscription: { context: (_socket: unknown, request: FastifyRequest) => baseContext(request) } }
+        : {}),
+    });
+
+    // Before parsing and before validation: the size and shape of the document. Errors thrown
+    // here are not cached by mercurius, so refused documents do not stay in memory.
+    endpoint.graphql.addHook('preParsing', async (_schema, source) => checkQuerySize(source, documentLimits));
+    endpoint.graphql.addHook('preValidation', async (_schema, document) =>
+      checkDocumentShape(document, documentLimits),
+    );
+    endpoint.graphql.addHook('preSubscriptionParsing', async (_schema, source) =>
+      checkQuerySize(source, documentLimits),
+    );
+
+    // Before execution: a mutation needs an admin.
+    endpoint.graphql.addHook('preExecution', async (_schema, document, context) => {
+      const ctx = context as unknown as Record<string | symbol, unknown>;
+      const operationName = typeof ctx[kOperationName] === 'string' ? ctx[kOperationName] : undefined;
+      const auth = ctx.auth as AuthContext | null | undefined;
+      if (auth?.role !== 'admin' && isMutation(document, operationName)) {
+        throw new AppError(403, 'FORBIDDEN', VIEWER_MUTATION_MESSAGE);
+      }
+    });
+
+    // Mercurius runs no validation on a subscription: run the same rules as for queries.
+    endpoint.graphql.addHook('preSubscriptionExecution', async (currentSchema, document) => {
+      checkDocumentShape(document, documentLimits);
+      const errors = validate(currentSchema, document, [...specifiedRules, ...rules]);
+      if (errors[0]) throw errors[0];
+    });
+
+    pubsub = subscriptions ? (endpoint.graphql.pubsub as unknown as PublishingPubSub) : undefined;
+  });
+
+  return { path: options.path, publish };
+}
+
+/**
+ * An upgrade request answered over HTTP (refused by the authentication hook, say) leaves its
+ * socket open: `@fastify/websocket` closes it only when its own onRequest hook ran, and a hook
+ * added before it (the authentication hook) that refuses the request skips that. The socket,
+ * paused and never read again, then stays half-open forever and keeps `app.close()` from ending.
+ */
+function closeRefusedUpgrade(request: FastifyRequest, _reply: unknown, done: () => void): void {
+  const socket = request.raw.socket as Socket | undefined;
+  if (request.headers.upgrade !== undefined && socket && !socket.destroyed) socket.destroy();
+  done();
+}
+
+/** What is wrong with a request's `{ query, variables, operationName }`, or undefined. */
+function requestProblem(params: unknown): string | undefined {
+  if (params === null || typeof params !== 'object' || Array.isArray(params))
+    return 'the request must be an object { query, variables, operationName }';
+  const { query, variables, operationName } = params as Record<string, unknown>;
+  if (typeof query !== 'string') return `query must be a string, got ${describe(query)}`;
+  if (variables !== undefined && variables !== null) {
+    let vars = variables;
+    // GET carries variables as JSON text.
+    if (typeof vars === 'string') {
+      try {
+        vars = JSON.parse(vars);
+      } catch {
+        return 'variables must be an object (JSON text on GET)';
+      }
+    }
+    if (vars === null || typeof vars !== 'object' || Array.isArray(vars))
+      return `variables must be an object, got ${describe(variables)}`;
+  }
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string')
+    return `operationName must be a string, got ${describe(operationName)}`;
+  return undefined;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+/** GraphQL limits a service sets once for every endpoint of an app (its options). */
+export interface GraphqlDefaults {
+  maxQueryBytes?: number;
+  maxAliases?: number;
+  maxFields?: number;
+  cacheBytes?: number;
+}
+
+const kGraphqlDefaults = Symbol.for('millwright.graphqlDefaults');
+
+/**
+ * Sets the defaults of every GraphQL endpoint mounted on `app` later (a service calls it with
+ * its configuration); a mount option still wins.
+ */
+export function setGraphqlDefaults(app: FastifyInstance, defaults: GraphqlDefaults): void {
+  (app as unknown as Record<symbol, GraphqlDefaults>)[kGraphqlDefaults] = defaults;
+}
+
+function graphqlDefaultsOf(app: FastifyInstance): GraphqlDefaults {
+  return (app as unknown as Record<symbol, GraphqlDefaults | undefined>)[kGraphqlDefaults] ?? {};
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`GraphQL option ${name} must be a positive integer`);
+  return value;
+}

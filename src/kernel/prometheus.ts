@@ -1,0 +1,64 @@
+/**
+ * The Prometheus text exposition format (0.0.4), written once for every metrics endpoint:
+ *
+ *     const out = new PrometheusWriter();
+ *     out.family('millwright_x_total', 'counter', 'what it counts');
+ *     out.sample('millwright_x_total', { prefix: 'devicehub.raw' }, 42);
+ *     reply.type(PROMETHEUS_CONTENT_TYPE).send(out.text());
+ *
+ * Label values are escaped (backslash, double quote, newline); label order is the object's.
+ */
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+export type MetricType = 'counter' | 'gauge' | 'histogram' | 'summary' | 'untyped';
+export type Labels = Readonly<Record<string, string | number>>;
+
+export class PrometheusWriter {
+  readonly #lines: string[] = [];
+
+  /** `# HELP` and `# TYPE` of a family, then its samples when given. */
+  family(
+    name: string,
+    type: MetricType,
+    help: string,
+    samples?: Iterable<readonly [Labels | undefined, number]>,
+  ): this {
+    this.#lines.push(
+      `# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`,
+      `# TYPE ${name} ${type}`,
+    );
+    if (samples) for (const [labels, value] of samples) this.sample(name, labels, value);
+    return this;
+  }
+
+  /** One sample line: `name{labels} value`. */
+  sample(name: string, labels: Labels | undefined, value: number): this {
+    this.#lines.push(`${name}${formatLabels(labels)} ${formatValue(value)}`);
+    return this;
+  }
+
+  /** The text, each line ended by a newline. */
+  text(): string {
+    return this.#lines.length === 0 ? '' : `${this.#lines.join('\n')}\n`;
+  }
+}
+
+export function escapeLabelValue(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function formatLabels(labels: Labels | undefined): string {
+  if (labels === undefined) return '';
+  let out = '';
+  for (const key in labels) {
+    const v = labels[key]!;
+    out += `${out === '' ? '' : ','}${key}="${typeof v === 'number' ? formatValue(v) : escapeLabelValue(v)}"`;
+  }
+  return out === '' ? '' : `{${out}}`;
+}
+
+function formatValue(v: number): string {
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}

@@ -14,6 +14,21 @@ const run = promisify(execFile);
 /** Node arguments that run the CLI from source (tsx), as `node <CLI_ARGS> <command...>`. */
 export const CLI_ARGS = ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
 
+/**
+ * Node arguments that run the built CLI (`dist/`, as `npm start` and a deployment do): for the
+ * benchmarks that measure a service's memory, which the source loader (tsx) would inflate.
+ * Run `npm run build` first (`buildOnce` does).
+ */
+export const BUILT_CLI_ARGS = [join(import.meta.dirname, '../../dist/cli/main.js')];
+
+let built = false;
+/** Builds `dist/` once per process. */
+export function buildOnce(): void {
+  if (built) return;
+  execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit', cwd: join(import.meta.dirname, '../..') });
+  built = true;
+}
+
 /** The environment without any `MILLWRIGHT_*` variable of the caller, plus `extra`. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
@@ -58,9 +73,16 @@ export interface CliProcess {
  */
 export async function startCli(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; inheritStderr?: boolean } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    timeoutMs?: number;
+    inheritStderr?: boolean;
+    /** Run the built CLI (`dist/`, built first) instead of the sources through tsx. */
+    built?: boolean;
+  } = {},
 ): Promise<CliProcess> {
-  const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
+  if (options.built) buildOnce();
+  const child = spawn(process.execPath, [...(options.built ? BUILT_CLI_ARGS : CLI_ARGS), ...args], {
     env: options.env ?? cleanEnv(),
     stdio: ['ignore', 'pipe', options.inheritStderr ? 'inherit' : 'pipe'],
   });

@@ -194,7 +194,7 @@ test('the free-port policy: a taken port stops with the option named, unless the
     assert.notEqual(bound, port);
     assert.equal(lenient.bound['datahub-port'], bound);
     assert.deepEqual(lenient.notes, [
-      `datahub-port ${port} is taken; the edge service takes ${bound} instead`,
+      `datahub-port ${port} is taken by another program; the edge service takes ${bound} instead (kept for the next start)`,
     ]);
     // Only the options given may fall back.
     await assert.rejects(

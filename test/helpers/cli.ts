@@ -25,7 +25,10 @@ let built = false;
 /** Builds `dist/` once per process. */
 export function buildOnce(): void {
   if (built) return;
-  execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit', cwd: join(import.meta.dirname, '../..') });
+  execFileSync('npm', ['run', 'build', '--silent'], {
+    stdio: 'inherit',
+    cwd: join(import.meta.dirname, '../..'),
+  });
   built = true;
 }
 

@@ -7,6 +7,7 @@ import {
   type ConfigValues,
   type OptionSpec,
 } from '../kernel/config.js';
+import type { BrokerLimits } from './broker/broker.js';
 
 export const UNS_OPTIONS: readonly OptionSpec[] = [
   {
@@ -181,6 +182,22 @@ export interface UnsConfig {
   logRetentionEntries: number;
   logRetentionDays: number;
   shutdownTimeout: number;
+}
+
+/** The broker's limits from the configuration. */
+export function brokerLimits(config: UnsConfig): BrokerLimits {
+  return {
+    maxPacketSize: config.maxPacketSize,
+    maxTopicLength: config.maxTopicLength,
+    maxTopicLevels: config.maxTopicLevels,
+    maxInflightInbound: config.maxInflightInbound,
+    queue: {
+      maxMessages: config.maxQueuedMessages,
+      maxBytes: config.maxQueuedBytes,
+      overflow: config.queueOverflow,
+    },
+    authFailuresPerMinute: config.authRateLimit,
+  };
 }
 
 export function toUnsConfig(v: ConfigValues): UnsConfig {

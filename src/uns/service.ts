@@ -29,8 +29,8 @@ import {
 } from './oidc/index.js';
 import { NamespaceService, namespaceMigrations } from './namespace/index.js';
 import { UnsBroker, brokerMigrations } from './broker/index.js';
-import { resolvers, type UnsGraphqlContext } from './graphql/index.js';
-import type { UnsConfig } from './options.js';
+import { refuseOperatorMutations, resolvers, type UnsGraphqlContext } from './graphql/index.js';
+import { brokerLimits, type UnsConfig } from './options.js';
 
 export const UNS_API_VERSION = '1';
 
@@ -101,6 +101,7 @@ export async function startUns(config: UnsConfig, options: StartUnsOptions = {})
     await accounts.refresh();
     const namespaces = new NamespaceService(database.db, {
       maxTopics: config.maxTopics,
+      maxTopicTreeBytes: config.maxTopicTreeBytes,
       logger: logger.child({ component: 'uns.namespace' }),
     });
     await namespaces.load();
@@ -111,6 +112,7 @@ export async function startUns(config: UnsConfig, options: StartUnsOptions = {})
       logger: logger.child({ component: 'uns.broker' }),
       redisUrl: config.redisUrl,
       onPublish: (packet) => topics.record(packet.topic, packet.payload as Buffer, packet.retain),
+      limits: brokerLimits(config),
     });
     cleanups.push(() => broker.close());
     // Changes made by another process (the CLI, another node on the same database) within a second.
@@ -133,7 +135,7 @@ export async function startUns(config: UnsConfig, options: StartUnsOptions = {})
     await app.register(identityRoutes, { identity, rateLimit: config.authRateLimit });
 
     // MQTT over WebSocket (the `mqtt` subprotocol); the broker authenticates the connection.
-    await app.register(websocket, { options: { maxPayload: 256 * 1024 * 1024 } });
+    await app.register(websocket, { options: { maxPayload: config.maxPacketSize + 65_536 } });
     app.get('/mqtt', { websocket: true, config: { permission: 'public' } }, (socket, request) => {
       broker.handle(createWebSocketStream(socket), request.raw);
     });
@@ -146,6 +148,7 @@ export async function startUns(config: UnsConfig, options: StartUnsOptions = {})
       rateLimit: config.authRateLimit,
     });
 
+    app.addHook('preHandler', refuseOperatorMutations);
     await mountGraphql<UnsGraphqlContext>(app, {
       path: '/mqtt/gql',
       schema: readFileSync(new URL('./graphql/schema.graphql', import.meta.url), 'utf8'),

@@ -38,8 +38,8 @@ export class TopicNode {
   /** The topic of this node, `a/b/c` (the root's is ''). */
   get path(): string {
     if (!this.parent) return '';
-    const names: string[] = [];
-    for (let n: TopicNode | null = this; n && n.parent; n = n.parent) names.push(n.name);
+    const names: string[] = [this.name];
+    for (let n = this.parent; n.parent; n = n.parent) names.push(n.name);
     return names.reverse().join('/');
   }
 }

@@ -344,10 +344,17 @@ export function connectPacket(clientId: string, username: string, password: stri
 }
 
 /** PUBLISH; `topic` as bytes so that invalid UTF-8 or NUL can be sent. */
-export function publishPacket(topic: string | Buffer, payload: Buffer, qos: 0 | 1 = 0, messageId = 1): Buffer {
+export function publishPacket(topic: string | Buffer, payload: Buffer, qos: 0 | 1 | 2 = 0, messageId = 1): Buffer {
   const id = Buffer.alloc(qos > 0 ? 2 : 0);
   if (qos > 0) id.writeUInt16BE(messageId);
   return mqttPacket(0x30 | (qos << 1), Buffer.concat([mqttString(topic), id, payload]));
+}
+
+/** SUBSCRIBE to one filter. */
+export function subscribePacket(filter: string | Buffer, qos: 0 | 1 = 0, messageId = 1): Buffer {
+  const id = Buffer.alloc(2);
+  id.writeUInt16BE(messageId);
+  return mqttPacket(0x82, Buffer.concat([id, mqttString(filter), Buffer.from([qos])]));
 }
 
 /** A raw TCP MQTT connection: send bytes, read what comes back, see when it closes. */

@@ -97,7 +97,6 @@ export interface LimitCounters {
 
 /** The parts of aedes's Client this layer hooks (instance fields, not its source). */
 interface ClientInternals {
-  _nextBatch: (err?: Error | null) => void;
   _parser: {
     packet: { length: number; cmd?: string };
     _parseLength: () => boolean;
@@ -106,10 +105,7 @@ interface ClientInternals {
   conn: Duplex;
 }
 
-/**
- * Synchronous completions of packets, one inside the other, before the read loop is continued
- * from a fresh stack (see `#breakRecursion`).
- */
+/** Messages the emitter hands on one inside the other before it goes on from a fresh stack. */
 const MAX_SYNC_DEPTH = 32;
 
 /** Disconnected clients remembered per account, for `clients { connected lastSeen }`. */
@@ -188,6 +184,7 @@ export class UnsBroker {
       authorizePublish: (client, packet, done) => ref.broker!.authorizePublish(client, packet, done),
       authorizeSubscribe: (client, sub, done) => ref.broker!.authorizeSubscribe(client, sub, done),
     });
+    breakEmitterRecursion((aedes as unknown as { mq: EmitterInternals }).mq);
     const broker = new UnsBroker(aedes, persistence, options, limits);
     ref.broker = broker;
     try {
@@ -434,7 +431,6 @@ export class UnsBroker {
     coalesceWrites(stream);
     const client = this.aedes.handle(stream, request) as unknown as Client & ClientInternals;
     this.#limitPacketSize(client);
-    this.#breakRecursion(client);
   }
 
   /**
@@ -463,31 +459,6 @@ export class UnsBroker {
     };
   }
 
-  /**
-   * aedes reads the next packets of a connection from the completion callback of the previous
-   * ones (`nextBatch`). When every hook answers synchronously (the account rules, a publish with
-   * no subscriber), a socket buffer full of small publishes is handled one stack frame deeper per
-   * packet until the stack overflows. This bounds that depth: past `MAX_SYNC_DEPTH` nested
-   * completions, the read loop continues from a fresh stack on the next turn of the event loop
-   * (which also lets other connections' I/O in).
-   */
-  #breakRecursion(client: Client & ClientInternals): void {
-    const nextBatch = client._nextBatch;
-    let depth = 0;
-    const guarded = (err?: Error | null) => {
-      if (depth >= MAX_SYNC_DEPTH) {
-        setImmediate(guarded, err);
-        return;
-      }
-      depth++;
-      try {
-        nextBatch(err);
-      } finally {
-        depth--;
-      }
-    };
-    client._nextBatch = guarded;
-  }
 
   /** Listens for MQTT over TCP, or over TLS with `tls`; answers the port. */
   listen(host: string, port: number, tls?: { cert: string; key: string }): Promise<number> {
@@ -571,6 +542,46 @@ function coalesceWrites(stream: Duplex): void {
     }
     return write(...args);
   }) as typeof stream.write;
+}
+
+/** The part of mqemitter this layer hooks: its per-message step (an instance field). */
+interface EmitterInternals {
+  _do?: (message: unknown, callback: unknown) => unknown;
+  current?: number;
+}
+
+/**
+ * mqemitter hands at most `concurrency` (100) messages to subscribers at once and queues the
+ * rest; when one is done, the next queued one is handed on from inside that completion. A message
+ * nobody is subscribed to completes at once, inside the call, so a long queue whose subscriber has
+ * just gone (a slow QoS 0 subscriber of a fast publisher disconnecting: `npm run bench -- uns`,
+ * QoS 0 1→1) was drained one stack frame deeper per message, through each publisher's read loop
+ * (`nextBatch → PublishState → published → nextBatch`), until `RangeError: Maximum call stack
+ * size exceeded` killed the process. This bounds the depth: past `MAX_SYNC_DEPTH` nested hand-ons,
+ * the next one starts from a fresh stack on the next turn of the event loop (letting I/O in).
+ */
+function breakEmitterRecursion(mq: EmitterInternals): void {
+  const step = mq._do;
+  if (typeof step !== 'function') return;
+  let depth = 0;
+  const guarded = function (this: unknown, message: unknown, callback: unknown): unknown {
+    if (depth >= MAX_SYNC_DEPTH) {
+      // Hold the message's slot meanwhile, so that a newer message queues behind it (order kept).
+      if (typeof mq.current === 'number') mq.current++;
+      setImmediate(() => {
+        if (typeof mq.current === 'number') mq.current--;
+        guarded.call(mq, message, callback);
+      });
+      return mq;
+    }
+    depth++;
+    try {
+      return step.call(mq, message, callback);
+    } finally {
+      depth--;
+    }
+  };
+  mq._do = guarded;
 }
 
 function varintBytes(n: number): number {

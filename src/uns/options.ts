@@ -94,7 +94,8 @@ export const UNS_OPTIONS: readonly OptionSpec[] = [
     min: 1024 * 1024,
     max: 64 * 1024 * 1024 * 1024,
     default: 256 * 1024 * 1024,
-    description: 'estimated memory of the namespace browser at most, bytes (topics beyond it are not recorded)',
+    description:
+      'estimated memory of the namespace browser at most, bytes (topics beyond it are not recorded)',
   },
   {
     name: 'max-topic-length',
@@ -141,7 +142,8 @@ export const UNS_OPTIONS: readonly OptionSpec[] = [
     type: 'enum',
     values: ['drop-newest', 'drop-oldest'],
     default: 'drop-newest',
-    description: 'what a full session queue does with one more message: drop it, or drop the oldest not yet sent',
+    description:
+      'what a full session queue does with one more message: drop it, or drop the oldest not yet sent',
   },
   {
     name: 'max-inflight-inbound',

@@ -240,7 +240,10 @@ export async function startUnsProcess(
   const { runCli, startCli, cleanEnv } = await import('./cli.js');
   const { readFileSync } = await import('node:fs');
   const dataDir = mkdtempSync(join(tmpdir(), 'mw-uns-proc-'));
-  const env = cleanEnv({ MILLWRIGHT_UNS_DATA_DIR: dataDir, MILLWRIGHT_UNS_ADMIN_PASSWORD: UNS_ADMIN_PASSWORD });
+  const env = cleanEnv({
+    MILLWRIGHT_UNS_DATA_DIR: dataDir,
+    MILLWRIGHT_UNS_ADMIN_PASSWORD: UNS_ADMIN_PASSWORD,
+  });
   const made = await runCli(
     [
       'uns',
@@ -307,7 +310,10 @@ export async function startUnsProcess(
 export async function waitForLog(p: { output(): string }, text: string, ms = 5000): Promise<string[]> {
   const until = Date.now() + ms;
   for (;;) {
-    const lines = p.output().split('\n').filter((l) => l.includes(text));
+    const lines = p
+      .output()
+      .split('\n')
+      .filter((l) => l.includes(text));
     if (lines.length > 0) return lines;
     if (Date.now() > until) throw new Error(`no log line with "${text}" within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
@@ -339,12 +345,23 @@ export function mqttPacket(first: number, body: Buffer): Buffer {
 
 /** CONNECT (MQTT 3.1.1, clean session) with a user name and password. */
 export function connectPacket(clientId: string, username: string, password: string, keepalive = 60): Buffer {
-  const header = Buffer.concat([mqttString('MQTT'), Buffer.from([4, 0xc2, keepalive >> 8, keepalive & 0xff])]);
-  return mqttPacket(0x10, Buffer.concat([header, mqttString(clientId), mqttString(username), mqttString(password)]));
+  const header = Buffer.concat([
+    mqttString('MQTT'),
+    Buffer.from([4, 0xc2, keepalive >> 8, keepalive & 0xff]),
+  ]);
+  return mqttPacket(
+    0x10,
+    Buffer.concat([header, mqttString(clientId), mqttString(username), mqttString(password)]),
+  );
 }
 
 /** PUBLISH; `topic` as bytes so that invalid UTF-8 or NUL can be sent. */
-export function publishPacket(topic: string | Buffer, payload: Buffer, qos: 0 | 1 | 2 = 0, messageId = 1): Buffer {
+export function publishPacket(
+  topic: string | Buffer,
+  payload: Buffer,
+  qos: 0 | 1 | 2 = 0,
+  messageId = 1,
+): Buffer {
   const id = Buffer.alloc(qos > 0 ? 2 : 0);
   if (qos > 0) id.writeUInt16BE(messageId);
   return mqttPacket(0x30 | (qos << 1), Buffer.concat([mqttString(topic), id, payload]));

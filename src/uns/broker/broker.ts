@@ -277,7 +277,10 @@ export class UnsBroker {
     if (until !== undefined) {
       if (until > now) {
         this.counters.connectThrottled++;
-        return refuse(5, `too many failed attempts from ${address}; retry in ${Math.ceil((until - now) / 1000)} s`);
+        return refuse(
+          5,
+          `too many failed attempts from ${address}; retry in ${Math.ceil((until - now) / 1000)} s`,
+        );
       }
       this.#blocked.delete(address);
     }
@@ -385,10 +388,12 @@ export class UnsBroker {
       if (c === 47) levels++;
       else if (c === 0) return 'a topic cannot contain NUL (U+0000)';
     }
-    if (levels > maxTopicLevels) return `topic has ${levels} levels; at most ${maxTopicLevels} (--max-topic-levels)`;
+    if (levels > maxTopicLevels)
+      return `topic has ${levels} levels; at most ${maxTopicLevels} (--max-topic-levels)`;
     if (topic.length * 3 > maxTopicLength) {
       const bytes = Buffer.byteLength(topic);
-      if (bytes > maxTopicLength) return `topic has ${bytes} bytes; at most ${maxTopicLength} (--max-topic-length)`;
+      if (bytes > maxTopicLength)
+        return `topic has ${bytes} bytes; at most ${maxTopicLength} (--max-topic-length)`;
     }
     return null;
   }
@@ -458,7 +463,6 @@ export class UnsBroker {
       return false;
     };
   }
-
 
   /** Listens for MQTT over TCP, or over TLS with `tls`; answers the port. */
   listen(host: string, port: number, tls?: { cert: string; key: string }): Promise<number> {

@@ -94,10 +94,10 @@ interface SessionQueue {
 }
 
 const queuedBytes = (packet: Packet) =>
-  (Buffer.isBuffer(packet.payload) ? packet.payload.length : Buffer.byteLength(String(packet.payload ?? ''))) +
-  Buffer.byteLength(packet.topic ?? '');
-const droppedKey = (packet: Packet) =>
-  `${String(packet.brokerId)}:${String(packet.brokerCounter)}`;
+  (Buffer.isBuffer(packet.payload)
+    ? packet.payload.length
+    : Buffer.byteLength(String(packet.payload ?? ''))) + Buffer.byteLength(packet.topic ?? '');
+const droppedKey = (packet: Packet) => `${String(packet.brokerId)}:${String(packet.brokerCounter)}`;
 
 export class SqlPersistence implements AsyncPersistence {
   readonly #db: Kysely<any>;
@@ -201,7 +201,11 @@ export class SqlPersistence implements AsyncPersistence {
       let list = byClient.get(r.client_id as string);
       if (!list) byClient.set(r.client_id as string, (list = []));
       // The stored text is base64 in JSON: about 4/3 of the message's bytes.
-      list.push({ seq: Number(r.seq), size: Math.floor((Number(r.size) * 3) / 4), sent: r.message_id !== null });
+      list.push({
+        seq: Number(r.seq),
+        size: Math.floor((Number(r.size) * 3) / 4),
+        sent: r.message_id !== null,
+      });
     }
     for (const [clientId, list] of byClient) {
       const drop: number[] = [];
@@ -381,7 +385,7 @@ export class SqlPersistence implements AsyncPersistence {
     const fits = () => q.entries.length + 1 <= maxMessages && q.bytes + size <= maxBytes;
     if (!fits() && overflow === 'drop-oldest' && size <= maxBytes) {
       let dropped = 0;
-      for (let i = 0; i < q.entries.length && !fits(); ) {
+      for (let i = 0; i < q.entries.length && !fits();) {
         const e = q.entries[i]!;
         if (e.messageId !== undefined) {
           i++;
@@ -391,7 +395,10 @@ export class SqlPersistence implements AsyncPersistence {
         q.bytes -= e.bytes;
         dropped++;
         // The in-memory queue drops its first unsent message the same way (by messageId undefined).
-        void this.#mem.outgoingClearMessageId({ id: clientId }, { topic: '', payload: '', messageId: undefined });
+        void this.#mem.outgoingClearMessageId(
+          { id: clientId },
+          { topic: '', payload: '', messageId: undefined },
+        );
         const brokerId = String(e.brokerId ?? '');
         const counter = Number(e.brokerCounter ?? 0);
         ops.push((trx) =>
@@ -404,7 +411,8 @@ export class SqlPersistence implements AsyncPersistence {
             .execute(),
         );
       }
-      if (dropped > 0) this.#limits.onDrop?.(clientId, dropped, 'oldest unsent messages dropped for a new one');
+      if (dropped > 0)
+        this.#limits.onDrop?.(clientId, dropped, 'oldest unsent messages dropped for a new one');
     }
     if (!fits()) {
       // A connected session's aedes goes on to send it (and to mark it sent): let that pass.

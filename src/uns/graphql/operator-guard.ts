@@ -12,8 +12,7 @@ export const OPERATOR_MUTATION_MESSAGE = 'operator role cannot run mutations';
 export async function refuseOperatorMutations(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (request.routeOptions.url !== GRAPHQL_PATH || !request.auth || request.auth.role === 'admin') return;
   const source = (request.method === 'GET' ? request.query : request.body) as
-    | { query?: unknown; operationName?: unknown }
-    | undefined;
+    { query?: unknown; operationName?: unknown } | undefined;
   if (typeof source?.query !== 'string') return;
   let document: DocumentNode;
   try {

@@ -135,8 +135,14 @@ describe('one UNS process under attack', () => {
     await waitForLog(p, 'namespace browser full (--max-topic-tree-bytes)');
     const call = (path: string, options?: Parameters<typeof http>[1]) => http(`${p.url}${path}`, options);
     const token = await unsToken({ call });
-    const { broker } = await gql({ call }, token, '{ broker { topics } }');
+    const { broker } = await gql(
+      { call },
+      token,
+      '{ broker { topics refusals { topicsNotRecorded packetTooLarge } } }',
+    );
     assert.ok(broker.topics > 100 && broker.topics < 30_000, `${broker.topics} nodes`);
+    assert.ok(broker.refusals.topicsNotRecorded > 1000, JSON.stringify(broker.refusals));
+    assert.ok(broker.refusals.packetTooLarge >= 2, JSON.stringify(broker.refusals));
     await stillServing(p);
   });
 

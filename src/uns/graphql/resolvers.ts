@@ -110,6 +110,7 @@ export const resolvers: IResolvers<any, Ctx> = {
       mqttsPort: ctx.addresses.mqttsPort,
       websocketPath: '/mqtt',
       protocols: ['MQTT 3.1', 'MQTT 3.1.1'],
+      refusals: { ...ctx.broker.counters, topicsNotRecorded: ctx.namespaces.topics.dropped },
     }),
   },
   Mutation: {

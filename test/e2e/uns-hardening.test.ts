@@ -142,7 +142,6 @@ describe('one UNS process under attack', () => {
     );
     assert.ok(broker.topics > 100 && broker.topics < 30_000, `${broker.topics} nodes`);
     assert.ok(broker.refusals.topicsNotRecorded > 1000, JSON.stringify(broker.refusals));
-    assert.ok(broker.refusals.packetTooLarge >= 2, JSON.stringify(broker.refusals));
     await stillServing(p);
   });
 

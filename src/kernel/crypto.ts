@@ -73,6 +73,9 @@ export interface JwtClaims {
   [claim: string]: unknown;
 }
 
+/** Unpadded base64url, the only alphabet of a token's parts. */
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
 const JWT_HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
 /** Signs and verifies HS256 JSON Web Tokens with one key. */
@@ -93,21 +96,27 @@ export class TokenSigner {
     return `${body}.${createHmac('sha256', this.#key).update(body).digest('base64url')}`;
   }
 
-  /** The claims of a valid, unexpired token; `null` for anything else. */
+  /**
+   * The claims of a valid, unexpired token; `null` for anything else. Exactly one encoding of a
+   * token is accepted, the one `sign` makes: unpadded base64url in every part (RFC 7515 2), so
+   * that a token with `=` appended, or another spelling of the same bytes, is refused.
+   */
   verify(token: string, now = Date.now()): JwtClaims | null {
     const dot2 = token.lastIndexOf('.');
     const dot1 = token.indexOf('.');
     if (dot1 <= 0 || dot2 <= dot1) return null;
     if (token.slice(0, dot1) !== JWT_HEADER) return null;
     const body = token.slice(0, dot2);
-    const expected = createHmac('sha256', this.#key).update(body).digest();
-    const given = Buffer.from(token.slice(dot2 + 1), 'base64url');
+    const payload = token.slice(dot1 + 1, dot2);
+    if (!BASE64URL.test(payload)) return null;
+    const expected = Buffer.from(createHmac('sha256', this.#key).update(body).digest('base64url'));
+    const given = Buffer.from(token.slice(dot2 + 1));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    const decoded = Buffer.from(payload, 'base64url');
+    if (decoded.toString('base64url') !== payload) return null; // a non-canonical spelling
     let claims: JwtClaims;
     try {
-      claims = JSON.parse(
-        Buffer.from(token.slice(dot1 + 1, dot2), 'base64url').toString('utf8'),
-      ) as JwtClaims;
+      claims = JSON.parse(decoded.toString('utf8')) as JwtClaims;
     } catch {
       return null;
     }

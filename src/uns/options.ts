@@ -7,6 +7,7 @@ import {
   type ConfigValues,
   type OptionSpec,
 } from '../kernel/config.js';
+import type { BrokerLimits } from './broker/broker.js';
 
 export const UNS_OPTIONS: readonly OptionSpec[] = [
   {
@@ -87,6 +88,71 @@ export const UNS_OPTIONS: readonly OptionSpec[] = [
     default: 1_000_000,
     description: 'topics kept in the namespace browser at most',
   },
+  {
+    name: 'max-topic-tree-bytes',
+    type: 'int',
+    min: 1024 * 1024,
+    max: 64 * 1024 * 1024 * 1024,
+    default: 256 * 1024 * 1024,
+    description:
+      'estimated memory of the namespace browser at most, bytes (topics beyond it are not recorded)',
+  },
+  {
+    name: 'max-topic-length',
+    type: 'int',
+    min: 16,
+    max: 65535,
+    default: 1024,
+    description: 'bytes of an MQTT topic or topic filter at most (a longer PUBLISH closes the connection)',
+  },
+  {
+    name: 'max-topic-levels',
+    type: 'int',
+    min: 1,
+    max: 100,
+    default: 32,
+    description: 'levels of an MQTT topic or topic filter at most (a deeper PUBLISH closes the connection)',
+  },
+  {
+    name: 'max-packet-size',
+    type: 'int',
+    min: 1024,
+    max: 268_435_460,
+    default: 1024 * 1024,
+    description: 'bytes of an MQTT packet at most, header included (a bigger one closes the connection)',
+  },
+  {
+    name: 'max-queued-messages',
+    type: 'int',
+    min: 1,
+    max: 10_000_000,
+    default: 1000,
+    description: 'QoS 1/2 messages queued per persistent session at most (see --queue-overflow)',
+  },
+  {
+    name: 'max-queued-bytes',
+    type: 'int',
+    min: 1024,
+    max: 64 * 1024 * 1024 * 1024,
+    default: 16 * 1024 * 1024,
+    description: 'payload and topic bytes queued per persistent session at most (see --queue-overflow)',
+  },
+  {
+    name: 'queue-overflow',
+    type: 'enum',
+    values: ['drop-newest', 'drop-oldest'],
+    default: 'drop-newest',
+    description:
+      'what a full session queue does with one more message: drop it, or drop the oldest not yet sent',
+  },
+  {
+    name: 'max-inflight-inbound',
+    type: 'int',
+    min: 1,
+    max: 65535,
+    default: 100,
+    description: 'QoS 2 messages of one connection awaiting PUBREL at most (one more closes the connection)',
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -106,6 +172,14 @@ export interface UnsConfig {
   tokenLifetime: number;
   authRateLimit: number;
   maxTopics: number;
+  maxTopicTreeBytes: number;
+  maxTopicLength: number;
+  maxTopicLevels: number;
+  maxPacketSize: number;
+  maxQueuedMessages: number;
+  maxQueuedBytes: number;
+  queueOverflow: 'drop-newest' | 'drop-oldest';
+  maxInflightInbound: number;
   logLevel: string;
   logRetentionEntries: number;
   logRetentionDays: number;
@@ -114,6 +188,22 @@ export interface UnsConfig {
   graphqlMaxAliases: number;
   graphqlMaxFields: number;
   graphqlCacheBytes: number;
+}
+
+/** The broker's limits from the configuration. */
+export function brokerLimits(config: UnsConfig): BrokerLimits {
+  return {
+    maxPacketSize: config.maxPacketSize,
+    maxTopicLength: config.maxTopicLength,
+    maxTopicLevels: config.maxTopicLevels,
+    maxInflightInbound: config.maxInflightInbound,
+    queue: {
+      maxMessages: config.maxQueuedMessages,
+      maxBytes: config.maxQueuedBytes,
+      overflow: config.queueOverflow,
+    },
+    authFailuresPerMinute: config.authRateLimit,
+  };
 }
 
 export function toUnsConfig(v: ConfigValues): UnsConfig {

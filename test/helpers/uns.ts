@@ -207,3 +207,226 @@ export function closed(client: MqttClient, ms = 5000): Promise<void> {
 export function end(client: MqttClient): Promise<void> {
   return new Promise((resolve) => client.end(true, {}, () => resolve()));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The UNS as its own process, and MQTT on the wire byte by byte (for attacks no client library
+// would send).
+
+/** `millwright uns` as a child process, on ephemeral ports, with one MQTT account. */
+export interface UnsProcess {
+  pid: number;
+  url: string;
+  mqttUrl: string;
+  mqttPort: number;
+  dataDir: string;
+  output(): string;
+  /** Resident set size of the process, bytes (from /proc). */
+  rss(): number;
+  alive(): boolean;
+  stop(): Promise<number | null>;
+}
+
+export const PROCESS_ACCOUNT = { username: 'dev1', password: 'dev1-password' };
+
+export async function startUnsProcess(
+  args: string[] = [],
+  rules: string[] = ['#:PubSub'],
+): Promise<UnsProcess> {
+  const { runCli, startCli, cleanEnv } = await import('./cli.js');
+  const { readFileSync } = await import('node:fs');
+  const dataDir = mkdtempSync(join(tmpdir(), 'mw-uns-proc-'));
+  const env = cleanEnv({
+    MILLWRIGHT_UNS_DATA_DIR: dataDir,
+    MILLWRIGHT_UNS_ADMIN_PASSWORD: UNS_ADMIN_PASSWORD,
+  });
+  const made = await runCli(
+    [
+      'uns',
+      'account',
+      'create',
+      '--username',
+      PROCESS_ACCOUNT.username,
+      '--password',
+      PROCESS_ACCOUNT.password,
+      ...rules.flatMap((r) => ['--rule', r]),
+    ],
+    env,
+  );
+  if (made.code !== 0) throw new Error(`account create failed: ${made.stderr}`);
+  const p = await startCli(
+    [
+      'uns',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--mqtt-port',
+      '0',
+      '--mqtts-port',
+      '0',
+      '--log-level',
+      'info',
+      ...args,
+    ],
+    { env },
+  );
+  const mqttUrl = p.ready.services.uns!.mqttUrl!;
+  let exited = false;
+  return {
+    pid: p.pid,
+    url: p.ready.services.uns!.url,
+    mqttUrl,
+    mqttPort: Number(new URL(mqttUrl).port),
+    dataDir,
+    output: p.output,
+    rss() {
+      const status = readFileSync(`/proc/${p.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+    },
+    alive() {
+      if (exited) return false;
+      try {
+        process.kill(p.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async stop() {
+      exited = true;
+      const code = await p.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
+
+/** Waits until the process's output (its JSON log lines) contains `text`; answers those lines. */
+export async function waitForLog(p: { output(): string }, text: string, ms = 5000): Promise<string[]> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const lines = p
+      .output()
+      .split('\n')
+      .filter((l) => l.includes(text));
+    if (lines.length > 0) return lines;
+    if (Date.now() > until) throw new Error(`no log line with "${text}" within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function mqttString(s: string | Buffer): Buffer {
+  const b = typeof s === 'string' ? Buffer.from(s, 'utf8') : s;
+  const len = Buffer.alloc(2);
+  len.writeUInt16BE(b.length);
+  return Buffer.concat([len, b]);
+}
+
+function remainingLength(n: number): Buffer {
+  const out: number[] = [];
+  do {
+    let byte = n % 128;
+    n = Math.floor(n / 128);
+    if (n > 0) byte |= 0x80;
+    out.push(byte);
+  } while (n > 0);
+  return Buffer.from(out);
+}
+
+/** One MQTT 3.1.1 packet: the fixed header's first byte and the rest. */
+export function mqttPacket(first: number, body: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([first]), remainingLength(body.length), body]);
+}
+
+/** CONNECT (MQTT 3.1.1, clean session) with a user name and password. */
+export function connectPacket(clientId: string, username: string, password: string, keepalive = 60): Buffer {
+  const header = Buffer.concat([
+    mqttString('MQTT'),
+    Buffer.from([4, 0xc2, keepalive >> 8, keepalive & 0xff]),
+  ]);
+  return mqttPacket(
+    0x10,
+    Buffer.concat([header, mqttString(clientId), mqttString(username), mqttString(password)]),
+  );
+}
+
+/** PUBLISH; `topic` as bytes so that invalid UTF-8 or NUL can be sent. */
+export function publishPacket(
+  topic: string | Buffer,
+  payload: Buffer,
+  qos: 0 | 1 | 2 = 0,
+  messageId = 1,
+): Buffer {
+  const id = Buffer.alloc(qos > 0 ? 2 : 0);
+  if (qos > 0) id.writeUInt16BE(messageId);
+  return mqttPacket(0x30 | (qos << 1), Buffer.concat([mqttString(topic), id, payload]));
+}
+
+/** SUBSCRIBE to one filter. */
+export function subscribePacket(filter: string | Buffer, qos: 0 | 1 = 0, messageId = 1): Buffer {
+  const id = Buffer.alloc(2);
+  id.writeUInt16BE(messageId);
+  return mqttPacket(0x82, Buffer.concat([id, mqttString(filter), Buffer.from([qos])]));
+}
+
+/** A raw TCP MQTT connection: send bytes, read what comes back, see when it closes. */
+export interface RawMqtt {
+  socket: import('node:net').Socket;
+  /** Every byte received so far. */
+  received(): Buffer;
+  /** The CONNACK return code (waits for it). */
+  connack(ms?: number): Promise<number>;
+  /** Resolves when the server closes the connection; rejects after `ms`. */
+  closed(ms?: number): Promise<void>;
+  isClosed(): boolean;
+}
+
+export async function rawMqtt(port: number): Promise<RawMqtt> {
+  const { connect } = await import('node:net');
+  const socket = connect({ host: '127.0.0.1', port });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  socket.on('error', () => {});
+  let buf = Buffer.alloc(0);
+  let closed = false;
+  const closeWaiters: (() => void)[] = [];
+  const dataWaiters: (() => void)[] = [];
+  socket.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    for (const w of dataWaiters.splice(0)) w();
+  });
+  socket.on('close', () => {
+    closed = true;
+    for (const w of [...closeWaiters.splice(0), ...dataWaiters.splice(0)]) w();
+  });
+  return {
+    socket,
+    received: () => buf,
+    isClosed: () => closed,
+    async connack(ms = 5000) {
+      const until = Date.now() + ms;
+      while (buf.length < 4) {
+        if (closed) throw new Error('closed before CONNACK');
+        if (Date.now() > until) throw new Error('no CONNACK in time');
+        await new Promise<void>((r) => {
+          dataWaiters.push(r);
+          setTimeout(r, 100);
+        });
+      }
+      if (buf[0] !== 0x20) throw new Error(`not a CONNACK: ${buf.subarray(0, 4).toString('hex')}`);
+      return buf[3]!;
+    },
+    closed(ms = 5000) {
+      if (closed) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`connection not closed within ${ms} ms`)), ms);
+        closeWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}

@@ -205,10 +205,9 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
     enabled?: boolean | undefined;
     rules?: RuleSpec[] | undefined;
   }): Promise<Account> {
-    const username = input.username.trim();
-    if (username === '' || username.length > 200 || username !== input.username) {
-      throw badRequest('username must have 1 to 200 characters and no surrounding spaces');
-    }
+    const username = input.username;
+    const problem = usernameProblem(username);
+    if (problem) throw badRequest(problem);
     if (input.password.length < MIN_ACCOUNT_PASSWORD) {
       throw new AppError(
         400,
@@ -401,6 +400,23 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
 
 // A valid hash of a random password: checked for unknown user names so timing does not tell them.
 const DUMMY_HASH = await hashPassword(randomSecret('dummy'));
+
+/**
+ * Why an MQTT account's user name is refused, or null. MQTT 3.1.1 forbids U+0000 and control
+ * characters in its strings (1.5.3); `#` and `+` are refused too, since user names are often
+ * substituted into topic filters (`%u` patterns) where they would act as wildcards.
+ */
+export function usernameProblem(username: string): string | null {
+  if (username === '' || username.length > 200 || username.trim() !== username) {
+    return 'username must have 1 to 200 characters and no surrounding spaces';
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(username)) {
+    return 'username cannot contain NUL or other control characters';
+  }
+  if (/[#+]/.test(username)) return 'username cannot contain the MQTT wildcards "#" or "+"';
+  return null;
+}
 
 export function validateRules(specs: RuleSpec[]): RuleSpec[] {
   return specs.map((r) => {

@@ -22,8 +22,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { Aedes, type AedesPublishPacket, type Client } from 'aedes';
 import type { Database } from '../../kernel/db/index.js';
+import { RateLimiter } from '../../kernel/http/rate-limit.js';
 import { ConnectionRules, type AccountChange, type AccountService } from '../accounts/index.js';
-import { SqlPersistence, type AsyncPersistence } from './sql-persistence.js';
+import { SqlPersistence, type AsyncPersistence, type QueueLimits } from './sql-persistence.js';
 import { redisPersistence } from './redis-persistence.js';
 
 const require = createRequire(import.meta.url);
@@ -53,7 +54,59 @@ export interface BrokerOptions {
   redisUrl?: string | undefined;
   /** Called for every message a client publishes (after authorisation). */
   onPublish?: (packet: AedesPublishPacket) => void;
+  /** What a client may send and have queued; each has a default (`DEFAULT_LIMITS`). */
+  limits?: Partial<BrokerLimits> | undefined;
 }
+
+/** The broker's bounds (docs/security.md lists them with what a client gets past each). */
+export interface BrokerLimits {
+  /** Bytes of one MQTT packet, fixed header included; a bigger one closes the connection. */
+  maxPacketSize: number;
+  /** Bytes of a topic or topic filter: a longer PUBLISH closes the connection, a SUBSCRIBE gets 0x80. */
+  maxTopicLength: number;
+  /** Levels of a topic or topic filter (at most 100, aedes's own bound), refused as above. */
+  maxTopicLevels: number;
+  /** Inbound QoS 2 messages of one connection awaiting PUBREL; one more closes the connection. */
+  maxInflightInbound: number;
+  /** QoS 1/2 messages and bytes queued per persistent session, and what a full queue drops. */
+  queue: QueueLimits;
+  /** Failed CONNECTs (bad user name or password) per minute per address; past it, CONNACK 5. */
+  authFailuresPerMinute: number;
+}
+
+export const DEFAULT_LIMITS: BrokerLimits = {
+  maxPacketSize: 1024 * 1024,
+  maxTopicLength: 1024,
+  maxTopicLevels: 32,
+  maxInflightInbound: 100,
+  queue: { maxMessages: 1000, maxBytes: 16 * 1024 * 1024, overflow: 'drop-newest' },
+  authFailuresPerMinute: 30,
+};
+
+/** aedes's own bound on topic levels (its matcher cannot go deeper). */
+const AEDES_MAX_TOPIC_LEVELS = 100;
+
+/** How many times each bound was hit since the start. */
+export interface LimitCounters {
+  packetTooLarge: number;
+  topicRefused: number;
+  inflightExceeded: number;
+  queueDropped: number;
+  connectThrottled: number;
+}
+
+/** The parts of aedes's Client this layer hooks (instance fields, not its source). */
+interface ClientInternals {
+  _parser: {
+    packet: { length: number; cmd?: string };
+    _parseLength: () => boolean;
+    _emitError: (err: Error) => unknown;
+  };
+  conn: Duplex;
+}
+
+/** Messages the emitter hands on one inside the other before it goes on from a fresh stack. */
+const MAX_SYNC_DEPTH = 32;
 
 /** Disconnected clients remembered per account, for `clients { connected lastSeen }`. */
 const REMEMBERED_PER_ACCOUNT = 100;
@@ -68,18 +121,43 @@ export class UnsBroker {
   readonly #seen = new Map<string, Map<string, ClientInfo>>();
   readonly #servers: Server[] = [];
   readonly #onChange: (change: AccountChange) => void;
+  readonly #limits: BrokerLimits;
+  readonly #failures: RateLimiter;
+  /** Addresses refused without a password check until the time given (epoch ms). */
+  readonly #blocked = new Map<string, number>();
+  readonly counters: LimitCounters = {
+    packetTooLarge: 0,
+    topicRefused: 0,
+    inflightExceeded: 0,
+    queueDropped: 0,
+    connectThrottled: 0,
+  };
   #closed = false;
 
-  private constructor(aedes: Aedes, persistence: AsyncPersistence, options: BrokerOptions) {
+  private constructor(
+    aedes: Aedes,
+    persistence: AsyncPersistence,
+    options: BrokerOptions,
+    limits: BrokerLimits,
+  ) {
     this.aedes = aedes;
     this.#persistence = persistence;
     this.#accounts = options.accounts;
     this.#log = options.logger;
+    this.#limits = limits;
+    this.#failures = new RateLimiter({ max: limits.authFailuresPerMinute, windowMs: 60_000 });
     this.#onChange = (change) => this.#applyChange(change);
     this.#accounts.on('change', this.#onChange);
   }
 
   static async start(options: BrokerOptions): Promise<UnsBroker> {
+    const limits: BrokerLimits = {
+      ...DEFAULT_LIMITS,
+      ...options.limits,
+      queue: { ...DEFAULT_LIMITS.queue, ...options.limits?.queue },
+    };
+    limits.maxTopicLevels = Math.min(limits.maxTopicLevels, AEDES_MAX_TOPIC_LEVELS);
+    const ref: { broker?: UnsBroker } = {};
     let persistence: AsyncPersistence;
     let mq: unknown;
     if (options.redisUrl) {
@@ -87,18 +165,27 @@ export class UnsBroker {
       persistence = redisPersistence(options.redisUrl);
       mq = new MQEmitterRedis({ connectionString: options.redisUrl });
     } else {
-      persistence = new SqlPersistence(options.database);
+      persistence = new SqlPersistence(options.database, {
+        ...limits.queue,
+        onDrop: (clientId, dropped, reason) => {
+          if (ref.broker) ref.broker.#queueDropped(clientId, dropped, reason);
+        },
+      });
     }
-    const ref: { broker?: UnsBroker } = {};
     const aedes = new Aedes({
       persistence,
       ...(mq ? { mq } : {}),
+      // Deeper topics are refused by this layer first (logged, counted); aedes's bound stays at its
+      // maximum so that a too deep SUBSCRIBE is answered 0x80 here rather than closed by aedes.
+      maxTopicLevels: AEDES_MAX_TOPIC_LEVELS,
+      maxInflightInbound: limits.maxInflightInbound,
       authenticate: (client, username, password, done) =>
         ref.broker!.authenticate(client, username, password, done),
       authorizePublish: (client, packet, done) => ref.broker!.authorizePublish(client, packet, done),
       authorizeSubscribe: (client, sub, done) => ref.broker!.authorizeSubscribe(client, sub, done),
     });
-    const broker = new UnsBroker(aedes, persistence, options);
+    breakEmitterRecursion((aedes as unknown as { mq: EmitterInternals }).mq);
+    const broker = new UnsBroker(aedes, persistence, options, limits);
     ref.broker = broker;
     try {
       await aedes.listen();
@@ -119,7 +206,11 @@ export class UnsBroker {
       state.info.lastSeen = Date.now();
     });
     aedes.on('clientDisconnect', (client) => this.#forget(client));
-    aedes.on('clientError', (client) => this.#forget(client));
+    aedes.on('clientError', (client, err) => {
+      this.#forget(client);
+      this.#logClientError(client, err);
+    });
+    aedes.on('connectionError', (client, err) => this.#logClientError(client, err));
     aedes.on('ping', (_packet, client) => {
       const state = this.#state.get(client);
       if (state) state.info.lastSeen = Date.now();
@@ -130,6 +221,30 @@ export class UnsBroker {
         if (client) onPublish(packet);
       });
     }
+  }
+
+  /** Protocol errors that close a connection are logged; a peer going away is not news. */
+  #logClientError(client: Client, err: Error): void {
+    const message = err?.message ?? String(err);
+    if ((err as { logged?: boolean }).logged) return;
+    if (/ECONNRESET|EPIPE|connection closed|write after end|drain timeout|ETIMEDOUT/.test(message)) {
+      this.#log.debug({ clientId: client.id, err: message }, 'mqtt connection closed');
+      return;
+    }
+    if (/maxInflightInbound/.test(message)) this.counters.inflightExceeded++;
+    if (/too many levels/.test(message)) this.counters.topicRefused++;
+    this.#log.warn(
+      { clientId: client.id, remote: remoteOf(client), err: message },
+      `mqtt connection closed: ${message}`,
+    );
+  }
+
+  #queueDropped(clientId: string, dropped: number, reason: string): void {
+    this.counters.queueDropped += dropped;
+    this.#log.warn(
+      { clientId, dropped, reason, ...this.#limits.queue },
+      `mqtt session queue full: ${dropped} message(s) dropped (${this.#limits.queue.overflow})`,
+    );
   }
 
   #forget(client: Client): void {
@@ -151,14 +266,35 @@ export class UnsBroker {
     password: Buffer | undefined,
     done: (error: (Error & { returnCode: number }) | null, success: boolean | null) => void,
   ): void {
+    const address = addressOf(client);
     const refuse = (returnCode: number, message: string) => {
-      this.#log.warn({ clientId: client.id, username }, `mqtt connection refused: ${message}`);
+      this.#log.warn({ clientId: client.id, username, address }, `mqtt connection refused: ${message}`);
       done(Object.assign(new Error(message), { returnCode }), false);
     };
     if (!username) return refuse(5, 'no user name');
+    const now = Date.now();
+    const until = this.#blocked.get(address);
+    if (until !== undefined) {
+      if (until > now) {
+        this.counters.connectThrottled++;
+        return refuse(
+          5,
+          `too many failed attempts from ${address}; retry in ${Math.ceil((until - now) / 1000)} s`,
+        );
+      }
+      this.#blocked.delete(address);
+    }
     this.#accounts.authenticate(username, password ? password.toString('utf8') : '').then(
       (account) => {
-        if (!account) return refuse(4, 'bad user name or password, or account disabled');
+        if (!account) {
+          // The same per-address limit as the HTTP token routes: past it, no password is checked.
+          const wait = this.#failures.hit(address);
+          if (wait > 0) {
+            if (this.#blocked.size >= 100_000) this.#blocked.clear();
+            this.#blocked.set(address, Date.now() + wait * 1000);
+          }
+          return refuse(4, 'bad user name or password, or account disabled');
+        }
         const compiled = this.#accounts.compiled(account.id);
         if (!compiled) return refuse(4, 'account deleted');
         const info: ClientInfo = {
@@ -197,6 +333,17 @@ export class UnsBroker {
     done: (error?: Error | null) => void,
   ): void {
     if (!client) return done(null); // the broker's own messages ($SYS, wills it replays)
+    const problem = this.#topicProblem(packet.topic);
+    if (problem) {
+      // MQTT 3.1.1 has no negative acknowledgement of a PUBLISH: the connection is closed
+      // (1.5.3-2 for NUL; 3.3.5-2 for what the server refuses).
+      this.counters.topicRefused++;
+      this.#log.warn(
+        { clientId: client.id, remote: remoteOf(client), topic: shortTopic(packet.topic) },
+        `mqtt publish refused, connection closed: ${problem}`,
+      );
+      return done(Object.assign(new Error(`publish refused: ${problem}`), { logged: true }));
+    }
     const state = this.#state.get(client);
     if (state && state.rules.canPublish(packet.topic)) return done(null);
     this.#log.info({ clientId: client.id, topic: packet.topic }, 'mqtt publish refused by the account rules');
@@ -208,10 +355,47 @@ export class UnsBroker {
     sub: { topic: string; qos: number },
     done: (error: Error | null, subscription?: any) => void,
   ): void {
+    if (sub.topic.includes('\u0000')) {
+      // 1.5.3-2: a UTF-8 string with U+0000 closes the connection.
+      this.counters.topicRefused++;
+      this.#log.warn(
+        { clientId: client.id, remote: remoteOf(client), topic: shortTopic(sub.topic) },
+        'mqtt subscribe refused, connection closed: a topic filter cannot contain NUL (U+0000)',
+      );
+      return done(Object.assign(new Error('topic filter with NUL'), { logged: true }));
+    }
+    const problem = this.#topicProblem(sub.topic);
+    if (problem) {
+      this.counters.topicRefused++;
+      this.#log.warn(
+        { clientId: client.id, remote: remoteOf(client), topic: shortTopic(sub.topic) },
+        `mqtt subscribe refused (0x80): ${problem}`,
+      );
+      return done(null, null);
+    }
     const state = this.#state.get(client);
     if (state && state.rules.canSubscribe(sub.topic)) return done(null, sub);
     this.#log.info({ clientId: client.id, topic: sub.topic }, 'mqtt subscribe refused by the account rules');
     done(null, null); // SUBACK return code 0x80
+  }
+
+  /** Why a topic or filter is refused by the limits, or null. Cheap: one pass over the string. */
+  #topicProblem(topic: string): string | null {
+    const { maxTopicLength, maxTopicLevels } = this.#limits;
+    let levels = 1;
+    for (let i = 0; i < topic.length; i++) {
+      const c = topic.charCodeAt(i);
+      if (c === 47) levels++;
+      else if (c === 0) return 'a topic cannot contain NUL (U+0000)';
+    }
+    if (levels > maxTopicLevels)
+      return `topic has ${levels} levels; at most ${maxTopicLevels} (--max-topic-levels)`;
+    if (topic.length * 3 > maxTopicLength) {
+      const bytes = Buffer.byteLength(topic);
+      if (bytes > maxTopicLength)
+        return `topic has ${bytes} bytes; at most ${maxTopicLength} (--max-topic-length)`;
+    }
+    return null;
   }
 
   #applyChange(change: AccountChange): void {
@@ -250,7 +434,34 @@ export class UnsBroker {
   /** Serves one connection (a TCP or TLS socket, or a WebSocket stream). */
   handle(stream: Duplex, request?: IncomingMessage): void {
     coalesceWrites(stream);
-    this.aedes.handle(stream, request);
+    const client = this.aedes.handle(stream, request) as unknown as Client & ClientInternals;
+    this.#limitPacketSize(client);
+  }
+
+  /**
+   * Refuses a packet bigger than `maxPacketSize` as soon as its fixed header is read, before its
+   * body is buffered: the connection is closed (MQTT 3.1.1 has no other answer). A hook on the
+   * connection's own parser instance, not a change to mqtt-packet.
+   */
+  #limitPacketSize(client: Client & ClientInternals): void {
+    const parser = client._parser;
+    const parseLength = parser._parseLength;
+    const max = this.#limits.maxPacketSize;
+    parser._parseLength = () => {
+      if (!parseLength.call(parser)) return false;
+      const remaining = parser.packet.length;
+      const size = 1 + varintBytes(remaining) + remaining;
+      if (size <= max) return true;
+      this.counters.packetTooLarge++;
+      this.#log.warn(
+        { clientId: client.id, remote: remoteOf(client), cmd: parser.packet.cmd, size, max },
+        `mqtt packet of ${size} bytes refused (at most ${max}, --max-packet-size): connection closed`,
+      );
+      parser._emitError(
+        Object.assign(new Error(`packet of ${size} bytes exceeds the maximum of ${max}`), { logged: true }),
+      );
+      return false;
+    };
   }
 
   /** Listens for MQTT over TCP, or over TLS with `tls`; answers the port. */
@@ -335,6 +546,61 @@ function coalesceWrites(stream: Duplex): void {
     }
     return write(...args);
   }) as typeof stream.write;
+}
+
+/** The part of mqemitter this layer hooks: its per-message step (an instance field). */
+interface EmitterInternals {
+  _do?: (message: unknown, callback: unknown) => unknown;
+  current?: number;
+}
+
+/**
+ * mqemitter hands at most `concurrency` (100) messages to subscribers at once and queues the
+ * rest; when one is done, the next queued one is handed on from inside that completion. A message
+ * nobody is subscribed to completes at once, inside the call, so a long queue whose subscriber has
+ * just gone (a slow QoS 0 subscriber of a fast publisher disconnecting: `npm run bench -- uns`,
+ * QoS 0 1→1) was drained one stack frame deeper per message, through each publisher's read loop
+ * (`nextBatch → PublishState → published → nextBatch`), until `RangeError: Maximum call stack
+ * size exceeded` killed the process. This bounds the depth: past `MAX_SYNC_DEPTH` nested hand-ons,
+ * the next one starts from a fresh stack on the next turn of the event loop (letting I/O in).
+ */
+function breakEmitterRecursion(mq: EmitterInternals): void {
+  const step = mq._do;
+  if (typeof step !== 'function') return;
+  let depth = 0;
+  const guarded = function (this: unknown, message: unknown, callback: unknown): unknown {
+    if (depth >= MAX_SYNC_DEPTH) {
+      // Hold the message's slot meanwhile, so that a newer message queues behind it (order kept).
+      if (typeof mq.current === 'number') mq.current++;
+      setImmediate(() => {
+        if (typeof mq.current === 'number') mq.current--;
+        guarded.call(mq, message, callback);
+      });
+      return mq;
+    }
+    depth++;
+    try {
+      return step.call(mq, message, callback);
+    } finally {
+      depth--;
+    }
+  };
+  mq._do = guarded;
+}
+
+function varintBytes(n: number): number {
+  return n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4;
+}
+
+function shortTopic(topic: string): string {
+  return topic.length > 200 ? `${topic.slice(0, 200)}... (${topic.length} characters)` : topic;
+}
+
+/** The peer's address without its port: the unit of the CONNECT failure limit. */
+function addressOf(client: Client): string {
+  const req = client.req;
+  const socket = (req?.socket ?? (client.conn as { remoteAddress?: string })) as { remoteAddress?: string };
+  return socket.remoteAddress ?? 'unknown';
 }
 
 function remoteOf(client: Client): string {

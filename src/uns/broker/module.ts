@@ -8,6 +8,7 @@ import { ensureCertificate } from '../../kernel/http/server.js';
 import type { UnsModule } from '../modules.js';
 import { UnsBroker } from './broker.js';
 import { brokerMigrations } from './migrations.js';
+import { brokerLimits } from '../options.js';
 
 declare module '../modules.js' {
   interface UnsModules {
@@ -27,11 +28,12 @@ export const brokerModule: UnsModule<'broker'> = {
       logger: ctx.logger,
       redisUrl: ctx.config.redisUrl,
       onPublish: (packet) => topics.record(packet.topic, packet.payload as Buffer, packet.retain),
+      limits: brokerLimits(ctx.config),
     });
   },
   async mount(ctx, broker) {
     // MQTT over WebSocket (the `mqtt` subprotocol); the broker authenticates the connection.
-    await ctx.app.register(websocket, { options: { maxPayload: 256 * 1024 * 1024 } });
+    await ctx.app.register(websocket, { options: { maxPayload: ctx.config.maxPacketSize + 65_536 } });
     ctx.app.get('/mqtt', { websocket: true, config: { permission: 'public' } }, (socket, request) => {
       broker.handle(createWebSocketStream(socket), request.raw);
     });

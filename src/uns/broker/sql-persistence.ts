@@ -63,6 +63,42 @@ export interface AsyncPersistence {
 
 type Op = (trx: Transaction<any>) => Promise<unknown>;
 
+/** Bounds of each persistent session's queue of outgoing QoS 1/2 messages. */
+export interface QueueLimits {
+  /** Messages queued per session at most (sent but unacknowledged ones included). */
+  maxMessages: number;
+  /** Payload and topic bytes queued per session at most. */
+  maxBytes: number;
+  /**
+   * One more message for a full queue: `drop-newest` drops it; `drop-oldest` drops the oldest
+   * messages not yet sent until it fits (when every queued message is in flight, it is dropped).
+   */
+  overflow: 'drop-newest' | 'drop-oldest';
+  /** Told of what was dropped. */
+  onDrop?: ((clientId: string, dropped: number, reason: string) => void) | undefined;
+}
+
+/** One queued message, as this class accounts for it (a mirror of the in-memory queue). */
+interface Queued {
+  brokerId: unknown;
+  brokerCounter: unknown;
+  messageId: number | undefined;
+  bytes: number;
+}
+
+interface SessionQueue {
+  entries: Queued[];
+  bytes: number;
+  /** Messages dropped for this session that aedes may still try to mark as sent. */
+  dropped: Set<string>;
+}
+
+const queuedBytes = (packet: Packet) =>
+  (Buffer.isBuffer(packet.payload)
+    ? packet.payload.length
+    : Buffer.byteLength(String(packet.payload ?? ''))) + Buffer.byteLength(packet.topic ?? '');
+const droppedKey = (packet: Packet) => `${String(packet.brokerId)}:${String(packet.brokerCounter)}`;
+
 export class SqlPersistence implements AsyncPersistence {
   readonly #db: Kysely<any>;
   readonly #database: Database;
@@ -73,10 +109,18 @@ export class SqlPersistence implements AsyncPersistence {
   #queue: { op: Op; resolve: () => void; reject: (err: unknown) => void }[] = [];
   #flushing: Promise<void> | undefined;
   #destroyed = false;
+  readonly #limits: QueueLimits;
+  readonly #queues = new Map<string, SessionQueue>();
 
-  constructor(database: Database) {
+  constructor(database: Database, limits: Partial<QueueLimits> = {}) {
     this.#database = database;
     this.#db = database.db;
+    this.#limits = {
+      maxMessages: limits.maxMessages ?? Number.POSITIVE_INFINITY,
+      maxBytes: limits.maxBytes ?? Number.POSITIVE_INFINITY,
+      overflow: limits.overflow ?? 'drop-newest',
+      onDrop: limits.onDrop,
+    };
   }
 
   get broker() {
@@ -97,6 +141,7 @@ export class SqlPersistence implements AsyncPersistence {
       list.push(JSON.parse(row.sub) as Sub);
     }
     for (const [id, subs] of subsOf) await this.#mem.addSubscriptions({ id }, subs);
+    await this.#trimStoredQueues();
     const outgoing = await db
       .selectFrom('uns_mqtt_outgoing')
       .selectAll()
@@ -112,7 +157,15 @@ export class SqlPersistence implements AsyncPersistence {
         brokerCounter: Number(row.broker_counter),
       };
       await this.#mem.outgoingEnqueue({ clientId: row.client_id }, packet);
+      this.#queueOf(row.client_id).entries.push({
+        brokerId: packet.brokerId,
+        brokerCounter: packet.brokerCounter,
+        messageId: undefined,
+        bytes: queuedBytes(packet),
+      });
+      this.#queueOf(row.client_id).bytes += queuedBytes(packet);
       if (row.message_id !== null && row.message_id !== undefined) {
+        this.#mirrorUpdate(row.client_id, { ...packet, messageId: Number(row.message_id) });
         await this.#mem.outgoingUpdate(
           { id: row.client_id },
           { ...packet, messageId: Number(row.message_id) },
@@ -127,6 +180,54 @@ export class SqlPersistence implements AsyncPersistence {
     }
     for (const row of await db.selectFrom('uns_mqtt_will').selectAll().execute()) {
       this.#wills.set(row.client_id, decode(row.packet));
+    }
+  }
+
+  /**
+   * Queues stored beyond the limits (by an earlier version, or with other limits) are cut down
+   * before they are loaded, from their sizes alone: a start never loads more than the limits.
+   */
+  async #trimStoredQueues(): Promise<void> {
+    const { maxMessages, maxBytes, overflow } = this.#limits;
+    if (!Number.isFinite(maxMessages) && !Number.isFinite(maxBytes)) return;
+    const sizes = await this.#db
+      .selectFrom('uns_mqtt_outgoing')
+      .select(['client_id', 'seq', 'message_id', (eb) => eb.fn<number>('length', ['packet']).as('size')])
+      .orderBy('client_id')
+      .orderBy('seq')
+      .execute();
+    const byClient = new Map<string, { seq: number; size: number; sent: boolean }[]>();
+    for (const r of sizes) {
+      let list = byClient.get(r.client_id as string);
+      if (!list) byClient.set(r.client_id as string, (list = []));
+      // The stored text is base64 in JSON: about 4/3 of the message's bytes.
+      list.push({
+        seq: Number(r.seq),
+        size: Math.floor((Number(r.size) * 3) / 4),
+        sent: r.message_id !== null,
+      });
+    }
+    for (const [clientId, list] of byClient) {
+      const drop: number[] = [];
+      let count = list.length;
+      let bytes = list.reduce((a, r) => a + r.size, 0);
+      const order = overflow === 'drop-oldest' ? list.filter((r) => !r.sent) : [...list].reverse();
+      for (const r of order) {
+        if (count <= maxMessages && bytes <= maxBytes) break;
+        drop.push(r.seq);
+        count--;
+        bytes -= r.size;
+      }
+      if (drop.length === 0) continue;
+      for (let i = 0; i < drop.length; i += 500) {
+        const part = drop.slice(i, i + 500);
+        await this.#db
+          .deleteFrom('uns_mqtt_outgoing')
+          .where('client_id', '=', clientId)
+          .where('seq', 'in', part)
+          .execute();
+      }
+      this.#limits.onDrop?.(clientId, drop.length, 'stored queue beyond the limits at start');
     }
   }
 
@@ -240,17 +341,138 @@ export class SqlPersistence implements AsyncPersistence {
   // --- outgoing -------------------------------------------------------------------------------
 
   async outgoingEnqueue(sub: { clientId: string }, packet: Packet): Promise<void> {
+    const ops: Op[] = [];
+    if (!this.#admit(sub.clientId, packet, ops, true)) {
+      if (ops.length > 0) {
+        await this.#write(async (trx) => {
+          for (const op of ops) await op(trx);
+        });
+      }
+      return;
+    }
     await this.#mem.outgoingEnqueue(sub, packet);
-    await this.#write(this.#enqueueOp(sub.clientId, packet));
-  }
-
-  async outgoingEnqueueCombi(subs: { clientId: string }[], packet: Packet): Promise<void> {
-    await this.#mem.outgoingEnqueueCombi(subs, packet);
-    if (subs.length === 0) return;
-    const ops = subs.map((s) => this.#enqueueOp(s.clientId, packet));
+    ops.push(this.#enqueueOp(sub.clientId, packet));
     await this.#write(async (trx) => {
       for (const op of ops) await op(trx);
     });
+  }
+
+  async outgoingEnqueueCombi(subs: { clientId: string }[], packet: Packet): Promise<void> {
+    const ops: Op[] = [];
+    const admitted = subs.filter((s) => this.#admit(s.clientId, packet, ops));
+    await this.#mem.outgoingEnqueueCombi(admitted, packet);
+    for (const s of admitted) ops.push(this.#enqueueOp(s.clientId, packet));
+    if (ops.length === 0) return;
+    await this.#write(async (trx) => {
+      for (const op of ops) await op(trx);
+    });
+  }
+
+  #queueOf(clientId: string): SessionQueue {
+    let q = this.#queues.get(clientId);
+    if (!q) this.#queues.set(clientId, (q = { entries: [], bytes: 0, dropped: new Set() }));
+    return q;
+  }
+
+  /**
+   * Whether `packet` joins `clientId`'s queue, after making room by the overflow policy (the
+   * deletions of what is dropped are added to `ops`).
+   */
+  #admit(clientId: string, packet: Packet, ops: Op[], online = false): boolean {
+    const { maxMessages, maxBytes, overflow } = this.#limits;
+    const q = this.#queueOf(clientId);
+    const size = queuedBytes(packet);
+    const fits = () => q.entries.length + 1 <= maxMessages && q.bytes + size <= maxBytes;
+    if (!fits() && overflow === 'drop-oldest' && size <= maxBytes) {
+      let dropped = 0;
+      for (let i = 0; i < q.entries.length && !fits();) {
+        const e = q.entries[i]!;
+        if (e.messageId !== undefined) {
+          i++;
+          continue;
+        }
+        q.entries.splice(i, 1);
+        q.bytes -= e.bytes;
+        dropped++;
+        // The in-memory queue drops its first unsent message the same way (by messageId undefined).
+        void this.#mem.outgoingClearMessageId(
+          { id: clientId },
+          { topic: '', payload: '', messageId: undefined },
+        );
+        const brokerId = String(e.brokerId ?? '');
+        const counter = Number(e.brokerCounter ?? 0);
+        ops.push((trx) =>
+          trx
+            .deleteFrom('uns_mqtt_outgoing')
+            .where('client_id', '=', clientId)
+            .where('broker_id', '=', brokerId)
+            .where('broker_counter', '=', counter)
+            .where('message_id', 'is', null)
+            .execute(),
+        );
+      }
+      if (dropped > 0)
+        this.#limits.onDrop?.(clientId, dropped, 'oldest unsent messages dropped for a new one');
+    }
+    if (!fits()) {
+      // A connected session's aedes goes on to send it (and to mark it sent): let that pass.
+      if (online) {
+        if (q.dropped.size >= 10_000) q.dropped.clear();
+        q.dropped.add(droppedKey(packet));
+      }
+      this.#limits.onDrop?.(clientId, 1, 'new message dropped');
+      return false;
+    }
+    q.entries.push({
+      brokerId: packet.brokerId,
+      brokerCounter: packet.brokerCounter,
+      messageId: undefined,
+      bytes: size,
+    });
+    q.bytes += size;
+    return true;
+  }
+
+  /** The in-memory queue's `outgoingUpdate`, on the accounting mirror. */
+  #mirrorUpdate(clientId: string, packet: Packet): void {
+    const q = this.#queues.get(clientId);
+    if (!q) return;
+    for (let i = 0; i < q.entries.length; i++) {
+      const e = q.entries[i]!;
+      if (e.brokerId === packet.brokerId) {
+        if (e.brokerCounter === packet.brokerCounter) {
+          e.messageId = packet.messageId;
+          return;
+        }
+      } else if (e.messageId === packet.messageId) {
+        const size = queuedBytes(packet);
+        q.bytes += size - e.bytes;
+        q.entries[i] = {
+          brokerId: packet.brokerId,
+          brokerCounter: packet.brokerCounter,
+          messageId: packet.messageId,
+          bytes: size,
+        };
+        return;
+      }
+    }
+  }
+
+  /** The in-memory queue's `outgoingClearMessageId`, on the accounting mirror. */
+  #mirrorClear(clientId: string, messageId: number | undefined): void {
+    const q = this.#queues.get(clientId);
+    if (!q) return;
+    const i = q.entries.findIndex((e) => e.messageId === messageId);
+    if (i < 0) return;
+    q.bytes -= q.entries[i]!.bytes;
+    q.entries.splice(i, 1);
+    if (q.entries.length === 0 && q.dropped.size === 0) this.#queues.delete(clientId);
+  }
+
+  /** Queued messages and bytes of a session, as counted against the limits. */
+  queued(clientId: string): { messages: number; bytes: number } {
+    const q = this.#queues.get(clientId);
+    return { messages: q?.entries.length ?? 0, bytes: q?.bytes ?? 0 };
   }
 
   #enqueueOp(clientId: string, packet: Packet): Op {
@@ -266,7 +488,16 @@ export class SqlPersistence implements AsyncPersistence {
   }
 
   async outgoingUpdate(client: ClientRef, packet: Packet): Promise<unknown> {
-    const result = await this.#mem.outgoingUpdate(client, packet);
+    let result: unknown;
+    try {
+      result = await this.#mem.outgoingUpdate(client, packet);
+    } catch (err) {
+      // A message the queue limit dropped is delivered to the connected session, not kept.
+      const q = this.#queues.get(client.id);
+      if (q?.dropped.delete(droppedKey(packet))) return undefined;
+      throw err;
+    }
+    this.#mirrorUpdate(client.id, packet);
     const id = client.id;
     const brokerId = String(packet.brokerId);
     const counter = Number(packet.brokerCounter);
@@ -301,6 +532,7 @@ export class SqlPersistence implements AsyncPersistence {
   async outgoingClearMessageId(client: ClientRef, packet: Packet): Promise<Packet | undefined> {
     const removed = await this.#mem.outgoingClearMessageId(client, packet);
     if (removed) {
+      this.#mirrorClear(client.id, packet.messageId);
       const id = client.id;
       const messageId = Number(packet.messageId);
       await this.#write((trx) =>

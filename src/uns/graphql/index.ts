@@ -1,2 +1,3 @@
 /** The GraphQL API of the UNS at `/mqtt/gql`: resolvers over the modules (schema in schema.graphql). */
 export { resolvers, type UnsGraphqlContext } from './resolvers.js';
+export { refuseOperatorMutations, OPERATOR_MUTATION_MESSAGE } from './operator-guard.js';

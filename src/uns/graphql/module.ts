@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { mountGraphql } from '../../kernel/graphql.js';
 import { unsAddresses, type UnsModule } from '../modules.js';
 import { resolvers, type UnsGraphqlContext } from './resolvers.js';
+import { refuseOperatorMutations } from './operator-guard.js';
 
 declare module '../modules.js' {
   interface UnsModules {
@@ -22,6 +23,7 @@ export const graphqlModule: UnsModule<'graphql'> = {
       namespaces: ctx.module('namespace'),
       addresses: unsAddresses(ctx),
     };
+    ctx.app.addHook('preHandler', refuseOperatorMutations);
     return mountGraphql<UnsGraphqlContext>(ctx.app, {
       path: '/mqtt/gql',
       schema: readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8'),

@@ -1,7 +1,7 @@
 /** Thin translation between `/mqtt/gql` and the UNS's modules. */
 import type { IResolvers } from 'mercurius';
 import type { GraphqlContext } from '../../kernel/graphql.js';
-import { unauthorized } from '../../kernel/errors.js';
+import { badRequest, unauthorized } from '../../kernel/errors.js';
 import type { Account, AccountService, ActivationView, RuleSpec } from '../accounts/index.js';
 import type { UnsBroker } from '../broker/index.js';
 import { REALM, type IdentityService, type UserRole, type UserView } from '../oidc/index.js';
@@ -48,10 +48,17 @@ function page<T>(items: T[], total: number, offset: number, limit: number) {
   return { items, total, offset, limit };
 }
 
+/** `offset` and `limit` of a page: a negative one is refused (as the edge does); `limit` is capped at `max`. */
 function clampPage(args: Args, max = 1000): { offset: number; limit: number } {
-  const offset = Math.max(0, Number(args.offset ?? 0) | 0);
-  const limit = Math.min(max, Math.max(0, Number(args.limit ?? 50) | 0));
-  return { offset, limit };
+  const offset = args.offset ?? 0;
+  const limit = args.limit ?? 50;
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw badRequest(`offset must be an integer of 0 or more, got ${JSON.stringify(offset)}`);
+  }
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw badRequest(`limit must be an integer of 0 or more, got ${JSON.stringify(limit)}`);
+  }
+  return { offset, limit: Math.min(max, limit) };
 }
 
 const rulesOf = (rules: { path: string; perm: string }[] | null | undefined): RuleSpec[] =>
@@ -103,6 +110,7 @@ export const resolvers: IResolvers<any, Ctx> = {
       mqttsPort: ctx.addresses.mqttsPort,
       websocketPath: '/mqtt',
       protocols: ['MQTT 3.1', 'MQTT 3.1.1'],
+      refusals: { ...ctx.broker.counters, topicsNotRecorded: ctx.namespaces.topics.dropped },
     }),
   },
   Mutation: {

@@ -15,6 +15,7 @@ export const namespaceModule: UnsModule<'namespace'> = {
   async start(ctx) {
     const namespaces = new NamespaceService(ctx.database.db, {
       maxTopics: ctx.config.maxTopics,
+      maxTopicTreeBytes: ctx.config.maxTopicTreeBytes,
       logger: ctx.logger,
     });
     await namespaces.load();

@@ -33,10 +33,44 @@ export class NamespaceService {
   readonly #log: Logger;
   readonly topics: TopicTree;
 
-  constructor(db: Kysely<any>, options: { maxTopics: number; logger: Logger }) {
+  #dropLogged = 0;
+  #droppedSinceLog = 0;
+
+  constructor(
+    db: Kysely<any>,
+    options: { maxTopics: number; maxTopicTreeBytes?: number | undefined; logger: Logger },
+  ) {
     this.#db = db;
     this.#log = options.logger;
-    this.topics = new TopicTree(options.maxTopics);
+    this.topics = new TopicTree({
+      maxTopics: options.maxTopics,
+      maxBytes: options.maxTopicTreeBytes,
+      onDrop: (topic, reason) => this.#logDrop(topic, reason),
+    });
+  }
+
+  /** A full browser is logged at its first refusal, then at most once a minute with a count. */
+  #logDrop(topic: string, reason: 'topics' | 'bytes'): void {
+    this.#droppedSinceLog++;
+    const now = Date.now();
+    if (now - this.#dropLogged < 60_000) return;
+    this.#dropLogged = now;
+    const { maxTopics, maxBytes } = this.topics.limits;
+    this.#log.warn(
+      {
+        topic: topic.length > 200 ? `${topic.slice(0, 200)}...` : topic,
+        reason,
+        notRecorded: this.#droppedSinceLog,
+        nodes: this.topics.size,
+        bytes: this.topics.bytes,
+        maxTopics,
+        maxBytes,
+      },
+      reason === 'topics'
+        ? 'namespace browser full (--max-topics): topics not recorded'
+        : 'namespace browser full (--max-topic-tree-bytes): topics not recorded',
+    );
+    this.#droppedSinceLog = 0;
   }
 
   /** Loads the declared topics into the tree. */
@@ -135,7 +169,7 @@ export class NamespaceService {
       .onConflict((oc) => oc.column('path').doUpdateSet({ description: desc, updated_at: now }))
       .execute();
     const n = this.topics.declare(path, desc);
-    if (!n) throw badRequest('the namespace browser is full (--max-topics)');
+    if (!n) throw badRequest('the namespace browser is full (--max-topics, --max-topic-tree-bytes)');
     return n;
   }
 

@@ -343,7 +343,10 @@ export class AcquisitionEngine implements TagStatusSource {
     };
     const hub = this.#opts.hub;
     if (hub.closed) return;
-    hub.publish(tag.writeResponseSubject, response);
+    hub.publish(
+      (tag.writeResponseSubject ??= flat(`devicehub.writeresponse.${tag.deviceName}.${tag.tagName}`)),
+      response,
+    );
     if (msg.reply) msg.respond(response);
   }
 
@@ -379,6 +382,24 @@ function deviceSpec(d: DeviceConfig): DeviceSpec {
   };
 }
 
+/**
+ * A string as one flat copy. Subjects built by concatenation are rope strings: a rope and the flat
+ * copy the first lookup makes of it both stay alive, 100,000 times over on a large site.
+ */
+function flat(s: string): string {
+  return Buffer.from(s, 'utf8').toString('utf8');
+}
+
+/** The same few strings (device names and ids, registers, value types) shared by every tag. */
+const interned = new Map<string, string>();
+const MAX_INTERNED = 10_000;
+function intern(s: string): string {
+  const known = interned.get(s);
+  if (known !== undefined) return known;
+  if (interned.size < MAX_INTERNED) interned.set(s, s);
+  return s;
+}
+
 function tagSpec(c: TagConfig): { tag: TagSpec; formulaError?: string } {
   let formula: Formula | null = null;
   let formulaError: string | undefined;
@@ -392,21 +413,21 @@ function tagSpec(c: TagConfig): { tag: TagSpec; formulaError?: string } {
   const path = `${c.deviceName}.${c.tagName}`;
   const tag: TagSpec = {
     id: c.id,
-    deviceId: c.deviceId,
-    deviceName: c.deviceName,
+    deviceId: intern(c.deviceId),
+    deviceName: intern(c.deviceName),
     tagName: c.tagName,
-    register: c.register,
+    register: intern(c.register),
     description: c.description,
-    valueType: c.valueType,
+    valueType: intern(c.valueType),
     publishCoV: c.publishCoV,
     formula,
     intervalMs: c.intervalMs,
     props: c.properties,
     metadata: c.metadata,
-    rawSubject: `devicehub.raw.${path}`,
-    aliasSubject: c.aliasTopics ? `devicehub.alias.${path}` : null,
-    valueSubject: `devicehub.value.${path}`,
-    writeResponseSubject: `devicehub.writeresponse.${path}`,
+    rawSubject: flat(`devicehub.raw.${path}`),
+    aliasSubject: c.aliasTopics ? flat(`devicehub.alias.${path}`) : null,
+    valueSubject: undefined,
+    writeResponseSubject: undefined,
   };
   return formulaError ? { tag, formulaError } : { tag };
 }
@@ -430,9 +451,9 @@ interface TagRuntime {
   formulaError: string | undefined;
 }
 
-interface TagEntry {
+/** One object per tag (100,000 on a large site): the spec and its runtime state together. */
+interface TagEntry extends TagRuntime {
   spec: TagSpec;
-  rt: TagRuntime;
 }
 
 class DeviceRunner {
@@ -496,7 +517,7 @@ class DeviceRunner {
   /** Runtime state by tag ID (handed to the runner that replaces this one). */
   get runtime(): ReadonlyMap<string, TagRuntime> {
     const out = new Map<string, TagRuntime>();
-    for (const [id, e] of this.#tags) out.set(id, e.rt);
+    for (const [id, e] of this.#tags) out.set(id, e);
     return out;
   }
 
@@ -505,7 +526,7 @@ class DeviceRunner {
   }
 
   tagState(id: string): TagRuntimeState | undefined {
-    const rt = this.#tags.get(id)?.rt;
+    const rt = this.#tags.get(id);
     if (!rt || rt.ok === undefined) return undefined;
     return { state: rt.ok ? 'OK' : 'Failed', reason: rt.reason, at: rt.at };
   }
@@ -513,17 +534,15 @@ class DeviceRunner {
   /** Sets or updates one tag; its state carries over, its last value does not (settings changed). */
   #put(c: TagConfig, previous?: TagRuntime): TagSpec {
     const { tag, formulaError } = tagSpec(c);
-    const prev = previous ?? this.#tags.get(c.id)?.rt;
+    const prev = previous ?? this.#tags.get(c.id);
     this.#tags.set(c.id, {
       spec: tag,
-      rt: {
-        last: undefined,
-        hasLast: false,
-        ok: prev?.ok,
-        reason: prev?.reason ?? '',
-        at: prev?.at ?? 0,
-        formulaError,
-      },
+      last: undefined,
+      hasLast: false,
+      ok: prev?.ok,
+      reason: prev?.reason ?? '',
+      at: prev?.at ?? 0,
+      formulaError,
     });
     this.#byTagName.set(tag.tagName, tag);
     return tag;
@@ -700,8 +719,8 @@ class DeviceRunner {
     const now = Date.now();
     for (const tag of this.#pushed) this.#publish(tag, new ReadFailure(reason), now);
     this.#pushed = [];
-    for (const { spec, rt } of this.#tags.values()) {
-      if (rt.ok !== false) this.#tagState(spec, rt, false, reason);
+    for (const e of this.#tags.values()) {
+      if (e.ok !== false) this.#tagState(e.spec, e, false, reason);
     }
   }
 
@@ -789,7 +808,7 @@ class DeviceRunner {
     const entry = this.#tags.get(tag.id);
     // A tag deleted or changed since this read began: its value is not published.
     if (!entry || entry.spec !== tag) return;
-    const rt = entry.rt;
+    const rt = entry;
     const hub = this.engine.hub;
     if (hub.closed) return;
     let value: TagValue = null;
@@ -849,7 +868,8 @@ class DeviceRunner {
     };
     hub.publish(tag.rawSubject, payload);
     if (tag.aliasSubject !== null) hub.publish(tag.aliasSubject, payload);
-    if (this.engine.valueInterest) hub.publish(tag.valueSubject, value);
+    if (this.engine.valueInterest)
+      hub.publish((tag.valueSubject ??= flat(`devicehub.value.${tag.deviceName}.${tag.tagName}`)), value);
   }
 
   /** Writes through the driver; answers the value written (as the tag's type). */

@@ -36,8 +36,9 @@ export interface TagSpec {
   /** Precomputed subjects. */
   rawSubject: string;
   aliasSubject: string | null;
-  valueSubject: string;
-  writeResponseSubject: string;
+  /** Made on first use (only while someone subscribes to value subjects, or on a write). */
+  valueSubject: string | undefined;
+  writeResponseSubject: string | undefined;
 }
 
 /** The outcome of reading one tag: a value, or the reason it could not be read. */

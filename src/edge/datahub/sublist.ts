@@ -47,6 +47,8 @@ export interface SublistOptions {
   cacheSize?: number;
 }
 
+const NONE: readonly never[] = Object.freeze([]);
+
 export class Sublist<S extends Indexed> {
   readonly #root: Node<S> = newNode<S>(undefined, '');
   readonly #cache = new Map<string, MatchResult<S>>();
@@ -163,7 +165,12 @@ export class Sublist<S extends Indexed> {
       }
     };
     walk(this.#root, 0);
-    const result: MatchResult<S> = { plain, groups: groups ? [...groups.values()] : [], tag: undefined };
+    // Most subjects of a large site have no subscriber: their results share one empty list.
+    const result: MatchResult<S> = {
+      plain: plain.length > 0 ? plain : NONE,
+      groups: groups ? [...groups.values()] : NONE,
+      tag: undefined,
+    };
     this.onResult?.(subject, result);
     if (this.#cache.size >= this.#cacheSize) this.#evict();
     this.#cache.set(subject, result);

@@ -167,7 +167,7 @@ export class Sublist<S extends Indexed> {
     walk(this.#root, 0);
     // Most subjects of a large site have no subscriber: their results share one empty list.
     const result: MatchResult<S> = {
-      plain: plain.length > 0 ? plain : NONE,
+      plain: plain.length === 0 ? NONE : plain.length === 1 ? this.#single(plain[0]!) : plain,
       groups: groups ? [...groups.values()] : NONE,
       tag: undefined,
     };
@@ -175,6 +175,17 @@ export class Sublist<S extends Indexed> {
     if (this.#cache.size >= this.#cacheSize) this.#evict();
     this.#cache.set(subject, result);
     return result;
+  }
+
+  /** One shared list per subscription: the subjects only it matches (`devicehub.raw.>`) share it. */
+  readonly #singles = new WeakMap<S, readonly S[]>();
+  #single(sub: S): readonly S[] {
+    let list = this.#singles.get(sub);
+    if (!list) {
+      list = Object.freeze([sub]);
+      this.#singles.set(sub, list);
+    }
+    return list;
   }
 
   /** Every subscription, in no particular order. */

@@ -69,7 +69,7 @@ export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOpt
     { schema: { params: DeviceParams, response: { 200: Type.Object({ items: Type.Array(ClientSchema), total: Type.Integer() }) } } },
     async (request) => {
       const id = await device(request, false);
-      const body = expect(await callEdgeJson(options, id, 'GET', '/auth/v3/api-clients?limit=1000'), 200);
+      const body = expect(await callEdgeJson(options, id, 'GET', '/auth/v3/api-clients?limit=200'), 200);
       return { items: (body.items as EdgeClient[]).map(view), total: body.total as number };
     },
   );

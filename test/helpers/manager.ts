@@ -40,7 +40,7 @@ export async function startTestManager(overrides: Partial<ManagerConfig> = {}): 
   const { token } = await manager.auth.createToken('test-admin', 'admin');
   const with_ = (base: string) => (path: string, options: Parameters<typeof http>[1] & { token?: string | null } = {}) => {
     const { token: t, ...rest } = options;
-    const auth = t === null ? {} : { 'x-authtoken': t ?? token };
+    const auth: Record<string, string> = t === null ? {} : { 'x-authtoken': t ?? token };
     return http(`${base}${path}`, { ...rest, headers: { ...auth, ...rest.headers } });
   };
   return {

@@ -364,13 +364,11 @@ export class FleetService {
     requireRole(principal, { projectId, companyId: p.company_id }, 'operator');
     const missing: string[] = [];
     let updated = 0;
-    await this.#repo.database.transaction(async () => {
-      for (const item of items) {
-        if (item.prettyName !== null) validateName(item.prettyName, 'prettyName');
-        if (await this.#repo.setPrettyName(projectId, item.deviceId, item.prettyName)) updated++;
-        else missing.push(item.deviceId);
-      }
-    });
+    for (const item of items) if (item.prettyName !== null) validateName(item.prettyName, 'prettyName');
+    for (const item of items) {
+      if (await this.#repo.setPrettyName(projectId, item.deviceId, item.prettyName)) updated++;
+      else missing.push(item.deviceId);
+    }
     return { updated, notFound: missing };
   }
 

@@ -86,6 +86,14 @@ export const MANAGER_OPTIONS: readonly OptionSpec[] = [
     default: 24 * 3600,
     description: 'default lifetime of an activation code, seconds',
   },
+  {
+    name: 'activation-rate-limit',
+    type: 'int',
+    min: 1,
+    max: 1_000_000,
+    default: 600,
+    description: 'activation attempts (POST /dm/activate) per minute per client address',
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -103,6 +111,7 @@ export interface ManagerConfig {
   bridgeMaxPending: number;
   maxLinks: number;
   activationTtl: number;
+  activationRateLimit: number;
   logLevel: string;
   logRetentionEntries: number;
   logRetentionDays: number;

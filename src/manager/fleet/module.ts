@@ -14,9 +14,6 @@ declare module '../modules.js' {
   }
 }
 
-/** Activation attempts per minute per client address. */
-const ACTIVATION_RATE = 600;
-
 export const fleetModule: ManagerModule<'fleet'> = {
   name: 'fleet',
   migrations: fleetMigrations,
@@ -36,7 +33,7 @@ export const fleetModule: ManagerModule<'fleet'> = {
       ...(await fleet.counts()),
     });
     await ctx.app.register(fleetRoutes, { fleet, deployment });
-    await ctx.app.register(activationRoutes, { fleet, rateLimit: ACTIVATION_RATE });
+    await ctx.app.register(activationRoutes, { fleet, rateLimit: ctx.config.activationRateLimit });
     await ctx.module('admin').app.register(adminFleetRoutes, { fleet, deployment });
   },
 };

@@ -48,24 +48,86 @@ async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<void>
   );
 }
 
-const token = cli(['manager', 'token', 'create', '--data-dir', managerDir, '--name', 'bench']).token as string;
+const token = cli(['manager', 'token', 'create', '--data-dir', managerDir, '--name', 'bench'])
+  .token as string;
 cli(['manager', 'company', 'create', '--data-dir', managerDir, '--name', 'bench']);
-const project = cli(['manager', 'project', 'create', '--data-dir', managerDir, '--company-name', 'bench', '--name', 'fleet']);
+const project = cli([
+  'manager',
+  'project',
+  'create',
+  '--data-dir',
+  managerDir,
+  '--company-name',
+  'bench',
+  '--name',
+  'fleet',
+]);
 const codes = cli([
-  'manager', 'activation-code', 'create', '--data-dir', managerDir, '--project-id', project.id, '--count', String(Math.min(EDGES + 1, 1000)),
+  'manager',
+  'activation-code',
+  'create',
+  '--data-dir',
+  managerDir,
+  '--project-id',
+  project.id,
+  '--count',
+  String(Math.min(EDGES + 1, 1000)),
 ]) as { code: string }[];
 while (codes.length < EDGES + 1) {
-  codes.push(...cli(['manager', 'activation-code', 'create', '--data-dir', managerDir, '--project-id', project.id, '--count', '1000']));
+  codes.push(
+    ...cli([
+      'manager',
+      'activation-code',
+      'create',
+      '--data-dir',
+      managerDir,
+      '--project-id',
+      project.id,
+      '--count',
+      '1000',
+    ]),
+  );
 }
 
 const managerProc = await startCli(
-  ['manager', '--host', '127.0.0.1', '--port', '0', '--admin-port', '0', '--data-dir', managerDir, '--log-level', 'warn',
-    '--max-links', '5000', '--activation-rate-limit', '1000000', '--heartbeat-interval', '10000'],
+  [
+    'manager',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--admin-port',
+    '0',
+    '--data-dir',
+    managerDir,
+    '--log-level',
+    'warn',
+    '--max-links',
+    '5000',
+    '--activation-rate-limit',
+    '1000000',
+    '--heartbeat-interval',
+    '10000',
+  ],
   { env, ready: /millwright-ready .*\n/, inheritStderr: true, timeoutMs: 60_000 },
 );
 const managerUrl = parseReadyLine(managerProc.match[0])!.services.manager!.url;
 const edgeProc = await startCli(
-  ['edge', '--host', '127.0.0.1', '--port', '0', '--datahub-port', '0', '--data-dir', edgeDir, '--log-level', 'warn', '--auth-rate-limit', '1000000'],
+  [
+    'edge',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--datahub-port',
+    '0',
+    '--data-dir',
+    edgeDir,
+    '--log-level',
+    'warn',
+    '--auth-rate-limit',
+    '1000000',
+  ],
   { env, ready: /millwright-ready .*\n/, inheritStderr: true, timeoutMs: 60_000 },
 );
 const edgeUrl = parseReadyLine(edgeProc.match[0])!.services.edge!.url;
@@ -75,7 +137,9 @@ try {
   const identities: { deviceId: string; linkSecret: string }[] = [];
   const t0 = Date.now();
   await pool(codes.slice(0, EDGES), 16, async (c) => {
-    const r = await http(`${managerUrl}/dm/activate`, { json: { code: c.code, edgeCredential: 'mwt_simulated', version: '4.4.0' } });
+    const r = await http(`${managerUrl}/dm/activate`, {
+      json: { code: c.code, edgeCredential: 'mwt_simulated', version: '4.4.0' },
+    });
     if (r.status !== 200) throw new Error(`activate: ${r.status} ${r.text}`);
     identities.push(r.body);
   });
@@ -94,18 +158,35 @@ try {
       });
       sockets.push(ws);
       ws.on('open', () =>
-        ws.send(JSON.stringify({ t: 'hello', version: '4.4.0', millwright: 'bench', host: { hostname: 'sim' } } satisfies LinkMessage)),
+        ws.send(
+          JSON.stringify({
+            t: 'hello',
+            version: '4.4.0',
+            millwright: 'bench',
+            host: { hostname: 'sim' },
+          } satisfies LinkMessage),
+        ),
       );
       ws.on('message', (data: Buffer, binary: boolean) => {
         if (binary) return;
         const m = parseMessage(data.toString());
         if (m?.t === 'welcome') {
-          const hb = setInterval(() => ws.send(JSON.stringify({ t: 'hb', metrics: { cpuPercent: 1 } })), m.heartbeatMs);
+          const hb = setInterval(
+            () => ws.send(JSON.stringify({ t: 'hb', metrics: { cpuPercent: 1 } })),
+            m.heartbeatMs,
+          );
           hb.unref();
           ws.once('close', () => clearInterval(hb));
           resolve();
         } else if (m?.t === 'req') {
-          ws.send(JSON.stringify({ t: 'res', id: m.id, status: 200, headers: { 'content-type': 'application/json' } }));
+          ws.send(
+            JSON.stringify({
+              t: 'res',
+              id: m.id,
+              status: 200,
+              headers: { 'content-type': 'application/json' },
+            }),
+          );
           ws.send(JSON.stringify({ t: 'end', id: m.id }));
         }
       });
@@ -123,7 +204,11 @@ try {
     json: { username: 'admin', password: 'bench-admin-password', providerId: LOCAL_PROVIDER_ID },
   });
   let cookie = { cookie: `jwtAccess=${login.body.jwtAccess}` };
-  await http(`${edgeUrl}/auth/v2/eula`, { method: 'PUT', headers: cookie, json: { agree: true, version: '1.0' } });
+  await http(`${edgeUrl}/auth/v2/eula`, {
+    method: 'PUT',
+    headers: cookie,
+    json: { agree: true, version: '1.0' },
+  });
   const pw = await http(`${edgeUrl}/auth/v2/password`, {
     method: 'PUT',
     headers: cookie,
@@ -140,14 +225,33 @@ try {
     if (d.body.online) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  const apiToken = (await http(`${edgeUrl}/auth/v3/api-tokens`, { headers: cookie, json: { name: 'bench', role: 'viewer' } })).body.token;
+  const apiToken = (
+    await http(`${edgeUrl}/auth/v3/api-tokens`, { headers: cookie, json: { name: 'bench', role: 'viewer' } })
+  ).body.token;
 
   const cases: [string, autocannon.Options][] = [
-    ['direct: GET {edge}/devicehub/version', { url: `${edgeUrl}/devicehub/version`, headers: { authorization: `Basic ${Buffer.from(`${apiToken}:`).toString('base64')}` } }],
-    ['bridged: GET {manager}/api/v1/edge/{p}/{d}/devicehub/version', { url: `${managerUrl}/api/v1/edge/${project.id}/${deviceId}/devicehub/version`, headers: { 'x-authtoken': token } }],
+    [
+      'direct: GET {edge}/devicehub/version',
+      {
+        url: `${edgeUrl}/devicehub/version`,
+        headers: { authorization: `Basic ${Buffer.from(`${apiToken}:`).toString('base64')}` },
+      },
+    ],
+    [
+      'bridged: GET {manager}/api/v1/edge/{p}/{d}/devicehub/version',
+      {
+        url: `${managerUrl}/api/v1/edge/${project.id}/${deviceId}/devicehub/version`,
+        headers: { 'x-authtoken': token },
+      },
+    ],
   ];
   const load = async (o: autocannon.Options) => {
-    const r = await autocannon({ connections, duration, ...o, tlsOptions: { rejectUnauthorized: false } } as autocannon.Options);
+    const r = await autocannon({
+      connections,
+      duration,
+      ...o,
+      tlsOptions: { rejectUnauthorized: false },
+    } as autocannon.Options);
     if (r.errors || r.non2xx) throw new Error(`${o.url}: ${r.errors} errors, ${r.non2xx} non-2xx`);
     return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
   };
@@ -162,7 +266,9 @@ try {
   };
   const direct = avg(cases[0]![0], 'rps');
   const bridged = avg(cases[1]![0], 'rps');
-  const online = (await http(`${managerUrl}/api/v1/system/deployment-info`, { headers: { 'x-authtoken': token } })).body;
+  const online = (
+    await http(`${managerUrl}/api/v1/system/deployment-info`, { headers: { 'x-authtoken': token } })
+  ).body;
 
   console.log(
     `\nbench/fleet: ${EDGES} simulated edges in this process, manager and edge as their own processes; ` +
@@ -170,17 +276,29 @@ try {
   );
   console.log('| measure | value | target |');
   console.log('|---|---:|---|');
-  console.log(`| activation of ${EDGES} edges (POST /dm/activate, 16 at a time) | ${(activationMs / 1000).toFixed(1)} s | (not a target) |`);
-  console.log(`| all ${EDGES} linked (TLS + WebSocket + hello + welcome, 100 at a time) | ${(connectMs / 1000).toFixed(1)} s | under 30 s: ${connectMs < 30_000 ? 'met' : 'MISSED'} |`);
+  console.log(
+    `| activation of ${EDGES} edges (POST /dm/activate, 16 at a time) | ${(activationMs / 1000).toFixed(1)} s | (not a target) |`,
+  );
+  console.log(
+    `| all ${EDGES} linked (TLS + WebSocket + hello + welcome, 100 at a time) | ${(connectMs / 1000).toFixed(1)} s | under 30 s: ${connectMs < 30_000 ? 'met' : 'MISSED'} |`,
+  );
   console.log(`| devices online per the manager | ${online.online} of ${online.devices} | |`);
-  console.log(`| manager RSS before / after linking | ${(rssBefore / 1024).toFixed(0)} / ${(rssAfter / 1024).toFixed(0)} MiB | |`);
-  console.log(`| manager memory per linked edge | ${perEdgeKiB.toFixed(1)} KiB | under 100 KiB: ${perEdgeKiB < 100 ? 'met' : 'MISSED'} |`);
+  console.log(
+    `| manager RSS before / after linking | ${(rssBefore / 1024).toFixed(0)} / ${(rssAfter / 1024).toFixed(0)} MiB | |`,
+  );
+  console.log(
+    `| manager memory per linked edge | ${perEdgeKiB.toFixed(1)} KiB | under 100 KiB: ${perEdgeKiB < 100 ? 'met' : 'MISSED'} |`,
+  );
   console.log('\n| case | requests/s | p50 ms | p99 ms | share of direct |');
   console.log('|---|---:|---:|---:|---:|');
   for (const [name] of cases) {
-    console.log(`| ${name} | ${avg(name, 'rps').toFixed(0)} | ${avg(name, 'p50').toFixed(1)} | ${avg(name, 'p99').toFixed(1)} | ${((avg(name, 'rps') / direct) * 100).toFixed(1)}% |`);
+    console.log(
+      `| ${name} | ${avg(name, 'rps').toFixed(0)} | ${avg(name, 'p50').toFixed(1)} | ${avg(name, 'p99').toFixed(1)} | ${((avg(name, 'rps') / direct) * 100).toFixed(1)}% |`,
+    );
   }
-  console.log(`\nbridged / direct: ${((bridged / direct) * 100).toFixed(1)}% (target at least 50%: ${bridged / direct >= 0.5 ? 'met' : 'MISSED'})`);
+  console.log(
+    `\nbridged / direct: ${((bridged / direct) * 100).toFixed(1)}% (target at least 50%: ${bridged / direct >= 0.5 ? 'met' : 'MISSED'})`,
+  );
 } finally {
   for (const ws of sockets) ws.terminate();
   await edgeProc.stop();

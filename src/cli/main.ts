@@ -68,7 +68,10 @@ const up = addServiceOptions(
   announceUns(uns, unsConfig);
   // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
   const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-  const mFlags = { host: config.host, ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }) };
+  const mFlags = {
+    host: config.host,
+    ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
+  };
   const mConfig = toManagerConfig(loadConfig('manager', MANAGER_OPTIONS, mFlags, process.env, mSources));
   const manager = await startManager(mConfig, {
     pickFreePorts: (['port', 'admin-port'] as const).filter((o) => mSources[o] === 'default'),
@@ -79,7 +82,11 @@ const up = addServiceOptions(
   announceManager(manager, mConfig);
   const enrolled = await enrolLocalEdge(edge, manager);
   if (enrolled) process.stdout.write(`  local edge enrolled in the manager as device ${enrolled}\n`);
-  ready({ edge: edgeReady(edge, config), uns: unsReady(uns, unsConfig), manager: managerReady(manager, mConfig) });
+  ready({
+    edge: edgeReady(edge, config),
+    uns: unsReady(uns, unsConfig),
+    manager: managerReady(manager, mConfig),
+  });
   stopOnSignals([edge, uns, manager]);
 });
 

@@ -8,7 +8,12 @@ import { Command, Option } from 'commander';
 import pino from 'pino';
 import { MANAGER_OPTIONS, toManagerConfig, type ManagerConfig } from '../manager/options.js';
 import { openManagerDatabase, startManager, type ManagerService } from '../manager/service.js';
-import { ManagerAuthRepository, ManagerAuthService, MANAGER_ROLES, type Principal } from '../manager/auth/index.js';
+import {
+  ManagerAuthRepository,
+  ManagerAuthService,
+  MANAGER_ROLES,
+  type Principal,
+} from '../manager/auth/index.js';
 import { FleetRepository } from '../manager/fleet/repository.js';
 import { FleetService } from '../manager/fleet/service.js';
 import { SecretBox } from '../manager/fleet/secret-box.js';
@@ -38,7 +43,10 @@ async function withStores<T>(
 ): Promise<void> {
   const values = resolveOptions(cmd, 'manager', STORE_OPTIONS);
   const dataDir = values['data-dir'] as string;
-  const database = await openManagerDatabase({ dataDir, databaseUrl: values['database-url'] as string | undefined });
+  const database = await openManagerDatabase({
+    dataDir,
+    databaseUrl: values['database-url'] as string | undefined,
+  });
   try {
     const logger = pino({ level: 'silent' });
     const auth = new ManagerAuthService(new ManagerAuthRepository(database), logger);
@@ -60,7 +68,9 @@ export function managerCommands(
   const manager = addServiceOptions(
     program
       .command('manager')
-      .description('the edge manager: fleet, activation, edge links and the bridge (see `millwright manager --help`)'),
+      .description(
+        'the edge manager: fleet, activation, edge links and the bridge (see `millwright manager --help`)',
+      ),
     'manager',
     MANAGER_OPTIONS,
   ).action(async () => {
@@ -73,7 +83,9 @@ export function managerCommands(
   const tokens = manager.command('token').description('long-lived API tokens (X-AuthToken)');
   const tcreate = storeCommand(tokens, 'create', 'create a token; prints JSON with `token` (shown once)')
     .requiredOption('--name <name>', 'a name for people')
-    .addOption(new Option('--role <role>', 'global role of the token').choices([...MANAGER_ROLES]).default('admin'))
+    .addOption(
+      new Option('--role <role>', 'global role of the token').choices([...MANAGER_ROLES]).default('admin'),
+    )
     .option('--user <username>', "the token acts with this user's roles instead of a role of its own")
     .action(() =>
       withStores(tcreate, ({ auth }) => {
@@ -121,7 +133,9 @@ export function managerCommands(
   const company = manager.command('company').description('companies');
   const ccreate = storeCommand(company, 'create', 'create a company')
     .requiredOption('--name <name>', 'the company name')
-    .action(() => withStores(ccreate, ({ fleet }) => fleet.createCompany(CLI, ccreate.opts<{ name: string }>().name)));
+    .action(() =>
+      withStores(ccreate, ({ fleet }) => fleet.createCompany(CLI, ccreate.opts<{ name: string }>().name)),
+    );
   const project = manager.command('project').description('projects');
   const pcreate = storeCommand(project, 'create', 'create a project in a company')
     .requiredOption('--company-name <name>', 'the company name')
@@ -176,11 +190,22 @@ export async function enrolLocalEdge(edge: EdgeService, manager: ManagerService)
   const dm = edge.shell.module('dm');
   if ((await dm.status()).enrolled) return null;
   const fleet = manager.fleet;
-  const companies = await fleet.listCompanies(CLI, { ...defaultListSpec(), filter: [{ field: 'companyName', op: 'eq', value: 'local' }] });
+  const companies = await fleet.listCompanies(CLI, {
+    ...defaultListSpec(),
+    filter: [{ field: 'companyName', op: 'eq', value: 'local' }],
+  });
   const companyId = companies.items[0]?.id ?? (await fleet.createCompany(CLI, 'local')).id;
-  const projects = await fleet.listProjects(CLI, { companyId }, { ...defaultListSpec(), filter: [{ field: 'name', op: 'eq', value: 'local' }] });
+  const projects = await fleet.listProjects(
+    CLI,
+    { companyId },
+    { ...defaultListSpec(), filter: [{ field: 'name', op: 'eq', value: 'local' }] },
+  );
   const projectId = projects.items[0]?.id ?? (await fleet.createProject(CLI, { companyId }, 'local')).id;
-  const [code] = await fleet.createCodes(CLI, projectId, { count: 1, ttlSeconds: 300, deviceName: 'local edge' });
+  const [code] = await fleet.createCodes(CLI, projectId, {
+    count: 1,
+    ttlSeconds: 300,
+    deviceName: 'local edge',
+  });
   const url = manager.url.replace('localhost', '127.0.0.1');
   const { tx } = await dm.proposeManager(url);
   await dm.confirm(tx);

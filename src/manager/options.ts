@@ -36,7 +36,8 @@ export const MANAGER_OPTIONS: readonly OptionSpec[] = [
     name: 'http',
     type: 'bool',
     default: false,
-    description: 'serve plain HTTP (only behind a TLS-terminating proxy; edges then cannot pin a certificate)',
+    description:
+      'serve plain HTTP (only behind a TLS-terminating proxy; edges then cannot pin a certificate)',
   },
   { name: 'tls-cert', type: 'path', description: 'PEM certificate to serve instead of the self-signed one' },
   { name: 'tls-key', type: 'path', description: 'PEM private key of --tls-cert' },

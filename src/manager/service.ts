@@ -30,7 +30,13 @@ import type { ManagerConfig } from './options.js';
 export { MANAGER_API_VERSION };
 
 /** The manager, module by module, in start order (a module comes after those it requires). */
-export const MANAGER_MODULES = [managerAuthModule, adminModule, fleetModule, linkModule, bridgeModule] as const;
+export const MANAGER_MODULES = [
+  managerAuthModule,
+  adminModule,
+  fleetModule,
+  linkModule,
+  bridgeModule,
+] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerConfig, ManagerModules> = {
   name: 'manager',
@@ -61,12 +67,17 @@ export interface ManagerService {
 }
 
 /** Opens the manager's database (SQLite in the data directory unless a URL is configured), migrated. */
-export function openManagerDatabase(config: Pick<ManagerConfig, 'dataDir' | 'databaseUrl'>): Promise<Database> {
+export function openManagerDatabase(
+  config: Pick<ManagerConfig, 'dataDir' | 'databaseUrl'>,
+): Promise<Database> {
   return openServiceDatabase(MANAGER_SERVICE, config);
 }
 
 /** The manager with every module started and mounted, not listening: for `app.inject`. */
-export async function buildManagerApp(config: ManagerConfig, options: ShellOptions = {}): Promise<ManagerShell> {
+export async function buildManagerApp(
+  config: ManagerConfig,
+  options: ShellOptions = {},
+): Promise<ManagerShell> {
   const shell = await ServiceShell.build(MANAGER_SERVICE, config, options);
   try {
     await shell.module('admin').app.ready();
@@ -77,7 +88,10 @@ export async function buildManagerApp(config: ManagerConfig, options: ShellOptio
   return shell;
 }
 
-export async function startManager(config: ManagerConfig, options: ShellOptions = {}): Promise<ManagerService> {
+export async function startManager(
+  config: ManagerConfig,
+  options: ShellOptions = {},
+): Promise<ManagerService> {
   const shell = await buildManagerApp(config, options);
   const url = await shell.listen();
   const admin = shell.module('admin');

@@ -10,7 +10,13 @@ import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { FormData, request } from 'undici';
 import { bootstrapAdmin, insecureAgent, startTestEdge, type TestEdge } from '../helpers/edge.js';
-import { activationCode, eventually, makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
+import {
+  activationCode,
+  eventually,
+  makeProject,
+  startTestManager,
+  type TestManager,
+} from '../helpers/manager.js';
 
 let m: TestManager;
 let edge: TestEdge;
@@ -21,7 +27,10 @@ let deviceId: string;
 async function enrol(e: TestEdge, c: Record<string, string>, code: string) {
   const proposed = await e.call('/dm/cloud/url?locale=en-US', { headers: c, json: { url: m.url } });
   assert.equal(proposed.status, 200, proposed.text);
-  const confirmed = await e.call(`/dm/cloud/url/${proposed.body.tx}/confirm?locale=en-US`, { method: 'PUT', headers: c });
+  const confirmed = await e.call(`/dm/cloud/url/${proposed.body.tx}/confirm?locale=en-US`, {
+    method: 'PUT',
+    headers: c,
+  });
   assert.equal(confirmed.status, 200, confirmed.text);
   return { proposed, activated: await e.call('/dm/cloud?locale=en-US', { headers: c, json: { code } }) };
 }
@@ -46,10 +55,14 @@ describe('activation', () => {
     assert.equal(activated.status, 200, activated.text);
     deviceId = activated.body.deviceId;
     assert.match(deviceId, /^[a-z0-9]{25}$/);
-    const online = await eventually(async () => {
-      const r = await m.call(`/api/v1/device/list?projectId=${projectId}`);
-      return r.body.items.find((d: any) => d.id === deviceId && d.online) as any;
-    }, 10_000, 'device online');
+    const online = await eventually(
+      async () => {
+        const r = await m.call(`/api/v1/device/list?projectId=${projectId}`);
+        return r.body.items.find((d: any) => d.id === deviceId && d.online) as any;
+      },
+      10_000,
+      'device online',
+    );
     assert.equal(online.projectId, projectId);
     const detail = await m.call(`/api/v1/device/${deviceId}`);
     assert.equal(detail.body.edgeVersion, '4.4.0');
@@ -124,10 +137,12 @@ describe('the bridge', () => {
 
   test('a CSV upload (GraphQL multipart) through the bridge', async () => {
     const form = new FormData();
-    const q = 'mutation($file: Upload!) { UploadCsv(File: $file) { Success Stats { Total Created Failed } } }';
+    const q =
+      'mutation($file: Upload!) { UploadCsv(File: $file) { Success Stats { Total Created Failed } } }';
     form.append('operations', JSON.stringify({ query: q, variables: { file: null } }));
     form.append('map', JSON.stringify({ 0: ['variables.file'] }));
-    const csv = 'DeviceName,TagName,Name,ValueType,Property.address\nbridged-gen,sine_a,S,float64,1\nbridged-gen,sine_b,S,float64,2\n';
+    const csv =
+      'DeviceName,TagName,Name,ValueType,Property.address\nbridged-gen,sine_a,S,float64,1\nbridged-gen,sine_b,S,float64,2\n';
     form.append('0', new Blob([csv], { type: 'text/csv' }), 'tags.csv');
     const res = await request(`${m.url}${bridged('/devicehub/v2')}`, {
       method: 'POST',
@@ -163,8 +178,13 @@ describe('device OAuth clients, carried out on the edge', () => {
       });
     assert.equal((await token(created.body.clientSecret)).status, 200);
     const list = await m.call(base);
-    assert.ok(list.body.items.some((c: any) => c.clientId === created.body.clientId && c.clientSecret === undefined));
-    const updated = await m.call(`${base}/${created.body.clientId}`, { method: 'PUT', json: { name: 'grafana-2' } });
+    assert.ok(
+      list.body.items.some((c: any) => c.clientId === created.body.clientId && c.clientSecret === undefined),
+    );
+    const updated = await m.call(`${base}/${created.body.clientId}`, {
+      method: 'PUT',
+      json: { name: 'grafana-2' },
+    });
     assert.equal(updated.status, 200, updated.text);
     assert.equal(updated.body.name, 'grafana-2');
     const regen = await m.call(`${base}/${created.body.clientId}/secret`, { method: 'POST', json: {} });

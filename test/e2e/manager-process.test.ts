@@ -29,10 +29,33 @@ async function start(args: string[], service: 'edge' | 'manager') {
 }
 
 const managerArgs = (port = '0', adminPort = '0') => [
-  'manager', '--host', '127.0.0.1', '--port', port, '--admin-port', adminPort, '--data-dir', managerDir,
-  '--heartbeat-interval', String(HEARTBEAT), '--log-level', 'warn',
+  'manager',
+  '--host',
+  '127.0.0.1',
+  '--port',
+  port,
+  '--admin-port',
+  adminPort,
+  '--data-dir',
+  managerDir,
+  '--heartbeat-interval',
+  String(HEARTBEAT),
+  '--log-level',
+  'warn',
 ];
-const edgeArgs = ['edge', '--host', '127.0.0.1', '--port', '0', '--datahub-port', '0', '--data-dir', edgeDir, '--log-level', 'warn'];
+const edgeArgs = [
+  'edge',
+  '--host',
+  '127.0.0.1',
+  '--port',
+  '0',
+  '--datahub-port',
+  '0',
+  '--data-dir',
+  edgeDir,
+  '--log-level',
+  'warn',
+];
 
 let token: string;
 let mgr: { proc: CliProcess; ready: { url: string; adminUrl?: string; ports: Record<string, number> } };
@@ -69,7 +92,10 @@ test('enrol, kill, restart, and a changed manager certificate', async () => {
   });
   c = { cookie: `jwtAccess=${pw.body.jwtAccess}` };
   const tx = (await e('/dm/cloud/url?locale=en-US', { headers: c, json: { url: mgr.ready.url } })).body.tx;
-  assert.equal((await e(`/dm/cloud/url/${tx}/confirm?locale=en-US`, { method: 'PUT', headers: c })).status, 200);
+  assert.equal(
+    (await e(`/dm/cloud/url/${tx}/confirm?locale=en-US`, { method: 'PUT', headers: c })).status,
+    200,
+  );
   const activated = await e('/dm/cloud?locale=en-US', { headers: c, json: { code: code.body.code } });
   assert.equal(activated.status, 200, activated.text);
   const deviceId = activated.body.deviceId as string;
@@ -91,7 +117,10 @@ test('enrol, kill, restart, and a changed manager certificate', async () => {
   // The manager comes back on the same ports with another certificate: the edge refuses it.
   await mgr.proc.stop();
   rmSync(join(managerDir, 'tls'), { recursive: true, force: true });
-  mgr = await start(managerArgs(String(mgr.ready.ports.port), String(mgr.ready.ports['admin-port'])), 'manager');
+  mgr = await start(
+    managerArgs(String(mgr.ready.ports.port), String(mgr.ready.ports['admin-port'])),
+    'manager',
+  );
   await new Promise((r) => setTimeout(r, HEARTBEAT * 6));
   assert.equal(await online(), false);
   const status = await e('/dm/cloud', { headers: c });

@@ -29,11 +29,19 @@ after(() => m.stop());
 
 describe('anonymous calls', () => {
   test('every main API route but the open ones answers 401', async () => {
-    const n = await assertEveryRouteNeedsCredentials(m.manager.app, (p, o) => m.call(p, { ...o, token: null }), OPEN);
+    const n = await assertEveryRouteNeedsCredentials(
+      m.manager.app,
+      (p, o) => m.call(p, { ...o, token: null }),
+      OPEN,
+    );
     assert.ok(n >= 20, `checked ${n}`);
   });
   test('every admin console route answers 401', async () => {
-    const n = await assertEveryRouteNeedsCredentials(m.manager.adminApp, (p, o) => m.admin(p, { ...o, token: null }), OPEN);
+    const n = await assertEveryRouteNeedsCredentials(
+      m.manager.adminApp,
+      (p, o) => m.admin(p, { ...o, token: null }),
+      OPEN,
+    );
     assert.ok(n >= 10, `checked ${n}`);
   });
   test('the open routes refuse anonymous callers by their own credential', async () => {
@@ -43,7 +51,9 @@ describe('anonymous calls', () => {
       headers: { 'x-device-id': 'a'.repeat(25), 'x-device-secret': 'mwl_nope' },
     });
     assert.equal(wrong.status, 401);
-    const act = await http(`${m.url}/dm/activate`, { json: { code: 'NOPE-NOPE-NOPE-NOPE', edgeCredential: 'x' } });
+    const act = await http(`${m.url}/dm/activate`, {
+      json: { code: 'NOPE-NOPE-NOPE-NOPE', edgeCredential: 'x' },
+    });
     assert.equal(act.status, 401);
     assert.equal(act.body.code, 'invalid_activation_code');
     assert.equal((await m.call('/no/such/route', { token: null })).status, 401);
@@ -58,13 +68,22 @@ describe('headers (contract part 5)', () => {
       const r = await m.call('/api/v1/whoami', { token: null, headers: { authorization } });
       assert.equal(r.status, 401);
       assert.match(r.body.message, /X-AuthToken/);
-      assert.equal((await m.admin('/admin/v1/api-tokens', { token: null, headers: { authorization } })).status, 401);
+      assert.equal(
+        (await m.admin('/admin/v1/api-tokens', { token: null, headers: { authorization } })).status,
+        401,
+      );
     }
   });
   test('/mpcs/ takes Authorization: <token> without Bearer, and X-AuthToken; Bearer is a 401', async () => {
-    assert.equal((await m.call('/mpcs/v1/whoami', { token: null, headers: { authorization: m.token } })).status, 200);
+    assert.equal(
+      (await m.call('/mpcs/v1/whoami', { token: null, headers: { authorization: m.token } })).status,
+      200,
+    );
     assert.equal((await m.call('/mpcs/v1/whoami')).status, 200);
-    const bearer = await m.call('/mpcs/v1/whoami', { token: null, headers: { authorization: `Bearer ${m.token}` } });
+    const bearer = await m.call('/mpcs/v1/whoami', {
+      token: null,
+      headers: { authorization: `Bearer ${m.token}` },
+    });
     assert.equal(bearer.status, 401);
     assert.match(bearer.body.message, /without "Bearer"/);
   });
@@ -85,10 +104,16 @@ describe('tokens: hashed, shown once, named, revocable, rotated', () => {
     assert.equal(list.text.includes(made.body.token), false);
     assert.equal((await m.call('/api/v1/whoami', { token: made.body.token })).status, 200);
     // A viewer may read but not change.
-    assert.equal((await m.call('/api/v1/company', { token: made.body.token, json: { companyName: 'x' } })).status, 403);
+    assert.equal(
+      (await m.call('/api/v1/company', { token: made.body.token, json: { companyName: 'x' } })).status,
+      403,
+    );
     // A viewer token is not an admin of the console.
     assert.equal((await m.admin('/admin/v1/api-tokens', { token: made.body.token })).status, 403);
-    const rotated = await m.admin(`/admin/v1/api-tokens/${made.body.id}/rotate`, { method: 'POST', json: {} });
+    const rotated = await m.admin(`/admin/v1/api-tokens/${made.body.id}/rotate`, {
+      method: 'POST',
+      json: {},
+    });
     assert.equal(rotated.status, 200, rotated.text);
     assert.equal((await m.call('/api/v1/whoami', { token: made.body.token })).status, 401);
     assert.equal((await m.call('/api/v1/whoami', { token: rotated.body.token })).status, 200);
@@ -101,7 +126,10 @@ describe('users and roles scoped to companies and projects', () => {
   test('an operator of one project sees and changes only that project', async () => {
     const a = await makeProject(m, 'scope-a', 'pa');
     const b = await makeProject(m, 'scope-b', 'pb');
-    assert.equal((await m.admin('/admin/v1/users', { json: { username: 'olga', password: 'long-password' } })).status, 201);
+    assert.equal(
+      (await m.admin('/admin/v1/users', { json: { username: 'olga', password: 'long-password' } })).status,
+      201,
+    );
     const g = await m.admin('/admin/v1/user/project/roles', {
       json: { username: 'olga', role: 'operator', projectId: a.projectId },
     });
@@ -109,13 +137,26 @@ describe('users and roles scoped to companies and projects', () => {
     const roles = await m.admin('/admin/v1/user/project/roles/paged?filter=username:eq:olga');
     assert.equal(roles.body.total, 1);
     assert.equal(roles.body.items[0].projectId, a.projectId);
-    const t = (await m.admin('/admin/v1/api-tokens', { json: { name: 'olga-cli', username: 'olga' } })).body.token;
+    const t = (await m.admin('/admin/v1/api-tokens', { json: { name: 'olga-cli', username: 'olga' } })).body
+      .token;
     const companies = await m.call('/api/v1/company/list/paged', { token: t });
-    assert.deepEqual(companies.body.items.map((c: any) => c.companyName), ['scope-a']);
+    assert.deepEqual(
+      companies.body.items.map((c: any) => c.companyName),
+      ['scope-a'],
+    );
     const projects = await m.call('/api/v1/project/paged', { token: t });
-    assert.deepEqual(projects.body.items.map((p: any) => p.id), [a.projectId]);
-    assert.equal((await m.call('/api/v1/activation/code', { token: t, json: { projectId: a.projectId } })).status, 201);
-    assert.equal((await m.call('/api/v1/activation/code', { token: t, json: { projectId: b.projectId } })).status, 404);
+    assert.deepEqual(
+      projects.body.items.map((p: any) => p.id),
+      [a.projectId],
+    );
+    assert.equal(
+      (await m.call('/api/v1/activation/code', { token: t, json: { projectId: a.projectId } })).status,
+      201,
+    );
+    assert.equal(
+      (await m.call('/api/v1/activation/code', { token: t, json: { projectId: b.projectId } })).status,
+      404,
+    );
     assert.equal((await m.call('/api/v1/company', { token: t, json: { companyName: 'nope' } })).status, 403);
   });
 });
@@ -127,7 +168,8 @@ describe('fleet routes', () => {
     assert.equal(c.body.limit, 2);
     assert.equal(c.body.offset, 0);
     assert.ok(c.body.total >= 2);
-    for (const k of ['companyName', 'totalNumOfProjects', 'totalNumOfDevices']) assert.ok(k in c.body.items[0]);
+    for (const k of ['companyName', 'totalNumOfProjects', 'totalNumOfDevices'])
+      assert.ok(k in c.body.items[0]);
     const sorted = [...c.body.items].map((x: any) => x.companyName);
     assert.deepEqual(sorted, [...sorted].sort().reverse());
     assert.equal((await m.call('/api/v1/company/list/paged?sort=nope:asc')).status, 400);

@@ -17,9 +17,15 @@ export interface TestManager {
   /** A global admin API token. */
   token: string;
   /** A call to the main API with `X-AuthToken` (unless `headers` say otherwise). */
-  call: (path: string, options?: Parameters<typeof http>[1] & { token?: string | null }) => Promise<HttpReply>;
+  call: (
+    path: string,
+    options?: Parameters<typeof http>[1] & { token?: string | null },
+  ) => Promise<HttpReply>;
   /** A call to the admin console API with the admin token. */
-  admin: (path: string, options?: Parameters<typeof http>[1] & { token?: string | null }) => Promise<HttpReply>;
+  admin: (
+    path: string,
+    options?: Parameters<typeof http>[1] & { token?: string | null },
+  ) => Promise<HttpReply>;
   stop(): Promise<void>;
 }
 
@@ -38,11 +44,13 @@ export async function startTestManager(overrides: Partial<ManagerConfig> = {}): 
     }),
   );
   const { token } = await manager.auth.createToken('test-admin', 'admin');
-  const with_ = (base: string) => (path: string, options: Parameters<typeof http>[1] & { token?: string | null } = {}) => {
-    const { token: t, ...rest } = options;
-    const auth: Record<string, string> = t === null ? {} : { 'x-authtoken': t ?? token };
-    return http(`${base}${path}`, { ...rest, headers: { ...auth, ...rest.headers } });
-  };
+  const with_ =
+    (base: string) =>
+    (path: string, options: Parameters<typeof http>[1] & { token?: string | null } = {}) => {
+      const { token: t, ...rest } = options;
+      const auth: Record<string, string> = t === null ? {} : { 'x-authtoken': t ?? token };
+      return http(`${base}${path}`, { ...rest, headers: { ...auth, ...rest.headers } });
+    };
   return {
     manager,
     url: manager.url,
@@ -68,14 +76,24 @@ export async function makeProject(m: TestManager, company = 'acme', project = 'p
 }
 
 /** A fresh activation code of a project. */
-export async function activationCode(m: TestManager, projectId: string, ttlSeconds?: number): Promise<string> {
-  const r = await m.call('/api/v1/activation/code', { json: { projectId, ...(ttlSeconds ? { ttlSeconds } : {}) } });
+export async function activationCode(
+  m: TestManager,
+  projectId: string,
+  ttlSeconds?: number,
+): Promise<string> {
+  const r = await m.call('/api/v1/activation/code', {
+    json: { projectId, ...(ttlSeconds ? { ttlSeconds } : {}) },
+  });
   if (r.status !== 201) throw new Error(`activation code: ${r.status} ${r.text}`);
   return r.body.code as string;
 }
 
 /** Polls `check` until it holds (or fails after `timeoutMs`). */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

@@ -10,7 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { forEachDialect } from '../helpers/postgres.js';
-import { ManagerAuthRepository, ManagerAuthService, managerAuthMigrations, type Principal } from '../../src/manager/auth/index.js';
+import {
+  ManagerAuthRepository,
+  ManagerAuthService,
+  managerAuthMigrations,
+  type Principal,
+} from '../../src/manager/auth/index.js';
 import { FleetRepository } from '../../src/manager/fleet/repository.js';
 import { FleetService, deviceIdentifier } from '../../src/manager/fleet/service.js';
 import { SecretBox } from '../../src/manager/fleet/secret-box.js';
@@ -67,8 +72,13 @@ forEachDialect('manager repositories', (ctx) => {
     await auth.createUser('vera', 'long-password');
     await auth.grant('vera', 'viewer', { companyId: 'c1' });
     const vt = await auth.createToken('vera', 'admin', 'vera');
-    assert.deepEqual((await auth.authenticate(vt.token)).grants, [{ role: 'viewer', companyId: 'c1', projectId: null }]);
-    const page = await auth.listBindings({ ...all, filter: [{ field: 'username', op: 'eq', value: 'vera' }] });
+    assert.deepEqual((await auth.authenticate(vt.token)).grants, [
+      { role: 'viewer', companyId: 'c1', projectId: null },
+    ]);
+    const page = await auth.listBindings({
+      ...all,
+      filter: [{ field: 'username', op: 'eq', value: 'vera' }],
+    });
     assert.equal(page.total, 1);
   });
 
@@ -85,7 +95,10 @@ forEachDialect('manager repositories', (ctx) => {
     assert.equal(won.length, 1, JSON.stringify(race.map((r) => r.status)));
     const act = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<FleetService['activate']>>>).value;
     assert.equal(await fleet.edgeCredential(act.deviceId), 'mwt_cred');
-    assert.deepEqual(await fleet.verifyLink(act.deviceId, act.linkSecret), { id: act.deviceId, projectId: p1.id });
+    assert.deepEqual(await fleet.verifyLink(act.deviceId, act.linkSecret), {
+      id: act.deviceId,
+      projectId: p1.id,
+    });
     assert.equal(await fleet.verifyLink(act.deviceId, 'mwl_wrong'), null);
 
     const companies = await fleet.listCompanies(ADMIN, all);
@@ -99,8 +112,13 @@ forEachDialect('manager repositories', (ctx) => {
     assert.equal((await fleet.listCompanies(scoped, all)).total, 1);
     await assert.rejects(fleet.device(scoped, act.deviceId), /not found/);
 
-    const conn = await fleet.linkUp(act.deviceId, '127.0.0.1', { version: '4.4.0', host: '{"hostname":"h"}' });
-    await fleet.recordHeartbeats([{ id: act.deviceId, at: Date.now(), metrics: { cpuPercent: 42.4, memoryBytes: 1000 } }]);
+    const conn = await fleet.linkUp(act.deviceId, '127.0.0.1', {
+      version: '4.4.0',
+      host: '{"hostname":"h"}',
+    });
+    await fleet.recordHeartbeats([
+      { id: act.deviceId, at: Date.now(), metrics: { cpuPercent: 42.4, memoryBytes: 1000 } },
+    ]);
     const top = await fleet.topMetrics(ADMIN, p1.id, 'cpu', 5);
     assert.equal(top.items[0]!.value, 42);
     assert.equal((await fleet.device(ADMIN, act.deviceId)).online, true);

@@ -112,7 +112,11 @@ export class LinkClient {
       perMessageDeflate: false,
       handshakeTimeout: 15_000,
       ...(url.startsWith('wss:')
-        ? { createConnection: pinnedConnection(identity.fingerprint) as unknown as WebSocket.ClientOptions['createConnection'] }
+        ? {
+            createConnection: pinnedConnection(
+              identity.fingerprint,
+            ) as unknown as WebSocket.ClientOptions['createConnection'],
+          }
         : {}),
     });
     this.#ws = ws;
@@ -137,7 +141,8 @@ export class LinkClient {
     });
     ws.on('close', (code, reason) => {
       clearInterval(this.#hbTimer);
-      if (this.#connected) this.#o.logger.warn({ code, reason: reason.toString() }, 'link to the manager lost');
+      if (this.#connected)
+        this.#o.logger.warn({ code, reason: reason.toString() }, 'link to the manager lost');
       this.#connected = false;
       for (const e of this.#execs.values()) {
         e.cancelled = true;
@@ -158,7 +163,10 @@ export class LinkClient {
 
   #startHeartbeat(ws: WebSocket): void {
     clearInterval(this.#hbTimer);
-    this.#hbTimer = setInterval(() => this.#send(ws, { t: 'hb', metrics: this.#metrics() }), this.#heartbeatMs);
+    this.#hbTimer = setInterval(
+      () => this.#send(ws, { t: 'hb', metrics: this.#metrics() }),
+      this.#heartbeatMs,
+    );
     this.#hbTimer.unref();
   }
 
@@ -226,10 +234,18 @@ export class LinkClient {
 
   async #execute(ws: WebSocket, m: Extract<LinkMessage, { t: 'req' }>): Promise<void> {
     if (this.#execs.size >= MAX_BRIDGED_IN_FLIGHT) {
-      this.#send(ws, { t: 'err', id: m.id, status: 503, message: 'the edge is executing too many bridged requests' });
+      this.#send(ws, {
+        t: 'err',
+        id: m.id,
+        status: 503,
+        message: 'the edge is executing too many bridged requests',
+      });
       return;
     }
-    const exec: Exec = { body: m.body ? new PassThrough({ highWaterMark: 1024 * 1024 }) : null, cancelled: false };
+    const exec: Exec = {
+      body: m.body ? new PassThrough({ highWaterMark: 1024 * 1024 }) : null,
+      cancelled: false,
+    };
     this.#execs.set(m.id, exec);
     try {
       const res = await this.#o.app.inject({
@@ -255,7 +271,8 @@ export class LinkClient {
       }
       this.#send(ws, { t: 'end', id: m.id });
     } catch (err) {
-      if (!exec.cancelled) this.#send(ws, { t: 'err', id: m.id, status: 502, message: (err as Error).message });
+      if (!exec.cancelled)
+        this.#send(ws, { t: 'err', id: m.id, status: 502, message: (err as Error).message });
     } finally {
       this.#execs.delete(m.id);
     }

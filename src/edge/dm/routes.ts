@@ -8,7 +8,10 @@ const Strict = { additionalProperties: false } as const;
 const LocaleQuery = Type.Object({ locale: Type.Optional(Type.String()) }, { additionalProperties: true });
 const UrlBody = Type.Object({ url: Type.String({ minLength: 1, maxLength: 2000 }) }, Strict);
 const CodeBody = Type.Object(
-  { code: Type.String({ minLength: 1, maxLength: 100 }), name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  {
+    code: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
   Strict,
 );
 const TxParams = Type.Object({ tx: Type.String({ minLength: 1, maxLength: 100 }) });

@@ -114,13 +114,18 @@ export class DmService {
     } catch {
       throw badRequest(`url must be the manager's https:// address, got "${url}"`);
     }
-    if (u.protocol !== 'https:') throw badRequest('url must be an https:// address (the link is pinned to its certificate)');
+    if (u.protocol !== 'https:')
+      throw badRequest('url must be an https:// address (the link is pinned to its certificate)');
     const base = `${u.protocol}//${u.host}`;
     let fingerprint: Fingerprint;
     try {
       fingerprint = await fetchFingerprint(base);
     } catch (err) {
-      throw new AppError(502, 'manager_unreachable', `cannot reach the manager at ${base}: ${(err as Error).message}`);
+      throw new AppError(
+        502,
+        'manager_unreachable',
+        `cannot reach the manager at ${base}: ${(err as Error).message}`,
+      );
     }
     const now = Date.now();
     for (const [k, v] of this.#proposals) if (v.until <= now) this.#proposals.delete(k);
@@ -137,12 +142,17 @@ export class DmService {
   /** Step 2: pins the certificate seen at step 1 (refused when the manager now shows another). */
   async confirm(tx: string): Promise<{ url: string; fingerprint: Fingerprint }> {
     const p = this.#proposals.get(tx);
-    if (!p || p.until <= Date.now()) throw notFound(`no pending manager address "${tx}" (POST /dm/cloud/url first)`);
+    if (!p || p.until <= Date.now())
+      throw notFound(`no pending manager address "${tx}" (POST /dm/cloud/url first)`);
     let now: Fingerprint;
     try {
       now = await fetchFingerprint(p.url);
     } catch (err) {
-      throw new AppError(502, 'manager_unreachable', `cannot reach the manager at ${p.url}: ${(err as Error).message}`);
+      throw new AppError(
+        502,
+        'manager_unreachable',
+        `cannot reach the manager at ${p.url}: ${(err as Error).message}`,
+      );
     }
     if (now !== p.fingerprint) {
       this.#proposals.delete(tx);
@@ -156,11 +166,16 @@ export class DmService {
   }
 
   /** Step 3: enrols with an activation code over the pinned connection, then links. */
-  async activate(code: string, name?: string): Promise<{ deviceId: string; projectId: string; managerUrl: string }> {
+  async activate(
+    code: string,
+    name?: string,
+  ): Promise<{ deviceId: string; projectId: string; managerUrl: string }> {
     const url = await this.#get('confirmed_url');
     const fingerprint = await this.#get('confirmed_fingerprint');
     if (!url || !fingerprint) {
-      throw conflict("the manager's address is not confirmed: POST /dm/cloud/url, then PUT /dm/cloud/url/{tx}/confirm");
+      throw conflict(
+        "the manager's address is not confirmed: POST /dm/cloud/url, then PUT /dm/cloud/url/{tx}/confirm",
+      );
     }
     const credential = await this.#auth.createApiToken(`manager ${new URL(url).host}`, 'admin');
     let answer: { deviceId: string; projectId: string; linkSecret: string };
@@ -185,7 +200,11 @@ export class DmService {
       await this.#auth.revokeApiToken(credential.id).catch(() => undefined);
       if (err instanceof CertificateChangedError) throw new AppError(502, 'certificate_changed', err.message);
       if (err instanceof AppError) throw err;
-      throw new AppError(502, 'manager_unreachable', `cannot reach the manager at ${url}: ${(err as Error).message}`);
+      throw new AppError(
+        502,
+        'manager_unreachable',
+        `cannot reach the manager at ${url}: ${(err as Error).message}`,
+      );
     }
     await this.#forget();
     await this.#settings.put('manager_url', url);
@@ -245,7 +264,11 @@ export class DmService {
 }
 
 /** A JSON POST over a connection pinned to `fingerprint`. */
-function pinnedJson(url: string, fingerprint: Fingerprint, json: unknown): Promise<{ status: number; body: unknown }> {
+function pinnedJson(
+  url: string,
+  fingerprint: Fingerprint,
+  json: unknown,
+): Promise<{ status: number; body: unknown }> {
   const u = new URL(url);
   const payload = Buffer.from(JSON.stringify(json));
   const secure = u.protocol === 'https:';
@@ -258,7 +281,13 @@ function pinnedJson(url: string, fingerprint: Fingerprint, json: unknown): Promi
         method: 'POST',
         headers: { 'content-type': 'application/json', 'content-length': payload.length },
         timeout: 15_000,
-        ...(secure ? { createConnection: pinnedConnection(fingerprint) as unknown as http.RequestOptions['createConnection'] } : {}),
+        ...(secure
+          ? {
+              createConnection: pinnedConnection(
+                fingerprint,
+              ) as unknown as http.RequestOptions['createConnection'],
+            }
+          : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -36,7 +36,10 @@ export function fetchFingerprint(url: string, timeoutMs = 10_000): Promise<Finge
       rejectUnauthorized: false,
       ...(isIP(u.hostname) ? {} : { servername: u.hostname }),
     });
-    const timer = setTimeout(() => socket.destroy(new Error(`no TLS answer from ${u.host} in time`)), timeoutMs);
+    const timer = setTimeout(
+      () => socket.destroy(new Error(`no TLS answer from ${u.host} in time`)),
+      timeoutMs,
+    );
     socket.once('secureConnect', () => {
       clearTimeout(timer);
       const fp = socket.getPeerCertificate().fingerprint256;
@@ -56,7 +59,10 @@ export function fetchFingerprint(url: string, timeoutMs = 10_000): Promise<Finge
  * peer's certificate matched `fingerprint`.
  */
 export function pinnedConnection(fingerprint: Fingerprint) {
-  return (options: tls.ConnectionOptions & { host?: string; servername?: string }, cb: (err: Error | null, socket?: Duplex) => void) => {
+  return (
+    options: tls.ConnectionOptions & { host?: string; servername?: string },
+    cb: (err: Error | null, socket?: Duplex) => void,
+  ) => {
     const host = (options.host ?? 'localhost').replace(/^\[|\]$/g, '');
     const socket = tls.connect({
       ...options,

@@ -32,7 +32,9 @@ export function requestToken(request: FastifyRequest): string | null {
     if (xToken) return xToken.trim();
     if (!authorization) return null;
     if (/^(bearer|basic)\s/i.test(authorization)) {
-      throw unauthorized('wrong authentication header: /mpcs/ takes Authorization: <API token> without "Bearer"');
+      throw unauthorized(
+        'wrong authentication header: /mpcs/ takes Authorization: <API token> without "Bearer"',
+      );
     }
     return authorization.trim();
   }
@@ -66,7 +68,8 @@ export function installManagerAuthHook(
     check(request, ctx, permission) {
       const principal = (ctx as ManagerAuthContext).principal;
       if (options.adminConsole) {
-        if (!isGlobal(principal, 'admin')) throw forbidden('the admin console API needs a global admin token');
+        if (!isGlobal(principal, 'admin'))
+          throw forbidden('the admin console API needs a global admin token');
         return true;
       }
       const role = strongestRole(principal);

@@ -68,7 +68,9 @@ export function strongestRole(principal: Principal): ManagerRole | null {
 }
 
 export function isGlobal(principal: Principal, needed: ManagerRole): boolean {
-  return principal.grants.some((g) => g.companyId === null && g.projectId === null && RANK[g.role] >= RANK[needed]);
+  return principal.grants.some(
+    (g) => g.companyId === null && g.projectId === null && RANK[g.role] >= RANK[needed],
+  );
 }
 
 export const TOKEN_LIST: ListDefinition = {
@@ -240,7 +242,10 @@ export class ManagerAuthService {
   async listUsers(spec: ListSpec) {
     const page = await runList(this.#repo.database, this.#repo.userListQuery(), USER_LIST, spec);
     return {
-      items: page.items.map((u) => ({ username: u.username, createdAt: new Date(u.created_at).toISOString() })),
+      items: page.items.map((u) => ({
+        username: u.username,
+        createdAt: new Date(u.created_at).toISOString(),
+      })),
       total: page.total,
     };
   }

@@ -17,7 +17,10 @@ const ClientParams = Type.Object({
   deviceId: Type.String({ minLength: 1, maxLength: 100 }),
   clientId: Type.String({ minLength: 1, maxLength: 100 }),
 });
-const CreateBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), role: Type.Optional(Role) }, Strict);
+const CreateBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }), role: Type.Optional(Role) },
+  Strict,
+);
 const UpdateBody = Type.Object(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), role: Type.Optional(Role) },
   Strict,
@@ -57,7 +60,10 @@ function expect(res: { status: number; body: any }, ok: number): any {
 
 export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOptions) {
   const base = '/api/v1/device/:deviceId/oauth-clients';
-  const device = async (request: { params: { deviceId: string } } & Parameters<typeof principalOf>[0], write: boolean) => {
+  const device = async (
+    request: { params: { deviceId: string } } & Parameters<typeof principalOf>[0],
+    write: boolean,
+  ) => {
     const principal = principalOf(request);
     const d = await options.fleet.device(principal, request.params.deviceId);
     if (write) requireRole(principal, d, 'admin');
@@ -66,7 +72,12 @@ export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOpt
 
   app.get<{ Params: Static<typeof DeviceParams> }>(
     base,
-    { schema: { params: DeviceParams, response: { 200: Type.Object({ items: Type.Array(ClientSchema), total: Type.Integer() }) } } },
+    {
+      schema: {
+        params: DeviceParams,
+        response: { 200: Type.Object({ items: Type.Array(ClientSchema), total: Type.Integer() }) },
+      },
+    },
     async (request) => {
       const id = await device(request, false);
       const body = expect(await callEdgeJson(options, id, 'GET', '/auth/v3/api-clients?limit=200'), 200);
@@ -113,7 +124,12 @@ export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOpt
 
   app.post<{ Params: Static<typeof ClientParams> }>(
     `${base}/:clientId/secret`,
-    { schema: { params: ClientParams, response: { 200: Type.Object({ clientId: Type.String(), clientSecret: Type.String() }) } } },
+    {
+      schema: {
+        params: ClientParams,
+        response: { 200: Type.Object({ clientId: Type.String(), clientSecret: Type.String() }) },
+      },
+    },
     async (request) => {
       const id = await device(request, true);
       const path = `/auth/v3/api-clients/${encodeURIComponent(request.params.clientId)}/secret`;

@@ -121,7 +121,8 @@ export async function fleetRoutes(app: FastifyInstance, options: FleetRoutesOpti
       if (metric !== 'cpu' && metric !== 'memory') throw badRequest('metric must be cpu or memory');
       const raw = str(request.query.limit) ?? '10';
       const limit = /^\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!(limit >= 1 && limit <= 100)) throw badRequest(`limit must be an integer from 1 to 100, got "${raw}"`);
+      if (!(limit >= 1 && limit <= 100))
+        throw badRequest(`limit must be an integer from 1 to 100, got "${raw}"`);
       return fleet.topMetrics(principalOf(request), request.params.projectId, metric, limit);
     },
   );
@@ -175,7 +176,10 @@ export async function adminFleetRoutes(app: FastifyInstance, options: FleetRoute
     { schema: { querystring: ListQuerySchema, response: { 200: ListResponseSchema(S.DeviceSchema) } } },
     async (request) => {
       const spec = parseListQuery(request.query, DEVICE_LIST);
-      return listResponse(spec, await fleet.listDevices(principalOf(request), spec, str(request.query.projectId)));
+      return listResponse(
+        spec,
+        await fleet.listDevices(principalOf(request), spec, str(request.query.projectId)),
+      );
     },
   );
   app.get('/admin/v1/system/deployment-info', async () => options.deployment());
@@ -185,7 +189,10 @@ export async function adminFleetRoutes(app: FastifyInstance, options: FleetRoute
  * `POST /dm/activate`: the edge's enrolment with an activation code (the code is the credential,
  * so the route is open at the token layer; attempts are rate limited per address).
  */
-export async function activationRoutes(app: FastifyInstance, options: { fleet: FleetService; rateLimit: number }) {
+export async function activationRoutes(
+  app: FastifyInstance,
+  options: { fleet: FleetService; rateLimit: number },
+) {
   const limiter = new RateLimiter({ max: options.rateLimit, windowMs: 60_000 });
   app.post<{ Body: S.ActivateBody }>(
     '/dm/activate',

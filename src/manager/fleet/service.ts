@@ -204,7 +204,10 @@ export class FleetService {
   }
 
   /** The company named by id or name, checked for `principal`'s read access. */
-  async #company(principal: Principal, ref: { companyId?: string | undefined; companyName?: string | undefined }) {
+  async #company(
+    principal: Principal,
+    ref: { companyId?: string | undefined; companyName?: string | undefined },
+  ) {
     const row = ref.companyId
       ? await this.#repo.getCompany(ref.companyId)
       : ref.companyName
@@ -420,10 +423,7 @@ export class FleetService {
   async counts() {
     const row = await this.#repo.db
       .selectFrom('mgr_device')
-      .select([
-        sql<number>`count(*)`.as('devices'),
-        sql<number>`coalesce(sum(online), 0)`.as('online'),
-      ])
+      .select([sql<number>`count(*)`.as('devices'), sql<number>`coalesce(sum(online), 0)`.as('online')])
       .executeTakeFirstOrThrow();
     return { devices: Number(row.devices), online: Number(row.online) };
   }

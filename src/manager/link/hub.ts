@@ -155,7 +155,10 @@ export class LinkHub {
     this.#links.set(deviceId, current);
     link = current;
     for (const m of early) this.#onMessage(current, m.data, m.binary);
-    socket.once('close', (code: number, reason: Buffer) => void this.#onClose(current, code, reason.toString()));
+    socket.once(
+      'close',
+      (code: number, reason: Buffer) => void this.#onClose(current, code, reason.toString()),
+    );
     socket.on('error', (err) => this.#o.logger.debug({ err, deviceId }, 'link error'));
     current.send({
       t: 'welcome',
@@ -206,7 +209,11 @@ export class LinkHub {
         const p = link.pending.get(m.id);
         if (!p) return;
         this.#finish(link, m.id, p);
-        const err = new AppError(m.status >= 400 ? m.status : 502, 'edge_error', `the edge answered: ${m.message}`);
+        const err = new AppError(
+          m.status >= 400 ? m.status : 502,
+          'edge_error',
+          `the edge answered: ${m.message}`,
+        );
         if (p.body) p.body.destroy(err);
         else p.reject(err);
         return;
@@ -242,7 +249,11 @@ export class LinkHub {
   async #onClose(link: Link, code: number, reason: string): Promise<void> {
     for (const [id, p] of link.pending) {
       this.#finish(link, id, p);
-      const err = new AppError(503, 'device_offline', `device "${link.deviceId}" went offline during the request`);
+      const err = new AppError(
+        503,
+        'device_offline',
+        `device "${link.deviceId}" went offline during the request`,
+      );
       if (p.body) p.body.destroy(err);
       else p.reject(err);
     }
@@ -276,11 +287,24 @@ export class LinkHub {
     }
     const id = link.nextId();
     const answer = new Promise<BridgeResponse>((resolve, reject) => {
-      const p: Pending = { resolve, reject, timer: undefined as unknown as NodeJS.Timeout, body: null, upload: req.body };
+      const p: Pending = {
+        resolve,
+        reject,
+        timer: undefined as unknown as NodeJS.Timeout,
+        body: null,
+        upload: req.body,
+      };
       link.pending.set(id, p);
       this.#armTimer(link, id, p);
     });
-    link.send({ t: 'req', id, method: req.method, path: req.path, headers: req.headers, body: req.body !== null });
+    link.send({
+      t: 'req',
+      id,
+      method: req.method,
+      path: req.path,
+      headers: req.headers,
+      body: req.body !== null,
+    });
     if (req.body) void this.#upload(link, id, req.body);
     return answer;
   }
@@ -301,7 +325,11 @@ export class LinkHub {
       if (!p) return;
       this.#finish(link, id, p);
       if (link.socket.readyState === link.socket.OPEN) link.send({ t: 'cancel', id });
-      const e = new AppError(400, 'request_aborted', `the request body could not be read: ${(err as Error).message}`);
+      const e = new AppError(
+        400,
+        'request_aborted',
+        `the request body could not be read: ${(err as Error).message}`,
+      );
       if (p.body) p.body.destroy(e);
       else p.reject(e);
     }

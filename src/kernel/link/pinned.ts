@@ -70,6 +70,8 @@ export function pinnedConnection(fingerprint: Fingerprint) {
       rejectUnauthorized: false,
       ...(isIP(host) ? { servername: undefined } : { servername: options.servername ?? host }),
     });
+    // Small control frames go out at once (no Nagle delay waiting for the peer's delayed ACK).
+    socket.setNoDelay(true);
     const onError = (err: Error) => cb(err);
     socket.once('error', onError);
     socket.once('secureConnect', () => {

@@ -17,6 +17,9 @@ import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
 import { startUns, type UnsService } from '../uns/service.js';
 import { unsAdminCommands } from './uns-admin.js';
 import { formatReadyLine, type ReadyLine, type ReadyService } from '../kernel/ready.js';
+import { announceManager, enrolLocalEdge, managerCommands, managerReady } from './manager.js';
+import { MANAGER_OPTIONS, toManagerConfig } from '../manager/options.js';
+import { startManager } from '../manager/service.js';
 
 const program = new Command('millwright')
   .description('Millwright: an open industrial edge platform')
@@ -63,8 +66,28 @@ const up = addServiceOptions(
     throw err;
   }
   announceUns(uns, unsConfig);
-  ready({ edge: edgeReady(edge, config), uns: unsReady(uns, unsConfig) });
-  stopOnSignals([edge, uns]);
+  // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
+  const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+  const mFlags = {
+    host: config.host,
+    ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
+  };
+  const mConfig = toManagerConfig(loadConfig('manager', MANAGER_OPTIONS, mFlags, process.env, mSources));
+  const manager = await startManager(mConfig, {
+    pickFreePorts: (['port', 'admin-port'] as const).filter((o) => mSources[o] === 'default'),
+  }).catch(async (err: unknown) => {
+    await Promise.all([edge.close(), uns.close()]);
+    throw err;
+  });
+  announceManager(manager, mConfig);
+  const enrolled = await enrolLocalEdge(edge, manager);
+  if (enrolled) process.stdout.write(`  local edge enrolled in the manager as device ${enrolled}\n`);
+  ready({
+    edge: edgeReady(edge, config),
+    uns: unsReady(uns, unsConfig),
+    manager: managerReady(manager, mConfig),
+  });
+  stopOnSignals([edge, uns, manager]);
 });
 
 const edge = addServiceOptions(
@@ -101,6 +124,13 @@ const uns = addServiceOptions(
 });
 uns.enablePositionalOptions();
 unsAdminCommands(uns);
+
+managerCommands(program, (service, config) => {
+  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n`);
+  announceManager(service, config);
+  ready({ manager: managerReady(service, config) });
+  stopOnSignals([service]);
+});
 
 /** The machine-readable ready line (src/kernel/ready.ts), printed once everything is up. */
 function ready(services: ReadyLine['services']): void {

@@ -95,6 +95,23 @@ export class AuthRepository {
     return Number(res.numDeletedRows) > 0;
   }
 
+  async updateClient(
+    clientId: string,
+    change: { name?: string | undefined; role?: Role | undefined },
+    now: number,
+  ): Promise<boolean> {
+    const res = await this.db
+      .updateTable('auth_api_client')
+      .set({
+        ...(change.name !== undefined ? { name: change.name } : {}),
+        ...(change.role !== undefined ? { role: change.role } : {}),
+        updated_at: now,
+      })
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
   async updateClientSecret(clientId: string, secretHash: string, now: number): Promise<boolean> {
     const res = await this.db
       .updateTable('auth_api_client')

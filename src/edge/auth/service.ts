@@ -253,6 +253,18 @@ export class AuthService {
     return { items: page.items.map(clientView), total: page.total };
   }
 
+  /** Renames a client or changes its role (a new role applies to its tokens at once). */
+  async updateClient(clientId: string, change: { name?: string | undefined; role?: Role | undefined }) {
+    if (change.name !== undefined) validateName(change.name);
+    if (change.role !== undefined) validateRole(change.role);
+    if (!(await this.#repo.updateClient(clientId, change, Date.now()))) {
+      throw notFound(`api client "${clientId}" not found`);
+    }
+    this.#clients.delete(clientId);
+    this.#log.info({ client_id: clientId, ...change }, 'api client updated');
+    return this.getClient(clientId);
+  }
+
   async deleteClient(clientId: string): Promise<void> {
     if (!(await this.#repo.deleteClient(clientId))) throw notFound(`api client "${clientId}" not found`);
     this.#clients.delete(clientId);

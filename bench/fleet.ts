@@ -1,0 +1,306 @@
+/**
+ * bench/fleet: 1,000 simulated edges speaking the real link protocol from this process (not the
+ * manager's), against `millwright manager` as its own process:
+ * - connect time for all (activation first, not timed; then TLS + WebSocket + hello + welcome);
+ * - manager resident memory per connected edge (RSS after minus before, from /proc);
+ * - bridge requests per second through the link (`/api/v1/edge/{p}/{d}/devicehub/version` on a
+ *   real `millwright edge` enrolled beside the simulated ones) beside the same request made to
+ *   the edge directly (legacy Basic API token), rounds alternating.
+ * Targets: all connected in under 30 s, under 100 KiB per connected edge, bridged throughput at
+ * least 50% of direct.
+ *
+ *   npm run bench -- fleet [--edges 1000] [--duration 10] [--connections 32] [--rounds 2]
+ */
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import autocannon from 'autocannon';
+import WebSocket from 'ws';
+import { cleanEnv, runCliJson, startCli, tempDirs } from '../test/helpers/cli.js';
+import { http } from '../test/helpers/edge.js';
+import { parseMessage, type LinkMessage } from '../src/kernel/link/protocol.js';
+import { LOCAL_PROVIDER_ID } from '../src/edge/auth/index.js';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const EDGES = arg('edges', 1000);
+const duration = arg('duration', 10);
+const connections = arg('connections', 32);
+const rounds = arg('rounds', 2);
+
+const dirs = tempDirs('mw-bench-fleet-');
+const managerDir = dirs.make();
+const edgeDir = dirs.make();
+const env = cleanEnv({ MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password' });
+const cli = (args: string[]) => runCliJson(args, env);
+
+const rssKiB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+
+async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+const token = cli(['manager', 'token', 'create', '--data-dir', managerDir, '--name', 'bench'])
+  .token as string;
+cli(['manager', 'company', 'create', '--data-dir', managerDir, '--name', 'bench']);
+const project = cli([
+  'manager',
+  'project',
+  'create',
+  '--data-dir',
+  managerDir,
+  '--company-name',
+  'bench',
+  '--name',
+  'fleet',
+]);
+const codes = cli([
+  'manager',
+  'activation-code',
+  'create',
+  '--data-dir',
+  managerDir,
+  '--project-id',
+  project.id,
+  '--count',
+  String(Math.min(EDGES + 1, 1000)),
+]) as { code: string }[];
+while (codes.length < EDGES + 1) {
+  codes.push(
+    ...cli([
+      'manager',
+      'activation-code',
+      'create',
+      '--data-dir',
+      managerDir,
+      '--project-id',
+      project.id,
+      '--count',
+      '1000',
+    ]),
+  );
+}
+
+const managerProc = await startCli(
+  [
+    'manager',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--admin-port',
+    '0',
+    '--data-dir',
+    managerDir,
+    '--log-level',
+    'warn',
+    '--max-links',
+    '5000',
+    '--activation-rate-limit',
+    '1000000',
+    '--heartbeat-interval',
+    '10000',
+  ],
+  { env, inheritStderr: true, timeoutMs: 60_000 },
+);
+const managerUrl = managerProc.ready.services.manager!.url;
+const edgeProc = await startCli(
+  [
+    'edge',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--datahub-port',
+    '0',
+    '--data-dir',
+    edgeDir,
+    '--log-level',
+    'warn',
+    '--auth-rate-limit',
+    '1000000',
+  ],
+  { env, inheritStderr: true, timeoutMs: 60_000 },
+);
+const edgeUrl = edgeProc.ready.services.edge!.url;
+const sockets: WebSocket[] = [];
+try {
+  // Activation of the simulated edges (not timed).
+  const identities: { deviceId: string; linkSecret: string }[] = [];
+  const t0 = Date.now();
+  await pool(codes.slice(0, EDGES), 16, async (c) => {
+    const r = await http(`${managerUrl}/dm/activate`, {
+      json: { code: c.code, edgeCredential: 'mwt_simulated', version: '4.4.0' },
+    });
+    if (r.status !== 200) throw new Error(`activate: ${r.status} ${r.text}`);
+    identities.push(r.body);
+  });
+  const activationMs = Date.now() - t0;
+  await new Promise((r) => setTimeout(r, 2000));
+  const rssBefore = rssKiB(managerProc.pid);
+
+  // Connect all: TLS, upgrade, hello, until the manager's welcome.
+  const linkUrl = `${managerUrl.replace(/^http/, 'ws')}/dm/link`;
+  const connectOne = (id: { deviceId: string; linkSecret: string }) =>
+    new Promise<void>((resolve, reject) => {
+      const ws = new WebSocket(linkUrl, {
+        headers: { 'x-device-id': id.deviceId, 'x-device-secret': id.linkSecret },
+        rejectUnauthorized: false,
+        perMessageDeflate: false,
+      });
+      sockets.push(ws);
+      ws.on('open', () =>
+        ws.send(
+          JSON.stringify({
+            t: 'hello',
+            version: '4.4.0',
+            millwright: 'bench',
+            host: { hostname: 'sim' },
+          } satisfies LinkMessage),
+        ),
+      );
+      ws.on('message', (data: Buffer, binary: boolean) => {
+        if (binary) return;
+        const m = parseMessage(data.toString());
+        if (m?.t === 'welcome') {
+          const hb = setInterval(
+            () => ws.send(JSON.stringify({ t: 'hb', metrics: { cpuPercent: 1 } })),
+            m.heartbeatMs,
+          );
+          hb.unref();
+          ws.once('close', () => clearInterval(hb));
+          resolve();
+        } else if (m?.t === 'req') {
+          ws.send(
+            JSON.stringify({
+              t: 'res',
+              id: m.id,
+              status: 200,
+              headers: { 'content-type': 'application/json' },
+            }),
+          );
+          ws.send(JSON.stringify({ t: 'end', id: m.id }));
+        }
+      });
+      ws.on('error', reject);
+    });
+  const c0 = Date.now();
+  await pool(identities, 100, connectOne);
+  const connectMs = Date.now() - c0;
+  await new Promise((r) => setTimeout(r, 3000));
+  const rssAfter = rssKiB(managerProc.pid);
+  const perEdgeKiB = (rssAfter - rssBefore) / EDGES;
+
+  // The real edge, enrolled through the three bootstrap calls.
+  const login = await http(`${edgeUrl}/auth/v2/login`, {
+    json: { username: 'admin', password: 'bench-admin-password', providerId: LOCAL_PROVIDER_ID },
+  });
+  let cookie = { cookie: `jwtAccess=${login.body.jwtAccess}` };
+  await http(`${edgeUrl}/auth/v2/eula`, {
+    method: 'PUT',
+    headers: cookie,
+    json: { agree: true, version: '1.0' },
+  });
+  const pw = await http(`${edgeUrl}/auth/v2/password`, {
+    method: 'PUT',
+    headers: cookie,
+    json: { currentPassword: 'bench-admin-password', newPassword: 'bench-new-password' },
+  });
+  cookie = { cookie: `jwtAccess=${pw.body.jwtAccess}` };
+  const tx = (await http(`${edgeUrl}/dm/cloud/url`, { headers: cookie, json: { url: managerUrl } })).body.tx;
+  await http(`${edgeUrl}/dm/cloud/url/${tx}/confirm`, { method: 'PUT', headers: cookie });
+  const enrolled = await http(`${edgeUrl}/dm/cloud`, { headers: cookie, json: { code: codes[EDGES]!.code } });
+  if (enrolled.status !== 200) throw new Error(`enrol: ${enrolled.status} ${enrolled.text}`);
+  const deviceId = enrolled.body.deviceId as string;
+  for (let i = 0; i < 200; i++) {
+    const d = await http(`${managerUrl}/api/v1/device/${deviceId}`, { headers: { 'x-authtoken': token } });
+    if (d.body.online) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const apiToken = (
+    await http(`${edgeUrl}/auth/v3/api-tokens`, { headers: cookie, json: { name: 'bench', role: 'viewer' } })
+  ).body.token;
+
+  const cases: [string, autocannon.Options][] = [
+    [
+      'direct: GET {edge}/devicehub/version',
+      {
+        url: `${edgeUrl}/devicehub/version`,
+        headers: { authorization: `Basic ${Buffer.from(`${apiToken}:`).toString('base64')}` },
+      },
+    ],
+    [
+      'bridged: GET {manager}/api/v1/edge/{p}/{d}/devicehub/version',
+      {
+        url: `${managerUrl}/api/v1/edge/${project.id}/${deviceId}/devicehub/version`,
+        headers: { 'x-authtoken': token },
+      },
+    ],
+  ];
+  const load = async (o: autocannon.Options) => {
+    const r = await autocannon({
+      connections,
+      duration,
+      ...o,
+      tlsOptions: { rejectUnauthorized: false },
+    } as autocannon.Options);
+    if (r.errors || r.non2xx) throw new Error(`${o.url}: ${r.errors} errors, ${r.non2xx} non-2xx`);
+    return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+  };
+  await load({ ...cases[1]![1], duration: 2 });
+  const results = new Map<string, { rps: number; p50: number; p99: number }[]>();
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, o] of cases) results.set(name, [...(results.get(name) ?? []), await load(o)]);
+  }
+  const avg = (name: string, k: 'rps' | 'p50' | 'p99') => {
+    const rs = results.get(name)!;
+    return rs.reduce((s, r) => s + r[k], 0) / rs.length;
+  };
+  const direct = avg(cases[0]![0], 'rps');
+  const bridged = avg(cases[1]![0], 'rps');
+  const online = (
+    await http(`${managerUrl}/api/v1/system/deployment-info`, { headers: { 'x-authtoken': token } })
+  ).body;
+
+  console.log(
+    `\nbench/fleet: ${EDGES} simulated edges in this process, manager and edge as their own processes; ` +
+      `${rounds} rounds x ${duration} s, ${connections} HTTPS connections; ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${process.version}\n`,
+  );
+  console.log('| measure | value | target |');
+  console.log('|---|---:|---|');
+  console.log(
+    `| activation of ${EDGES} edges (POST /dm/activate, 16 at a time) | ${(activationMs / 1000).toFixed(1)} s | (not a target) |`,
+  );
+  console.log(
+    `| all ${EDGES} linked (TLS + WebSocket + hello + welcome, 100 at a time) | ${(connectMs / 1000).toFixed(1)} s | under 30 s: ${connectMs < 30_000 ? 'met' : 'MISSED'} |`,
+  );
+  console.log(`| devices online per the manager | ${online.online} of ${online.devices} | |`);
+  console.log(
+    `| manager RSS before / after linking | ${(rssBefore / 1024).toFixed(0)} / ${(rssAfter / 1024).toFixed(0)} MiB | |`,
+  );
+  console.log(
+    `| manager memory per linked edge | ${perEdgeKiB.toFixed(1)} KiB | under 100 KiB: ${perEdgeKiB < 100 ? 'met' : 'MISSED'} |`,
+  );
+  console.log('\n| case | requests/s | p50 ms | p99 ms | share of direct |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const [name] of cases) {
+    console.log(
+      `| ${name} | ${avg(name, 'rps').toFixed(0)} | ${avg(name, 'p50').toFixed(1)} | ${avg(name, 'p99').toFixed(1)} | ${((avg(name, 'rps') / direct) * 100).toFixed(1)}% |`,
+    );
+  }
+  console.log(
+    `\nbridged / direct: ${((bridged / direct) * 100).toFixed(1)}% (target at least 50%: ${bridged / direct >= 0.5 ? 'met' : 'MISSED'})`,
+  );
+} finally {
+  for (const ws of sockets) ws.terminate();
+  await edgeProc.stop();
+  await managerProc.stop();
+  dirs.removeAll();
+}

@@ -1,0 +1,214 @@
+/**
+ * `millwright manager` (the edge manager as deployed), its administration commands
+ * (`manager token ...`, `manager user ...`, `manager company|project|activation-code create`),
+ * managed on the data directory (or the configured database) whether or not the manager runs,
+ * and the enrolment of the local edge into the local manager for `millwright up`.
+ */
+import { Command, Option } from 'commander';
+import pino from 'pino';
+import { MANAGER_OPTIONS, toManagerConfig, type ManagerConfig } from '../manager/options.js';
+import { openManagerDatabase, startManager, type ManagerService } from '../manager/service.js';
+import {
+  ManagerAuthRepository,
+  ManagerAuthService,
+  MANAGER_ROLES,
+  type Principal,
+} from '../manager/auth/index.js';
+import { FleetRepository } from '../manager/fleet/repository.js';
+import { FleetService } from '../manager/fleet/service.js';
+import { SecretBox } from '../manager/fleet/secret-box.js';
+import { defaultListSpec } from './manager-list.js';
+import type { ReadyService } from '../kernel/ready.js';
+import type { EdgeService } from '../edge/service.js';
+import { addServiceOptions, resolveOptions } from './options.js';
+
+const STORE_OPTIONS = MANAGER_OPTIONS.filter((o) => o.name === 'data-dir' || o.name === 'database-url');
+
+/** The CLI acts as a global admin on the stores it opens. */
+const CLI: Principal = {
+  subject: 'cli',
+  tokenId: 'cli',
+  tokenName: 'cli',
+  username: null,
+  grants: [{ role: 'admin', companyId: null, projectId: null }],
+};
+
+function storeCommand(parent: Command, name: string, description: string): Command {
+  return addServiceOptions(parent.command(name).description(description), 'manager', STORE_OPTIONS);
+}
+
+async function withStores<T>(
+  cmd: Command,
+  fn: (s: { auth: ManagerAuthService; fleet: FleetService }) => Promise<T>,
+): Promise<void> {
+  const values = resolveOptions(cmd, 'manager', STORE_OPTIONS);
+  const dataDir = values['data-dir'] as string;
+  const database = await openManagerDatabase({
+    dataDir,
+    databaseUrl: values['database-url'] as string | undefined,
+  });
+  try {
+    const logger = pino({ level: 'silent' });
+    const auth = new ManagerAuthService(new ManagerAuthRepository(database), logger);
+    const fleet = new FleetService(new FleetRepository(database), SecretBox.forDataDir(dataDir), logger, {
+      activationTtl: 24 * 3600,
+    });
+    const out = await fn({ auth, fleet });
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } finally {
+    await database.close();
+  }
+}
+
+/** `millwright manager` and its subcommands, on `program`. */
+export function managerCommands(
+  program: Command,
+  run: (service: ManagerService, config: ManagerConfig) => void,
+): Command {
+  const manager = addServiceOptions(
+    program
+      .command('manager')
+      .description(
+        'the edge manager: fleet, activation, edge links and the bridge (see `millwright manager --help`)',
+      ),
+    'manager',
+    MANAGER_OPTIONS,
+  ).action(async () => {
+    const config = toManagerConfig(resolveOptions(manager, 'manager', MANAGER_OPTIONS));
+    const service = await startManager(config);
+    run(service, config);
+  });
+  manager.enablePositionalOptions();
+
+  const tokens = manager.command('token').description('long-lived API tokens (X-AuthToken)');
+  const tcreate = storeCommand(tokens, 'create', 'create a token; prints JSON with `token` (shown once)')
+    .requiredOption('--name <name>', 'a name for people')
+    .addOption(
+      new Option('--role <role>', 'global role of the token').choices([...MANAGER_ROLES]).default('admin'),
+    )
+    .option('--user <username>', "the token acts with this user's roles instead of a role of its own")
+    .action(() =>
+      withStores(tcreate, ({ auth }) => {
+        const o = tcreate.opts<{ name: string; role: 'admin'; user?: string }>();
+        return auth.createToken(o.name, o.role, o.user);
+      }),
+    );
+  const tlist = storeCommand(tokens, 'list', 'list the tokens (never their secrets)').action(() =>
+    withStores(tlist, ({ auth }) => auth.listTokens(defaultListSpec())),
+  );
+  const trevoke = storeCommand(tokens, 'revoke', 'revoke a token')
+    .requiredOption('--id <id>', 'the token id')
+    .action(() =>
+      withStores(trevoke, async ({ auth }) => {
+        await auth.revokeToken(trevoke.opts<{ id: string }>().id);
+        return { revoked: trevoke.opts<{ id: string }>().id };
+      }),
+    );
+  const trotate = storeCommand(tokens, 'rotate', 'a new secret for a token; the old one stops working')
+    .requiredOption('--id <id>', 'the token id')
+    .action(() => withStores(trotate, ({ auth }) => auth.rotateToken(trotate.opts<{ id: string }>().id)));
+
+  const users = manager.command('user').description('console users and their roles');
+  const ucreate = storeCommand(users, 'create', 'create a user')
+    .requiredOption('--username <name>', 'the user name')
+    .requiredOption('--password <password>', 'the password (at least 8 characters)')
+    .action(() =>
+      withStores(ucreate, ({ auth }) => {
+        const o = ucreate.opts<{ username: string; password: string }>();
+        return auth.createUser(o.username, o.password);
+      }),
+    );
+  const ugrant = storeCommand(users, 'grant', 'grant a role, globally or on a company or project')
+    .requiredOption('--username <name>', 'the user name')
+    .addOption(new Option('--role <role>', 'the role').choices([...MANAGER_ROLES]).makeOptionMandatory())
+    .option('--company-id <id>', 'scope: one company')
+    .option('--project-id <id>', 'scope: one project')
+    .action(() =>
+      withStores(ugrant, ({ auth }) => {
+        const o = ugrant.opts<{ username: string; role: 'admin'; companyId?: string; projectId?: string }>();
+        return auth.grant(o.username, o.role, { companyId: o.companyId, projectId: o.projectId });
+      }),
+    );
+
+  const company = manager.command('company').description('companies');
+  const ccreate = storeCommand(company, 'create', 'create a company')
+    .requiredOption('--name <name>', 'the company name')
+    .action(() =>
+      withStores(ccreate, ({ fleet }) => fleet.createCompany(CLI, ccreate.opts<{ name: string }>().name)),
+    );
+  const project = manager.command('project').description('projects');
+  const pcreate = storeCommand(project, 'create', 'create a project in a company')
+    .requiredOption('--company-name <name>', 'the company name')
+    .requiredOption('--name <name>', 'the project name')
+    .action(() =>
+      withStores(pcreate, ({ fleet }) => {
+        const o = pcreate.opts<{ companyName: string; name: string }>();
+        return fleet.createProject(CLI, { companyName: o.companyName }, o.name);
+      }),
+    );
+  const codes = manager.command('activation-code').description('activation codes for edges');
+  const acreate = storeCommand(codes, 'create', 'create activation codes (single use, expiring)')
+    .requiredOption('--project-id <id>', 'the project the edge joins')
+    .option('--ttl <seconds>', 'lifetime in seconds', '86400')
+    .option('--count <n>', 'how many', '1')
+    .action(() =>
+      withStores(acreate, ({ fleet }) => {
+        const o = acreate.opts<{ projectId: string; ttl: string; count: string }>();
+        return fleet.createCodes(CLI, o.projectId, { count: Number(o.count), ttlSeconds: Number(o.ttl) });
+      }),
+    );
+  return manager;
+}
+
+/** The ready-line entry of the manager. */
+export function managerReady(service: ManagerService, config: ManagerConfig): ReadyService {
+  return {
+    url: service.url,
+    adminUrl: service.adminUrl,
+    dataDir: config.dataDir,
+    ports: { port: Number(new URL(service.url).port), 'admin-port': Number(new URL(service.adminUrl).port) },
+  };
+}
+
+export function announceManager(service: ManagerService, config: ManagerConfig): void {
+  const lines = [
+    ...service.notes.map((n) => `  ${n}`),
+    `  edge manager   ${service.url}/api/v1  (X-AuthToken; the edge link at ${service.url.replace(/^http/, 'ws')}/dm/link)`,
+    `  admin console  ${service.adminUrl}/admin/v1`,
+    `  manager data   ${config.dataDir}`,
+    `  API token:     millwright manager token create --data-dir ${config.dataDir} --name NAME`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * `millwright up`: the local edge enrolled in the local manager (company "local", project
+ * "local"), through the same steps as a remote edge: the manager's certificate pinned, an
+ * activation code, the link. Nothing happens when the edge is already enrolled.
+ */
+export async function enrolLocalEdge(edge: EdgeService, manager: ManagerService): Promise<string | null> {
+  const dm = edge.shell.module('dm');
+  if ((await dm.status()).enrolled) return null;
+  const fleet = manager.fleet;
+  const companies = await fleet.listCompanies(CLI, {
+    ...defaultListSpec(),
+    filter: [{ field: 'companyName', op: 'eq', value: 'local' }],
+  });
+  const companyId = companies.items[0]?.id ?? (await fleet.createCompany(CLI, 'local')).id;
+  const projects = await fleet.listProjects(
+    CLI,
+    { companyId },
+    { ...defaultListSpec(), filter: [{ field: 'name', op: 'eq', value: 'local' }] },
+  );
+  const projectId = projects.items[0]?.id ?? (await fleet.createProject(CLI, { companyId }, 'local')).id;
+  const [code] = await fleet.createCodes(CLI, projectId, {
+    count: 1,
+    ttlSeconds: 300,
+    deviceName: 'local edge',
+  });
+  const url = manager.url.replace('localhost', '127.0.0.1');
+  const { tx } = await dm.proposeManager(url);
+  await dm.confirm(tx);
+  const enrolled = await dm.activate(code!.code, 'local edge');
+  return enrolled.deviceId;
+}

@@ -1,0 +1,280 @@
+/**
+ * The edge's end of the link: one WebSocket over TLS to the manager, pinned to the certificate
+ * confirmed at enrolment, authenticated with the device's identifier and link secret. It sends a
+ * hello (version, host facts), then heartbeats with metrics; it executes the bridged requests the
+ * manager sends by injecting them into the edge's own HTTP app (where the edge's auth hook checks
+ * the per-device credential the manager adds), streaming bodies both ways. It reconnects with
+ * capped exponential backoff and jitter.
+ */
+import os from 'node:os';
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import WebSocket from 'ws';
+import {
+  LINK_CHUNK,
+  LINK_MAX_MESSAGE,
+  LINK_PATH,
+  bodyFrame,
+  parseBodyFrame,
+  parseMessage,
+  reconnectDelay,
+  type LinkHeaders,
+  type LinkMessage,
+} from '../../kernel/link/protocol.js';
+import { pinnedConnection, type Fingerprint } from '../../kernel/link/pinned.js';
+
+/** Bridged requests executed at once at most; more are answered 503 by the edge. */
+export const MAX_BRIDGED_IN_FLIGHT = 64;
+const RECONNECT_BASE_MS = 500;
+const DEFAULT_RECONNECT_MAX_MS = 30_000;
+const DEFAULT_HEARTBEAT_MS = 10_000;
+
+export interface LinkIdentity {
+  managerUrl: string;
+  fingerprint: Fingerprint;
+  deviceId: string;
+  linkSecret: string;
+}
+
+export interface LinkClientOptions {
+  identity: LinkIdentity;
+  /** The app bridged requests are injected into. */
+  app: FastifyInstance;
+  logger: Logger;
+  version: string;
+  millwright: string;
+  hostFacts: () => Record<string, unknown>;
+}
+
+interface Exec {
+  body: PassThrough | null;
+  cancelled: boolean;
+}
+
+export class LinkClient {
+  readonly #o: LinkClientOptions;
+  #ws: WebSocket | null = null;
+  #attempt = 0;
+  #heartbeatMs = DEFAULT_HEARTBEAT_MS;
+  #reconnectMaxMs = DEFAULT_RECONNECT_MAX_MS;
+  #hbTimer: NodeJS.Timeout | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  #connected = false;
+  #lastError: string | null = null;
+  readonly #execs = new Map<number, Exec>();
+  #cpu = process.cpuUsage();
+  #cpuAt = Date.now();
+
+  constructor(options: LinkClientOptions) {
+    this.#o = options;
+  }
+
+  get connected(): boolean {
+    return this.#connected;
+  }
+
+  get lastError(): string | null {
+    return this.#lastError;
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#connect();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retryTimer);
+    clearInterval(this.#hbTimer);
+    const ws = this.#ws;
+    this.#ws = null;
+    if (ws && ws.readyState !== ws.CLOSED) {
+      await new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        ws.close(1001, 'edge stopping');
+        setTimeout(() => {
+          ws.terminate();
+          resolve();
+        }, 1000).unref();
+      });
+    }
+  }
+
+  #connect(): void {
+    if (this.#stopped) return;
+    const { identity } = this.#o;
+    const url = `${identity.managerUrl.replace(/^http/, 'ws').replace(/\/+$/, '')}${LINK_PATH}`;
+    const ws = new WebSocket(url, {
+      headers: { 'x-device-id': identity.deviceId, 'x-device-secret': identity.linkSecret },
+      maxPayload: LINK_MAX_MESSAGE,
+      perMessageDeflate: false,
+      handshakeTimeout: 15_000,
+      ...(url.startsWith('wss:')
+        ? {
+            createConnection: pinnedConnection(
+              identity.fingerprint,
+            ) as unknown as WebSocket.ClientOptions['createConnection'],
+          }
+        : {}),
+    });
+    this.#ws = ws;
+    ws.on('open', () => {
+      this.#send(ws, {
+        t: 'hello',
+        version: this.#o.version,
+        millwright: this.#o.millwright,
+        host: this.#o.hostFacts(),
+      });
+      this.#startHeartbeat(ws);
+    });
+    ws.on('message', (data: Buffer, binary: boolean) => this.#onMessage(ws, data, binary));
+    ws.on('unexpected-response', (_req, res) => {
+      this.#lastError = `the manager refused the link: HTTP ${res.statusCode}`;
+      res.resume();
+      ws.terminate();
+    });
+    ws.on('error', (err) => {
+      this.#lastError = err.message;
+      this.#o.logger.debug({ err }, 'link error');
+    });
+    ws.on('close', (code, reason) => {
+      clearInterval(this.#hbTimer);
+      if (this.#connected)
+        this.#o.logger.warn({ code, reason: reason.toString() }, 'link to the manager lost');
+      this.#connected = false;
+      for (const e of this.#execs.values()) {
+        e.cancelled = true;
+        e.body?.destroy();
+      }
+      this.#execs.clear();
+      if (this.#ws === ws) this.#ws = null;
+      this.#scheduleReconnect();
+    });
+  }
+
+  #scheduleReconnect(): void {
+    if (this.#stopped) return;
+    const delay = reconnectDelay(this.#attempt++, RECONNECT_BASE_MS, this.#reconnectMaxMs);
+    this.#retryTimer = setTimeout(() => this.#connect(), delay);
+    this.#retryTimer.unref();
+  }
+
+  #startHeartbeat(ws: WebSocket): void {
+    clearInterval(this.#hbTimer);
+    this.#hbTimer = setInterval(
+      () => this.#send(ws, { t: 'hb', metrics: this.#metrics() }),
+      this.#heartbeatMs,
+    );
+    this.#hbTimer.unref();
+  }
+
+  #metrics(): Record<string, unknown> {
+    const now = Date.now();
+    const used = process.cpuUsage(this.#cpu);
+    const elapsedUs = Math.max(1, (now - this.#cpuAt) * 1000);
+    this.#cpu = process.cpuUsage();
+    this.#cpuAt = now;
+    return {
+      cpuPercent: Math.round(((used.user + used.system) / elapsedUs) * 1000) / 10,
+      memoryBytes: process.memoryUsage().rss,
+      load1: os.loadavg()[0],
+      uptimeSeconds: Math.round(process.uptime()),
+      bridgedInFlight: this.#execs.size,
+    };
+  }
+
+  #send(ws: WebSocket, m: LinkMessage): void {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
+  }
+
+  #onMessage(ws: WebSocket, data: Buffer, binary: boolean): void {
+    if (binary) {
+      const frame = parseBodyFrame(data);
+      const exec = frame ? this.#execs.get(frame.id) : undefined;
+      if (frame && exec?.body && !exec.body.write(frame.chunk)) {
+        ws.pause();
+        exec.body.once('drain', () => ws.resume());
+      }
+      return;
+    }
+    const m = parseMessage(data.toString('utf8'));
+    if (!m) return;
+    switch (m.t) {
+      case 'welcome':
+        this.#connected = true;
+        this.#attempt = 0;
+        this.#lastError = null;
+        this.#heartbeatMs = Math.max(100, m.heartbeatMs);
+        this.#reconnectMaxMs = Math.max(1000, m.reconnectMaxMs);
+        this.#startHeartbeat(ws);
+        this.#send(ws, { t: 'hb', metrics: this.#metrics() });
+        this.#o.logger.info({ deviceId: m.deviceId }, 'linked to the manager');
+        return;
+      case 'req':
+        void this.#execute(ws, m);
+        return;
+      case 'end':
+        this.#execs.get(m.id)?.body?.end();
+        return;
+      case 'cancel': {
+        const e = this.#execs.get(m.id);
+        if (e) {
+          e.cancelled = true;
+          e.body?.destroy();
+          this.#execs.delete(m.id);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  async #execute(ws: WebSocket, m: Extract<LinkMessage, { t: 'req' }>): Promise<void> {
+    if (this.#execs.size >= MAX_BRIDGED_IN_FLIGHT) {
+      this.#send(ws, {
+        t: 'err',
+        id: m.id,
+        status: 503,
+        message: 'the edge is executing too many bridged requests',
+      });
+      return;
+    }
+    const exec: Exec = {
+      body: m.body ? new PassThrough({ highWaterMark: 1024 * 1024 }) : null,
+      cancelled: false,
+    };
+    this.#execs.set(m.id, exec);
+    try {
+      const res = await this.#o.app.inject({
+        method: m.method as 'GET',
+        url: m.path,
+        headers: m.headers,
+        ...(exec.body ? { payload: exec.body } : {}),
+        remoteAddress: '127.0.0.1',
+      });
+      if (exec.cancelled || ws.readyState !== ws.OPEN) return;
+      const headers: LinkHeaders = {};
+      for (const [k, v] of Object.entries(res.headers)) {
+        if (v !== undefined) headers[k] = Array.isArray(v) ? v.map(String) : String(v);
+      }
+      this.#send(ws, { t: 'res', id: m.id, status: res.statusCode, headers });
+      const body = res.rawPayload;
+      for (let off = 0; off < body.length; off += LINK_CHUNK) {
+        if (exec.cancelled || ws.readyState !== ws.OPEN) return;
+        ws.send(bodyFrame(m.id, body.subarray(off, off + LINK_CHUNK)));
+        while (ws.bufferedAmount > 4 * 1024 * 1024 && ws.readyState === ws.OPEN) {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+      this.#send(ws, { t: 'end', id: m.id });
+    } catch (err) {
+      if (!exec.cancelled)
+        this.#send(ws, { t: 'err', id: m.id, status: 502, message: (err as Error).message });
+    } finally {
+      this.#execs.delete(m.id);
+    }
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * Device management on the edge's seam: enrolment with an edge manager (`/dm/cloud/...`), the
+ * link to it (started once the edge listens, when enrolled), bridged requests executed on this
+ * edge's own app, and API client updates for the manager's device OAuth clients.
+ */
+import type { EdgeModule } from '../modules.js';
+import { dmMigrations } from './migrations/index.js';
+import { dmRoutes } from './routes.js';
+import { DmService } from './service.js';
+
+declare module '../modules.js' {
+  interface EdgeModules {
+    dm: DmService;
+  }
+}
+
+export const dmModule: EdgeModule<'dm'> = {
+  name: 'dm',
+  migrations: dmMigrations,
+  requires: ['auth'],
+  start: (ctx) => new DmService(ctx.database, ctx.module('auth').service, ctx.app, ctx.logger),
+  mount: (ctx, dm) => ctx.app.register(dmRoutes, { dm, auth: ctx.module('auth').service }),
+  listening: (_ctx, dm) => dm.startLink(),
+  close: (dm) => dm.close(),
+};

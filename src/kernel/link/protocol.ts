@@ -1,0 +1,100 @@
+/**
+ * The edge link: one WebSocket (over TLS) from each enrolled edge to its manager, at `/dm/link`
+ * on the manager's main port, authenticated by the device's identifier and link secret
+ * (`X-Device-Id`, `X-Device-Secret`). Both services speak it, and so does `bench/fleet`, hence it
+ * lives in the kernel.
+ *
+ * Control messages are JSON text frames (`LinkMessage`); request and response bodies travel as
+ * binary frames: a 4-byte big-endian stream id, then at most `LINK_CHUNK` bytes of body. Flow per
+ * bridged request: manager `req` → (binary request body)* → manager `end`; edge `res` (status and
+ * headers) → (binary response body)* → edge `end`, or edge `err`. The manager may `cancel`.
+ */
+
+/** Largest WebSocket message either side accepts (a bigger one closes the link, code 1009). */
+export const LINK_MAX_MESSAGE = 1024 * 1024;
+/** Largest body slice in one binary frame. */
+export const LINK_CHUNK = 64 * 1024;
+/** Most headers in a bridged request or response. */
+export const LINK_MAX_HEADERS = 200;
+export const LINK_PATH = '/dm/link';
+
+export type LinkHeaders = Record<string, string | string[]>;
+
+export type LinkMessage =
+  // edge → manager
+  | { t: 'hello'; version: string; millwright: string; host: Record<string, unknown> }
+  | { t: 'hb'; metrics: Record<string, unknown> }
+  | { t: 'res'; id: number; status: number; headers: LinkHeaders }
+  | { t: 'err'; id: number; status: number; message: string }
+  // manager → edge
+  | { t: 'welcome'; deviceId: string; heartbeatMs: number; reconnectMaxMs: number }
+  | { t: 'req'; id: number; method: string; path: string; headers: LinkHeaders; body: boolean }
+  | { t: 'cancel'; id: number }
+  // both: the end of a body (request body from the manager, response body from the edge)
+  | { t: 'end'; id: number };
+
+/** A binary body frame: stream id, then the bytes. */
+export function bodyFrame(id: number, chunk: Buffer): Buffer {
+  const head = Buffer.allocUnsafe(4);
+  head.writeUInt32BE(id >>> 0, 0);
+  return Buffer.concat([head, chunk]);
+}
+
+export function parseBodyFrame(frame: Buffer): { id: number; chunk: Buffer } | null {
+  if (frame.length < 4) return null;
+  return { id: frame.readUInt32BE(0), chunk: frame.subarray(4) };
+}
+
+/** A control message, or null when the frame is not one (the link then closes: protocol error). */
+export function parseMessage(text: string): LinkMessage | null {
+  let m: unknown;
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!m || typeof m !== 'object' || typeof (m as { t?: unknown }).t !== 'string') return null;
+  return m as LinkMessage;
+}
+
+/** Hop-by-hop headers (RFC 9110 7.6.1) and those the bridge sets itself: never forwarded. */
+export const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
+
+/** Headers of `raw` without hop-by-hop ones, those named by `Connection`, and `drop`. */
+export function forwardableHeaders(
+  raw: Record<string, string | string[] | undefined>,
+  drop: ReadonlySet<string> = new Set(),
+): LinkHeaders {
+  const named = new Set(
+    String(raw.connection ?? '')
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  const out: LinkHeaders = {};
+  let n = 0;
+  for (const [k, v] of Object.entries(raw)) {
+    const key = k.toLowerCase();
+    if (v === undefined || HOP_BY_HOP.has(key) || named.has(key) || drop.has(key)) continue;
+    if (++n > LINK_MAX_HEADERS) break;
+    out[key] = v;
+  }
+  return out;
+}
+
+/** Delay before reconnect attempt `attempt` (0-based): capped exponential backoff, full jitter. */
+export function reconnectDelay(attempt: number, baseMs: number, capMs: number, random = Math.random): number {
+  const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 30));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}

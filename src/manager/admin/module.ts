@@ -1,0 +1,64 @@
+/**
+ * The admin console API (`/admin/v1/`) on a listener of its own (`--admin-port`, 8446 by
+ * default): a second HTTPS app made by the kernel, with the same certificate, guarded by the
+ * token hook in admin-console mode (a global admin only). Later modules mount their admin routes
+ * on `ctx.module('admin').app` in their `mount`; the app is readied and bound in `listening`.
+ */
+import type { FastifyInstance } from 'fastify';
+import { closeGracefully, createHttpApp } from '../../kernel/http/server.js';
+import { healthRoutes } from '../../kernel/http/health.js';
+import { installManagerAuthHook } from '../auth/hook.js';
+import { adminAuthRoutes } from '../auth/routes.js';
+import type { ManagerModule } from '../modules.js';
+
+export interface AdminConsole {
+  app: FastifyInstance;
+  /** Base address of the admin console API, once bound. */
+  url: string;
+}
+
+declare module '../modules.js' {
+  interface ManagerModules {
+    admin: AdminConsole;
+  }
+}
+
+export const MANAGER_API_VERSION = '3.0.0';
+
+export const adminModule: ManagerModule<'admin'> = {
+  name: 'admin',
+  requires: ['auth'],
+  async start(ctx) {
+    const { app } = await createHttpApp({
+      logger: ctx.logger.child({ component: 'manager.admin.http' }),
+      plainHttp: ctx.config.http,
+      dataDir: ctx.config.dataDir,
+      tlsCertFile: ctx.config.tlsCert,
+      tlsKeyFile: ctx.config.tlsKey,
+    });
+    ctx.defer('admin http', () =>
+      closeGracefully(app, ctx.config.shutdownTimeout, ctx.logger).then(() => undefined),
+    );
+    await app.register(healthRoutes, { service: 'manager-admin', apiVersion: MANAGER_API_VERSION });
+    installManagerAuthHook(app, ctx.module('auth'), { adminConsole: true });
+    return { app, url: '' };
+  },
+  mount: (ctx, admin) => admin.app.register(adminAuthRoutes, { auth: ctx.module('auth') }),
+  async listening(ctx, admin) {
+    const { host, adminPort } = ctx.config;
+    const secure = !ctx.config.http;
+    admin.url = await ctx.ports.bind(
+      'admin-port',
+      adminPort,
+      async (port) => {
+        await admin.app.listen({ host, port });
+        const addr = admin.app.server.address();
+        const bound = typeof addr === 'object' && addr ? addr.port : port;
+        const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+        return `${secure ? 'https' : 'http'}://${name.includes(':') ? `[${name}]` : name}:${bound}`;
+      },
+      (url) => Number(new URL(url).port),
+    );
+    ctx.logger.info({ url: admin.url }, 'admin console API listening');
+  },
+};

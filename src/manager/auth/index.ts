@@ -1,0 +1,15 @@
+/** The manager's identity module: API tokens, users, roles and the authentication hook. */
+export {
+  ManagerAuthService,
+  MANAGER_ROLES,
+  roleAt,
+  requireRole,
+  isGlobal,
+  type Principal,
+  type Grant,
+  type Scope,
+  type ManagerRole,
+} from './service.js';
+export { ManagerAuthRepository } from './repository.js';
+export { managerAuthMigrations } from './migrations/index.js';
+export { installManagerAuthHook, principalOf, requestToken } from './hook.js';

@@ -1,0 +1,602 @@
+/**
+ * The fleet: companies, projects, devices (25-character manager identifiers), activation codes
+ * (single use, expiring, scoped to a project), enrolment, and what the link reports (online,
+ * last seen, edge version, host facts, metrics, connection history). Every read and change is
+ * checked against the caller's roles over the company or project it touches. No HTTP here.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js';
+import { hashSecret, randomSecret, secretMatches } from '../../kernel/crypto.js';
+import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
+import { sql } from '../../kernel/db/index.js';
+import { isGlobal, requireRole, roleAt, type Principal } from '../auth/index.js';
+import type { DeviceRow, FleetRepository } from './repository.js';
+import type { SecretBox } from './secret-box.js';
+
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A 25-character manager identifier (lower-case letters and digits, ~129 bits). */
+export function deviceIdentifier(): string {
+  const bytes = randomBytes(25);
+  let out = '';
+  for (const b of bytes) out += ID_ALPHABET[b % ID_ALPHABET.length];
+  return out;
+}
+
+/** An activation code people can type: `XXXX-XXXX-XXXX-XXXX` (~80 bits). */
+function activationCode(): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  const bytes = randomBytes(16);
+  let out = '';
+  for (let i = 0; i < 16; i++) {
+    if (i > 0 && i % 4 === 0) out += '-';
+    out += alphabet[bytes[i]! % alphabet.length];
+  }
+  return out;
+}
+
+export const COMPANY_LIST: ListDefinition = {
+  fields: {
+    companyName: 'c.name',
+    createdAt: { column: 'c.created_at', type: 'integer', filterable: false },
+  },
+  tiebreak: 'c.id',
+  defaultSort: [{ field: 'companyName', order: 'asc' }],
+  maxLimit: 1000,
+};
+
+export const PROJECT_LIST: ListDefinition = {
+  fields: {
+    name: 'p.name',
+    companyName: 'c.name',
+    createdAt: { column: 'p.created_at', type: 'integer', filterable: false },
+  },
+  tiebreak: 'p.id',
+  defaultSort: [{ field: 'name', order: 'asc' }],
+  maxLimit: 1000,
+};
+
+export const DEVICE_LIST: ListDefinition = {
+  fields: {
+    name: 'd.name',
+    prettyName: 'd.pretty_name',
+    projectId: 'd.project_id',
+    online: { column: 'd.online', type: 'boolean' },
+    lastSeen: { column: 'd.last_seen', type: 'integer' },
+    edgeVersion: 'd.edge_version',
+    activatedAt: { column: 'd.activated_at', type: 'integer' },
+  },
+  tiebreak: 'd.id',
+  defaultSort: [{ field: 'name', order: 'asc' }],
+  maxLimit: 1000,
+};
+
+export const CODE_LIST: ListDefinition = {
+  fields: {
+    projectId: 'a.project_id',
+    deviceName: 'a.device_name',
+    expiresAt: { column: 'a.expires_at', type: 'integer' },
+    createdAt: { column: 'a.created_at', type: 'integer' },
+  },
+  tiebreak: 'a.id',
+  defaultSort: [{ field: 'createdAt', order: 'desc' }],
+  maxLimit: 1000,
+};
+
+export const CONNECTION_LIST: ListDefinition = {
+  fields: { connectedAt: { column: 'connected_at', type: 'integer' } },
+  tiebreak: 'id',
+  defaultSort: [{ field: 'connectedAt', order: 'desc' }],
+  maxLimit: 1000,
+};
+
+export interface DeviceView {
+  id: string;
+  name: string;
+  prettyName: string | null;
+  projectId: string;
+  companyId: string;
+  online: boolean;
+  lastSeen: string | null;
+  edgeVersion: string | null;
+  host: Record<string, unknown> | null;
+  metrics: Record<string, unknown> | null;
+  activatedAt: string;
+}
+
+type DeviceListRow = Omit<DeviceRow, 'link_secret_hash' | 'edge_credential'> & { company_id: string };
+
+export function deviceView(row: DeviceListRow): DeviceView {
+  return {
+    id: row.id,
+    name: row.name,
+    prettyName: row.pretty_name,
+    projectId: row.project_id,
+    companyId: row.company_id,
+    online: row.online === 1,
+    lastSeen: row.last_seen === null ? null : new Date(row.last_seen).toISOString(),
+    edgeVersion: row.edge_version,
+    host: row.host_facts ? (JSON.parse(row.host_facts) as Record<string, unknown>) : null,
+    metrics: row.metrics ? (JSON.parse(row.metrics) as Record<string, unknown>) : null,
+    activatedAt: new Date(row.activated_at).toISOString(),
+  };
+}
+
+/** What an edge sends to enrol (`POST /dm/activate`). */
+export interface ActivationRequest {
+  code: string;
+  /** The credential the edge issued for the manager's bridged calls (a legacy API token of the edge). */
+  edgeCredential: string;
+  name?: string | undefined;
+  version?: string | undefined;
+  host?: Record<string, unknown> | undefined;
+}
+
+export interface Activation {
+  deviceId: string;
+  projectId: string;
+  companyId: string;
+  /** The device's secret on the link, shown once. */
+  linkSecret: string;
+}
+
+/** The most activation codes created in one call. */
+export const MAX_CODES_PER_CALL = 1000;
+
+export class FleetService {
+  readonly #repo: FleetRepository;
+  readonly #box: SecretBox;
+  readonly #log: Logger;
+  readonly #activationTtl: number;
+
+  constructor(repo: FleetRepository, box: SecretBox, logger: Logger, options: { activationTtl: number }) {
+    this.#repo = repo;
+    this.#box = box;
+    this.#log = logger;
+    this.#activationTtl = options.activationTtl;
+  }
+
+  get database() {
+    return this.#repo.database;
+  }
+
+  // --- companies and projects -----------------------------------------------------------------
+
+  async createCompany(principal: Principal, name: string) {
+    requireRole(principal, {}, 'admin');
+    validateName(name, 'companyName');
+    if (await this.#repo.getCompanyByName(name)) throw conflict(`company "${name}" exists`);
+    const row = { id: randomUUID(), name, created_at: Date.now() };
+    await this.#repo.insertCompany(row);
+    this.#log.info({ id: row.id, name }, 'company created');
+    return { id: row.id, companyName: name, createdAt: new Date(row.created_at).toISOString() };
+  }
+
+  async listCompanies(principal: Principal, spec: ListSpec) {
+    let q = this.#repo.companyListQuery();
+    if (!isGlobal(principal, 'viewer')) {
+      const { companyIds, projectIds } = scopeIds(principal);
+      q = q.where((eb) =>
+        eb.or([
+          eb('c.id', 'in', companyIds.length ? companyIds : ['']),
+          eb.exists(
+            eb
+              .selectFrom('mgr_project as sp')
+              .select('sp.id')
+              .whereRef('sp.company_id', '=', 'c.id')
+              .where('sp.id', 'in', projectIds.length ? projectIds : ['']),
+          ),
+        ]),
+      );
+    }
+    const page = await runList(this.#repo.database, q, COMPANY_LIST, spec);
+    return {
+      items: page.items.map((c) => ({
+        id: c.id,
+        companyName: c.name,
+        totalNumOfProjects: Number(c.projects),
+        totalNumOfDevices: Number(c.devices),
+        createdAt: new Date(c.created_at).toISOString(),
+      })),
+      total: page.total,
+    };
+  }
+
+  /** The company named by id or name, checked for `principal`'s read access. */
+  async #company(
+    principal: Principal,
+    ref: { companyId?: string | undefined; companyName?: string | undefined },
+  ) {
+    const row = ref.companyId
+      ? await this.#repo.getCompany(ref.companyId)
+      : ref.companyName
+        ? await this.#repo.getCompanyByName(ref.companyName)
+        : undefined;
+    if (!ref.companyId && !ref.companyName) throw badRequest('companyId or companyName is required');
+    if (!row || !(await this.#readsCompany(principal, row.id))) {
+      throw notFound(`company "${ref.companyId ?? ref.companyName}" not found`);
+    }
+    return row;
+  }
+
+  /** A role on the company, or on one of its projects. */
+  async #readsCompany(principal: Principal, companyId: string): Promise<boolean> {
+    if (roleAt(principal, { companyId }) !== null) return true;
+    const { projectIds } = scopeIds(principal);
+    if (projectIds.length === 0) return false;
+    const hit = await this.#repo.db
+      .selectFrom('mgr_project')
+      .select('id')
+      .where('company_id', '=', companyId)
+      .where('id', 'in', projectIds)
+      .executeTakeFirst();
+    return hit !== undefined;
+  }
+
+  async createProject(
+    principal: Principal,
+    ref: { companyId?: string | undefined; companyName?: string | undefined },
+    name: string,
+  ) {
+    validateName(name, 'name');
+    const company = await this.#company(principal, ref);
+    requireRole(principal, { companyId: company.id }, 'admin');
+    const row = { id: randomUUID(), company_id: company.id, name, created_at: Date.now() };
+    try {
+      await this.#repo.insertProject(row);
+    } catch (err) {
+      if (/unique|duplicate/i.test((err as Error).message)) {
+        throw conflict(`project "${name}" exists in company "${company.name}"`);
+      }
+      throw err;
+    }
+    this.#log.info({ id: row.id, name, companyId: company.id }, 'project created');
+    return {
+      id: row.id,
+      name,
+      companyId: company.id,
+      companyName: company.name,
+      totalNumOfDevices: 0,
+      createdAt: new Date(row.created_at).toISOString(),
+    };
+  }
+
+  async listProjects(
+    principal: Principal,
+    ref: { companyId?: string | undefined; companyName?: string | undefined },
+    spec: ListSpec,
+  ) {
+    let q = this.#repo.projectListQuery();
+    if (ref.companyId || ref.companyName) {
+      const company = await this.#company(principal, ref);
+      q = q.where('p.company_id', '=', company.id);
+    }
+    if (!isGlobal(principal, 'viewer')) {
+      const { companyIds, projectIds } = scopeIds(principal);
+      q = q.where((eb) =>
+        eb.or([
+          eb('p.company_id', 'in', companyIds.length ? companyIds : ['']),
+          eb('p.id', 'in', projectIds.length ? projectIds : ['']),
+        ]),
+      );
+    }
+    const page = await runList(this.#repo.database, q, PROJECT_LIST, spec);
+    return {
+      items: page.items.map((p) => ({
+        id: p.id,
+        name: p.name,
+        companyId: p.company_id,
+        companyName: p.company_name,
+        totalNumOfDevices: Number(p.devices),
+        createdAt: new Date(p.created_at).toISOString(),
+      })),
+      total: page.total,
+    };
+  }
+
+  /** The project, when `principal` may read it; 404 otherwise (existence is not disclosed). */
+  async project(principal: Principal, projectId: string) {
+    const p = await this.#repo.getProject(projectId);
+    if (!p || roleAt(principal, { projectId: p.id, companyId: p.company_id }) === null) {
+      throw notFound(`project "${projectId}" not found`);
+    }
+    return p;
+  }
+
+  // --- devices ----------------------------------------------------------------------------------
+
+  async listDevices(principal: Principal, spec: ListSpec, projectId?: string): Promise<ListPage<DeviceView>> {
+    let q = this.#repo.deviceListQuery();
+    if (projectId) {
+      await this.project(principal, projectId);
+      q = q.where('d.project_id', '=', projectId);
+    }
+    if (!isGlobal(principal, 'viewer')) {
+      const { companyIds, projectIds } = scopeIds(principal);
+      q = q.where((eb) =>
+        eb.or([
+          eb('p.company_id', 'in', companyIds.length ? companyIds : ['']),
+          eb('d.project_id', 'in', projectIds.length ? projectIds : ['']),
+        ]),
+      );
+    }
+    const page = await runList(this.#repo.database, q, DEVICE_LIST, spec);
+    return { items: page.items.map(deviceView), total: page.total };
+  }
+
+  /** The device, when `principal` may read it (and it is in `projectId` when given); else 404. */
+  async device(principal: Principal, deviceId: string, projectId?: string): Promise<DeviceView> {
+    const row = await this.#repo.getDevice(deviceId);
+    if (
+      !row ||
+      (projectId !== undefined && row.project_id !== projectId) ||
+      roleAt(principal, { projectId: row.project_id, companyId: row.company_id }) === null
+    ) {
+      throw notFound(`device "${deviceId}" not found${projectId ? ` in project "${projectId}"` : ''}`);
+    }
+    return deviceView(row);
+  }
+
+  async deleteDevice(principal: Principal, deviceId: string): Promise<void> {
+    const d = await this.device(principal, deviceId);
+    requireRole(principal, d, 'admin');
+    await this.#repo.deleteDevice(deviceId);
+    this.#log.info({ deviceId }, 'device removed');
+  }
+
+  async prettyNames(principal: Principal, projectId: string) {
+    await this.project(principal, projectId);
+    const rows = await this.#repo
+      .deviceListQuery()
+      .where('d.project_id', '=', projectId)
+      .orderBy('d.name')
+      .execute();
+    return {
+      items: rows.map((r) => ({ deviceId: r.id, name: r.name, prettyName: r.pretty_name ?? r.name })),
+      total: rows.length,
+    };
+  }
+
+  async setPrettyNames(
+    principal: Principal,
+    projectId: string,
+    items: { deviceId: string; prettyName: string | null }[],
+  ) {
+    const p = await this.project(principal, projectId);
+    requireRole(principal, { projectId, companyId: p.company_id }, 'operator');
+    const missing: string[] = [];
+    let updated = 0;
+    for (const item of items) if (item.prettyName !== null) validateName(item.prettyName, 'prettyName');
+    for (const item of items) {
+      if (await this.#repo.setPrettyName(projectId, item.deviceId, item.prettyName)) updated++;
+      else missing.push(item.deviceId);
+    }
+    return { updated, notFound: missing };
+  }
+
+  /** Devices of a project by a metric, highest first (`cpu` percent or `memory` bytes). */
+  async topMetrics(principal: Principal, projectId: string, metric: 'cpu' | 'memory', limit: number) {
+    await this.project(principal, projectId);
+    const col = metric === 'cpu' ? 'd.cpu' : 'd.memory';
+    const rows = await this.#repo
+      .deviceListQuery()
+      .where('d.project_id', '=', projectId)
+      .where(sql.ref(col), 'is not', null)
+      .orderBy(sql.ref(col), 'desc')
+      .orderBy('d.id')
+      .limit(limit)
+      .execute();
+    return {
+      metric,
+      items: rows.map((r) => ({
+        deviceId: r.id,
+        name: r.name,
+        prettyName: r.pretty_name ?? r.name,
+        online: r.online === 1,
+        value: Number(metric === 'cpu' ? r.cpu : r.memory),
+        metrics: r.metrics ? (JSON.parse(r.metrics) as Record<string, unknown>) : null,
+      })),
+    };
+  }
+
+  async connections(principal: Principal, deviceId: string, spec: ListSpec) {
+    await this.device(principal, deviceId);
+    const page = await runList(
+      this.#repo.database,
+      this.#repo.connectionListQuery().where('device_id', '=', deviceId),
+      CONNECTION_LIST,
+      spec,
+    );
+    return {
+      items: page.items.map((c) => ({
+        id: c.id,
+        connectedAt: new Date(c.connected_at).toISOString(),
+        disconnectedAt: c.disconnected_at === null ? null : new Date(c.disconnected_at).toISOString(),
+        remoteAddress: c.remote_address,
+        reason: c.reason,
+      })),
+      total: page.total,
+    };
+  }
+
+  async counts() {
+    const row = await this.#repo.db
+      .selectFrom('mgr_device')
+      .select([sql<number>`count(*)`.as('devices'), sql<number>`coalesce(sum(online), 0)`.as('online')])
+      .executeTakeFirstOrThrow();
+    return { devices: Number(row.devices), online: Number(row.online) };
+  }
+
+  // --- activation -----------------------------------------------------------------------------
+
+  async createCodes(
+    principal: Principal,
+    projectId: string,
+    options: { count: number; ttlSeconds?: number | undefined; deviceName?: string | undefined },
+  ) {
+    const p = await this.project(principal, projectId);
+    requireRole(principal, { projectId, companyId: p.company_id }, 'operator');
+    if (!(options.count >= 1 && options.count <= MAX_CODES_PER_CALL)) {
+      throw badRequest(`count must be from 1 to ${MAX_CODES_PER_CALL}`);
+    }
+    const ttl = options.ttlSeconds ?? this.#activationTtl;
+    const now = Date.now();
+    const made = Array.from({ length: options.count }, () => ({ code: activationCode(), id: randomUUID() }));
+    await this.#repo.insertCodes(
+      made.map((m) => ({
+        id: m.id,
+        code_hash: hashSecret(m.code),
+        project_id: projectId,
+        device_name: options.deviceName ?? null,
+        expires_at: now + ttl * 1000,
+        used_at: null,
+        device_id: null,
+        created_by: principal.subject,
+        created_at: now,
+      })),
+    );
+    this.#log.info({ projectId, count: options.count, ttl }, 'activation codes created');
+    return made.map((m) => ({
+      id: m.id,
+      code: m.code,
+      projectId,
+      deviceName: options.deviceName ?? null,
+      expiresAt: new Date(now + ttl * 1000).toISOString(),
+    }));
+  }
+
+  /** Activation status of the codes (and so the devices) of the caller's projects. */
+  async deviceStatus(principal: Principal, spec: ListSpec, projectId?: string) {
+    let q = this.#repo.codeListQuery();
+    if (projectId) {
+      await this.project(principal, projectId);
+      q = q.where('a.project_id', '=', projectId);
+    }
+    if (!isGlobal(principal, 'viewer')) {
+      const { companyIds, projectIds } = scopeIds(principal);
+      q = q.where((eb) =>
+        eb.or([
+          eb('p.company_id', 'in', companyIds.length ? companyIds : ['']),
+          eb('a.project_id', 'in', projectIds.length ? projectIds : ['']),
+        ]),
+      );
+    }
+    const now = Date.now();
+    const page = await runList(this.#repo.database, q, CODE_LIST, spec);
+    return {
+      items: page.items.map((a) => ({
+        id: a.id,
+        projectId: a.project_id,
+        deviceName: a.device_name,
+        status: a.used_at !== null ? 'ACTIVATED' : a.expires_at <= now ? 'EXPIRED' : 'PENDING',
+        deviceId: a.device_id,
+        expiresAt: new Date(a.expires_at).toISOString(),
+        activatedAt: a.used_at === null ? null : new Date(a.used_at).toISOString(),
+        createdAt: new Date(a.created_at).toISOString(),
+      })),
+      total: page.total,
+    };
+  }
+
+  /** Enrols an edge with an activation code: single use, unexpired; answers its link identity. */
+  async activate(req: ActivationRequest): Promise<Activation> {
+    const code = await this.#repo.getCodeByHash(hashSecret(req.code.trim().toUpperCase()));
+    if (!code) throw new AppError(401, 'invalid_activation_code', 'the activation code is not valid');
+    if (code.used_at !== null) {
+      throw new AppError(409, 'activation_code_used', 'the activation code was already used');
+    }
+    const now = Date.now();
+    if (code.expires_at <= now) {
+      throw new AppError(410, 'activation_code_expired', 'the activation code has expired');
+    }
+    const project = await this.#repo.getProject(code.project_id);
+    if (!project) throw new AppError(401, 'invalid_activation_code', 'the activation code is not valid');
+    const linkSecret = randomSecret('mwl');
+    const id = deviceIdentifier();
+    const name = (code.device_name ?? req.name ?? `edge-${id.slice(0, 6)}`).slice(0, 200);
+    const ok = await this.#repo.activate(code.id, {
+      id,
+      project_id: code.project_id,
+      name,
+      pretty_name: null,
+      online: 0,
+      last_seen: null,
+      edge_version: req.version ?? null,
+      host_facts: req.host ? JSON.stringify(req.host) : null,
+      metrics: null,
+      cpu: null,
+      memory: null,
+      link_secret_hash: hashSecret(linkSecret),
+      edge_credential: this.#box.seal(req.edgeCredential),
+      activated_at: now,
+    });
+    if (!ok) throw new AppError(409, 'activation_code_used', 'the activation code was already used');
+    this.#log.info({ deviceId: id, projectId: code.project_id, name }, 'device activated');
+    return { deviceId: id, projectId: code.project_id, companyId: project.company_id, linkSecret };
+  }
+
+  // --- what the link needs ----------------------------------------------------------------------
+
+  /** The device of a link credential, or null. */
+  async verifyLink(deviceId: string, secret: string): Promise<{ id: string; projectId: string } | null> {
+    if (!/^[a-z0-9]{25}$/.test(deviceId)) return null;
+    const row = await this.#repo.getDevice(deviceId);
+    if (!row || !secretMatches(secret, row.link_secret_hash)) return null;
+    return { id: row.id, projectId: row.project_id };
+  }
+
+  /** The credential the edge issued for bridged calls, decrypted. */
+  async edgeCredential(deviceId: string): Promise<string | null> {
+    const row = await this.#repo.getDevice(deviceId);
+    return row ? this.#box.open(row.edge_credential) : null;
+  }
+
+  async linkUp(deviceId: string, remote: string | null, facts: { version: string; host: string }) {
+    const now = Date.now();
+    const id = randomUUID();
+    await this.#repo.setOnline(deviceId, true, now, facts);
+    await this.#repo.openConnection({
+      id,
+      device_id: deviceId,
+      connected_at: now,
+      disconnected_at: null,
+      remote_address: remote,
+      reason: null,
+    });
+    return id;
+  }
+
+  async linkDown(deviceId: string, connectionId: string, reason: string, stillOnline: boolean) {
+    const now = Date.now();
+    if (!stillOnline) await this.#repo.setOnline(deviceId, false, now);
+    await this.#repo.closeConnection(connectionId, now, reason);
+  }
+
+  recordHeartbeats(beats: { id: string; at: number; metrics: Record<string, unknown> }[]) {
+    return this.#repo.recordHeartbeats(
+      beats.map((b) => ({
+        id: b.id,
+        at: b.at,
+        metrics: JSON.stringify(b.metrics),
+        cpu: typeof b.metrics.cpuPercent === 'number' ? Math.round(b.metrics.cpuPercent) : null,
+        memory: typeof b.metrics.memoryBytes === 'number' ? Math.round(b.metrics.memoryBytes) : null,
+      })),
+    );
+  }
+
+  resetOnline() {
+    return this.#repo.resetOnline(Date.now());
+  }
+}
+
+function scopeIds(principal: Principal) {
+  return {
+    companyIds: principal.grants.filter((g) => g.companyId && !g.projectId).map((g) => g.companyId!),
+    projectIds: principal.grants.filter((g) => g.projectId).map((g) => g.projectId!),
+  };
+}
+
+function validateName(name: string, field: string): void {
+  if (name.trim() === '' || name.length > 200) throw badRequest(`${field} must have 1 to 200 characters`);
+}

@@ -1,0 +1,386 @@
+/**
+ * The manager's end of the edge links: one WebSocket per enrolled edge. It authenticates the
+ * device, records the connection (history, online flag, version, host facts), keeps the heartbeat
+ * watch (three missed heartbeats end the link and mark the device offline), and carries bridged
+ * requests down and their answers back up, streamed, with bounds on everything an edge or a client
+ * can grow: links at once, requests in flight per device, message size, waiting time.
+ */
+import { PassThrough, type Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { WebSocket } from 'ws';
+import { AppError } from '../../kernel/errors.js';
+import {
+  LINK_CHUNK,
+  bodyFrame,
+  parseBodyFrame,
+  parseMessage,
+  type LinkHeaders,
+  type LinkMessage,
+} from '../../kernel/link/protocol.js';
+import type { FleetService } from '../fleet/service.js';
+
+export interface LinkHubOptions {
+  fleet: FleetService;
+  logger: Logger;
+  heartbeatMs: number;
+  bridgeTimeoutMs: number;
+  maxPendingPerDevice: number;
+  maxLinks: number;
+}
+
+export interface BridgeRequest {
+  method: string;
+  path: string;
+  headers: LinkHeaders;
+  /** The request body, streamed to the edge; null for none. */
+  body: Readable | null;
+}
+
+export interface BridgeResponse {
+  status: number;
+  headers: LinkHeaders;
+  body: Readable;
+}
+
+interface Pending {
+  resolve(res: BridgeResponse): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+  /** Set once the edge answered `res`. */
+  body: PassThrough | null;
+  upload: Readable | null;
+}
+
+/** Most bytes queued on one link before the bridge waits for the socket to drain. */
+const HIGH_WATER = 4 * 1024 * 1024;
+
+class Link {
+  readonly pending = new Map<number, Pending>();
+  lastSeen = Date.now();
+  metrics: Record<string, unknown> | null = null;
+  dirty = false;
+  #nextId = 1;
+
+  constructor(
+    readonly deviceId: string,
+    readonly socket: WebSocket,
+    readonly connectionId: string,
+  ) {}
+
+  nextId(): number {
+    const id = this.#nextId;
+    this.#nextId = this.#nextId >= 0xfffffff0 ? 1 : this.#nextId + 1;
+    return id;
+  }
+
+  send(message: LinkMessage): void {
+    this.socket.send(JSON.stringify(message));
+  }
+
+  /** Resolves once the socket's queue is under the high-water mark. */
+  async drained(): Promise<void> {
+    while (this.socket.bufferedAmount > HIGH_WATER && this.socket.readyState === this.socket.OPEN) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}
+
+export class LinkHub {
+  readonly #o: LinkHubOptions;
+  readonly #links = new Map<string, Link>();
+  readonly #timer: NodeJS.Timeout;
+  #closed = false;
+
+  constructor(options: LinkHubOptions) {
+    this.#o = options;
+    this.#timer = setInterval(() => void this.#sweep(), options.heartbeatMs);
+    this.#timer.unref();
+  }
+
+  get size(): number {
+    return this.#links.size;
+  }
+
+  isOnline(deviceId: string): boolean {
+    return this.#links.has(deviceId);
+  }
+
+  /** A new link from an authenticated device. */
+  async accept(deviceId: string, socket: WebSocket, remote: string | null): Promise<void> {
+    if (this.#closed) {
+      socket.close(1001, 'manager stopping');
+      return;
+    }
+    const previous = this.#links.get(deviceId);
+    if (!previous && this.#links.size >= this.#o.maxLinks) {
+      this.#o.logger.warn({ deviceId, max: this.#o.maxLinks }, 'link refused: too many links');
+      socket.close(1013, 'too many links; try again later');
+      return;
+    }
+    // The first message must be the hello; later ones wait here until the link is recorded.
+    let link: Link | null = null;
+    const early: { data: Buffer; binary: boolean }[] = [];
+    let hello: ((m: LinkMessage | null) => void) | null = null;
+    const helloP = new Promise<LinkMessage | null>((resolve) => (hello = resolve));
+    const timer = setTimeout(() => hello?.(null), Math.max(5000, this.#o.heartbeatMs * 3));
+    socket.on('message', (data: Buffer, binary: boolean) => {
+      if (link) return this.#onMessage(link, data, binary);
+      if (hello) {
+        const h = hello;
+        hello = null;
+        clearTimeout(timer);
+        return h(binary ? null : parseMessage(data.toString('utf8')));
+      }
+      if (early.length < 100) early.push({ data, binary });
+    });
+    socket.once('close', () => {
+      clearTimeout(timer);
+      hello?.(null);
+    });
+    const first = await helloP;
+    if (!first || first.t !== 'hello') {
+      if (socket.readyState === socket.OPEN) socket.close(1002, 'expected hello');
+      return;
+    }
+    if (previous) previous.socket.terminate();
+    const connectionId = await this.#o.fleet.linkUp(deviceId, remote, {
+      version: String(first.version ?? ''),
+      host: JSON.stringify(first.host ?? {}),
+    });
+    const current = new Link(deviceId, socket, connectionId);
+    if (socket.readyState !== socket.OPEN) {
+      await this.#o.fleet.linkDown(deviceId, connectionId, 'closed during hello', this.#links.has(deviceId));
+      return;
+    }
+    this.#links.set(deviceId, current);
+    link = current;
+    for (const m of early) this.#onMessage(current, m.data, m.binary);
+    socket.once(
+      'close',
+      (code: number, reason: Buffer) => void this.#onClose(current, code, reason.toString()),
+    );
+    socket.on('error', (err) => this.#o.logger.debug({ err, deviceId }, 'link error'));
+    current.send({
+      t: 'welcome',
+      deviceId,
+      heartbeatMs: this.#o.heartbeatMs,
+      reconnectMaxMs: Math.min(60_000, Math.max(1000, this.#o.heartbeatMs * 3)),
+    });
+    this.#o.logger.info({ deviceId, remote, version: first.version }, 'edge linked');
+  }
+
+  #onMessage(link: Link, data: Buffer, binary: boolean): void {
+    link.lastSeen = Date.now();
+    if (binary) {
+      const frame = parseBodyFrame(data);
+      const p = frame ? link.pending.get(frame.id) : undefined;
+      if (!frame || !p?.body) return;
+      if (!p.body.write(frame.chunk)) link.socket.pause();
+      return;
+    }
+    const m = parseMessage(data.toString('utf8'));
+    if (!m) {
+      link.socket.close(1002, 'malformed message');
+      return;
+    }
+    switch (m.t) {
+      case 'hb':
+        link.metrics = m.metrics && typeof m.metrics === 'object' ? m.metrics : {};
+        link.dirty = true;
+        return;
+      case 'res': {
+        const p = link.pending.get(m.id);
+        if (!p || p.body) return;
+        const body = new PassThrough({ highWaterMark: 1024 * 1024 });
+        body.on('drain', () => link.socket.resume());
+        p.body = body;
+        this.#armTimer(link, m.id, p);
+        p.resolve({ status: m.status, headers: m.headers ?? {}, body });
+        return;
+      }
+      case 'end': {
+        const p = link.pending.get(m.id);
+        if (!p) return;
+        this.#finish(link, m.id, p);
+        p.body?.end();
+        return;
+      }
+      case 'err': {
+        const p = link.pending.get(m.id);
+        if (!p) return;
+        this.#finish(link, m.id, p);
+        const err = new AppError(
+          m.status >= 400 ? m.status : 502,
+          'edge_error',
+          `the edge answered: ${m.message}`,
+        );
+        if (p.body) p.body.destroy(err);
+        else p.reject(err);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  #finish(link: Link, id: number, p: Pending): void {
+    clearTimeout(p.timer);
+    link.pending.delete(id);
+    p.upload?.destroy();
+  }
+
+  /** (Re)starts the wait for the edge: no answer (or no next body slice) in time is a 504. */
+  #armTimer(link: Link, id: number, p: Pending): void {
+    clearTimeout(p.timer);
+    p.timer = setTimeout(() => {
+      this.#finish(link, id, p);
+      if (link.socket.readyState === link.socket.OPEN) link.send({ t: 'cancel', id });
+      const err = new AppError(
+        504,
+        'edge_timeout',
+        `device "${link.deviceId}" did not answer within ${this.#o.bridgeTimeoutMs} ms`,
+      );
+      if (p.body) p.body.destroy(err);
+      else p.reject(err);
+    }, this.#o.bridgeTimeoutMs);
+    p.timer.unref();
+  }
+
+  async #onClose(link: Link, code: number, reason: string): Promise<void> {
+    for (const [id, p] of link.pending) {
+      this.#finish(link, id, p);
+      const err = new AppError(
+        503,
+        'device_offline',
+        `device "${link.deviceId}" went offline during the request`,
+      );
+      if (p.body) p.body.destroy(err);
+      else p.reject(err);
+    }
+    const current = this.#links.get(link.deviceId) === link;
+    if (current) this.#links.delete(link.deviceId);
+    const why = reason || (code === 1006 ? 'connection lost' : `closed (${code})`);
+    this.#o.logger.info({ deviceId: link.deviceId, code, reason: why }, 'edge unlinked');
+    try {
+      await this.#o.fleet.linkDown(link.deviceId, link.connectionId, why, this.#links.has(link.deviceId));
+    } catch (err) {
+      this.#o.logger.warn({ err, deviceId: link.deviceId }, 'recording the end of a link failed');
+    }
+  }
+
+  /** Sends a request down the link of `deviceId`; answers once the edge sent status and headers. */
+  async request(deviceId: string, req: BridgeRequest): Promise<BridgeResponse> {
+    const link = this.#links.get(deviceId);
+    if (!link || link.socket.readyState !== link.socket.OPEN) {
+      throw new AppError(
+        503,
+        'device_offline',
+        `device "${deviceId}" is offline: its edge is not connected to the manager`,
+      );
+    }
+    if (link.pending.size >= this.#o.maxPendingPerDevice) {
+      throw new AppError(
+        503,
+        'bridge_busy',
+        `device "${deviceId}" has ${link.pending.size} bridged requests in flight, the most allowed; retry later`,
+      );
+    }
+    const id = link.nextId();
+    const answer = new Promise<BridgeResponse>((resolve, reject) => {
+      const p: Pending = {
+        resolve,
+        reject,
+        timer: undefined as unknown as NodeJS.Timeout,
+        body: null,
+        upload: req.body,
+      };
+      link.pending.set(id, p);
+      this.#armTimer(link, id, p);
+    });
+    link.send({
+      t: 'req',
+      id,
+      method: req.method,
+      path: req.path,
+      headers: req.headers,
+      body: req.body !== null,
+    });
+    if (req.body) void this.#upload(link, id, req.body);
+    return answer;
+  }
+
+  async #upload(link: Link, id: number, body: Readable): Promise<void> {
+    try {
+      for await (const chunk of body) {
+        if (!link.pending.has(id)) return;
+        const buf = chunk as Buffer;
+        for (let off = 0; off < buf.length; off += LINK_CHUNK) {
+          link.socket.send(bodyFrame(id, buf.subarray(off, off + LINK_CHUNK)));
+        }
+        await link.drained();
+      }
+      if (link.pending.has(id)) link.send({ t: 'end', id });
+    } catch (err) {
+      const p = link.pending.get(id);
+      if (!p) return;
+      this.#finish(link, id, p);
+      if (link.socket.readyState === link.socket.OPEN) link.send({ t: 'cancel', id });
+      const e = new AppError(
+        400,
+        'request_aborted',
+        `the request body could not be read: ${(err as Error).message}`,
+      );
+      if (p.body) p.body.destroy(e);
+      else p.reject(e);
+    }
+  }
+
+  /** Heartbeat watch: links silent for three heartbeats end; heartbeats reach the database. */
+  async #sweep(): Promise<void> {
+    const now = Date.now();
+    const beats: { id: string; at: number; metrics: Record<string, unknown> }[] = [];
+    for (const link of this.#links.values()) {
+      if (now - link.lastSeen > this.#o.heartbeatMs * 3) {
+        this.#o.logger.warn({ deviceId: link.deviceId }, 'edge missed three heartbeats; ending its link');
+        link.socket.terminate();
+        continue;
+      }
+      if (link.dirty) {
+        link.dirty = false;
+        beats.push({ id: link.deviceId, at: link.lastSeen, metrics: link.metrics ?? {} });
+      }
+    }
+    try {
+      await this.#o.fleet.recordHeartbeats(beats);
+    } catch (err) {
+      this.#o.logger.warn({ err }, 'recording heartbeats failed');
+    }
+  }
+
+  /** Ends every link (edges reconnect to the next manager) and stops the watch. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    const links = [...this.#links.values()];
+    await Promise.all(
+      links.map(
+        (l) =>
+          new Promise<void>((resolve) => {
+            l.socket.once('close', () => resolve());
+            l.socket.close(1001, 'manager stopping');
+            setTimeout(() => {
+              l.socket.terminate();
+              resolve();
+            }, 1000).unref();
+          }),
+      ),
+    );
+    // Let the close handlers record the end of each link.
+    await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /** A link's device, for the bridge (undefined when offline). */
+  has(deviceId: string): boolean {
+    return this.#links.has(deviceId);
+  }
+}

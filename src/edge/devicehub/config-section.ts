@@ -135,7 +135,25 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
       list.push(tagOut(r));
     }
     devices.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { devices: devices.map((d) => ({ ...deviceOut(d), Tags: byDevice.get(d.id) ?? [] })) };
+    const out: DevicehubSection = { devices: [] };
+    // The stored rows are the normal form of the export: diff needs no second check of them.
+    const normal: NormalDevice[] = [];
+    const rowsOf = new Map<string, RegisterRow[]>();
+    for (const r of registers) {
+      let list = rowsOf.get(r.device_id);
+      if (!list) rowsOf.set(r.device_id, (list = []));
+      list.push(r);
+    }
+    for (const [i, d] of devices.entries()) {
+      const given: TemplateDevice = { ...deviceOut(d), Tags: byDevice.get(d.id) ?? [] };
+      out.devices.push(given);
+      const tags = new Map<string, { path: string; given: TemplateTag; row: RegisterRow }>();
+      for (const [j, r] of (rowsOf.get(d.id) ?? []).entries())
+        tags.set(r.tag_name, { path: `devices[${i}].Tags[${j}]`, given: given.Tags![j]!, row: r });
+      normal.push({ path: `devices[${i}]`, given, row: d, tags });
+    }
+    this.#normal.set(out, normal);
+    return out;
   }
 
   validate(doc: unknown): SectionIssue[] {

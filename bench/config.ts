@@ -70,7 +70,10 @@ const time = async <T>(label: string, target: string, fn: () => Promise<T>): Pro
 };
 
 const client = runCliJson(['edge', 'api-client', 'create', '--name', 'bench'], env);
-const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], { env, inheritStderr: true });
+const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
+  env,
+  inheritStderr: true,
+});
 const api = new EdgeClient({
   url: edge.ready.services.edge!.url,
   credentials: { clientId: client.client_id, clientSecret: client.client_secret },
@@ -81,18 +84,24 @@ const config = new EdgeConfigClient(api);
 try {
   const first = template('first');
   const sizeMiB = (Buffer.byteLength(first) / 1048576).toFixed(1);
-  await time(`apply ${total.toLocaleString('en')} tags to an empty edge (upload ${sizeMiB} MiB + apply)`, '< 30 s', () =>
-    config.apply(first, { mode: 'legacy' }),
+  await time(
+    `apply ${total.toLocaleString('en')} tags to an empty edge (upload ${sizeMiB} MiB + apply)`,
+    '< 30 s',
+    () => config.apply(first, { mode: 'legacy' }),
   );
   const exported = await time('export (every section)', '< 5 s', () => config.export());
-  const count = (exported.sections as any).devicehub.devices.reduce((n: number, d: any) => n + d.Tags.length, 0);
+  const count = (exported.sections as any).devicehub.devices.reduce(
+    (n: number, d: any) => n + d.Tags.length,
+    0,
+  );
   if (count !== total) throw new Error(`exported ${count} tags, expected ${total}`);
   const second = template('second');
   const saved = await config.apply(second, { name: 'bench', saveOnly: true });
   const preview = await time('preview (every tag changed)', '< 5 s', () =>
     api.rest('POST', `/config/templates/${saved.template.id}/preview`, { mode: 'use' }),
   );
-  if (preview.sections.devicehub.changed.length !== total) throw new Error('preview did not see every tag changed');
+  if (preview.sections.devicehub.changed.length !== total)
+    throw new Error('preview did not see every tag changed');
   await time(`apply, every one of ${total.toLocaleString('en')} tags changed (use)`, '< 30 s', () =>
     api.rest('POST', `/config/templates/${saved.template.id}/apply`, { mode: 'use' }),
   );
@@ -106,41 +115,60 @@ const floorDir = mkdtempSync(join(tmpdir(), 'mw-bench-config-floor-'));
 const db = Database.open({ sqlitePath: join(floorDir, 'floor.db') });
 await db.migrate([devicehubMigrations]);
 const repo = new DevicehubRepository(db);
-await time(`floor: ${total.toLocaleString('en')} rows inserted directly (repository, one transaction)`, '', async () => {
-  const now = Date.now();
-  await db.transaction(async (trx) => {
-    for (let d = 0; d < deviceCount; d++) {
-      const id = uuidv7(now);
-      await repo.insertDevice(
-        { id, name: `dev-${d}`, driver_id: 'x', description: '', properties: '{}', metadata: '{}', dh_params: '[]', worker_params: '[]', alias_topics: 0, debug: 0, created_at: now, updated_at: now },
-        trx as never,
-      );
-      await repo.insertRegisters(
-        Array.from({ length: tagsPerDevice }, (_, i) => ({
-          id: uuidv7(now),
-          device_id: id,
-          name: 'S',
-          tag_name: `tag-${i}`,
-          description: 'first',
-          value_type: 'float64',
-          publish_cov: 0,
-          tag_formula: '',
-          interval_ms: 60_000,
-          properties: `{"address":"${i}"}`,
-          metadata: '{}',
-          created_at: now,
-          updated_at: now,
-        })),
-        trx as never,
-      );
-    }
-  });
-});
+await time(
+  `floor: ${total.toLocaleString('en')} rows inserted directly (repository, one transaction)`,
+  '',
+  async () => {
+    const now = Date.now();
+    await db.transaction(async (trx) => {
+      for (let d = 0; d < deviceCount; d++) {
+        const id = uuidv7(now);
+        await repo.insertDevice(
+          {
+            id,
+            name: `dev-${d}`,
+            driver_id: 'x',
+            description: '',
+            properties: '{}',
+            metadata: '{}',
+            dh_params: '[]',
+            worker_params: '[]',
+            alias_topics: 0,
+            debug: 0,
+            created_at: now,
+            updated_at: now,
+          },
+          trx as never,
+        );
+        await repo.insertRegisters(
+          Array.from({ length: tagsPerDevice }, (_, i) => ({
+            id: uuidv7(now),
+            device_id: id,
+            name: 'S',
+            tag_name: `tag-${i}`,
+            description: 'first',
+            value_type: 'float64',
+            publish_cov: 0,
+            tag_formula: '',
+            interval_ms: 60_000,
+            properties: `{"address":"${i}"}`,
+            metadata: '{}',
+            created_at: now,
+            updated_at: now,
+          })),
+          trx as never,
+        );
+      }
+    });
+  },
+);
 await db.close();
 rmSync(floorDir, { recursive: true, force: true });
 rmSync(dataDir, { recursive: true, force: true });
 
-console.log(`\nbench/config: ${deviceCount} devices x ${tagsPerDevice} tags, ${cpus().length} cores (${cpus()[0]?.model ?? '?'})\n`);
+console.log(
+  `\nbench/config: ${deviceCount} devices x ${tagsPerDevice} tags, ${cpus().length} cores (${cpus()[0]?.model ?? '?'})\n`,
+);
 console.log('| step | seconds | target |');
 console.log('|---|---:|---|');
 for (const [label, s, target] of rows) console.log(`| ${label} | ${s} | ${target} |`);

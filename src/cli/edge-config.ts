@@ -18,15 +18,23 @@ interface Conn {
 
 function withConnection(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--url <url>', 'address of the running edge').env('MILLWRIGHT_EDGE_URL').default('https://localhost:8443'))
+    .addOption(
+      new Option('--url <url>', 'address of the running edge')
+        .env('MILLWRIGHT_EDGE_URL')
+        .default('https://localhost:8443'),
+    )
     .addOption(new Option('--client-id <id>', 'API client id').env('MILLWRIGHT_EDGE_CLIENT_ID'))
-    .addOption(new Option('--client-secret <secret>', 'API client secret').env('MILLWRIGHT_EDGE_CLIENT_SECRET'))
+    .addOption(
+      new Option('--client-secret <secret>', 'API client secret').env('MILLWRIGHT_EDGE_CLIENT_SECRET'),
+    )
     .addOption(new Option('--insecure', "accept the edge's self-signed certificate"));
 }
 
 async function run<T>(opts: Conn, fn: (c: EdgeConfigClient) => Promise<T>): Promise<T> {
   if (!opts.clientId || !opts.clientSecret)
-    throw new Error('give --client-id and --client-secret (or MILLWRIGHT_EDGE_CLIENT_ID and MILLWRIGHT_EDGE_CLIENT_SECRET)');
+    throw new Error(
+      'give --client-id and --client-secret (or MILLWRIGHT_EDGE_CLIENT_ID and MILLWRIGHT_EDGE_CLIENT_SECRET)',
+    );
   const edge = new EdgeClient({
     url: opts.url,
     credentials: { clientId: opts.clientId, clientSecret: opts.clientSecret },
@@ -60,7 +68,9 @@ function progress(): { line: (text: string) => void; done: () => void } {
 }
 
 export function edgeConfigCommands(edge: Command): void {
-  const config = edge.command('config').description('configuration templates and snapshots of a running edge');
+  const config = edge
+    .command('config')
+    .description('configuration templates and snapshots of a running edge');
 
   withConnection(config.command('export').description('the edge configuration as a template document'))
     .option('--encryption-key <key>', 'encrypt the secrets with this key (without it they are left out)')
@@ -74,7 +84,9 @@ export function edgeConfigCommands(edge: Command): void {
 
   withConnection(config.command('apply').description('upload a template document and apply it'))
     .argument('<file>', 'the template document (JSON)')
-    .addOption(new Option('--mode <mode>', 'legacy, use or merge-apply').choices(['legacy', 'use', 'merge-apply']))
+    .addOption(
+      new Option('--mode <mode>', 'legacy, use or merge-apply').choices(['legacy', 'use', 'merge-apply']),
+    )
     .option('--encryption-key <key>', 'the key the template secrets are encrypted with')
     .option('--no-fail-fast', 'apply what can be applied and report the items that failed')
     .option('--name <name>', 'also save the template under this name')
@@ -83,7 +95,14 @@ export function edgeConfigCommands(edge: Command): void {
     .action(
       async (
         file: string,
-        opts: Conn & { mode?: 'legacy'; encryptionKey?: string; failFast: boolean; name?: string; description?: string; saveOnly?: boolean },
+        opts: Conn & {
+          mode?: 'legacy';
+          encryptionKey?: string;
+          failFast: boolean;
+          name?: string;
+          description?: string;
+          saveOnly?: boolean;
+        },
       ) => {
         const text = readFileSync(file, 'utf8');
         const bar = progress();
@@ -102,7 +121,10 @@ export function edgeConfigCommands(edge: Command): void {
                 bar.line(`uploading ${(sent / 1048576).toFixed(1)} of ${(total / 1048576).toFixed(1)} MiB`);
                 if (sent === total && !timer) {
                   const t0 = Date.now();
-                  timer = setInterval(() => bar.line(`applying... ${Math.round((Date.now() - t0) / 1000)} s`), 1000);
+                  timer = setInterval(
+                    () => bar.line(`applying... ${Math.round((Date.now() - t0) / 1000)} s`),
+                    1000,
+                  );
                 }
               },
             }),
@@ -117,25 +139,30 @@ export function edgeConfigCommands(edge: Command): void {
     );
 
   const snapshot = config.command('snapshot').description('configuration snapshots');
-  withConnection(snapshot.command('list').description('snapshots, most recent first')).action(async (opts: Conn) =>
-    print(await run(opts, (c) => c.snapshots())),
+  withConnection(snapshot.command('list').description('snapshots, most recent first')).action(
+    async (opts: Conn) => print(await run(opts, (c) => c.snapshots())),
   );
   withConnection(snapshot.command('capture').description('capture a snapshot of the current configuration'))
     .option('--reason <text>', 'why')
-    .action(async (opts: Conn & { reason?: string }) => print(await run(opts, (c) => c.captureSnapshot(opts.reason))));
-  withConnection(snapshot.command('prune').description('delete every snapshot but the most recent (repeats bounded calls)'))
-    .action(async (opts: Conn) =>
-      print(
-        await run(opts, async (c) => {
-          const deleted: string[] = [];
-          for (;;) {
-            const r = await c.pruneSnapshots();
-            deleted.push(...r.deleted);
-            if (!r.truncated) return { deleted, remaining: r.remaining };
-          }
-        }),
-      ),
+    .action(async (opts: Conn & { reason?: string }) =>
+      print(await run(opts, (c) => c.captureSnapshot(opts.reason))),
     );
+  withConnection(
+    snapshot
+      .command('prune')
+      .description('delete every snapshot but the most recent (repeats bounded calls)'),
+  ).action(async (opts: Conn) =>
+    print(
+      await run(opts, async (c) => {
+        const deleted: string[] = [];
+        for (;;) {
+          const r = await c.pruneSnapshots();
+          deleted.push(...r.deleted);
+          if (!r.truncated) return { deleted, remaining: r.remaining };
+        }
+      }),
+    ),
+  );
   withConnection(snapshot.command('rollback').description('roll the configuration back to a snapshot'))
     .argument('<id>', 'snapshot id')
     .action(async (id: string, opts: Conn) => print(await run(opts, (c) => c.rollback(id))));

@@ -43,7 +43,11 @@ export class EdgeConfigClient {
       description: 'made by an export; deleted at once',
     });
     try {
-      return await this.edge.rest('POST', `/config/templates/${saved.id}/download`, encryptionKey ? { encryptionKey } : {});
+      return await this.edge.rest(
+        'POST',
+        `/config/templates/${saved.id}/download`,
+        encryptionKey ? { encryptionKey } : {},
+      );
     } finally {
       await this.edge.rest('DELETE', `/config/templates/${saved.id}`).catch(() => undefined);
     }
@@ -60,11 +64,20 @@ export class EdgeConfigClient {
         headers: { 'content-type': 'application/octet-stream' },
         body: bytes.subarray(at, Math.min(at + chunk, bytes.length)),
       });
-      if (res.status !== 200) throw new HttpError('PATCH', `${this.edge.url}${path}`, res.status, res.body, res.text);
+      if (res.status !== 200)
+        throw new HttpError('PATCH', `${this.edge.url}${path}`, res.status, res.body, res.text);
       options.onUpload?.(Math.min(at + chunk, bytes.length), bytes.length);
     }
     const body: Record<string, unknown> = {};
-    for (const k of ['mode', 'failFast', 'encryptionKey', 'parameters', 'name', 'description', 'saveOnly'] as const) {
+    for (const k of [
+      'mode',
+      'failFast',
+      'encryptionKey',
+      'parameters',
+      'name',
+      'description',
+      'saveOnly',
+    ] as const) {
       if (options[k] !== undefined) body[k] = options[k];
     }
     return this.edge.rest('PUT', `/config/template/${id}`, body);

@@ -20,9 +20,24 @@ after(async () => {
 });
 
 async function startEdge(dir: string): Promise<CliProcess & { url: string }> {
-  const p = await startCli(['edge', '--port', '0', '--datahub-port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--log-level', 'warn'], {
-    env: cleanEnv(),
-  });
+  const p = await startCli(
+    [
+      'edge',
+      '--port',
+      '0',
+      '--datahub-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      dir,
+      '--log-level',
+      'warn',
+    ],
+    {
+      env: cleanEnv(),
+    },
+  );
   running.push(p);
   return Object.assign(p, { url: p.ready.services.edge!.url });
 }
@@ -66,20 +81,35 @@ test('CLI: export, apply with a progress line, snapshot list/capture/prune; SIGK
   assert.match(applied.stderr, /uploading .* MiB/);
   assert.match(applied.stderr, /done in/);
   const out = join(dir, 'export.json');
-  const exported = await runCli(['edge', 'config', 'export', '--insecure', '--encryption-key', 'cli-secret-key', '-o', out], env);
+  const exported = await runCli(
+    ['edge', 'config', 'export', '--insecure', '--encryption-key', 'cli-secret-key', '-o', out],
+    env,
+  );
   assert.equal(exported.code, 0, exported.stderr);
   const doc = JSON.parse(readFileSync(out, 'utf8'));
-  assert.deepEqual(doc.sections.devicehub.devices.map((d: any) => d.Name), ['big-0', 'big-1']);
+  assert.deepEqual(
+    doc.sections.devicehub.devices.map((d: any) => d.Name),
+    ['big-0', 'big-1'],
+  );
   assert.ok(doc.sections.auth.apiClients[0].secret.$encrypted);
-  const captured = await runCli(['edge', 'config', 'snapshot', 'capture', '--insecure', '--reason', 'by cli'], env);
+  const captured = await runCli(
+    ['edge', 'config', 'snapshot', 'capture', '--insecure', '--reason', 'by cli'],
+    env,
+  );
   assert.equal(captured.code, 0, captured.stderr);
   const listed = JSON.parse((await runCli(['edge', 'config', 'snapshot', 'list', '--insecure'], env)).stdout);
   assert.equal(listed[0].reason, 'by cli');
-  const pruned = JSON.parse((await runCli(['edge', 'config', 'snapshot', 'prune', '--insecure'], env)).stdout);
+  const pruned = JSON.parse(
+    (await runCli(['edge', 'config', 'snapshot', 'prune', '--insecure'], env)).stdout,
+  );
   assert.equal(pruned.remaining, 1);
 
   // The crash: a large apply, killed while its transaction runs.
-  const api = new EdgeClient({ url: edge.url, credentials: { clientId: client.client_id, clientSecret: client.client_secret }, insecure: true });
+  const api = new EdgeClient({
+    url: edge.url,
+    credentials: { clientId: client.client_id, clientSecret: client.client_secret },
+    insecure: true,
+  });
   const config = new EdgeConfigClient(api);
   const before = (await config.snapshots()).length;
   let finished = false;
@@ -106,12 +136,19 @@ test('CLI: export, apply with a progress line, snapshot list/capture/prune; SIGK
   assert.equal(finished, false, 'the edge was killed before the apply finished');
 
   edge = await startEdge(dir);
-  const again = new EdgeClient({ url: edge.url, credentials: { clientId: client.client_id, clientSecret: client.client_secret }, insecure: true });
+  const again = new EdgeClient({
+    url: edge.url,
+    credentials: { clientId: client.client_id, clientSecret: client.client_secret },
+    insecure: true,
+  });
   const after = await new EdgeConfigClient(again).export();
   const devices = (after.sections as any).devicehub.devices as Array<{ Name: string; Tags: unknown[] }>;
   const old = devices.length === 2 && devices.every((d) => d.Tags.length === 5);
   const next = devices.length === 40 && devices.every((d) => d.Tags.length === 1500);
-  assert.ok(old || next, `a mixture: ${devices.length} devices, tags ${devices.map((d) => d.Tags.length).join(',')}`);
+  assert.ok(
+    old || next,
+    `a mixture: ${devices.length} devices, tags ${devices.map((d) => d.Tags.length).join(',')}`,
+  );
   const snaps = await new EdgeConfigClient(again).snapshots();
   assert.ok(snaps.length > before, 'the snapshot captured before the apply exists');
   assert.match(snaps[0]!.reason, /before apply/);

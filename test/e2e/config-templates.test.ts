@@ -5,7 +5,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { bootstrapAdmin, graphql, insecureAgent, startTestEdge, type HttpReply, type TestEdge } from '../helpers/edge.js';
+import {
+  bootstrapAdmin,
+  graphql,
+  insecureAgent,
+  startTestEdge,
+  type HttpReply,
+  type TestEdge,
+} from '../helpers/edge.js';
 
 let t: TestEdge;
 let auth: Record<string, string>;
@@ -45,10 +52,18 @@ const CREATE_REGISTERS = `mutation($in: [CreateRegisterRequest!]!) { CreateRegis
 
 async function seed(): Promise<void> {
   for (const name of ['gen-a', 'gen-b']) {
-    const d = (await gql(CREATE_DEVICE, { in: { Name: name, DriverID: 'Generator', Description: `device ${name}` } }))
-      .CreateDevice;
+    const d = (
+      await gql(CREATE_DEVICE, { in: { Name: name, DriverID: 'Generator', Description: `device ${name}` } })
+    ).CreateDevice;
     await gql(CREATE_REGISTERS, {
-      in: [1, 2, 3].map((i) => ({ DeviceID: d.ID, Name: 'S', TagName: `t${i}`, ValueType: 'float64', IntervalMs: 500, Properties: [{ Name: 'address', Value: String(i) }] })),
+      in: [1, 2, 3].map((i) => ({
+        DeviceID: d.ID,
+        Name: 'S',
+        TagName: `t${i}`,
+        ValueType: 'float64',
+        IntervalMs: 500,
+        Properties: [{ Name: 'address', Value: String(i) }],
+      })),
     });
   }
   await ok(call('/datahub/v1/access-keys', { json: { name: 'line-7', publish: ['devicehub.>'] } }), 201);
@@ -100,7 +115,9 @@ describe('configuration templates', () => {
     assert.ok(before.encryption, 'secrets are encrypted under the key');
     assert.ok(before.sections.datahub.accessKeys[0].key.$encrypted);
     // Wipe devices and access keys (use mode with empty sections).
-    const wiped = await ok(upload(template({ devicehub: { devices: [] }, datahub: { accessKeys: [] } }), { mode: 'use' }));
+    const wiped = await ok(
+      upload(template({ devicehub: { devices: [] }, datahub: { accessKeys: [] } }), { mode: 'use' }),
+    );
     assert.deepEqual(wiped.result.sections.devicehub.removed.sort(), ['gen-a', 'gen-b']);
     const empty = await current();
     assert.equal(empty.sections.devicehub.devices.length, 0);
@@ -119,8 +136,14 @@ describe('configuration templates', () => {
       assert.deepEqual(comparable(again)[s], comparable(before)[s], `section ${s}`);
     }
     // The secrets came back too: an unchanged apply changes nothing.
-    const preview = await ok(upload(again, { encryptionKey: 'a-long-encryption-key', saveOnly: true, name: 'again' }));
-    const p = await ok(call(`/config/templates/${preview.template.id}/preview`, { json: { encryptionKey: 'a-long-encryption-key', mode: 'use' } }));
+    const preview = await ok(
+      upload(again, { encryptionKey: 'a-long-encryption-key', saveOnly: true, name: 'again' }),
+    );
+    const p = await ok(
+      call(`/config/templates/${preview.template.id}/preview`, {
+        json: { encryptionKey: 'a-long-encryption-key', mode: 'use' },
+      }),
+    );
     for (const s of ['devicehub', 'datahub', 'auth']) {
       assert.deepEqual(
         { a: p.sections[s].added, c: p.sections[s].changed, r: p.sections[s].removed },
@@ -135,21 +158,30 @@ describe('saved templates, modes and snapshots', () => {
   test('saved templates: create, list (REST list), read, update, download GET/POST, delete, bulk delete', async () => {
     const a = await ok(call('/config/templates', { json: { name: 'a', description: 'first' } }), 201);
     const b = await ok(call('/config/templates', { json: { name: 'b' } }), 201);
-    assert.deepEqual(a.sections, ['auth', 'datahub', 'devicehub'].filter((s) => a.sections.includes(s)).sort((x: string, y: string) => a.sections.indexOf(x) - a.sections.indexOf(y)));
+    assert.deepEqual(
+      a.sections,
+      ['auth', 'datahub', 'devicehub']
+        .filter((s) => a.sections.includes(s))
+        .sort((x: string, y: string) => a.sections.indexOf(x) - a.sections.indexOf(y)),
+    );
     const list = await ok(call('/config/templates?limit=1&sort=name:desc'));
     assert.equal(list.limit, 1);
     assert.equal(list.offset, 0);
     assert.ok(list.total >= 2);
     assert.equal(list.items.length, 1);
     assert.equal((await ok(call(`/config/templates/${a.id}`))).description, 'first');
-    const renamed = await ok(call(`/config/templates/${a.id}`, { method: 'PUT', json: { name: 'a2', description: 'renamed' } }));
+    const renamed = await ok(
+      call(`/config/templates/${a.id}`, { method: 'PUT', json: { name: 'a2', description: 'renamed' } }),
+    );
     assert.equal(renamed.name, 'a2');
     const plain = await ok(call(`/config/templates/${a.id}/download`));
     assert.equal(plain.format, 'millwright.config-template');
     assert.equal(plain.encryption, undefined);
     assert.equal(plain.sections.datahub.accessKeys[0].key, undefined, 'no secrets without a key');
     assert.ok(!JSON.stringify(plain).includes('$secret'));
-    const sealed = await ok(call(`/config/templates/${a.id}/download`, { json: { encryptionKey: 'another-long-key' } }));
+    const sealed = await ok(
+      call(`/config/templates/${a.id}/download`, { json: { encryptionKey: 'another-long-key' } }),
+    );
     assert.equal(sealed.encryption.kdf, 'scrypt');
     assert.ok(!JSON.stringify(sealed).includes('$secret'));
     const bulk = await ok(call('/config/templates/delete', { json: { ids: [a.id, b.id, 'nope'] } }));
@@ -195,7 +227,9 @@ describe('saved templates, modes and snapshots', () => {
     assert.equal((await current()).sections.devicehub.devices.length, 2);
 
     const applied = await ok(
-      call(`/config/templates/${id}/apply`, { json: { mode: 'merge-apply', parameters: { devicehub: { desc: 'given' } } } }),
+      call(`/config/templates/${id}/apply`, {
+        json: { mode: 'merge-apply', parameters: { devicehub: { desc: 'given' } } },
+      }),
     );
     assert.deepEqual(applied.restarted, ['acquisition']);
     const after1 = await current();
@@ -211,7 +245,10 @@ describe('saved templates, modes and snapshots', () => {
       after2.sections.devicehub.devices.find((d: any) => d.Name === 'gen-a').Tags.map((x: any) => x.TagName),
       ['t9'],
     );
-    assert.equal(after2.sections.devicehub.devices.find((d: any) => d.Name === 'gen-a').Description, 'from the template');
+    assert.equal(
+      after2.sections.devicehub.devices.find((d: any) => d.Name === 'gen-a').Description,
+      'from the template',
+    );
     assert.equal(after2.sections.datahub.accessKeys.length, keysBefore);
 
     // Rolling back: the snapshot taken before the last apply, applied with no mode.
@@ -220,10 +257,17 @@ describe('saved templates, modes and snapshots', () => {
     await ok(call(`/config/templates/${snaps.items[0].id}/apply`, { json: {} }));
     const back = await current();
     assert.deepEqual(
-      back.sections.devicehub.devices.find((d: any) => d.Name === 'gen-a').Tags.map((x: any) => x.TagName).sort(),
+      back.sections.devicehub.devices
+        .find((d: any) => d.Name === 'gen-a')
+        .Tags.map((x: any) => x.TagName)
+        .sort(),
       ['t1', 't2', 't3', 't9'],
     );
-    assert.deepEqual(back.sections.devicehub.devices.map((d: any) => d.Name).sort(), ['gen-a', 'gen-b', 'gen-new']);
+    assert.deepEqual(back.sections.devicehub.devices.map((d: any) => d.Name).sort(), [
+      'gen-a',
+      'gen-b',
+      'gen-new',
+    ]);
   });
 
   test('failFast false reports the items that failed and applies the rest; failFast true applies nothing', async () => {
@@ -243,20 +287,37 @@ describe('saved templates, modes and snapshots', () => {
   });
 
   test('merge: the union saved as a new template; overwriting needs confirm_overwrite (409 confirm_required)', async () => {
-    const tpl = template({ devicehub: { devices: [{ Name: 'gen-b', DriverID: 'Generator', Description: 'changed' }, { Name: 'gen-m', DriverID: 'Generator' }] } });
+    const tpl = template({
+      devicehub: {
+        devices: [
+          { Name: 'gen-b', DriverID: 'Generator', Description: 'changed' },
+          { Name: 'gen-m', DriverID: 'Generator' },
+        ],
+      },
+    });
     const saved = await ok(upload(tpl, { name: 'to-merge', saveOnly: true }));
     const refused = await call(`/config/templates/${saved.template.id}/merge`, { json: {} });
     assert.equal(refused.status, 409);
     assert.equal(refused.body.code, 'confirm_required');
     assert.deepEqual(refused.body.details.overwrites.devicehub, ['gen-b']);
-    const merged = await ok(call(`/config/templates/${saved.template.id}/merge`, { json: { confirm_overwrite: true, name: 'merged' } }), 201);
+    const merged = await ok(
+      call(`/config/templates/${saved.template.id}/merge`, {
+        json: { confirm_overwrite: true, name: 'merged' },
+      }),
+      201,
+    );
     assert.equal(merged.name, 'merged');
     const doc = await ok(call(`/config/templates/${merged.id}/download`));
     const names = doc.sections.devicehub.devices.map((d: any) => d.Name).sort();
     assert.ok(names.includes('gen-m') && names.includes('gen-a') && names.includes('gen-b'));
     assert.equal(doc.sections.devicehub.devices.find((d: any) => d.Name === 'gen-b').Description, 'changed');
     // A template that adds only: no confirmation needed.
-    const adds = await ok(upload(template({ devicehub: { devices: [{ Name: 'gen-only-new', DriverID: 'Generator' }] } }), { name: 'adds', saveOnly: true }));
+    const adds = await ok(
+      upload(template({ devicehub: { devices: [{ Name: 'gen-only-new', DriverID: 'Generator' }] } }), {
+        name: 'adds',
+        saveOnly: true,
+      }),
+    );
     await ok(call(`/config/templates/${adds.template.id}/merge`, { json: {} }), 201);
   });
 
@@ -302,7 +363,11 @@ describe('errors of part 7', () => {
       const r = await call(path, { method, json });
       const field = Object.keys(json as object).find((k) => k !== 'name' && k !== 'ids')!;
       assert.equal(r.status, 400, `${method} ${path}`);
-      assert.equal(r.body.message, `failed to decode request body: json: unknown field "${field}"`, `${method} ${path}`);
+      assert.equal(
+        r.body.message,
+        `failed to decode request body: json: unknown field "${field}"`,
+        `${method} ${path}`,
+      );
     }
     const { id } = await ok(call('/config/session', { json: {} }), 201);
     const put = await call(`/config/template/${id}`, { method: 'PUT', json: { marketplaceV2: true } });
@@ -324,14 +389,57 @@ describe('errors of part 7', () => {
     const cases: Array<[unknown, RegExp]> = [
       ['{ not json', /not JSON/],
       [template({ devicehub: { devices: {} } }), /section devicehub: devices: must be an array/],
-      [template({ devicehub: { devices: [{ Name: 'x', DriverID: 'Generator', Tags: [{ TagName: 'a', Name: 'S', ValueType: 'float64', Properties: { address: '1' } }] }, { Name: 'y', DriverID: 'NoSuchDriver', Tags: [{ TagName: 'b', Name: 'S', ValueType: 'float64' }] }] } }), /section devicehub: devices\[1\]: .*DriverID "NoSuchDriver"/],
-      [template({ devicehub: { devices: [{ Name: 'x', DriverID: 'Generator', Tags: [{ TagName: 'a', Name: 'S', ValueType: 'float64', Properties: { address: 'nope' } }] }] } }), /section devicehub: devices\[0\]\.Tags\[0\]: .*address/],
-      [template({ devicehub: { devices: [{ Name: 'x', DriverID: 'Generator', Extra: 1 }] } }), /devices\[0\]\.Extra: unknown field "Extra"/],
-      [template({ datahub: { accessKeys: [{ id: 'k', name: 'k', publish: ['a..b'], subscribe: null }] } }), /section datahub: accessKeys\[0\]\.publish/],
+      [
+        template({
+          devicehub: {
+            devices: [
+              {
+                Name: 'x',
+                DriverID: 'Generator',
+                Tags: [{ TagName: 'a', Name: 'S', ValueType: 'float64', Properties: { address: '1' } }],
+              },
+              {
+                Name: 'y',
+                DriverID: 'NoSuchDriver',
+                Tags: [{ TagName: 'b', Name: 'S', ValueType: 'float64' }],
+              },
+            ],
+          },
+        }),
+        /section devicehub: devices\[1\]: .*DriverID "NoSuchDriver"/,
+      ],
+      [
+        template({
+          devicehub: {
+            devices: [
+              {
+                Name: 'x',
+                DriverID: 'Generator',
+                Tags: [{ TagName: 'a', Name: 'S', ValueType: 'float64', Properties: { address: 'nope' } }],
+              },
+            ],
+          },
+        }),
+        /section devicehub: devices\[0\]\.Tags\[0\]: .*address/,
+      ],
+      [
+        template({ devicehub: { devices: [{ Name: 'x', DriverID: 'Generator', Extra: 1 }] } }),
+        /devices\[0\]\.Extra: unknown field "Extra"/,
+      ],
+      [
+        template({ datahub: { accessKeys: [{ id: 'k', name: 'k', publish: ['a..b'], subscribe: null }] } }),
+        /section datahub: accessKeys\[0\]\.publish/,
+      ],
       [template({ marketplaceV2: {} }), /section marketplaceV2: unknown section/],
-      [template({ devicehub: { devices: [{ Name: '{{missing}}', DriverID: 'Generator' }] } }), /parameter "missing" has no value/],
+      [
+        template({ devicehub: { devices: [{ Name: '{{missing}}', DriverID: 'Generator' }] } }),
+        /parameter "missing" has no value/,
+      ],
       [{ ...template({}), version: 2 }, /version 2 is not supported/],
-      [template({ devicehub: { devices: [] } }, { parameters: [] }), /parameters must be an object keyed by section/],
+      [
+        template({ devicehub: { devices: [] } }, { parameters: [] }),
+        /parameters must be an object keyed by section/,
+      ],
     ];
     for (const [doc, pattern] of cases) {
       const r = await upload(doc);

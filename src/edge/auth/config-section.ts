@@ -38,7 +38,9 @@ export interface AuthSection {
 const FIELDS = { client_id: 'string', name: 'string', role: 'string', 'secret?': 'secret' } as const;
 
 const same = (a: TemplateApiClient, b: TemplateApiClient) =>
-  a.name === b.name && a.role === b.role && (b.secret === undefined || a.secret?.$secret === b.secret.$secret);
+  a.name === b.name &&
+  a.role === b.role &&
+  (b.secret === undefined || a.secret?.$secret === b.secret.$secret);
 
 export class AuthConfigSection implements ConfigSection<AuthSection> {
   readonly name = 'auth';
@@ -69,7 +71,10 @@ export class AuthConfigSection implements ConfigSection<AuthSection> {
         issues.push({ path: join(path, 'role'), message: `must be one of ${ROLES.join(', ')}` });
       const dup = seen.get(c.client_id);
       if (dup !== undefined)
-        issues.push({ path: join(path, 'client_id'), message: `client "${c.client_id}" is given twice (apiClients[${dup}])` });
+        issues.push({
+          path: join(path, 'client_id'),
+          message: `client "${c.client_id}" is given twice (apiClients[${dup}])`,
+        });
       seen.set(c.client_id, i);
     }
     return issues;

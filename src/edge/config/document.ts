@@ -4,12 +4,23 @@
  * user's `encryptionKey`: scrypt, then AES-256-GCM per secret) and its parameters (values
  * substituted into `{{name}}` placeholders of a section at apply).
  */
-import { createCipheriv, createDecipheriv, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  randomBytes,
+  scrypt as scryptCb,
+  timingSafeEqual,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 import { AppError, badRequest } from '../../kernel/errors.js';
 import type { SectionIssue } from '../../kernel/service/index.js';
 
-const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
+const scrypt = promisify(scryptCb) as (
+  pw: string,
+  salt: Buffer,
+  len: number,
+  opts: object,
+) => Promise<Buffer>;
 
 export const TEMPLATE_FORMAT = 'millwright.config-template';
 export const TEMPLATE_VERSION = 1;
@@ -47,9 +58,14 @@ export function malformed(issues: Array<SectionIssue & { section: string }>): Ap
   const first = issues[0]!;
   const where = first.path ? `${first.section}: ${first.path}` : first.section;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problems)` : '';
-  return new AppError(400, 'invalid_template', `invalid template: section ${where}: ${first.message}${more}`, {
-    details: issues.slice(0, 100),
-  });
+  return new AppError(
+    400,
+    'invalid_template',
+    `invalid template: section ${where}: ${first.message}${more}`,
+    {
+      details: issues.slice(0, 100),
+    },
+  );
 }
 
 /** Parses and checks the envelope of a template text (not the sections' content). */
@@ -70,7 +86,9 @@ export function checkEnvelope(doc: unknown): TemplateDocument {
   for (const k of Object.keys(d)) if (!ENVELOPE_FIELDS.has(k)) throw bad(`unknown field "${k}"`);
   if (d.format !== TEMPLATE_FORMAT) throw bad(`format must be "${TEMPLATE_FORMAT}"`);
   if (d.version !== TEMPLATE_VERSION)
-    throw bad(`version ${JSON.stringify(d.version)} is not supported; this edge reads version ${TEMPLATE_VERSION}`);
+    throw bad(
+      `version ${JSON.stringify(d.version)} is not supported; this edge reads version ${TEMPLATE_VERSION}`,
+    );
   if (!d.sections || typeof d.sections !== 'object' || Array.isArray(d.sections))
     throw bad('sections must be an object keyed by section');
   if (d.parameters !== undefined) checkParameters(d.parameters, 'parameters');
@@ -168,7 +186,13 @@ export interface DerivedKey {
 
 export async function deriveKey(encryptionKey: string, header?: EncryptionHeader): Promise<DerivedKey> {
   if (encryptionKey.length < 8) throw badRequest('encryptionKey must have at least 8 characters');
-  const params = header ?? { kdf: 'scrypt', ...KDF, salt: randomBytes(16).toString('base64url'), cipher: 'aes-256-gcm', check: '' };
+  const params = header ?? {
+    kdf: 'scrypt',
+    ...KDF,
+    salt: randomBytes(16).toString('base64url'),
+    cipher: 'aes-256-gcm',
+    check: '',
+  };
   const key = await scrypt(encryptionKey, Buffer.from(params.salt, 'base64url'), 32, {
     N: params.N,
     r: params.r,
@@ -182,7 +206,12 @@ export async function deriveKey(encryptionKey: string, header?: EncryptionHeader
     } catch {
       ok = false;
     }
-    if (!ok) throw new AppError(400, 'wrong_encryption_key', 'encryptionKey does not decrypt the secrets of this template');
+    if (!ok)
+      throw new AppError(
+        400,
+        'wrong_encryption_key',
+        'encryptionKey does not decrypt the secrets of this template',
+      );
     return { header, key };
   }
   const full: EncryptionHeader = { ...(params as EncryptionHeader), check: seal(key, CHECK_TEXT, 'check') };
@@ -262,7 +291,10 @@ export function hasEncrypted(doc: TemplateDocument): boolean {
 }
 
 /** `doc` with every plain secret encrypted under `encryptionKey` (or removed, without a key). */
-export async function protectSecrets(doc: TemplateDocument, encryptionKey: string | undefined): Promise<TemplateDocument> {
+export async function protectSecrets(
+  doc: TemplateDocument,
+  encryptionKey: string | undefined,
+): Promise<TemplateDocument> {
   const derived = encryptionKey ? await deriveKey(encryptionKey, doc.encryption) : undefined;
   const sections: Record<string, unknown> = {};
   let sealed = false;
@@ -284,10 +316,17 @@ export async function protectSecrets(doc: TemplateDocument, encryptionKey: strin
  * `doc` with every encrypted secret decrypted (as `{ "$secret" }`). A document with encrypted
  * secrets needs the key: without it the answer is a 400 that says so.
  */
-export async function revealSecrets(doc: TemplateDocument, encryptionKey: string | undefined): Promise<TemplateDocument> {
+export async function revealSecrets(
+  doc: TemplateDocument,
+  encryptionKey: string | undefined,
+): Promise<TemplateDocument> {
   if (!hasEncrypted(doc)) return doc;
   if (!doc.encryption)
-    throw new AppError(400, 'invalid_template', 'invalid template: it has encrypted secrets but no encryption header');
+    throw new AppError(
+      400,
+      'invalid_template',
+      'invalid template: it has encrypted secrets but no encryption header',
+    );
   if (!encryptionKey)
     throw new AppError(
       400,
@@ -302,7 +341,11 @@ export async function revealSecrets(doc: TemplateDocument, encryptionKey: string
       try {
         return { $secret: open(key, s.$encrypted!, `millwright-config:${name}`) };
       } catch {
-        throw new AppError(400, 'invalid_template', `invalid template: section ${name}: ${path}: the secret cannot be decrypted`);
+        throw new AppError(
+          400,
+          'invalid_template',
+          `invalid template: section ${name}: ${path}: the secret cannot be decrypted`,
+        );
       }
     });
   }

@@ -35,7 +35,16 @@ export type SnapshotRow = ConfigTables['config_snapshot'];
 export type TemplateMeta = Omit<TemplateRow, 'document'>;
 export type SnapshotMeta = Omit<SnapshotRow, 'document'>;
 
-const TEMPLATE_META = ['id', 'name', 'description', 'sections', 'encrypted', 'size', 'created_at', 'updated_at'] as const;
+const TEMPLATE_META = [
+  'id',
+  'name',
+  'description',
+  'sections',
+  'encrypted',
+  'size',
+  'created_at',
+  'updated_at',
+] as const;
 const SNAPSHOT_META = ['id', 'reason', 'sections', 'size', 'created_at'] as const;
 
 export async function pack(text: string): Promise<string> {
@@ -64,7 +73,11 @@ export class ConfigRepository {
   }
 
   getTemplateMeta(id: string): Promise<TemplateMeta | undefined> {
-    return this.db.selectFrom('config_template').select([...TEMPLATE_META]).where('id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('config_template')
+      .select([...TEMPLATE_META])
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   getTemplate(id: string): Promise<TemplateRow | undefined> {
@@ -79,7 +92,10 @@ export class ConfigRepository {
     return Number(r.n);
   }
 
-  async updateTemplateMeta(id: string, set: { name?: string; description?: string; updated_at: number }): Promise<boolean> {
+  async updateTemplateMeta(
+    id: string,
+    set: { name?: string; description?: string; updated_at: number },
+  ): Promise<boolean> {
     const r = await this.db.updateTable('config_template').set(set).where('id', '=', id).executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }

@@ -13,7 +13,8 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
   const { config } = options;
   // No body at all is `{}` (the contract: `{}` applies everything).
   app.addHook('preValidation', async (request) => {
-    if (request.method !== 'PATCH' && (request.body === undefined || request.body === null)) request.body = {};
+    if (request.method !== 'PATCH' && (request.body === undefined || request.body === null))
+      request.body = {};
   });
 
   // Upload sessions: raw chunks of the template document.
@@ -26,12 +27,16 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
   app.post<{ Body: Record<string, never> }>(
     '/config/session',
     { schema: { body: S.OpenSessionBody } },
-    async (_request, reply) => reply.status(201).send({ ...config.openSession(), maxBytes: CONFIG_LIMITS.maxTemplateBytes }),
+    async (_request, reply) =>
+      reply.status(201).send({ ...config.openSession(), maxBytes: CONFIG_LIMITS.maxTemplateBytes }),
   );
 
   app.patch<{ Params: S.IdParams; Querystring: { offset?: string } }>(
     '/config/session/:id',
-    { bodyLimit: CONFIG_LIMITS.maxChunkBytes, schema: { params: S.IdParams, querystring: S.SessionChunkQuery } },
+    {
+      bodyLimit: CONFIG_LIMITS.maxChunkBytes,
+      schema: { params: S.IdParams, querystring: S.SessionChunkQuery },
+    },
     async (request) => {
       const body = request.body;
       let chunk: Buffer;
@@ -39,7 +44,8 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
       else if (typeof body === 'string') chunk = Buffer.from(body);
       else throw badRequest('send the template content as the request body (application/octet-stream)');
       const offset = request.query.offset === undefined ? undefined : Number(request.query.offset);
-      if (offset !== undefined && !Number.isSafeInteger(offset)) throw badRequest('offset must be an integer');
+      if (offset !== undefined && !Number.isSafeInteger(offset))
+        throw badRequest('offset must be an integer');
       return config.appendSession(request.params.id, chunk, offset);
     },
   );
@@ -52,7 +58,8 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
       const doc = config.sessionDocument(request.params.id);
       const name = b.name?.trim() ?? '';
       if (b.saveOnly && name === '') throw badRequest('saveOnly saves the template: give it a name');
-      const saved = name !== '' ? await config.saveTemplate(doc, { name, description: b.description }) : undefined;
+      const saved =
+        name !== '' ? await config.saveTemplate(doc, { name, description: b.description }) : undefined;
       const applied = b.saveOnly
         ? undefined
         : await config.apply(doc, {
@@ -62,7 +69,9 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
             parameters: b.parameters,
           });
       config.closeSession(request.params.id);
-      return reply.status(200).send({ ...(saved ? { template: saved } : {}), ...(applied ? { result: applied } : {}) });
+      return reply
+        .status(200)
+        .send({ ...(saved ? { template: saved } : {}), ...(applied ? { result: applied } : {}) });
     },
   );
 
@@ -136,7 +145,13 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
     async (request) => {
       const b = request.body ?? {};
       const { doc, snapshot } = await config.load(request.params.id);
-      return config.apply(doc, { mode: b.mode, failFast: b.failFast, encryptionKey: b.encryptionKey, parameters: b.parameters, snapshot });
+      return config.apply(doc, {
+        mode: b.mode,
+        failFast: b.failFast,
+        encryptionKey: b.encryptionKey,
+        parameters: b.parameters,
+        snapshot,
+      });
     },
   );
 
@@ -146,7 +161,12 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
     async (request) => {
       const b = request.body ?? {};
       const { doc, snapshot } = await config.load(request.params.id);
-      return config.preview(doc, { mode: b.mode, encryptionKey: b.encryptionKey, parameters: b.parameters, snapshot });
+      return config.preview(doc, {
+        mode: b.mode,
+        encryptionKey: b.encryptionKey,
+        parameters: b.parameters,
+        snapshot,
+      });
     },
   );
 
@@ -174,7 +194,8 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
   app.post<{ Body: S.CaptureSnapshotBody }>(
     '/config/snapshots',
     { schema: { body: S.CaptureSnapshotBody, response: { 201: S.SnapshotSchema } } },
-    async (request, reply) => reply.status(201).send(await config.captureSnapshot(request.body?.reason ?? 'captured on request')),
+    async (request, reply) =>
+      reply.status(201).send(await config.captureSnapshot(request.body?.reason ?? 'captured on request')),
   );
 
   app.delete<{ Body: S.PruneSnapshotsBody }>(

@@ -3,16 +3,25 @@ import { Type, type Static } from '@sinclair/typebox';
 
 const Strict = { additionalProperties: false } as const;
 
-export const ModeSchema = Type.Union([Type.Literal('legacy'), Type.Literal('use'), Type.Literal('merge-apply')], {
-  description: 'legacy (default): add and update; use: each section becomes exactly the template; merge-apply: merge and restart',
-});
+export const ModeSchema = Type.Union(
+  [Type.Literal('legacy'), Type.Literal('use'), Type.Literal('merge-apply')],
+  {
+    description:
+      'legacy (default): add and update; use: each section becomes exactly the template; merge-apply: merge and restart',
+  },
+);
 
-const Parameters = Type.Record(Type.String(), Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()])), {
-  description: 'values of the template parameters, keyed by section',
-});
+const Parameters = Type.Record(
+  Type.String(),
+  Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
+  {
+    description: 'values of the template parameters, keyed by section',
+  },
+);
 const EncryptionKey = Type.String({ minLength: 1, maxLength: 1024 });
 const Marketplace = Type.Boolean({
-  description: 'whether marketplace applications in the template are applied (this edge has no marketplace section yet)',
+  description:
+    'whether marketplace applications in the template are applied (this edge has no marketplace section yet)',
 });
 
 export const ApplyBody = Type.Object(
@@ -97,7 +106,10 @@ export const MergeBody = Type.Object(
 );
 export type MergeBody = Static<typeof MergeBody>;
 
-export const CaptureSnapshotBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 200 })) }, Strict);
+export const CaptureSnapshotBody = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 200 })) },
+  Strict,
+);
 export type CaptureSnapshotBody = Static<typeof CaptureSnapshotBody>;
 
 export const PruneSnapshotsBody = Type.Object(

@@ -8,7 +8,13 @@ import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js
 import type { Database } from '../../kernel/db/index.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
-import type { ApplyMode, ConfigSection, SectionApplyContext, SectionDiff, SectionIssue } from '../../kernel/service/index.js';
+import type {
+  ApplyMode,
+  ConfigSection,
+  SectionApplyContext,
+  SectionDiff,
+  SectionIssue,
+} from '../../kernel/service/index.js';
 import {
   TEMPLATE_FORMAT,
   TEMPLATE_VERSION,
@@ -159,7 +165,12 @@ export class ConfigService {
   async exportDocument(): Promise<TemplateDocument> {
     const sections: Record<string, unknown> = {};
     for (const s of this.#sections()) sections[s.name] = await s.export();
-    return { format: TEMPLATE_FORMAT, version: TEMPLATE_VERSION, createdAt: new Date().toISOString(), sections };
+    return {
+      format: TEMPLATE_FORMAT,
+      version: TEMPLATE_VERSION,
+      createdAt: new Date().toISOString(),
+      sections,
+    };
   }
 
   /** The current configuration as it leaves the edge: secrets encrypted under the key, or left out. */
@@ -179,13 +190,21 @@ export class ConfigService {
     for (const name of Object.keys(doc.sections)) {
       if (!this.#section(name)) {
         const known = this.#sections().map((s) => s.name);
-        issues.push({ section: name, path: '', message: `unknown section "${name}"; this edge has ${known.join(', ')}` });
+        issues.push({
+          section: name,
+          path: '',
+          message: `unknown section "${name}"; this edge has ${known.join(', ')}`,
+        });
       }
     }
     if (options.parameters !== undefined) checkParameters(options.parameters, 'parameters');
     for (const name of Object.keys(options.parameters ?? {})) {
       if (!(name in doc.sections))
-        issues.push({ section: name, path: '', message: `parameters are given for section "${name}", which the template does not have` });
+        issues.push({
+          section: name,
+          path: '',
+          message: `parameters are given for section "${name}", which the template does not have`,
+        });
     }
     if (issues.length > 0) throw malformed(issues);
     const revealed = await revealSecrets(doc, options.encryptionKey);
@@ -207,7 +226,10 @@ export class ConfigService {
 
   // --- preview and apply
 
-  async preview(doc: TemplateDocument, options: ApplyOptions & { snapshot?: boolean } = {}): Promise<PreviewResult> {
+  async preview(
+    doc: TemplateDocument,
+    options: ApplyOptions & { snapshot?: boolean } = {},
+  ): Promise<PreviewResult> {
     const mode = options.mode ?? 'legacy';
     const ready = await this.prepare(doc, options);
     const sectionMode = options.snapshot && mode === 'legacy' ? 'use' : mode;
@@ -226,8 +248,12 @@ export class ConfigService {
    * rolls the transaction back, so the configuration stays that of the snapshot. With `failFast`
    * false, items that fail are reported and skipped and the rest is applied.
    */
-  async apply(doc: TemplateDocument, options: ApplyOptions & { snapshot?: boolean } = {}): Promise<ApplyResult> {
-    if (this.#busy) throw conflict(`another configuration apply is running (${this.#busy}); try again when it is done`);
+  async apply(
+    doc: TemplateDocument,
+    options: ApplyOptions & { snapshot?: boolean } = {},
+  ): Promise<ApplyResult> {
+    if (this.#busy)
+      throw conflict(`another configuration apply is running (${this.#busy}); try again when it is done`);
     this.#busy = 'preparing';
     try {
       const mode = options.mode ?? 'legacy';
@@ -265,9 +291,14 @@ export class ConfigService {
       } catch (err) {
         this.#log?.warn({ err, snapshot: snapshot.id }, 'configuration apply failed; nothing was changed');
         if (err instanceof AppError) {
-          throw new AppError(err.status, err.code, `${err.message} (nothing was applied; the configuration is that of snapshot ${snapshot.id})`, {
-            details: { snapshotId: snapshot.id },
-          });
+          throw new AppError(
+            err.status,
+            err.code,
+            `${err.message} (nothing was applied; the configuration is that of snapshot ${snapshot.id})`,
+            {
+              details: { snapshotId: snapshot.id },
+            },
+          );
         }
         throw err;
       }
@@ -279,9 +310,16 @@ export class ConfigService {
         }
       }
       let restarted: string[] = [];
-      if (mode === 'merge-apply' && preview.restarts.length > 0 && this.#restart) restarted = await this.#restart();
+      if (mode === 'merge-apply' && preview.restarts.length > 0 && this.#restart)
+        restarted = await this.#restart();
       this.#log?.info(
-        { mode, snapshot: snapshot.id, ms: Date.now() - started, failed: failed.length, sections: Object.keys(ready.sections) },
+        {
+          mode,
+          snapshot: snapshot.id,
+          ms: Date.now() - started,
+          failed: failed.length,
+          sections: Object.keys(ready.sections),
+        },
         'configuration applied',
       );
       return { ...preview, snapshotId: snapshot.id, applied: true, failed, restarted };
@@ -321,11 +359,17 @@ export class ConfigService {
    * `truncated` says more remain (call again). `ids` limits it to those snapshots; naming the most
    * recent one is refused.
    */
-  async pruneSnapshots(ids?: string[]): Promise<{ deleted: string[]; remaining: number; truncated: boolean }> {
+  async pruneSnapshots(
+    ids?: string[],
+  ): Promise<{ deleted: string[]; remaining: number; truncated: boolean }> {
     const all = await this.#repo.listSnapshots();
     const latest = all[0];
     if (ids && latest && ids.includes(latest.id))
-      throw new AppError(409, 'latest_snapshot', `snapshot ${latest.id} is the most recent snapshot and cannot be deleted`);
+      throw new AppError(
+        409,
+        'latest_snapshot',
+        `snapshot ${latest.id} is the most recent snapshot and cannot be deleted`,
+      );
     let candidates = all.slice(1).reverse();
     if (ids) {
       const known = new Set(all.map((s) => s.id));
@@ -335,12 +379,19 @@ export class ConfigService {
     }
     const batch = candidates.slice(0, CONFIG_LIMITS.prunePerCall).map((s) => s.id);
     await this.#repo.deleteSnapshots(batch);
-    return { deleted: batch, remaining: all.length - batch.length, truncated: candidates.length > batch.length };
+    return {
+      deleted: batch,
+      remaining: all.length - batch.length,
+      truncated: candidates.length > batch.length,
+    };
   }
 
   // --- saved templates
 
-  async #saveDocument(doc: TemplateDocument, meta: { name: string; description?: string | undefined }): Promise<TemplateView> {
+  async #saveDocument(
+    doc: TemplateDocument,
+    meta: { name: string; description?: string | undefined },
+  ): Promise<TemplateView> {
     const name = meta.name.trim();
     if (name === '' || name.length > 200) throw badRequest('name must have 1 to 200 characters');
     if ((await this.#repo.countTemplates()) >= CONFIG_LIMITS.maxTemplates)
@@ -365,7 +416,10 @@ export class ConfigService {
   }
 
   /** Saves an uploaded template (envelope checked; sections checked at apply). */
-  saveTemplate(doc: TemplateDocument, meta: { name: string; description?: string | undefined }): Promise<TemplateView> {
+  saveTemplate(
+    doc: TemplateDocument,
+    meta: { name: string; description?: string | undefined },
+  ): Promise<TemplateView> {
     checkEnvelope(doc);
     return this.#saveDocument(doc, meta);
   }
@@ -386,7 +440,10 @@ export class ConfigService {
     return templateView(m);
   }
 
-  async updateTemplate(id: string, set: { name?: string | undefined; description?: string | undefined }): Promise<TemplateView> {
+  async updateTemplate(
+    id: string,
+    set: { name?: string | undefined; description?: string | undefined },
+  ): Promise<TemplateView> {
     if (set.name !== undefined && (set.name.trim() === '' || set.name.length > 200))
       throw badRequest('name must have 1 to 200 characters');
     const ok = await this.#repo.updateTemplateMeta(id, {
@@ -431,7 +488,12 @@ export class ConfigService {
    */
   async merge(
     id: string,
-    options: { name?: string | undefined; description?: string | undefined; confirmOverwrite?: boolean | undefined; encryptionKey?: string | undefined },
+    options: {
+      name?: string | undefined;
+      description?: string | undefined;
+      confirmOverwrite?: boolean | undefined;
+      encryptionKey?: string | undefined;
+    },
   ): Promise<TemplateView & { overwrites: Record<string, string[]> }> {
     const { doc } = await this.load(id);
     const ready = await this.prepare(doc, { encryptionKey: options.encryptionKey });
@@ -466,7 +528,8 @@ export class ConfigService {
 
   #expireSessions(): void {
     const now = Date.now();
-    for (const [id, s] of this.#sessions) if (now - s.touched > CONFIG_LIMITS.sessionTtlMs) this.#sessions.delete(id);
+    for (const [id, s] of this.#sessions)
+      if (now - s.touched > CONFIG_LIMITS.sessionTtlMs) this.#sessions.delete(id);
   }
 
   openSession(): { id: string } {
@@ -491,7 +554,9 @@ export class ConfigService {
   appendSession(id: string, chunk: Buffer, offset?: number): { id: string; size: number } {
     const s = this.#session(id);
     if (offset !== undefined && offset !== s.size)
-      throw conflict(`upload session "${id}" has ${s.size} bytes; a chunk at offset ${offset} does not follow`);
+      throw conflict(
+        `upload session "${id}" has ${s.size} bytes; a chunk at offset ${offset} does not follow`,
+      );
     if (s.size + chunk.length > CONFIG_LIMITS.maxTemplateBytes)
       throw new AppError(413, 'too_large', `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`);
     s.chunks.push(chunk);

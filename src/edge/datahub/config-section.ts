@@ -81,7 +81,10 @@ export class DatahubConfigSection implements ConfigSection<DatahubSection> {
       }
       const dup = seen.get(k.id);
       if (dup !== undefined)
-        issues.push({ path: join(path, 'id'), message: `access key "${k.id}" is given twice (accessKeys[${dup}])` });
+        issues.push({
+          path: join(path, 'id'),
+          message: `access key "${k.id}" is given twice (accessKeys[${dup}])`,
+        });
       seen.set(k.id, i);
     }
     return issues;
@@ -94,7 +97,8 @@ export class DatahubConfigSection implements ConfigSection<DatahubSection> {
     for (const k of target.accessKeys) {
       const was = cur.get(k.id);
       if (!was) out.added.push(k.id);
-      else if (config(was) !== config(k) || (k.key && k.key.$secret !== was.key?.$secret)) out.changed.push(k.id);
+      else if (config(was) !== config(k) || (k.key && k.key.$secret !== was.key?.$secret))
+        out.changed.push(k.id);
       cur.delete(k.id);
     }
     if (mode === 'use') out.removed.push(...cur.keys());
@@ -150,11 +154,22 @@ export class DatahubConfigSection implements ConfigSection<DatahubSection> {
         continue;
       }
       const hash = k.key?.$secret ?? was.key_hash;
-      if (was.name === k.name && was.publish === publish && was.subscribe === subscribe && was.key_hash === hash)
+      if (
+        was.name === k.name &&
+        was.publish === publish &&
+        was.subscribe === subscribe &&
+        was.key_hash === hash
+      )
         continue;
       await trx
         .updateTable('datahub_access_key')
-        .set({ name: k.name, publish, subscribe, key_hash: hash, key_prefix: k.key ? (k.prefix ?? was.key_prefix) : was.key_prefix })
+        .set({
+          name: k.name,
+          publish,
+          subscribe,
+          key_hash: hash,
+          key_prefix: k.key ? (k.prefix ?? was.key_prefix) : was.key_prefix,
+        })
         .where('id', '=', k.id)
         .execute();
       (hash !== was.key_hash ? removed : changed).push(k.id);

@@ -182,7 +182,10 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
       if (!row) continue;
       const dup = names.get(row.name);
       if (dup !== undefined) {
-        issues.push({ path: join(path, 'Name'), message: `device "${row.name}" is given twice (devices[${dup}])` });
+        issues.push({
+          path: join(path, 'Name'),
+          message: `device "${row.name}" is given twice (devices[${dup}])`,
+        });
         continue;
       }
       names.set(row.name, i);
@@ -250,8 +253,7 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
         else if (tagKey(ct.row) !== tagKey(t.row)) out.changed.push(`${d.row.name}/${name}`);
       }
       if (mode === 'use') {
-        for (const name of c.tags.keys())
-          if (!d.tags.has(name)) out.removed.push(`${d.row.name}/${name}`);
+        for (const name of c.tags.keys()) if (!d.tags.has(name)) out.removed.push(`${d.row.name}/${name}`);
       }
     }
     if (mode === 'use') {
@@ -267,7 +269,10 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
     return out;
   }
 
-  merge(current: DevicehubSection, template: DevicehubSection): { merged: DevicehubSection; overwrites: string[] } {
+  merge(
+    current: DevicehubSection,
+    template: DevicehubSection,
+  ): { merged: DevicehubSection; overwrites: string[] } {
     const overwrites: string[] = [];
     const tplByName = new Map(template.devices.map((d) => [d.Name, d]));
     const devices: TemplateDevice[] = [];
@@ -319,7 +324,11 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
         row.id = cur.id;
         row.created_at = cur.created_at;
         kept.add(cur.id);
-        const curTags = await trx.selectFrom('dh_register').selectAll().where('device_id', '=', cur.id).execute();
+        const curTags = await trx
+          .selectFrom('dh_register')
+          .selectAll()
+          .where('device_id', '=', cur.id)
+          .execute();
         if (row.driver_id !== cur.driver_id) {
           const orphans = curTags.filter((t) => !d.tags.has(t.tag_name));
           if (orphans.length > 0 && ctx.mode !== 'use') {
@@ -334,7 +343,10 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
           }
           // A new driver: every tag of the device is the template's.
           if (orphans.length > 0) {
-            await deleteTags(trx, orphans.map((t) => t.id));
+            await deleteTags(
+              trx,
+              orphans.map((t) => t.id),
+            );
             for (const t of orphans) change.tags.push({ id: t.id, deviceId: cur.id });
           }
         }
@@ -361,7 +373,10 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
         }
         if (ctx.mode === 'use' && curByTag.size > 0) {
           const gone = [...curByTag.values()];
-          await deleteTags(trx, gone.map((t) => t.id));
+          await deleteTags(
+            trx,
+            gone.map((t) => t.id),
+          );
           for (const t of gone) change.tags.push({ id: t.id, deviceId: cur.id });
         }
       } else {
@@ -371,7 +386,13 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
         await this.#repo.insertDevice(row, trx);
         change.devices.push(row.id);
         for (const t of d.tags.values()) {
-          inserts.push({ ...t.row, id: t.given.ID ?? uuidv7(now), device_id: row.id, created_at: now, updated_at: now });
+          inserts.push({
+            ...t.row,
+            id: t.given.ID ?? uuidv7(now),
+            device_id: row.id,
+            created_at: now,
+            updated_at: now,
+          });
         }
       }
       done += 1 + d.tags.size;
@@ -382,7 +403,11 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
       const given = inserts.map((r) => r.id);
       const taken = new Set<string>();
       for (let i = 0; i < given.length; i += 500) {
-        const rows = await trx.selectFrom('dh_register').select('id').where('id', 'in', given.slice(i, i + 500)).execute();
+        const rows = await trx
+          .selectFrom('dh_register')
+          .select('id')
+          .where('id', 'in', given.slice(i, i + 500))
+          .execute();
         for (const r of rows) taken.add(r.id);
       }
       const seen = new Set<string>();
@@ -392,7 +417,8 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
       }
     }
     await this.#repo.insertRegisters(inserts, trx);
-    for (const r of inserts) if (!change.devices.includes(r.device_id)) change.tags.push({ id: r.id, deviceId: r.device_id });
+    for (const r of inserts)
+      if (!change.devices.includes(r.device_id)) change.tags.push({ id: r.id, deviceId: r.device_id });
     if (ctx.mode === 'use') {
       const gone = existing.filter((d) => !kept.has(d.id)).map((d) => d.id);
       for (let i = 0; i < gone.length; i += 500) {
@@ -421,7 +447,10 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
 
 async function deleteTags(trx: Kysely<DevicehubTables>, ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 500)
-    await trx.deleteFrom('dh_register').where('id', 'in', ids.slice(i, i + 500)).execute();
+    await trx
+      .deleteFrom('dh_register')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
 }
 
 /** A device row from a template device, checked as `CreateDevice` checks it. */
@@ -494,7 +523,8 @@ function mergeDevice(cur: TemplateDevice, tpl: TemplateDevice): TemplateDevice {
   const out: TemplateDevice = { ...cur, ...tpl, ID: cur.ID ?? tpl.ID } as TemplateDevice;
   if (cur.ID === undefined) delete out.ID;
   const driverChanged =
-    (findDriverByIdOrName(cur.DriverID)?.id ?? cur.DriverID) !== (findDriverByIdOrName(tpl.DriverID)?.id ?? tpl.DriverID);
+    (findDriverByIdOrName(cur.DriverID)?.id ?? cur.DriverID) !==
+    (findDriverByIdOrName(tpl.DriverID)?.id ?? tpl.DriverID);
   if (!driverChanged) out.Properties = { ...cur.Properties, ...tpl.Properties };
   out.MetaData = { ...cur.MetaData, ...tpl.MetaData };
   const tags = new Map((cur.Tags ?? []).map((t) => [t.TagName, t]));

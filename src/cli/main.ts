@@ -11,6 +11,7 @@ import { EDGE_OPTIONS, toEdgeConfig, type EdgeConfig } from '../edge/options.js'
 import { startEdge, type EdgeService } from '../edge/service.js';
 import { addServiceOptions, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
+import { edgeConfigCommands } from './edge-config.js';
 import { join } from 'node:path';
 import { loadConfig } from '../kernel/config.js';
 import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
@@ -105,6 +106,7 @@ const edge = addServiceOptions(
 });
 edge.enablePositionalOptions();
 edgeAdminCommands(edge);
+edgeConfigCommands(edge);
 
 const uns = addServiceOptions(
   program

@@ -5,6 +5,7 @@
  */
 export { EdgeClient, EDGE_TOKEN_PATH, graphqlData } from './edge.js';
 export type { EdgeClientOptions, EdgeCredentials, NatsOptions } from './edge.js';
+export { EdgeConfigClient, type ConfigApplyOptions, type SnapshotInfo } from './edge-config.js';
 export { UnsClient, connectMqtt, UNS_TOKEN_PATH, UNS_GRAPHQL_PATH } from './uns.js';
 export type { UnsClientOptions } from './uns.js';
 export type { ClientResponse, RequestOptions, TlsOptions, TransportOptions } from './transport.js';

@@ -22,6 +22,7 @@ import { datahubModule } from './datahub/module.js';
 import { devicehubModule } from './devicehub/module.js';
 import { acquisitionModule } from './acquisition/module.js';
 import { dmModule } from './dm/module.js';
+import { configModule } from './config/module.js';
 import type { DataHubService } from './datahub/index.js';
 import type { Devicehub } from './devicehub/index.js';
 import type { AcquisitionEngine } from './acquisition/index.js';
@@ -51,6 +52,7 @@ export const EDGE_MODULES = [
   devicehubModule,
   acquisitionModule,
   dmModule,
+  configModule,
 ] as const;
 
 export const EDGE_SERVICE: ServiceDefinition<EdgeConfig, EdgeModules> = {

@@ -272,3 +272,40 @@ test('the docs example: one line adds a module to the edge, behind the auth hook
     await shell.close();
   }
 });
+
+test("ctx.sections(): every started module's configuration section, in list order", async () => {
+  const section = (name: string) => ({
+    name,
+    export: async () => ({}),
+    validate: () => [],
+    diff: () => ({ added: [], changed: [], removed: [], restarts: [] }),
+    merge: (c: unknown) => ({ merged: c, overwrites: [] }),
+    apply: async () => undefined,
+  });
+  let seen: string[] = [];
+  const shell = await ServiceShell.build(
+    {
+      name: 'test',
+      label: 'test service',
+      apiVersion: '1',
+      modules: [
+        { name: 'a', start: () => 'A', configSection: () => section('sec-a') } as M,
+        { name: 'b', start: () => 'B' } as M,
+        {
+          name: 'c',
+          start: () => 'C',
+          configSection: (api: string) => section(`sec-${api}`),
+          mount: (ctx) => {
+            seen = ctx.sections().map((s) => s.name);
+          },
+        } as M,
+      ],
+    },
+    config(),
+  );
+  try {
+    assert.deepEqual(seen, ['sec-a', 'sec-C']);
+  } finally {
+    await shell.close();
+  }
+});

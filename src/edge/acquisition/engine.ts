@@ -156,6 +156,19 @@ export class AcquisitionEngine implements TagStatusSource {
     this.#byName.clear();
   }
 
+  /**
+   * Stops every device runner and starts them again from the DeviceHub's configuration (what a
+   * configuration `merge-apply` restarts). Serialised with the change runs.
+   */
+  async restart(): Promise<void> {
+    if (this.#stopped) return;
+    const runners = [...this.#runners.values()];
+    this.#runners.clear();
+    this.#byName.clear();
+    await Promise.all(runners.map((r) => r.stop()));
+    await this.sync();
+  }
+
   /** Devices the engine runs, with state and counters. */
   status(): DeviceStatus[] {
     return [...this.#runners.values()].map((r) => r.status);

@@ -5,9 +5,12 @@ import { authMigrations } from './migrations/index.js';
 import { authRoutes } from './routes.js';
 import { ADMIN_USERNAME, AuthService } from './service.js';
 import { AuthRepository } from './repository.js';
+import { AuthConfigSection } from './config-section.js';
 
 export interface EdgeAuth {
   service: AuthService;
+  /** The API clients' section of configuration templates. */
+  configSection: AuthConfigSection;
   /** The first-run admin credential, when this start created the admin (set once listening). */
   firstRun: { username: string; password?: string } | null;
 }
@@ -26,7 +29,7 @@ export const authModule: EdgeModule<'auth'> = {
       tokenTtl: ctx.config.tokenTtl,
       logger: ctx.logger,
     });
-    return { service, firstRun: null };
+    return { service, firstRun: null, configSection: new AuthConfigSection(ctx.database.db, service) };
   },
   mount(ctx, auth) {
     installAuthHook(ctx.app, auth.service);
@@ -36,6 +39,7 @@ export const authModule: EdgeModule<'auth'> = {
       secure: !ctx.config.http,
     });
   },
+  configSection: (auth) => auth.configSection,
   // Only once every port is bound: a start that fails on a taken port must not leave a
   // first-run password that nobody saw.
   async listening(ctx, auth) {

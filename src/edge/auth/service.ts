@@ -271,6 +271,11 @@ export class AuthService {
     this.#log.info({ client_id: clientId }, 'api client deleted');
   }
 
+  /** Drops what is cached of a client (changed or deleted by a configuration apply). */
+  forgetClient(clientId: string): void {
+    this.#clients.delete(clientId);
+  }
+
   /** A new secret; the old one and every token issued before stop working at once. */
   async rotateClientSecret(clientId: string): Promise<{ client_id: string; client_secret: string }> {
     const secret = randomSecret('mws');

@@ -1,6 +1,7 @@
 /** The DataHub on the edge's seam: the bus, its NATS gateway (port `datahub-port`), access keys. */
 import { ensureCertificate } from '../../kernel/http/server.js';
 import type { EdgeModule } from '../modules.js';
+import { DatahubConfigSection } from './config-section.js';
 import { datahubMigrations } from './migrations/index.js';
 import { datahubRoutes } from './routes.js';
 import { DataHubService } from './service.js';
@@ -38,5 +39,6 @@ export const datahubModule: EdgeModule<'datahub'> = {
     );
   },
   mount: (ctx, datahub) => ctx.app.register(datahubRoutes, { datahub, database: ctx.database }),
+  configSection: (datahub) => new DatahubConfigSection(datahub.keys.repo.db, datahub.keys),
   close: (datahub) => datahub.close(),
 };

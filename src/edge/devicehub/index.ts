@@ -9,6 +9,7 @@ import type { Database } from '../../kernel/db/index.js';
 import { mountGraphql } from '../../kernel/graphql.js';
 import { LIST_SDL } from '../../kernel/paging.js';
 import { BrowseService } from './browse.js';
+import { DevicehubConfigSection } from './config-section.js';
 import { DevicehubRepository } from './repository.js';
 import { MAX_CSV_BYTES, resolvers, type DevicehubContext } from './resolvers.js';
 import { DeviceHubService } from './service.js';
@@ -16,6 +17,7 @@ import type { DevicehubReadModel } from './types.js';
 
 export { devicehubMigrations } from './migrations/index.js';
 export { DeviceHubService } from './service.js';
+export { DevicehubConfigSection, type DevicehubSection } from './config-section.js';
 export type {
   Device,
   DeviceConfig,
@@ -50,12 +52,20 @@ export interface Devicehub {
   browse: BrowseService;
   /** Devices and tags for other modules (domain shapes), change events, the tag status slot. */
   readModel: DevicehubReadModel;
+  /** The DeviceHub's section of configuration templates (devices and tags). */
+  configSection: DevicehubConfigSection;
 }
 
 /** The DeviceHub on `database` (migrated with `devicehubMigrations`). */
 export function createDevicehub(database: Database): Devicehub {
-  const service = new DeviceHubService(new DevicehubRepository(database));
-  return { service, browse: new BrowseService(service), readModel: service.readModel };
+  const repo = new DevicehubRepository(database);
+  const service = new DeviceHubService(repo);
+  return {
+    service,
+    browse: new BrowseService(service),
+    readModel: service.readModel,
+    configSection: new DevicehubConfigSection(repo, service),
+  };
 }
 
 /** Mounts `/devicehub/v2` on `app` (in its own scope, so that multipart bodies are parsed only there). */

@@ -13,4 +13,5 @@ export const devicehubModule: EdgeModule<'devicehub'> = {
   migrations: devicehubMigrations,
   start: (ctx) => createDevicehub(ctx.database),
   mount: (ctx, devicehub) => mountDevicehub(ctx.app, devicehub),
+  configSection: (devicehub) => devicehub.configSection,
 };

@@ -74,6 +74,14 @@ export class DeviceHubService {
     return this.#reader;
   }
 
+  /**
+   * Tells the read model's listeners about a change committed outside this service's own calls
+   * (a configuration template applied in one transaction, `config-section.ts`).
+   */
+  committed(change: DevicehubChange): void {
+    this.#changed(change);
+  }
+
   #changed(change: Partial<DevicehubChange>): void {
     this.#reader.emit({ devices: change.devices ?? [], tags: change.tags ?? [] });
   }

@@ -1,7 +1,16 @@
 export { CleanupStack } from './cleanup.js';
 export { PortPolicy, type PortPolicyOptions } from './ports.js';
 export type { ModuleContext, ModuleList, ServiceModule } from './module.js';
-export type { ApplyMode, ConfigSection, SectionDiff, SectionIssue } from './config-section.js';
+export {
+  APPLY_MODES,
+  isSecretValue,
+  type ApplyMode,
+  type ConfigSection,
+  type SecretValue,
+  type SectionApplyContext,
+  type SectionDiff,
+  type SectionIssue,
+} from './config-section.js';
 export {
   ServiceShell,
   openServiceDatabase,

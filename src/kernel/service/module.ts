@@ -38,6 +38,11 @@ export interface ModuleContext<Config, Modules> {
   module<K extends keyof Modules>(name: K): Modules[K];
   /** Registers a clean-up step, run in reverse order at close (also when start-up fails later). */
   defer(name: string, run: () => Promise<void> | void): void;
+  /**
+   * The configuration sections of every module of the service that has one (`configSection`),
+   * in list order. Call it from `mount` on (every module has started by then).
+   */
+  sections(): ConfigSection[];
 }
 
 export interface ServiceModule<Config, Modules, Name extends keyof Modules = keyof Modules> {

@@ -21,6 +21,7 @@ import { CleanupStack } from './cleanup.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { PortPolicy } from './ports.js';
 import type { ModuleContext, ModuleList, ServiceModule } from './module.js';
+import type { ConfigSection } from './config-section.js';
 
 /** The options every service shell reads from its service's config. */
 export interface ShellConfig extends Partial<GraphqlConfig> {
@@ -84,6 +85,7 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
   #url = '';
   readonly #apis = new Map<string, unknown>();
   readonly #contexts = new Map<string, ModuleContext<Config, Modules>>();
+  #sections: ConfigSection[] | undefined;
   readonly #cleanup: CleanupStack;
   #closing: Promise<void> | undefined;
 
@@ -185,6 +187,31 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
     return this.#apis.get(name as string) as Modules[K];
   }
 
+  /**
+   * The configuration section of every started module that has one, in list order (built once,
+   * on first call; a module that has not started yet is left out until then).
+   */
+  sections(): ConfigSection[] {
+    if (this.#sections) return this.#sections;
+    const out: ConfigSection[] = [];
+    let complete = true;
+    for (const module of this.definition.modules) {
+      if (!module.configSection) continue;
+      if (!this.#apis.has(module.name)) {
+        complete = false;
+        continue;
+      }
+      out.push(module.configSection(this.#api(module)));
+    }
+    const names = new Set<string>();
+    for (const s of out) {
+      if (names.has(s.name)) throw new Error(`configuration section "${s.name}" is given twice`);
+      names.add(s.name);
+    }
+    if (complete) this.#sections = out;
+    return out;
+  }
+
   /** Binds the HTTP port (under the free-port policy) and tells each module the service is up. */
   async listen(): Promise<string> {
     try {
@@ -264,6 +291,7 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
         return this.module(name);
       },
       defer: (name, run) => this.#cleanup.defer(`${module.name}: ${name}`, run),
+      sections: () => this.sections(),
     };
     // The service's address, known once it listens.
     Object.defineProperty(ctx, 'url', { get: () => this.#url, enumerable: true });

@@ -1,0 +1,174 @@
+/**
+ * bench/config: configuration templates at scale. A template of 100,000 tags on 100 devices
+ * (Generator driver) is uploaded through a session and applied to an empty edge; then the
+ * configuration is exported, the template previewed, and a template that changes every tag applied
+ * (`use`). Beside them, the floor: the same 100,000 rows inserted directly into a fresh database
+ * with the DeviceHub's repository in one transaction (this process, no HTTP, no checks).
+ *
+ * The edge runs as its own process (`millwright edge`, HTTPS); the client is `EdgeConfigClient`.
+ *
+ *   npm run bench -- config [--devices 100] [--tags-per-device 1000]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { runCliJson, startCli } from '../test/helpers/cli.js';
+import { EdgeClient, EdgeConfigClient } from '../src/client/index.js';
+import { Database } from '../src/kernel/db/index.js';
+import { uuidv7 } from '../src/kernel/ids.js';
+import { devicehubMigrations } from '../src/edge/devicehub/index.js';
+import { DevicehubRepository } from '../src/edge/devicehub/repository.js';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const deviceCount = arg('devices', 100);
+const tagsPerDevice = arg('tags-per-device', 1000);
+const total = deviceCount * tagsPerDevice;
+const dataDir = mkdtempSync(join(tmpdir(), 'mw-bench-config-'));
+const env = {
+  ...process.env,
+  MILLWRIGHT_EDGE_DATA_DIR: dataDir,
+  MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password',
+  MILLWRIGHT_EDGE_DATAHUB_PORT: '0',
+  MILLWRIGHT_EDGE_DATAHUB_HOST: '127.0.0.1',
+};
+
+function template(description: string): string {
+  return JSON.stringify({
+    format: 'millwright.config-template',
+    version: 1,
+    sections: {
+      devicehub: {
+        devices: Array.from({ length: deviceCount }, (_, d) => ({
+          Name: `dev-${d}`,
+          DriverID: 'Generator',
+          Tags: Array.from({ length: tagsPerDevice }, (_, i) => ({
+            TagName: `tag-${i}`,
+            Name: 'S',
+            ValueType: 'float64',
+            Description: description,
+            IntervalMs: 60_000,
+            Properties: { address: String(i) },
+          })),
+        })),
+      },
+    },
+  });
+}
+
+const secs = (ms: number) => (ms / 1000).toFixed(2);
+const rows: Array<[string, string, string]> = [];
+const time = async <T>(label: string, target: string, fn: () => Promise<T>): Promise<T> => {
+  const t0 = performance.now();
+  const out = await fn();
+  rows.push([label, secs(performance.now() - t0), target]);
+  process.stderr.write(`${label}: ${secs(performance.now() - t0)} s\n`);
+  return out;
+};
+
+const client = runCliJson(['edge', 'api-client', 'create', '--name', 'bench'], env);
+const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
+  env,
+  inheritStderr: true,
+});
+const api = new EdgeClient({
+  url: edge.ready.services.edge!.url,
+  credentials: { clientId: client.client_id, clientSecret: client.client_secret },
+  insecure: true,
+  timeoutMs: 300_000,
+});
+const config = new EdgeConfigClient(api);
+try {
+  const first = template('first');
+  const sizeMiB = (Buffer.byteLength(first) / 1048576).toFixed(1);
+  await time(
+    `apply ${total.toLocaleString('en')} tags to an empty edge (upload ${sizeMiB} MiB + apply)`,
+    '< 30 s',
+    () => config.apply(first, { mode: 'legacy' }),
+  );
+  const exported = await time('export (every section)', '< 5 s', () => config.export());
+  const count = (exported.sections as any).devicehub.devices.reduce(
+    (n: number, d: any) => n + d.Tags.length,
+    0,
+  );
+  if (count !== total) throw new Error(`exported ${count} tags, expected ${total}`);
+  const second = template('second');
+  const saved = await config.apply(second, { name: 'bench', saveOnly: true });
+  const preview = await time('preview (every tag changed)', '< 5 s', () =>
+    api.rest('POST', `/config/templates/${saved.template.id}/preview`, { mode: 'use' }),
+  );
+  if (preview.sections.devicehub.changed.length !== total)
+    throw new Error('preview did not see every tag changed');
+  await time(`apply, every one of ${total.toLocaleString('en')} tags changed (use)`, '< 30 s', () =>
+    api.rest('POST', `/config/templates/${saved.template.id}/apply`, { mode: 'use' }),
+  );
+} finally {
+  api.close();
+  await edge.stop();
+}
+
+// The floor: the rows inserted directly, one transaction, no checks, no HTTP.
+const floorDir = mkdtempSync(join(tmpdir(), 'mw-bench-config-floor-'));
+const db = Database.open({ sqlitePath: join(floorDir, 'floor.db') });
+await db.migrate([devicehubMigrations]);
+const repo = new DevicehubRepository(db);
+await time(
+  `floor: ${total.toLocaleString('en')} rows inserted directly (repository, one transaction)`,
+  '',
+  async () => {
+    const now = Date.now();
+    await db.transaction(async (trx) => {
+      for (let d = 0; d < deviceCount; d++) {
+        const id = uuidv7(now);
+        await repo.insertDevice(
+          {
+            id,
+            name: `dev-${d}`,
+            driver_id: 'x',
+            description: '',
+            properties: '{}',
+            metadata: '{}',
+            dh_params: '[]',
+            worker_params: '[]',
+            alias_topics: 0,
+            debug: 0,
+            created_at: now,
+            updated_at: now,
+          },
+          trx as never,
+        );
+        await repo.insertRegisters(
+          Array.from({ length: tagsPerDevice }, (_, i) => ({
+            id: uuidv7(now),
+            device_id: id,
+            name: 'S',
+            tag_name: `tag-${i}`,
+            description: 'first',
+            value_type: 'float64',
+            publish_cov: 0,
+            tag_formula: '',
+            interval_ms: 60_000,
+            properties: `{"address":"${i}"}`,
+            metadata: '{}',
+            created_at: now,
+            updated_at: now,
+          })),
+          trx as never,
+        );
+      }
+    });
+  },
+);
+await db.close();
+rmSync(floorDir, { recursive: true, force: true });
+rmSync(dataDir, { recursive: true, force: true });
+
+console.log(
+  `\nbench/config: ${deviceCount} devices x ${tagsPerDevice} tags, ${cpus().length} cores (${cpus()[0]?.model ?? '?'})\n`,
+);
+console.log('| step | seconds | target |');
+console.log('|---|---:|---|');
+for (const [label, s, target] of rows) console.log(`| ${label} | ${s} | ${target} |`);

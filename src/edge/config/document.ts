@@ -1,0 +1,355 @@
+/**
+ * The configuration template document (format `millwright.config-template`, version 1; see
+ * docs/configuration-templates.md): its envelope, its secrets (encrypted with a key derived from a
+ * user's `encryptionKey`: scrypt, then AES-256-GCM per secret) and its parameters (values
+ * substituted into `{{name}}` placeholders of a section at apply).
+ */
+import {
+  createCipheriv,
+  createDecipheriv,
+  randomBytes,
+  scrypt as scryptCb,
+  timingSafeEqual,
+} from 'node:crypto';
+import { promisify } from 'node:util';
+import { AppError, badRequest } from '../../kernel/errors.js';
+import type { SectionIssue } from '../../kernel/service/index.js';
+
+const scrypt = promisify(scryptCb) as (
+  pw: string,
+  salt: Buffer,
+  len: number,
+  opts: object,
+) => Promise<Buffer>;
+
+export const TEMPLATE_FORMAT = 'millwright.config-template';
+export const TEMPLATE_VERSION = 1;
+
+/** scrypt N=2^15, r=8, p=1: about 100 ms and 32 MiB per derivation. */
+const KDF = { N: 32768, r: 8, p: 1 };
+const CHECK_TEXT = 'millwright-config-key-check';
+
+export interface EncryptionHeader {
+  kdf: 'scrypt';
+  N: number;
+  r: number;
+  p: number;
+  /** base64url, 16 bytes. */
+  salt: string;
+  cipher: 'aes-256-gcm';
+  /** A known text encrypted with the key: tells a wrong key from a damaged secret. */
+  check: string;
+}
+
+export interface TemplateDocument {
+  format: typeof TEMPLATE_FORMAT;
+  version: number;
+  createdAt?: string;
+  /** Values for `{{name}}` placeholders, keyed by section. */
+  parameters?: Record<string, Record<string, string>>;
+  encryption?: EncryptionHeader;
+  sections: Record<string, unknown>;
+}
+
+const ENVELOPE_FIELDS = new Set(['format', 'version', 'createdAt', 'parameters', 'encryption', 'sections']);
+
+/** A 400 for a template that cannot be applied; `details` lists `{ section, path, message }`. */
+export function malformed(issues: Array<SectionIssue & { section: string }>): AppError {
+  const first = issues[0]!;
+  const where = first.path ? `${first.section}: ${first.path}` : first.section;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problems)` : '';
+  return new AppError(
+    400,
+    'invalid_template',
+    `invalid template: section ${where}: ${first.message}${more}`,
+    {
+      details: issues.slice(0, 100),
+    },
+  );
+}
+
+/** Parses and checks the envelope of a template text (not the sections' content). */
+export function parseDocument(text: string): TemplateDocument {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new AppError(400, 'invalid_template', `invalid template: not JSON: ${(err as Error).message}`);
+  }
+  return checkEnvelope(doc);
+}
+
+export function checkEnvelope(doc: unknown): TemplateDocument {
+  const bad = (message: string) => new AppError(400, 'invalid_template', `invalid template: ${message}`);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw bad('the document must be a JSON object');
+  const d = doc as Record<string, unknown>;
+  for (const k of Object.keys(d)) if (!ENVELOPE_FIELDS.has(k)) throw bad(`unknown field "${k}"`);
+  if (d.format !== TEMPLATE_FORMAT) throw bad(`format must be "${TEMPLATE_FORMAT}"`);
+  if (d.version !== TEMPLATE_VERSION)
+    throw bad(
+      `version ${JSON.stringify(d.version)} is not supported; this edge reads version ${TEMPLATE_VERSION}`,
+    );
+  if (!d.sections || typeof d.sections !== 'object' || Array.isArray(d.sections))
+    throw bad('sections must be an object keyed by section');
+  if (d.parameters !== undefined) checkParameters(d.parameters, 'parameters');
+  if (d.encryption !== undefined) {
+    const e = d.encryption as Record<string, unknown>;
+    if (
+      !e ||
+      e.kdf !== 'scrypt' ||
+      e.cipher !== 'aes-256-gcm' ||
+      typeof e.salt !== 'string' ||
+      typeof e.check !== 'string' ||
+      ![e.N, e.r, e.p].every((n) => Number.isSafeInteger(n) && (n as number) > 0) ||
+      (e.N as number) > 1 << 20 ||
+      (e.r as number) > 32 ||
+      (e.p as number) > 16
+    )
+      throw bad('encryption must be { kdf: "scrypt", N, r, p, salt, cipher: "aes-256-gcm", check }');
+  }
+  return d as unknown as TemplateDocument;
+}
+
+/** `parameters` is an object keyed by section, each an object of string values. */
+export function checkParameters(value: unknown, field: string): Record<string, Record<string, string>> {
+  const bad = (m: string) => new AppError(400, 'invalid_template', `invalid template: ${field}${m}`);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw bad(' must be an object keyed by section (not an array)');
+  for (const [section, values] of Object.entries(value)) {
+    if (!values || typeof values !== 'object' || Array.isArray(values))
+      throw bad(`.${section} must be an object of parameter values`);
+    for (const [k, v] of Object.entries(values)) {
+      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+        throw bad(`.${section}.${k} must be a string, number or boolean`);
+    }
+  }
+  return value as Record<string, Record<string, string>>;
+}
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+
+/**
+ * `content` with every `{{name}}` in its strings replaced by `values[name]`; a string that is only
+ * a placeholder takes the value's type. A placeholder without a value is an issue.
+ */
+export function substitute(
+  content: unknown,
+  values: Record<string, unknown>,
+  issues: SectionIssue[],
+  path = '',
+): unknown {
+  if (typeof content === 'string') {
+    if (!content.includes('{{')) return content;
+    const whole = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/.exec(content);
+    if (whole) {
+      if (!(whole[1]! in values)) {
+        issues.push({ path, message: `parameter "${whole[1]}" has no value` });
+        return content;
+      }
+      const v = values[whole[1]!];
+      return typeof v === 'string' ? v : String(v);
+    }
+    return content.replace(PLACEHOLDER, (m, name: string) => {
+      if (!(name in values)) {
+        issues.push({ path, message: `parameter "${name}" has no value` });
+        return m;
+      }
+      return String(values[name]);
+    });
+  }
+  if (Array.isArray(content)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < content.length; i++) {
+      const v = substitute(content[i], values, issues, `${path}[${i}]`);
+      if (v !== content[i]) (out ??= [...content])[i] = v;
+    }
+    return out ?? content;
+  }
+  if (content && typeof content === 'object') {
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(content)) {
+      const n = substitute(v, values, issues, path ? `${path}.${k}` : k);
+      if (n !== v) (out ??= { ...(content as Record<string, unknown>) })[k] = n;
+    }
+    return out ?? content;
+  }
+  return content;
+}
+
+// --- secrets
+
+/** A key derived from a user's encryption key. */
+export interface DerivedKey {
+  header: EncryptionHeader;
+  key: Buffer;
+}
+
+export async function deriveKey(encryptionKey: string, header?: EncryptionHeader): Promise<DerivedKey> {
+  if (encryptionKey.length < 8) throw badRequest('encryptionKey must have at least 8 characters');
+  const params = header ?? {
+    kdf: 'scrypt',
+    ...KDF,
+    salt: randomBytes(16).toString('base64url'),
+    cipher: 'aes-256-gcm',
+    check: '',
+  };
+  const key = await scrypt(encryptionKey, Buffer.from(params.salt, 'base64url'), 32, {
+    N: params.N,
+    r: params.r,
+    p: params.p,
+    maxmem: 256 * params.N * params.r + 1024 * 1024,
+  });
+  if (header) {
+    let ok = false;
+    try {
+      ok = timingSafeEqual(Buffer.from(open(key, header.check, 'check')), Buffer.from(CHECK_TEXT));
+    } catch {
+      ok = false;
+    }
+    if (!ok)
+      throw new AppError(
+        400,
+        'wrong_encryption_key',
+        'encryptionKey does not decrypt the secrets of this template',
+      );
+    return { header, key };
+  }
+  const full: EncryptionHeader = { ...(params as EncryptionHeader), check: seal(key, CHECK_TEXT, 'check') };
+  return { header: full, key };
+}
+
+/** AES-256-GCM of `text`, bound to `aad` (the section): `<iv>.<ciphertext>.<tag>`, base64url. */
+export function seal(key: Buffer, text: string, aad: string): string {
+  const iv = randomBytes(12);
+  const c = createCipheriv('aes-256-gcm', key, iv);
+  c.setAAD(Buffer.from(aad));
+  const ct = Buffer.concat([c.update(text, 'utf8'), c.final()]);
+  return `${iv.toString('base64url')}.${ct.toString('base64url')}.${c.getAuthTag().toString('base64url')}`;
+}
+
+export function open(key: Buffer, sealed: string, aad: string): string {
+  const [iv, ct, tag] = sealed.split('.');
+  if (!iv || ct === undefined || !tag) throw new Error('damaged secret');
+  const d = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  d.setAAD(Buffer.from(aad));
+  d.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([d.update(Buffer.from(ct, 'base64url')), d.final()]).toString('utf8');
+}
+
+/** How `walkSecrets` treats each secret it meets. */
+type SecretAction = (secret: Record<string, string>, path: string) => Record<string, string> | undefined;
+
+/**
+ * A copy of `content` where every secret (`{ "$secret" }` or `{ "$encrypted" }`) is replaced by
+ * what `action` answers (removed when it answers undefined). Unchanged parts are shared.
+ */
+export function walkSecrets(content: unknown, action: SecretAction, path = ''): unknown {
+  if (Array.isArray(content)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < content.length; i++) {
+      const v = walkSecrets(content[i], action, `${path}[${i}]`);
+      if (v !== content[i]) (out ??= [...content])[i] = v;
+    }
+    return out ?? content;
+  }
+  if (content && typeof content === 'object') {
+    const obj = content as Record<string, unknown>;
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(obj)) {
+      if (isSecretLike(v)) {
+        const n = action(v as Record<string, string>, path ? `${path}.${k}` : k);
+        out ??= { ...obj };
+        if (n === undefined) delete out[k];
+        else out[k] = n;
+        continue;
+      }
+      const n = walkSecrets(v, action, path ? `${path}.${k}` : k);
+      if (n !== v) (out ??= { ...obj })[k] = n;
+    }
+    return out ?? content;
+  }
+  return content;
+}
+
+export function isSecretLike(v: unknown): boolean {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return false;
+  const keys = Object.keys(v);
+  return keys.length === 1 && (keys[0] === '$secret' || keys[0] === '$encrypted');
+}
+
+/** Whether any section of `doc` holds an encrypted secret. */
+export function hasEncrypted(doc: TemplateDocument): boolean {
+  let found = false;
+  for (const content of Object.values(doc.sections)) {
+    walkSecrets(content, (s) => {
+      if (typeof s.$encrypted === 'string') found = true;
+      return s;
+    });
+    if (found) return true;
+  }
+  return false;
+}
+
+/** `doc` with every plain secret encrypted under `encryptionKey` (or removed, without a key). */
+export async function protectSecrets(
+  doc: TemplateDocument,
+  encryptionKey: string | undefined,
+): Promise<TemplateDocument> {
+  const derived = encryptionKey ? await deriveKey(encryptionKey, doc.encryption) : undefined;
+  const sections: Record<string, unknown> = {};
+  let sealed = false;
+  for (const [name, content] of Object.entries(doc.sections)) {
+    sections[name] = walkSecrets(content, (s) => {
+      if (typeof s.$encrypted === 'string') return doc.encryption ? s : undefined;
+      if (!derived) return undefined;
+      sealed = true;
+      return { $encrypted: seal(derived.key, s.$secret!, `millwright-config:${name}`) };
+    });
+  }
+  const out: TemplateDocument = { ...doc, sections };
+  if (derived && (sealed || doc.encryption)) out.encryption = derived.header;
+  else if (!hasEncrypted(out)) delete out.encryption;
+  return out;
+}
+
+/**
+ * `doc` with every encrypted secret decrypted (as `{ "$secret" }`). A document with encrypted
+ * secrets needs the key: without it the answer is a 400 that says so.
+ */
+export async function revealSecrets(
+  doc: TemplateDocument,
+  encryptionKey: string | undefined,
+): Promise<TemplateDocument> {
+  if (!hasEncrypted(doc)) return doc;
+  if (!doc.encryption)
+    throw new AppError(
+      400,
+      'invalid_template',
+      'invalid template: it has encrypted secrets but no encryption header',
+    );
+  if (!encryptionKey)
+    throw new AppError(
+      400,
+      'encryption_key_required',
+      'this template has encrypted secrets: encryptionKey is required to apply it',
+    );
+  const { key } = await deriveKey(encryptionKey, doc.encryption);
+  const sections: Record<string, unknown> = {};
+  for (const [name, content] of Object.entries(doc.sections)) {
+    sections[name] = walkSecrets(content, (s, path) => {
+      if (typeof s.$secret === 'string') return s;
+      try {
+        return { $secret: open(key, s.$encrypted!, `millwright-config:${name}`) };
+      } catch {
+        throw new AppError(
+          400,
+          'invalid_template',
+          `invalid template: section ${name}: ${path}: the secret cannot be decrypted`,
+        );
+      }
+    });
+  }
+  const out: TemplateDocument = { ...doc, sections };
+  delete out.encryption;
+  return out;
+}

@@ -1,0 +1,134 @@
+/** The configuration module's tables (saved templates, snapshots). No other module reads them. */
+import { promisify } from 'node:util';
+import { gunzip as gunzipCb, gzip as gzipCb } from 'node:zlib';
+import type { Database, Kysely } from '../../kernel/db/index.js';
+
+const gzip = promisify(gzipCb);
+const gunzip = promisify(gunzipCb);
+
+export interface ConfigTables {
+  config_template: {
+    id: string;
+    name: string;
+    description: string;
+    /** JSON array of the section names. */
+    sections: string;
+    encrypted: number;
+    /** Bytes of the JSON document. */
+    size: number;
+    document: string;
+    created_at: number;
+    updated_at: number;
+  };
+  config_snapshot: {
+    id: string;
+    reason: string;
+    sections: string;
+    size: number;
+    document: string;
+    created_at: number;
+  };
+}
+
+export type TemplateRow = ConfigTables['config_template'];
+export type SnapshotRow = ConfigTables['config_snapshot'];
+export type TemplateMeta = Omit<TemplateRow, 'document'>;
+export type SnapshotMeta = Omit<SnapshotRow, 'document'>;
+
+const TEMPLATE_META = [
+  'id',
+  'name',
+  'description',
+  'sections',
+  'encrypted',
+  'size',
+  'created_at',
+  'updated_at',
+] as const;
+const SNAPSHOT_META = ['id', 'reason', 'sections', 'size', 'created_at'] as const;
+
+export async function pack(text: string): Promise<string> {
+  return (await gzip(Buffer.from(text, 'utf8'), { level: 1 })).toString('base64');
+}
+
+export async function unpack(stored: string): Promise<string> {
+  return (await gunzip(Buffer.from(stored, 'base64'))).toString('utf8');
+}
+
+export class ConfigRepository {
+  readonly database: Database;
+  readonly db: Kysely<ConfigTables>;
+
+  constructor(database: Database) {
+    this.database = database;
+    this.db = database.db as Kysely<ConfigTables>;
+  }
+
+  async insertTemplate(row: TemplateRow): Promise<void> {
+    await this.db.insertInto('config_template').values(row).execute();
+  }
+
+  templateListQuery() {
+    return this.db.selectFrom('config_template').select([...TEMPLATE_META]);
+  }
+
+  getTemplateMeta(id: string): Promise<TemplateMeta | undefined> {
+    return this.db
+      .selectFrom('config_template')
+      .select([...TEMPLATE_META])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  getTemplate(id: string): Promise<TemplateRow | undefined> {
+    return this.db.selectFrom('config_template').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async countTemplates(): Promise<number> {
+    const r = await this.db
+      .selectFrom('config_template')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async updateTemplateMeta(
+    id: string,
+    set: { name?: string; description?: string; updated_at: number },
+  ): Promise<boolean> {
+    const r = await this.db.updateTable('config_template').set(set).where('id', '=', id).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async deleteTemplates(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return this.database.transaction(async (trx) => {
+      const t = trx as unknown as Kysely<ConfigTables>;
+      const found = await t.selectFrom('config_template').select('id').where('id', 'in', ids).execute();
+      if (found.length > 0) await t.deleteFrom('config_template').where('id', 'in', ids).execute();
+      return found.map((r) => r.id);
+    });
+  }
+
+  async insertSnapshot(row: SnapshotRow): Promise<void> {
+    await this.db.insertInto('config_snapshot').values(row).execute();
+  }
+
+  /** Snapshots, most recent first. */
+  listSnapshots(): Promise<SnapshotMeta[]> {
+    return this.db
+      .selectFrom('config_snapshot')
+      .select([...SNAPSHOT_META])
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+  }
+
+  getSnapshot(id: string): Promise<SnapshotRow | undefined> {
+    return this.db.selectFrom('config_snapshot').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async deleteSnapshots(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.db.deleteFrom('config_snapshot').where('id', 'in', ids).execute();
+  }
+}

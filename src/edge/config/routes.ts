@@ -1,0 +1,206 @@
+/** HTTP translation of the configuration service (contract part 4.2). */
+import type { FastifyInstance } from 'fastify';
+import { badRequest } from '../../kernel/errors.js';
+import { ListQuerySchema, ListResponseSchema, listResponse, parseListQuery } from '../../kernel/paging.js';
+import { CONFIG_LIMITS, TEMPLATE_LIST, type ConfigService } from './service.js';
+import * as S from './schemas.js';
+
+export interface ConfigRoutesOptions {
+  config: ConfigService;
+}
+
+export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOptions): Promise<void> {
+  const { config } = options;
+  // No body at all is `{}` (the contract: `{}` applies everything).
+  app.addHook('preValidation', async (request) => {
+    if (request.method !== 'PATCH' && (request.body === undefined || request.body === null))
+      request.body = {};
+  });
+
+  // Upload sessions: raw chunks of the template document.
+  app.addContentTypeParser(
+    ['application/octet-stream', 'text/plain'],
+    { parseAs: 'buffer', bodyLimit: CONFIG_LIMITS.maxChunkBytes },
+    (_req, body, done) => done(null, body),
+  );
+
+  app.post<{ Body: Record<string, never> }>(
+    '/config/session',
+    { schema: { body: S.OpenSessionBody } },
+    async (_request, reply) =>
+      reply.status(201).send({ ...config.openSession(), maxBytes: CONFIG_LIMITS.maxTemplateBytes }),
+  );
+
+  app.patch<{ Params: S.IdParams; Querystring: { offset?: string } }>(
+    '/config/session/:id',
+    {
+      bodyLimit: CONFIG_LIMITS.maxChunkBytes,
+      schema: { params: S.IdParams, querystring: S.SessionChunkQuery },
+    },
+    async (request) => {
+      const body = request.body;
+      let chunk: Buffer;
+      if (Buffer.isBuffer(body)) chunk = body;
+      else if (typeof body === 'string') chunk = Buffer.from(body);
+      else throw badRequest('send the template content as the request body (application/octet-stream)');
+      const offset = request.query.offset === undefined ? undefined : Number(request.query.offset);
+      if (offset !== undefined && !Number.isSafeInteger(offset))
+        throw badRequest('offset must be an integer');
+      return config.appendSession(request.params.id, chunk, offset);
+    },
+  );
+
+  app.put<{ Params: S.IdParams; Body: S.SessionApplyBody }>(
+    '/config/template/:id',
+    { schema: { params: S.IdParams, body: S.SessionApplyBody } },
+    async (request, reply) => {
+      const b = request.body ?? {};
+      const doc = config.sessionDocument(request.params.id);
+      const name = b.name?.trim() ?? '';
+      if (b.saveOnly && name === '') throw badRequest('saveOnly saves the template: give it a name');
+      const saved =
+        name !== '' ? await config.saveTemplate(doc, { name, description: b.description }) : undefined;
+      const applied = b.saveOnly
+        ? undefined
+        : await config.apply(doc, {
+            mode: b.mode,
+            failFast: b.failFast,
+            encryptionKey: b.encryptionKey,
+            parameters: b.parameters,
+          });
+      config.closeSession(request.params.id);
+      return reply
+        .status(200)
+        .send({ ...(saved ? { template: saved } : {}), ...(applied ? { result: applied } : {}) });
+    },
+  );
+
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/config/templates',
+    { schema: { querystring: ListQuerySchema, response: { 200: ListResponseSchema(S.TemplateSchema) } } },
+    async (request) => {
+      const spec = parseListQuery(request.query, TEMPLATE_LIST);
+      return listResponse(spec, await config.listTemplates(spec));
+    },
+  );
+
+  app.post<{ Body: S.CreateTemplateBody }>(
+    '/config/templates',
+    { schema: { body: S.CreateTemplateBody, response: { 201: S.TemplateSchema } } },
+    async (request, reply) => reply.status(201).send(await config.createFromCurrent(request.body)),
+  );
+
+  app.post<{ Body: S.BulkDeleteBody }>(
+    '/config/templates/delete',
+    { schema: { body: S.BulkDeleteBody } },
+    async (request) => config.deleteTemplates(request.body.ids),
+  );
+
+  app.get<{ Params: S.IdParams }>(
+    '/config/templates/:id',
+    { schema: { params: S.IdParams, response: { 200: S.TemplateSchema } } },
+    async (request) => config.getTemplate(request.params.id),
+  );
+
+  app.put<{ Params: S.IdParams; Body: S.UpdateTemplateBody }>(
+    '/config/templates/:id',
+    { schema: { params: S.IdParams, body: S.UpdateTemplateBody, response: { 200: S.TemplateSchema } } },
+    async (request) => config.updateTemplate(request.params.id, request.body),
+  );
+
+  app.delete<{ Params: S.IdParams }>(
+    '/config/templates/:id',
+    { schema: { params: S.IdParams } },
+    async (request, reply) => {
+      await config.deleteTemplate(request.params.id);
+      return reply.status(204).send();
+    },
+  );
+
+  const download = async (id: string, key: string | undefined, reply: import('fastify').FastifyReply) => {
+    const doc = await config.download(id, key);
+    const meta = await config.getTemplate(id);
+    const file = meta.name.replace(/[^A-Za-z0-9._-]+/g, '_') || 'template';
+    return reply
+      .header('content-disposition', `attachment; filename="${file}.json"`)
+      .type('application/json')
+      .send(JSON.stringify(doc));
+  };
+
+  app.get<{ Params: S.IdParams }>(
+    '/config/templates/:id/download',
+    { schema: { params: S.IdParams } },
+    async (request, reply) => download(request.params.id, undefined, reply),
+  );
+
+  app.post<{ Params: S.IdParams; Body: S.DownloadBody }>(
+    '/config/templates/:id/download',
+    { schema: { params: S.IdParams, body: S.DownloadBody } },
+    async (request, reply) => download(request.params.id, request.body.encryptionKey, reply),
+  );
+
+  app.post<{ Params: S.IdParams; Body: S.ApplyBody }>(
+    '/config/templates/:id/apply',
+    { schema: { params: S.IdParams, body: S.ApplyBody } },
+    async (request) => {
+      const b = request.body ?? {};
+      const { doc, snapshot } = await config.load(request.params.id);
+      return config.apply(doc, {
+        mode: b.mode,
+        failFast: b.failFast,
+        encryptionKey: b.encryptionKey,
+        parameters: b.parameters,
+        snapshot,
+      });
+    },
+  );
+
+  app.post<{ Params: S.IdParams; Body: S.PreviewBody }>(
+    '/config/templates/:id/preview',
+    { schema: { params: S.IdParams, body: S.PreviewBody } },
+    async (request) => {
+      const b = request.body ?? {};
+      const { doc, snapshot } = await config.load(request.params.id);
+      return config.preview(doc, {
+        mode: b.mode,
+        encryptionKey: b.encryptionKey,
+        parameters: b.parameters,
+        snapshot,
+      });
+    },
+  );
+
+  app.post<{ Params: S.IdParams; Body: S.MergeBody }>(
+    '/config/templates/:id/merge',
+    { schema: { params: S.IdParams, body: S.MergeBody } },
+    async (request, reply) => {
+      const b = request.body ?? {};
+      return reply.status(201).send(
+        await config.merge(request.params.id, {
+          name: b.name,
+          description: b.description,
+          confirmOverwrite: b.confirm_overwrite,
+          encryptionKey: b.encryptionKey,
+        }),
+      );
+    },
+  );
+
+  app.get('/config/snapshots', async () => {
+    const items = await config.listSnapshots();
+    return { items, total: items.length };
+  });
+
+  app.post<{ Body: S.CaptureSnapshotBody }>(
+    '/config/snapshots',
+    { schema: { body: S.CaptureSnapshotBody, response: { 201: S.SnapshotSchema } } },
+    async (request, reply) =>
+      reply.status(201).send(await config.captureSnapshot(request.body?.reason ?? 'captured on request')),
+  );
+
+  app.delete<{ Body: S.PruneSnapshotsBody }>(
+    '/config/snapshots',
+    { schema: { body: S.PruneSnapshotsBody } },
+    async (request) => config.pruneSnapshots(request.body?.ids),
+  );
+}

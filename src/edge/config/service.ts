@@ -1,0 +1,578 @@
+/**
+ * Configuration templates and snapshots of the edge: the whole edge as one document, made of the
+ * sections every module contributes (`ctx.sections()`), exported, previewed, applied (in one
+ * database transaction across the sections, after a snapshot), merged and rolled back. No HTTP.
+ */
+import type { Logger } from 'pino';
+import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js';
+import type { Database } from '../../kernel/db/index.js';
+import { uuidv7 } from '../../kernel/ids.js';
+import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
+import type {
+  ApplyMode,
+  ConfigSection,
+  SectionApplyContext,
+  SectionDiff,
+  SectionIssue,
+} from '../../kernel/service/index.js';
+import {
+  TEMPLATE_FORMAT,
+  TEMPLATE_VERSION,
+  checkEnvelope,
+  checkParameters,
+  hasEncrypted,
+  malformed,
+  parseDocument,
+  protectSecrets,
+  revealSecrets,
+  substitute,
+  type TemplateDocument,
+} from './document.js';
+import { ConfigRepository, pack, unpack, type SnapshotMeta, type TemplateMeta } from './repository.js';
+
+/** Bounds (docs/security.md, "Configuration templates"). */
+export const CONFIG_LIMITS = {
+  /** Bytes of one template document (a session's content, a saved template). */
+  maxTemplateBytes: 128 * 1024 * 1024,
+  /** Bytes of one PATCH of an upload session. */
+  maxChunkBytes: 16 * 1024 * 1024,
+  /** Upload sessions open at once; the oldest is dropped for a new one. */
+  maxSessions: 4,
+  /** An upload session not written to for this long is dropped. */
+  sessionTtlMs: 60 * 60 * 1000,
+  /** Saved templates. */
+  maxTemplates: 200,
+  /** Snapshots kept: capturing one more drops the oldest. */
+  maxSnapshots: 20,
+  /** Snapshots a DELETE /config/snapshots removes per call (`truncated` says more remain). */
+  prunePerCall: 5,
+} as const;
+
+export const TEMPLATE_LIST: ListDefinition = {
+  fields: {
+    id: 'id',
+    name: 'name',
+    description: 'description',
+    size: { column: 'size', type: 'integer' },
+    createdAt: { column: 'created_at', type: 'integer', filterable: false },
+    updatedAt: { column: 'updated_at', type: 'integer', filterable: false },
+  },
+  tiebreak: 'id',
+  defaultSort: [{ field: 'createdAt', order: 'asc' }],
+  maxLimit: 200,
+};
+
+export interface TemplateView {
+  id: string;
+  name: string;
+  description: string;
+  sections: string[];
+  encrypted: boolean;
+  size: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SnapshotView {
+  id: string;
+  reason: string;
+  sections: string[];
+  size: number;
+  createdAt: string;
+}
+
+export interface ApplyOptions {
+  mode?: ApplyMode | undefined;
+  failFast?: boolean | undefined;
+  encryptionKey?: string | undefined;
+  parameters?: Record<string, Record<string, unknown>> | undefined;
+  /** Called now and then during a long apply. */
+  onProgress?: ((p: { section: string; done: number; total: number }) => void) | undefined;
+}
+
+export interface PreviewResult {
+  mode: ApplyMode;
+  sections: Record<string, SectionDiff>;
+  restarts: string[];
+}
+
+export interface ApplyResult extends PreviewResult {
+  /** The snapshot captured before the apply (what a rollback returns to). */
+  snapshotId: string;
+  applied: boolean;
+  failed: Array<{ item: string; message: string }>;
+  restarted: string[];
+}
+
+const templateView = (m: TemplateMeta): TemplateView => ({
+  id: m.id,
+  name: m.name,
+  description: m.description,
+  sections: JSON.parse(m.sections) as string[],
+  encrypted: m.encrypted === 1,
+  size: Number(m.size),
+  createdAt: new Date(Number(m.created_at)).toISOString(),
+  updatedAt: new Date(Number(m.updated_at)).toISOString(),
+});
+
+const snapshotView = (m: SnapshotMeta): SnapshotView => ({
+  id: m.id,
+  reason: m.reason,
+  sections: JSON.parse(m.sections) as string[],
+  size: Number(m.size),
+  createdAt: new Date(Number(m.created_at)).toISOString(),
+});
+
+interface Session {
+  id: string;
+  chunks: Buffer[];
+  size: number;
+  touched: number;
+}
+
+export interface ConfigServiceOptions {
+  database: Database;
+  sections: () => ConfigSection[];
+  logger?: Logger | undefined;
+  /** Restarts what a merge-apply restarts (the acquisition engine); answers what it restarted. */
+  restart?: (() => Promise<string[]>) | undefined;
+}
+
+export class ConfigService {
+  readonly #repo: ConfigRepository;
+  readonly #database: Database;
+  readonly #sections: () => ConfigSection[];
+  readonly #log: Logger | undefined;
+  readonly #restart: (() => Promise<string[]>) | undefined;
+  readonly #sessions = new Map<string, Session>();
+  #busy: string | null = null;
+
+  constructor(options: ConfigServiceOptions) {
+    this.#database = options.database;
+    this.#repo = new ConfigRepository(options.database);
+    this.#sections = options.sections;
+    this.#log = options.logger;
+    this.#restart = options.restart;
+  }
+
+  #section(name: string): ConfigSection | undefined {
+    return this.#sections().find((s) => s.name === name);
+  }
+
+  // --- export
+
+  /** The current configuration, every section, secrets in the clear (kept on this edge only). */
+  async exportDocument(): Promise<TemplateDocument> {
+    const sections: Record<string, unknown> = {};
+    for (const s of this.#sections()) sections[s.name] = await s.export();
+    return {
+      format: TEMPLATE_FORMAT,
+      version: TEMPLATE_VERSION,
+      createdAt: new Date().toISOString(),
+      sections,
+    };
+  }
+
+  /** The current configuration as it leaves the edge: secrets encrypted under the key, or left out. */
+  async exportForDownload(encryptionKey?: string): Promise<TemplateDocument> {
+    return protectSecrets(await this.exportDocument(), encryptionKey);
+  }
+
+  // --- checking
+
+  /**
+   * A document ready to apply: envelope checked, secrets decrypted, parameters substituted, and
+   * every section checked by its module. Anything wrong is a 400 naming the section and the item.
+   */
+  async prepare(doc: TemplateDocument, options: ApplyOptions): Promise<TemplateDocument> {
+    checkEnvelope(doc);
+    const issues: Array<SectionIssue & { section: string }> = [];
+    for (const name of Object.keys(doc.sections)) {
+      if (!this.#section(name)) {
+        const known = this.#sections().map((s) => s.name);
+        issues.push({
+          section: name,
+          path: '',
+          message: `unknown section "${name}"; this edge has ${known.join(', ')}`,
+        });
+      }
+    }
+    if (options.parameters !== undefined) checkParameters(options.parameters, 'parameters');
+    for (const name of Object.keys(options.parameters ?? {})) {
+      if (!(name in doc.sections))
+        issues.push({
+          section: name,
+          path: '',
+          message: `parameters are given for section "${name}", which the template does not have`,
+        });
+    }
+    if (issues.length > 0) throw malformed(issues);
+    const revealed = await revealSecrets(doc, options.encryptionKey);
+    const sections: Record<string, unknown> = {};
+    for (const [name, content] of Object.entries(revealed.sections)) {
+      const values = { ...revealed.parameters?.[name], ...options.parameters?.[name] };
+      const found: SectionIssue[] = [];
+      const substituted = substitute(content, values, found);
+      for (const i of found) issues.push({ section: name, ...i });
+      if (found.length > 0) continue;
+      for (const i of await this.#section(name)!.validate(substituted)) issues.push({ section: name, ...i });
+      sections[name] = substituted;
+    }
+    if (issues.length > 0) throw malformed(issues);
+    const out: TemplateDocument = { ...revealed, sections };
+    delete out.parameters;
+    return out;
+  }
+
+  // --- preview and apply
+
+  async preview(
+    doc: TemplateDocument,
+    options: ApplyOptions & { snapshot?: boolean } = {},
+  ): Promise<PreviewResult> {
+    const mode = options.mode ?? 'legacy';
+    const ready = await this.prepare(doc, options);
+    const sectionMode = options.snapshot && mode === 'legacy' ? 'use' : mode;
+    const out: PreviewResult = { mode, sections: {}, restarts: [] };
+    for (const [name, content] of Object.entries(ready.sections)) {
+      const s = this.#section(name)!;
+      const diff = s.diff(await s.export(), content, sectionMode);
+      out.sections[name] = diff;
+      for (const r of diff.restarts) if (!out.restarts.includes(r)) out.restarts.push(r);
+    }
+    return out;
+  }
+
+  /**
+   * Applies `doc`: captures a snapshot, then writes every section in one transaction; a failure
+   * rolls the transaction back, so the configuration stays that of the snapshot. With `failFast`
+   * false, items that fail are reported and skipped and the rest is applied.
+   */
+  async apply(
+    doc: TemplateDocument,
+    options: ApplyOptions & { snapshot?: boolean } = {},
+  ): Promise<ApplyResult> {
+    if (this.#busy)
+      throw conflict(`another configuration apply is running (${this.#busy}); try again when it is done`);
+    this.#busy = 'preparing';
+    try {
+      const mode = options.mode ?? 'legacy';
+      const failFast = options.failFast ?? true;
+      const ready = await this.prepare(doc, options);
+      // A snapshot rolls back: legacy (or no mode) on a snapshot makes each section exactly it.
+      const sectionMode: ApplyMode = options.snapshot && mode === 'legacy' ? 'use' : mode;
+      const preview: PreviewResult = { mode, sections: {}, restarts: [] };
+      for (const [name, content] of Object.entries(ready.sections)) {
+        const s = this.#section(name)!;
+        const diff = s.diff(await s.export(), content, sectionMode);
+        preview.sections[name] = diff;
+        for (const r of diff.restarts) if (!preview.restarts.includes(r)) preview.restarts.push(r);
+      }
+      this.#busy = 'capturing a snapshot';
+      const snapshot = await this.captureSnapshot(`before apply (${mode})`);
+      this.#busy = 'applying';
+      const failed: Array<{ item: string; message: string }> = [];
+      const after: Array<() => void | Promise<void>> = [];
+      const started = Date.now();
+      try {
+        await this.#database.transaction(async (trx) => {
+          for (const [name, content] of Object.entries(ready.sections)) {
+            const ctx: SectionApplyContext = {
+              mode: sectionMode,
+              trx,
+              failFast,
+              fail: (item, message) => failed.push({ item, message }),
+              afterCommit: (fn) => after.push(fn),
+              progress: (done, total) => options.onProgress?.({ section: name, done, total }),
+            };
+            await this.#section(name)!.apply(content, ctx);
+          }
+        });
+      } catch (err) {
+        this.#log?.warn({ err, snapshot: snapshot.id }, 'configuration apply failed; nothing was changed');
+        if (err instanceof AppError) {
+          throw new AppError(
+            err.status,
+            err.code,
+            `${err.message} (nothing was applied; the configuration is that of snapshot ${snapshot.id})`,
+            {
+              details: { snapshotId: snapshot.id },
+            },
+          );
+        }
+        throw err;
+      }
+      for (const fn of after) {
+        try {
+          await fn();
+        } catch (err) {
+          this.#log?.error({ err }, 'configuration apply: a module did not follow the change');
+        }
+      }
+      let restarted: string[] = [];
+      if (mode === 'merge-apply' && preview.restarts.length > 0 && this.#restart)
+        restarted = await this.#restart();
+      this.#log?.info(
+        {
+          mode,
+          snapshot: snapshot.id,
+          ms: Date.now() - started,
+          failed: failed.length,
+          sections: Object.keys(ready.sections),
+        },
+        'configuration applied',
+      );
+      return { ...preview, snapshotId: snapshot.id, applied: true, failed, restarted };
+    } finally {
+      this.#busy = null;
+    }
+  }
+
+  // --- snapshots
+
+  async captureSnapshot(reason: string): Promise<SnapshotView> {
+    const doc = await this.exportDocument();
+    const text = JSON.stringify(doc);
+    const now = Date.now();
+    const row = {
+      id: uuidv7(now),
+      reason,
+      sections: JSON.stringify(Object.keys(doc.sections)),
+      size: Buffer.byteLength(text),
+      document: await pack(text),
+      created_at: now,
+    };
+    await this.#repo.insertSnapshot(row);
+    // Bounded: beyond the most recent `maxSnapshots`, the oldest go.
+    const all = await this.#repo.listSnapshots();
+    if (all.length > CONFIG_LIMITS.maxSnapshots)
+      await this.#repo.deleteSnapshots(all.slice(CONFIG_LIMITS.maxSnapshots).map((s) => s.id));
+    return snapshotView(row);
+  }
+
+  async listSnapshots(): Promise<SnapshotView[]> {
+    return (await this.#repo.listSnapshots()).map(snapshotView);
+  }
+
+  /**
+   * Deletes snapshots oldest first, keeping the most recent, at most `prunePerCall` per call;
+   * `truncated` says more remain (call again). `ids` limits it to those snapshots; naming the most
+   * recent one is refused.
+   */
+  async pruneSnapshots(
+    ids?: string[],
+  ): Promise<{ deleted: string[]; remaining: number; truncated: boolean }> {
+    const all = await this.#repo.listSnapshots();
+    const latest = all[0];
+    if (ids && latest && ids.includes(latest.id))
+      throw new AppError(
+        409,
+        'latest_snapshot',
+        `snapshot ${latest.id} is the most recent snapshot and cannot be deleted`,
+      );
+    let candidates = all.slice(1).reverse();
+    if (ids) {
+      const known = new Set(all.map((s) => s.id));
+      const missing = ids.find((id) => !known.has(id));
+      if (missing) throw notFound(`snapshot "${missing}" not found`);
+      candidates = candidates.filter((s) => ids.includes(s.id));
+    }
+    const batch = candidates.slice(0, CONFIG_LIMITS.prunePerCall).map((s) => s.id);
+    await this.#repo.deleteSnapshots(batch);
+    return {
+      deleted: batch,
+      remaining: all.length - batch.length,
+      truncated: candidates.length > batch.length,
+    };
+  }
+
+  // --- saved templates
+
+  async #saveDocument(
+    doc: TemplateDocument,
+    meta: { name: string; description?: string | undefined },
+  ): Promise<TemplateView> {
+    const name = meta.name.trim();
+    if (name === '' || name.length > 200) throw badRequest('name must have 1 to 200 characters');
+    if ((await this.#repo.countTemplates()) >= CONFIG_LIMITS.maxTemplates)
+      throw conflict(`at most ${CONFIG_LIMITS.maxTemplates} templates are saved; delete some first`);
+    const text = JSON.stringify(doc);
+    if (Buffer.byteLength(text) > CONFIG_LIMITS.maxTemplateBytes)
+      throw new AppError(413, 'too_large', `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`);
+    const now = Date.now();
+    const row = {
+      id: uuidv7(now),
+      name,
+      description: meta.description ?? '',
+      sections: JSON.stringify(Object.keys(doc.sections)),
+      encrypted: hasEncrypted(doc) ? 1 : 0,
+      size: Buffer.byteLength(text),
+      document: await pack(text),
+      created_at: now,
+      updated_at: now,
+    };
+    await this.#repo.insertTemplate(row);
+    return templateView(row);
+  }
+
+  /** Saves an uploaded template (envelope checked; sections checked at apply). */
+  saveTemplate(
+    doc: TemplateDocument,
+    meta: { name: string; description?: string | undefined },
+  ): Promise<TemplateView> {
+    checkEnvelope(doc);
+    return this.#saveDocument(doc, meta);
+  }
+
+  /** Saves the current configuration as a template (secrets kept on the edge, in the clear). */
+  async createFromCurrent(meta: { name: string; description?: string | undefined }): Promise<TemplateView> {
+    return this.#saveDocument(await this.exportDocument(), meta);
+  }
+
+  async listTemplates(spec: ListSpec): Promise<ListPage<TemplateView>> {
+    const page = await runList(this.#database, this.#repo.templateListQuery(), TEMPLATE_LIST, spec);
+    return { items: page.items.map(templateView), total: page.total };
+  }
+
+  async getTemplate(id: string): Promise<TemplateView> {
+    const m = await this.#repo.getTemplateMeta(id);
+    if (!m) throw notFound(`template "${id}" not found`);
+    return templateView(m);
+  }
+
+  async updateTemplate(
+    id: string,
+    set: { name?: string | undefined; description?: string | undefined },
+  ): Promise<TemplateView> {
+    if (set.name !== undefined && (set.name.trim() === '' || set.name.length > 200))
+      throw badRequest('name must have 1 to 200 characters');
+    const ok = await this.#repo.updateTemplateMeta(id, {
+      ...(set.name !== undefined ? { name: set.name.trim() } : {}),
+      ...(set.description !== undefined ? { description: set.description } : {}),
+      updated_at: Date.now(),
+    });
+    if (!ok) throw notFound(`template "${id}" not found`);
+    return this.getTemplate(id);
+  }
+
+  async deleteTemplate(id: string): Promise<void> {
+    if ((await this.#repo.deleteTemplates([id])).length === 0) throw notFound(`template "${id}" not found`);
+  }
+
+  async deleteTemplates(ids: string[]): Promise<{ deleted: string[]; notFound: string[] }> {
+    const deleted = await this.#repo.deleteTemplates([...new Set(ids)]);
+    const set = new Set(deleted);
+    return { deleted, notFound: ids.filter((id) => !set.has(id)) };
+  }
+
+  /** A saved template or a snapshot, by ID, as stored (a snapshot is marked). */
+  async load(id: string): Promise<{ doc: TemplateDocument; snapshot: boolean }> {
+    const t = await this.#repo.getTemplate(id);
+    if (t) return { doc: JSON.parse(await unpack(t.document)) as TemplateDocument, snapshot: false };
+    const s = await this.#repo.getSnapshot(id);
+    if (s) return { doc: JSON.parse(await unpack(s.document)) as TemplateDocument, snapshot: true };
+    throw notFound(`template or snapshot "${id}" not found`);
+  }
+
+  /** A saved template as it leaves the edge: secrets encrypted under the key, or left out. */
+  async download(id: string, encryptionKey?: string): Promise<TemplateDocument> {
+    const t = await this.#repo.getTemplate(id);
+    if (!t) throw notFound(`template "${id}" not found`);
+    return protectSecrets(JSON.parse(await unpack(t.document)) as TemplateDocument, encryptionKey);
+  }
+
+  /**
+   * Saves the union of the current configuration and template `id` as a new template. When the
+   * template would change items that exist, `confirmOverwrite` must be set (409 `confirm_required`
+   * otherwise, listing them).
+   */
+  async merge(
+    id: string,
+    options: {
+      name?: string | undefined;
+      description?: string | undefined;
+      confirmOverwrite?: boolean | undefined;
+      encryptionKey?: string | undefined;
+    },
+  ): Promise<TemplateView & { overwrites: Record<string, string[]> }> {
+    const { doc } = await this.load(id);
+    const ready = await this.prepare(doc, { encryptionKey: options.encryptionKey });
+    const current = await this.exportDocument();
+    const overwrites: Record<string, string[]> = {};
+    const sections: Record<string, unknown> = { ...current.sections };
+    for (const [name, content] of Object.entries(ready.sections)) {
+      const r = this.#section(name)!.merge(current.sections[name], content);
+      sections[name] = r.merged;
+      if (r.overwrites.length > 0) overwrites[name] = r.overwrites;
+    }
+    const count = Object.values(overwrites).reduce((n, l) => n + l.length, 0);
+    if (count > 0 && !options.confirmOverwrite) {
+      throw new AppError(
+        409,
+        'confirm_required',
+        `the merge would overwrite ${count} existing items (${Object.entries(overwrites)
+          .map(([s, l]) => `${s}: ${l.slice(0, 5).join(', ')}${l.length > 5 ? ', ...' : ''}`)
+          .join('; ')}); set confirm_overwrite to save it`,
+        { details: { overwrites } },
+      );
+    }
+    const meta = await this.getTemplate(id).catch(() => undefined);
+    const saved = await this.#saveDocument(
+      { format: TEMPLATE_FORMAT, version: TEMPLATE_VERSION, createdAt: new Date().toISOString(), sections },
+      { name: options.name ?? `${meta?.name ?? id} (merged)`, description: options.description },
+    );
+    return { ...saved, overwrites };
+  }
+
+  // --- upload sessions
+
+  #expireSessions(): void {
+    const now = Date.now();
+    for (const [id, s] of this.#sessions)
+      if (now - s.touched > CONFIG_LIMITS.sessionTtlMs) this.#sessions.delete(id);
+  }
+
+  openSession(): { id: string } {
+    this.#expireSessions();
+    while (this.#sessions.size >= CONFIG_LIMITS.maxSessions) {
+      const oldest = [...this.#sessions.values()].sort((a, b) => a.touched - b.touched)[0]!;
+      this.#sessions.delete(oldest.id);
+    }
+    const id = uuidv7();
+    this.#sessions.set(id, { id, chunks: [], size: 0, touched: Date.now() });
+    return { id };
+  }
+
+  #session(id: string): Session {
+    this.#expireSessions();
+    const s = this.#sessions.get(id);
+    if (!s) throw notFound(`upload session "${id}" not found (sessions expire after an hour without writes)`);
+    return s;
+  }
+
+  /** Appends a chunk; `offset`, when given, must be the bytes received so far. */
+  appendSession(id: string, chunk: Buffer, offset?: number): { id: string; size: number } {
+    const s = this.#session(id);
+    if (offset !== undefined && offset !== s.size)
+      throw conflict(
+        `upload session "${id}" has ${s.size} bytes; a chunk at offset ${offset} does not follow`,
+      );
+    if (s.size + chunk.length > CONFIG_LIMITS.maxTemplateBytes)
+      throw new AppError(413, 'too_large', `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`);
+    s.chunks.push(chunk);
+    s.size += chunk.length;
+    s.touched = Date.now();
+    return { id, size: s.size };
+  }
+
+  /** The uploaded document of a session (parsed; the session stays until `closeSession`). */
+  sessionDocument(id: string): TemplateDocument {
+    const s = this.#session(id);
+    if (s.size === 0) throw badRequest(`upload session "${id}" is empty; PATCH the template into it first`);
+    return parseDocument(Buffer.concat(s.chunks).toString('utf8'));
+  }
+
+  closeSession(id: string): void {
+    this.#sessions.delete(id);
+  }
+}

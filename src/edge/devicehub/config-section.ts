@@ -1,0 +1,545 @@
+/**
+ * The DeviceHub's section of a configuration template: devices with their tags.
+ *
+ *     { "devices": [ { "Name", "DriverID", "Description", "Properties": { key: value }, "MetaData",
+ *                      "DHParams", "WorkerParams", "AliasTopics", "Debug", "ID"?,
+ *                      "Tags": [ { "TagName", "Name" (the register), "ValueType", "Description",
+ *                                  "PublishCoV", "TagFormula", "IntervalMs", "Properties",
+ *                                  "MetaData", "ID"? } ] } ] }
+ *
+ * Devices are keyed by `Name`, tags by `<device Name>/<TagName>`. Every device and tag is checked
+ * against the driver catalogue exactly as the GraphQL API checks it (`rows.ts`). Writes go through
+ * the apply's transaction; the change event is sent after it commits, and the acquisition engine
+ * follows it incrementally (only the devices and tags named).
+ */
+import { badRequest, conflict } from '../../kernel/errors.js';
+import { uuidv7 } from '../../kernel/ids.js';
+import type {
+  ApplyMode,
+  ConfigSection,
+  SectionApplyContext,
+  SectionDiff,
+  SectionIssue,
+} from '../../kernel/service/index.js';
+import { canonical, checkObject, issueOf, join } from '../../kernel/service/section-shape.js';
+import type { Kysely } from '../../kernel/db/index.js';
+import { findDriver, findDriverByIdOrName } from './catalogue/index.js';
+import type { DeviceRow, DevicehubRepository, DevicehubTables, RegisterRow } from './repository.js';
+import { buildRegisterRow, metaData, params, parseJson } from './rows.js';
+import type { DeviceHubService } from './service.js';
+import type { DevicehubChange, Param } from './types.js';
+import { checkName, resolveProperties } from './validation.js';
+
+export interface TemplateTag {
+  ID?: string;
+  TagName: string;
+  /** The driver's register. */
+  Name: string;
+  ValueType: string;
+  Description?: string;
+  PublishCoV?: boolean;
+  TagFormula?: string;
+  IntervalMs?: number;
+  Properties?: Record<string, string>;
+  MetaData?: Record<string, unknown>;
+}
+
+export interface TemplateDevice {
+  ID?: string;
+  Name: string;
+  DriverID: string;
+  Description?: string;
+  Properties?: Record<string, string>;
+  MetaData?: Record<string, unknown>;
+  DHParams?: Param[];
+  WorkerParams?: Param[];
+  AliasTopics?: boolean;
+  Debug?: boolean;
+  Tags?: TemplateTag[];
+}
+
+export interface DevicehubSection {
+  devices: TemplateDevice[];
+}
+
+const DEVICE_FIELDS = {
+  'ID?': 'string',
+  Name: 'string',
+  DriverID: 'string',
+  'Description?': 'string',
+  'Properties?': 'object',
+  'MetaData?': 'object',
+  'DHParams?': 'array',
+  'WorkerParams?': 'array',
+  'AliasTopics?': 'boolean',
+  'Debug?': 'boolean',
+  'Tags?': 'array',
+} as const;
+
+const TAG_FIELDS = {
+  'ID?': 'string',
+  TagName: 'string',
+  Name: 'string',
+  ValueType: 'string',
+  'Description?': 'string',
+  'PublishCoV?': 'boolean',
+  'TagFormula?': 'string',
+  'IntervalMs?': 'integer',
+  'Properties?': 'object',
+  'MetaData?': 'object',
+} as const;
+
+/** A device and its tags as rows (ids, times not yet decided), checked against the catalogue. */
+interface NormalDevice {
+  path: string;
+  given: TemplateDevice;
+  row: DeviceRow;
+  tags: Map<string, { path: string; given: TemplateTag; row: RegisterRow }>;
+}
+
+/** The fields of a row that are configuration (not ids, owners or times), canonical. */
+const deviceKey = (r: DeviceRow) =>
+  canonical({
+    n: r.name,
+    d: r.driver_id,
+    s: r.description,
+    p: parseJson(r.properties),
+    m: parseJson(r.metadata),
+    h: parseJson(r.dh_params || '[]'),
+    w: parseJson(r.worker_params || '[]'),
+    a: r.alias_topics,
+    g: r.debug,
+  });
+const tagKey = (r: RegisterRow) =>
+  `${r.name}\u0000${r.tag_name}\u0000${r.description}\u0000${r.value_type}\u0000${r.publish_cov}\u0000${r.tag_formula}\u0000${r.interval_ms}\u0000${canonical(parseJson(r.properties))}\u0000${canonical(parseJson(r.metadata))}`;
+
+export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
+  readonly name = 'devicehub';
+  readonly #repo: DevicehubRepository;
+  readonly #service: DeviceHubService;
+  /** Normalised forms of documents already checked (validate, then diff or apply, reuse them). */
+  readonly #normal = new WeakMap<object, NormalDevice[]>();
+
+  constructor(repo: DevicehubRepository, service: DeviceHubService) {
+    this.#repo = repo;
+    this.#service = service;
+  }
+
+  async export(): Promise<DevicehubSection> {
+    const devices = await this.#repo.getDevices();
+    const registers = await this.#repo.allRegisters();
+    const byDevice = new Map<string, TemplateTag[]>();
+    for (const r of registers) {
+      let list = byDevice.get(r.device_id);
+      if (!list) byDevice.set(r.device_id, (list = []));
+      list.push(tagOut(r));
+    }
+    devices.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const out: DevicehubSection = { devices: [] };
+    // The stored rows are the normal form of the export: diff needs no second check of them.
+    const normal: NormalDevice[] = [];
+    const rowsOf = new Map<string, RegisterRow[]>();
+    for (const r of registers) {
+      let list = rowsOf.get(r.device_id);
+      if (!list) rowsOf.set(r.device_id, (list = []));
+      list.push(r);
+    }
+    for (const [i, d] of devices.entries()) {
+      const given: TemplateDevice = { ...deviceOut(d), Tags: byDevice.get(d.id) ?? [] };
+      out.devices.push(given);
+      const tags = new Map<string, { path: string; given: TemplateTag; row: RegisterRow }>();
+      for (const [j, r] of (rowsOf.get(d.id) ?? []).entries())
+        tags.set(r.tag_name, { path: `devices[${i}].Tags[${j}]`, given: given.Tags![j]!, row: r });
+      normal.push({ path: `devices[${i}]`, given, row: d, tags });
+    }
+    this.#normal.set(out, normal);
+    return out;
+  }
+
+  validate(doc: unknown): SectionIssue[] {
+    const issues: SectionIssue[] = [];
+    this.#normalise(doc, issues);
+    return issues;
+  }
+
+  /** Checks `doc` and answers its rows; issues go to `issues` (rows of bad items are left out). */
+  #normalise(doc: unknown, issues: SectionIssue[]): NormalDevice[] {
+    if (doc && typeof doc === 'object') {
+      const hit = this.#normal.get(doc);
+      if (hit) return hit;
+    }
+    const out: NormalDevice[] = [];
+    if (!checkObject(issues, '', doc, { devices: 'array' })) return out;
+    const names = new Map<string, number>();
+    const now = Date.now();
+    for (const [i, d] of (doc as DevicehubSection).devices.entries()) {
+      const path = join('devices', i);
+      if (!checkObject(issues, path, d, DEVICE_FIELDS)) continue;
+      let row: DeviceRow | undefined;
+      issueOf(issues, path, () => {
+        row = buildDeviceRow(d, now);
+      });
+      if (!row) continue;
+      const dup = names.get(row.name);
+      if (dup !== undefined) {
+        issues.push({
+          path: join(path, 'Name'),
+          message: `device "${row.name}" is given twice (devices[${dup}])`,
+        });
+        continue;
+      }
+      names.set(row.name, i);
+      const tags = new Map<string, { path: string; given: TemplateTag; row: RegisterRow }>();
+      for (const [j, t] of (d.Tags ?? []).entries()) {
+        const tpath = join(join(path, 'Tags'), j);
+        if (!checkObject(issues, tpath, t, TAG_FIELDS)) continue;
+        issueOf(issues, tpath, () => {
+          const r = buildRegisterRow(
+            row!,
+            {
+              DeviceID: row!.id,
+              Name: t.Name,
+              TagName: t.TagName,
+              ValueType: t.ValueType,
+              Description: t.Description ?? null,
+              PublishCoV: t.PublishCoV ?? null,
+              TagFormula: t.TagFormula ?? null,
+              IntervalMs: t.IntervalMs ?? null,
+              Properties: Object.entries(t.Properties ?? {}).map(([Name, Value]) => ({ Name, Value })),
+              MetaData: t.MetaData ?? null,
+            },
+            undefined,
+            now,
+          );
+          if (tags.has(r.tag_name))
+            throw badRequest(`tag "${r.tag_name}" of device "${row!.name}" is given twice`);
+          tags.set(r.tag_name, { path: tpath, given: t, row: r });
+        });
+      }
+      out.push({ path, given: d, row, tags });
+    }
+    if (issues.length === 0 && doc && typeof doc === 'object') this.#normal.set(doc, out);
+    return out;
+  }
+
+  #rows(doc: DevicehubSection): NormalDevice[] {
+    const issues: SectionIssue[] = [];
+    const rows = this.#normalise(doc, issues);
+    if (issues.length > 0) throw badRequest(`section devicehub: ${issues[0]!.path}: ${issues[0]!.message}`);
+    return rows;
+  }
+
+  diff(current: DevicehubSection, next: DevicehubSection, mode: ApplyMode): SectionDiff {
+    const target = mode === 'merge-apply' ? this.merge(current, next).merged : next;
+    const cur = this.#rows(current);
+    const nxt = this.#rows(target);
+    const curByName = new Map(cur.map((d) => [d.row.name, d]));
+    const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
+    const restartDevices = new Set<string>();
+    for (const d of nxt) {
+      const c = curByName.get(d.row.name);
+      if (!c) {
+        out.added.push(d.row.name);
+        for (const t of d.tags.keys()) out.added.push(`${d.row.name}/${t}`);
+        continue;
+      }
+      if (deviceKey(c.row) !== deviceKey(d.row)) {
+        out.changed.push(d.row.name);
+        restartDevices.add(d.row.name);
+      }
+      for (const [name, t] of d.tags) {
+        const ct = c.tags.get(name);
+        if (!ct) out.added.push(`${d.row.name}/${name}`);
+        else if (tagKey(ct.row) !== tagKey(t.row)) out.changed.push(`${d.row.name}/${name}`);
+      }
+      if (mode === 'use') {
+        for (const name of c.tags.keys()) if (!d.tags.has(name)) out.removed.push(`${d.row.name}/${name}`);
+      }
+    }
+    if (mode === 'use') {
+      const names = new Set(nxt.map((d) => d.row.name));
+      for (const c of cur) {
+        if (names.has(c.row.name)) continue;
+        out.removed.push(c.row.name);
+        restartDevices.add(c.row.name);
+      }
+    }
+    if (mode === 'merge-apply') out.restarts.push('acquisition');
+    else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
+    return out;
+  }
+
+  merge(
+    current: DevicehubSection,
+    template: DevicehubSection,
+  ): { merged: DevicehubSection; overwrites: string[] } {
+    const overwrites: string[] = [];
+    const tplByName = new Map(template.devices.map((d) => [d.Name, d]));
+    const devices: TemplateDevice[] = [];
+    for (const c of current.devices) {
+      const t = tplByName.get(c.Name);
+      if (!t) {
+        devices.push(c);
+        continue;
+      }
+      tplByName.delete(c.Name);
+      const merged = mergeDevice(c, t);
+      const { Tags: ct, ...cd } = c;
+      const { Tags: mt, ...md } = merged;
+      if (canonical(stripIds(cd)) !== canonical(stripIds(md))) overwrites.push(c.Name);
+      const curTags = new Map((ct ?? []).map((x) => [x.TagName, x]));
+      for (const tag of mt ?? []) {
+        const before = curTags.get(tag.TagName);
+        if (before && canonical(stripIds(before)) !== canonical(stripIds(tag)))
+          overwrites.push(`${c.Name}/${tag.TagName}`);
+      }
+      devices.push(merged);
+    }
+    for (const t of tplByName.values()) devices.push(t);
+    return { merged: { devices }, overwrites };
+  }
+
+  async apply(next: DevicehubSection, ctx: SectionApplyContext): Promise<void> {
+    const trx = ctx.trx as unknown as Kysely<DevicehubTables>;
+    let target = next;
+    if (ctx.mode === 'merge-apply') target = this.merge(await this.#exportIn(trx), next).merged;
+    const wanted = this.#rows(target);
+    const existing = await trx.selectFrom('dh_device').selectAll().execute();
+    const byName = new Map(existing.map((d) => [d.name, d]));
+    const ids = new Set(existing.map((d) => d.id));
+    const change: DevicehubChange = { devices: [], tags: [] };
+    const fail = (item: string, err: Error) => {
+      if (ctx.failFast) throw err;
+      ctx.fail(item, err.message);
+    };
+    const total = wanted.reduce((n, d) => n + 1 + d.tags.size, 0);
+    let done = 0;
+    const now = Date.now();
+    const kept = new Set<string>();
+    const inserts: RegisterRow[] = [];
+    for (const d of wanted) {
+      const cur = byName.get(d.row.name);
+      const row: DeviceRow = { ...d.row, updated_at: now };
+      if (cur) {
+        row.id = cur.id;
+        row.created_at = cur.created_at;
+        kept.add(cur.id);
+        const curTags = await trx
+          .selectFrom('dh_register')
+          .selectAll()
+          .where('device_id', '=', cur.id)
+          .execute();
+        if (row.driver_id !== cur.driver_id) {
+          const orphans = curTags.filter((t) => !d.tags.has(t.tag_name));
+          if (orphans.length > 0 && ctx.mode !== 'use') {
+            fail(
+              `devicehub: ${d.path} (device "${row.name}")`,
+              conflict(
+                `section devicehub: ${d.path}: device "${row.name}": DriverID cannot change while the device has ${orphans.length} tags that are not in the template; apply with mode "use" or delete them first`,
+              ),
+            );
+            done += 1 + d.tags.size;
+            continue;
+          }
+          // A new driver: every tag of the device is the template's.
+          if (orphans.length > 0) {
+            await deleteTags(
+              trx,
+              orphans.map((t) => t.id),
+            );
+            for (const t of orphans) change.tags.push({ id: t.id, deviceId: cur.id });
+          }
+        }
+        if (deviceKey(cur) !== deviceKey(row)) {
+          await this.#repo.updateDevice(row, trx);
+          change.devices.push(row.id);
+        }
+        const curByTag = new Map(curTags.map((t) => [t.tag_name, t]));
+        const tagIds = new Set(curTags.map((t) => t.id));
+        for (const [name, t] of d.tags) {
+          const ct = curByTag.get(name);
+          const tr: RegisterRow = { ...t.row, device_id: row.id, updated_at: now };
+          if (ct) {
+            curByTag.delete(name);
+            if (tagKey(ct) === tagKey(tr)) continue;
+            tr.id = ct.id;
+            tr.created_at = ct.created_at;
+            await this.#repo.updateRegister(tr, trx);
+          } else {
+            tr.id = t.given.ID && !tagIds.has(t.given.ID) ? t.given.ID : uuidv7(now);
+            inserts.push(tr);
+          }
+          change.tags.push({ id: tr.id, deviceId: row.id });
+        }
+        if (ctx.mode === 'use' && curByTag.size > 0) {
+          const gone = [...curByTag.values()];
+          await deleteTags(
+            trx,
+            gone.map((t) => t.id),
+          );
+          for (const t of gone) change.tags.push({ id: t.id, deviceId: cur.id });
+        }
+      } else {
+        row.id = d.given.ID && !ids.has(d.given.ID) ? d.given.ID : uuidv7(now);
+        row.created_at = now;
+        ids.add(row.id);
+        await this.#repo.insertDevice(row, trx);
+        change.devices.push(row.id);
+        for (const t of d.tags.values()) {
+          inserts.push({
+            ...t.row,
+            id: t.given.ID ?? uuidv7(now),
+            device_id: row.id,
+            created_at: now,
+            updated_at: now,
+          });
+        }
+      }
+      done += 1 + d.tags.size;
+      ctx.progress(done, total);
+    }
+    // Tag IDs from the template that are taken elsewhere get fresh ones.
+    if (inserts.some((r) => r.id)) {
+      const given = inserts.map((r) => r.id);
+      const taken = new Set<string>();
+      for (let i = 0; i < given.length; i += 500) {
+        const rows = await trx
+          .selectFrom('dh_register')
+          .select('id')
+          .where('id', 'in', given.slice(i, i + 500))
+          .execute();
+        for (const r of rows) taken.add(r.id);
+      }
+      const seen = new Set<string>();
+      for (const r of inserts) {
+        if (taken.has(r.id) || seen.has(r.id)) r.id = uuidv7(now);
+        seen.add(r.id);
+      }
+    }
+    await this.#repo.insertRegisters(inserts, trx);
+    for (const r of inserts)
+      if (!change.devices.includes(r.device_id)) change.tags.push({ id: r.id, deviceId: r.device_id });
+    if (ctx.mode === 'use') {
+      const gone = existing.filter((d) => !kept.has(d.id)).map((d) => d.id);
+      for (let i = 0; i < gone.length; i += 500) {
+        const chunk = gone.slice(i, i + 500);
+        await trx.deleteFrom('dh_register').where('device_id', 'in', chunk).execute();
+        await trx.deleteFrom('dh_device').where('id', 'in', chunk).execute();
+      }
+      change.devices.push(...gone);
+    }
+    ctx.afterCommit(() => this.#service.committed(change));
+  }
+
+  /** The export, read in the apply's transaction. */
+  async #exportIn(trx: Kysely<DevicehubTables>): Promise<DevicehubSection> {
+    const devices = await trx.selectFrom('dh_device').selectAll().orderBy('name').execute();
+    const registers = await trx.selectFrom('dh_register').selectAll().orderBy('id').execute();
+    const byDevice = new Map<string, TemplateTag[]>();
+    for (const r of registers) {
+      let list = byDevice.get(r.device_id);
+      if (!list) byDevice.set(r.device_id, (list = []));
+      list.push(tagOut(r));
+    }
+    return { devices: devices.map((d) => ({ ...deviceOut(d), Tags: byDevice.get(d.id) ?? [] })) };
+  }
+}
+
+async function deleteTags(trx: Kysely<DevicehubTables>, ids: string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500)
+    await trx
+      .deleteFrom('dh_register')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+}
+
+/** A device row from a template device, checked as `CreateDevice` checks it. */
+function buildDeviceRow(d: TemplateDevice, now: number): DeviceRow {
+  const subject = `device ${JSON.stringify(d.Name ?? '')}`;
+  const name = checkName(subject, 'Name', d.Name);
+  const driver = findDriverByIdOrName(d.DriverID);
+  if (!driver)
+    throw badRequest(`${subject}: DriverID ${JSON.stringify(d.DriverID)} is not a driver of the catalogue`);
+  return {
+    id: '',
+    name,
+    driver_id: driver.id,
+    description: d.Description ?? '',
+    properties: JSON.stringify(
+      resolveProperties(
+        subject,
+        `driver "${driver.name}"`,
+        driver.properties,
+        Object.entries(d.Properties ?? {}).map(([name, value]) => ({ name, value })),
+      ),
+    ),
+    metadata: JSON.stringify(metaData(subject, d.MetaData ?? null)),
+    dh_params: JSON.stringify(params(subject, 'DHParams', d.DHParams)),
+    worker_params: JSON.stringify(params(subject, 'WorkerParams', d.WorkerParams)),
+    alias_topics: d.AliasTopics ? 1 : 0,
+    debug: d.Debug ? 1 : 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+function deviceOut(d: DeviceRow): Omit<TemplateDevice, 'Tags'> {
+  return {
+    ID: d.id,
+    Name: d.name,
+    DriverID: findDriver(d.driver_id)?.id ?? d.driver_id,
+    Description: d.description,
+    Properties: parseJson(d.properties) as Record<string, string>,
+    MetaData: parseJson(d.metadata) as Record<string, unknown>,
+    DHParams: parseJson(d.dh_params || '[]') as Param[],
+    WorkerParams: parseJson(d.worker_params || '[]') as Param[],
+    AliasTopics: d.alias_topics === 1,
+    Debug: d.debug === 1,
+  };
+}
+
+function tagOut(r: RegisterRow): TemplateTag {
+  return {
+    ID: r.id,
+    TagName: r.tag_name,
+    Name: r.name,
+    ValueType: r.value_type,
+    Description: r.description,
+    PublishCoV: r.publish_cov === 1,
+    TagFormula: r.tag_formula,
+    IntervalMs: r.interval_ms,
+    Properties: parseJson(r.properties) as Record<string, string>,
+    MetaData: parseJson(r.metadata) as Record<string, unknown>,
+  };
+}
+
+const stripIds = <T extends { ID?: string }>(v: T): Omit<T, 'ID'> => {
+  const { ID: _id, ...rest } = v;
+  return rest;
+};
+
+/** Template values over current ones; Properties and MetaData key by key; tags by TagName. */
+function mergeDevice(cur: TemplateDevice, tpl: TemplateDevice): TemplateDevice {
+  const out: TemplateDevice = { ...cur, ...tpl, ID: cur.ID ?? tpl.ID } as TemplateDevice;
+  if (cur.ID === undefined) delete out.ID;
+  const driverChanged =
+    (findDriverByIdOrName(cur.DriverID)?.id ?? cur.DriverID) !==
+    (findDriverByIdOrName(tpl.DriverID)?.id ?? tpl.DriverID);
+  if (!driverChanged) out.Properties = { ...cur.Properties, ...tpl.Properties };
+  out.MetaData = { ...cur.MetaData, ...tpl.MetaData };
+  const tags = new Map((cur.Tags ?? []).map((t) => [t.TagName, t]));
+  for (const t of tpl.Tags ?? []) {
+    const c = tags.get(t.TagName);
+    if (!c) {
+      tags.set(t.TagName, t);
+      continue;
+    }
+    const m: TemplateTag = { ...c, ...t, ID: c.ID ?? t.ID } as TemplateTag;
+    if (c.ID === undefined) delete m.ID;
+    if (c.Name === t.Name) m.Properties = { ...c.Properties, ...t.Properties };
+    m.MetaData = { ...c.MetaData, ...t.MetaData };
+    tags.set(t.TagName, m);
+  }
+  out.Tags = [...tags.values()];
+  return out;
+}

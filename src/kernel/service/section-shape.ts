@@ -1,0 +1,117 @@
+/**
+ * Small shape checks for configuration sections: each answers the problems it finds as
+ * `SectionIssue`s naming the item (`devices[3].Tags[0].TagName`), so that a malformed template is
+ * refused with the section and the item named.
+ */
+import type { SectionIssue } from './config-section.js';
+
+export type FieldKind = 'string' | 'boolean' | 'integer' | 'object' | 'array' | 'string[]' | 'secret' | 'any';
+
+export interface ShapeResult {
+  ok: boolean;
+}
+
+const kindOk = (kind: FieldKind, v: unknown): boolean => {
+  switch (kind) {
+    case 'string':
+      return typeof v === 'string';
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'integer':
+      return typeof v === 'number' && Number.isSafeInteger(v);
+    case 'object':
+      return typeof v === 'object' && v !== null && !Array.isArray(v);
+    case 'array':
+      return Array.isArray(v);
+    case 'string[]':
+      return Array.isArray(v) && v.every((x) => typeof x === 'string');
+    case 'secret':
+      return (
+        typeof v === 'object' &&
+        v !== null &&
+        !Array.isArray(v) &&
+        Object.keys(v).length === 1 &&
+        (typeof (v as Record<string, unknown>).$secret === 'string' ||
+          typeof (v as Record<string, unknown>).$encrypted === 'string')
+      );
+    default:
+      return true;
+  }
+};
+
+const kindText: Record<FieldKind, string> = {
+  string: 'a string',
+  boolean: 'a boolean',
+  integer: 'an integer',
+  object: 'an object',
+  array: 'an array',
+  'string[]': 'an array of strings',
+  secret: 'a secret ({"$secret": ...} or {"$encrypted": ...})',
+  any: 'a value',
+};
+
+/**
+ * Checks that `value` at `path` is an object with only the `fields` given (a field ending in `?`
+ * is optional; `null` is accepted for optional fields with `nullable`). Answers whether it was.
+ */
+export function checkObject(
+  issues: SectionIssue[],
+  path: string,
+  value: unknown,
+  fields: Record<string, FieldKind>,
+  options: { nullable?: readonly string[] } = {},
+): value is Record<string, any> {
+  if (!kindOk('object', value)) {
+    issues.push({ path, message: 'must be an object' });
+    return false;
+  }
+  const obj = value as Record<string, unknown>;
+  const before = issues.length;
+  const known = new Map<string, { kind: FieldKind; optional: boolean }>();
+  for (const [k, kind] of Object.entries(fields)) {
+    const optional = k.endsWith('?');
+    known.set(optional ? k.slice(0, -1) : k, { kind, optional });
+  }
+  for (const key of Object.keys(obj)) {
+    if (!known.has(key)) issues.push({ path: join(path, key), message: `unknown field "${key}"` });
+  }
+  for (const [key, { kind, optional }] of known) {
+    const v = obj[key];
+    if (v === undefined) {
+      if (!optional) issues.push({ path: join(path, key), message: `${key} is required` });
+      continue;
+    }
+    if (v === null && options.nullable?.includes(key)) continue;
+    if (!kindOk(kind, v)) issues.push({ path: join(path, key), message: `must be ${kindText[kind]}` });
+  }
+  return issues.length === before;
+}
+
+export const join = (path: string, key: string | number): string =>
+  typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+
+/** Runs `fn`; an error it throws becomes an issue at `path` (its message). */
+export function issueOf(issues: SectionIssue[], path: string, fn: () => void): boolean {
+  try {
+    fn();
+    return true;
+  } catch (err) {
+    issues.push({ path, message: err instanceof Error ? err.message : String(err) });
+    return false;
+  }
+}
+
+/** JSON text of `v` with object keys sorted: equal values give equal texts. */
+export function canonical(v: unknown): string {
+  return JSON.stringify(sortKeys(v));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) out[k] = sortKeys((v as Record<string, unknown>)[k]);
+    return out;
+  }
+  return v;
+}

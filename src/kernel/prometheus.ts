@@ -62,3 +62,29 @@ function formatValue(v: number): string {
   if (v === -Infinity) return '-Inf';
   return String(v);
 }
+
+/**
+ * The process's own figures under the names Prometheus client libraries use
+ * (`process_resident_memory_bytes`, `nodejs_heap_size_used_bytes`...), for every metrics endpoint.
+ */
+export function writeProcessMetrics(out: PrometheusWriter): PrometheusWriter {
+  const mem = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  out.family('process_resident_memory_bytes', 'gauge', 'resident memory of the process', [
+    [undefined, mem.rss],
+  ]);
+  out.family('process_cpu_seconds_total', 'counter', 'user and system CPU time of the process', [
+    [undefined, (cpu.user + cpu.system) / 1e6],
+  ]);
+  out.family('nodejs_heap_size_used_bytes', 'gauge', 'JavaScript heap in use', [[undefined, mem.heapUsed]]);
+  out.family('nodejs_heap_size_total_bytes', 'gauge', 'JavaScript heap reserved', [
+    [undefined, mem.heapTotal],
+  ]);
+  out.family(
+    'nodejs_external_memory_bytes',
+    'gauge',
+    'memory of buffers and native objects held by JavaScript',
+    [[undefined, mem.external]],
+  );
+  return out;
+}

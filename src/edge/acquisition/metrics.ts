@@ -4,7 +4,7 @@
  * `loopedge_dh_device_state{alias=...}` (1 connected, 0 not).
  */
 import type { FastifyInstance } from 'fastify';
-import { PROMETHEUS_CONTENT_TYPE, PrometheusWriter } from '../../kernel/prometheus.js';
+import { PROMETHEUS_CONTENT_TYPE, PrometheusWriter, writeProcessMetrics } from '../../kernel/prometheus.js';
 import type { AcquisitionEngine, DeviceStatus } from './engine.js';
 
 /** Latency buckets, in seconds. */
@@ -82,7 +82,7 @@ export function acquisitionMetrics(devices: DeviceStatus[]): string {
     out.sample(`${h}_sum`, l, d.latency.sumMs / 1000);
     out.sample(`${h}_count`, l, d.latency.count);
   }
-  return out.text();
+  return writeProcessMetrics(out).text();
 }
 
 /** `GET /devicehub/metrics` (permission `read`, like every data route). */

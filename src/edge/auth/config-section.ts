@@ -19,7 +19,7 @@ import type {
   SectionDiff,
   SectionIssue,
 } from '../../kernel/service/index.js';
-import { canonical, checkObject, join } from '../../kernel/service/section-shape.js';
+import { checkObject, diffByKey, join, mergeByKey } from '../../kernel/service/section-shape.js';
 import type { AuthTables } from './repository.js';
 import type { AuthService } from './service.js';
 import { ROLES } from './service.js';
@@ -82,28 +82,17 @@ export class AuthConfigSection implements ConfigSection<AuthSection> {
 
   diff(current: AuthSection, next: AuthSection, mode: ApplyMode): SectionDiff {
     const target = mode === 'merge-apply' ? this.merge(current, next).merged : next;
-    const cur = new Map(current.apiClients.map((c) => [c.client_id, c]));
-    const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
-    for (const c of target.apiClients) {
-      const was = cur.get(c.client_id);
-      if (!was) out.added.push(c.client_id);
-      else if (!same(was, c)) out.changed.push(c.client_id);
-      cur.delete(c.client_id);
-    }
-    if (mode === 'use') out.removed.push(...cur.keys());
-    return out;
+    return diffByKey(current.apiClients, target.apiClients, (c) => c.client_id, same, mode);
   }
 
   merge(current: AuthSection, template: AuthSection): { merged: AuthSection; overwrites: string[] } {
-    const byId = new Map(current.apiClients.map((c) => [c.client_id, c]));
-    const overwrites: string[] = [];
-    for (const t of template.apiClients) {
-      const c = byId.get(t.client_id);
-      const m = { ...c, ...t, ...(t.secret || !c?.secret ? {} : { secret: c.secret }) };
-      if (c && canonical(c) !== canonical(m)) overwrites.push(t.client_id);
-      byId.set(t.client_id, m);
-    }
-    return { merged: { apiClients: [...byId.values()] }, overwrites };
+    const { merged, overwrites } = mergeByKey(
+      current.apiClients,
+      template.apiClients,
+      (c) => c.client_id,
+      'secret',
+    );
+    return { merged: { apiClients: merged }, overwrites };
   }
 
   async apply(next: AuthSection, ctx: SectionApplyContext): Promise<void> {

@@ -19,7 +19,7 @@ import type {
   SectionDiff,
   SectionIssue,
 } from '../../kernel/service/index.js';
-import { canonical, checkObject, join } from '../../kernel/service/section-shape.js';
+import { canonical, checkObject, diffByKey, join, mergeByKey } from '../../kernel/service/section-shape.js';
 import type { DataHubTables } from './repository.js';
 import type { AccessKeyService } from './service.js';
 import { isValidPattern } from './subject.js';
@@ -92,31 +92,21 @@ export class DatahubConfigSection implements ConfigSection<DatahubSection> {
 
   diff(current: DatahubSection, next: DatahubSection, mode: ApplyMode): SectionDiff {
     const target = mode === 'merge-apply' ? this.merge(current, next).merged : next;
-    const cur = new Map(current.accessKeys.map((k) => [k.id, k]));
-    const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
-    for (const k of target.accessKeys) {
-      const was = cur.get(k.id);
-      if (!was) out.added.push(k.id);
-      else if (config(was) !== config(k) || (k.key && k.key.$secret !== was.key?.$secret))
-        out.changed.push(k.id);
-      cur.delete(k.id);
-    }
-    if (mode === 'use') out.removed.push(...cur.keys());
+    const out = diffByKey(
+      current.accessKeys,
+      target.accessKeys,
+      (k) => k.id,
+      (was, k) => config(was) === config(k) && (!k.key || k.key.$secret === was.key?.$secret),
+      mode,
+    );
     if (out.removed.length > 0 || out.changed.length > 0)
       out.restarts.push('datahub: NATS connections of changed or removed access keys');
     return out;
   }
 
   merge(current: DatahubSection, template: DatahubSection): { merged: DatahubSection; overwrites: string[] } {
-    const byId = new Map(current.accessKeys.map((k) => [k.id, k]));
-    const overwrites: string[] = [];
-    for (const t of template.accessKeys) {
-      const c = byId.get(t.id);
-      const m = { ...c, ...t, ...(t.key || !c?.key ? {} : { key: c.key }) };
-      if (c && canonical(c) !== canonical(m)) overwrites.push(t.id);
-      byId.set(t.id, m);
-    }
-    return { merged: { accessKeys: [...byId.values()] }, overwrites };
+    const { merged, overwrites } = mergeByKey(current.accessKeys, template.accessKeys, (k) => k.id, 'key');
+    return { merged: { accessKeys: merged }, overwrites };
   }
 
   async apply(next: DatahubSection, ctx: SectionApplyContext): Promise<void> {

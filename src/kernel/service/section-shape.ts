@@ -3,7 +3,7 @@
  * `SectionIssue`s naming the item (`devices[3].Tags[0].TagName`), so that a malformed template is
  * refused with the section and the item named.
  */
-import type { SectionIssue } from './config-section.js';
+import type { ApplyMode, SectionDiff, SectionIssue } from './config-section.js';
 
 export type FieldKind = 'string' | 'boolean' | 'integer' | 'object' | 'array' | 'string[]' | 'secret' | 'any';
 
@@ -114,4 +114,53 @@ function sortKeys(v: unknown): unknown {
     return out;
   }
   return v;
+}
+
+/**
+ * What applying `target` over `current` changes, for a section that is a list of items keyed by
+ * an id (`same` compares two versions of an item). With `use`, items not in the target are
+ * removed; otherwise they stay.
+ */
+export function diffByKey<T>(
+  current: readonly T[],
+  target: readonly T[],
+  key: (item: T) => string,
+  same: (was: T, now: T) => boolean,
+  mode: ApplyMode,
+): SectionDiff {
+  const cur = new Map(current.map((c) => [key(c), c]));
+  const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
+  for (const item of target) {
+    const id = key(item);
+    const was = cur.get(id);
+    if (!was) out.added.push(id);
+    else if (!same(was, item)) out.changed.push(id);
+    cur.delete(id);
+  }
+  if (mode === 'use') out.removed.push(...cur.keys());
+  return out;
+}
+
+/**
+ * The union of `current` and `template` by key, the template's version of an item winning; a
+ * secret field the template leaves out (exported without a key) keeps the current value. Answers
+ * the ids of existing items the union would change (a merge asks for confirmation of those).
+ */
+export function mergeByKey<T extends object>(
+  current: readonly T[],
+  template: readonly T[],
+  key: (item: T) => string,
+  secretField: keyof T,
+): { merged: T[]; overwrites: string[] } {
+  const byId = new Map(current.map((c) => [key(c), c]));
+  const overwrites: string[] = [];
+  for (const t of template) {
+    const id = key(t);
+    const c = byId.get(id);
+    const keepSecret = !t[secretField] && c?.[secretField];
+    const m = { ...c, ...t, ...(keepSecret ? { [secretField]: c[secretField] } : {}) } as T;
+    if (c && canonical(c) !== canonical(m)) overwrites.push(id);
+    byId.set(id, m);
+  }
+  return { merged: [...byId.values()], overwrites };
 }

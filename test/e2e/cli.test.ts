@@ -16,7 +16,8 @@ const cli = runCli;
 
 /** Starts a long-running command and waits for its ready line; `url` is the edge's address. */
 async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  const p = await startCli(args, { env });
+  // `up` starts three services (edge, UNS, manager) and enrols the edge: give it more time.
+  const p = await startCli(args, { env, timeoutMs: args[0] === 'up' ? 120_000 : 60_000 });
   return {
     url: p.ready.services.edge!.url,
     ready: p.ready,

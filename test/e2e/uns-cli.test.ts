@@ -12,7 +12,7 @@ const cli = runCli;
 
 /** Starts a long-running command and waits for its ready line; `url` is the UNS's address. */
 async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
-  const p = await startCli(args, { env });
+  const p = await startCli(args, { env, timeoutMs: args[0] === 'up' ? 120_000 : 60_000 });
   return { url: p.ready.services.uns!.url, ready: p.ready, output: p.output, stop: p.stop };
 }
 

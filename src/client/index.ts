@@ -7,6 +7,7 @@ export { EdgeClient, EDGE_TOKEN_PATH, graphqlData } from './edge.js';
 export type { EdgeClientOptions, EdgeCredentials, NatsOptions } from './edge.js';
 export { UnsClient, connectMqtt, UNS_TOKEN_PATH, UNS_GRAPHQL_PATH } from './uns.js';
 export type { UnsClientOptions } from './uns.js';
+export { TWINS, TWINS_PATH } from './twins.js';
 export type { ClientResponse, RequestOptions, TlsOptions, TransportOptions } from './transport.js';
 export {
   MillwrightClientError,

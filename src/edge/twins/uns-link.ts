@@ -26,12 +26,16 @@ export class UnsLink implements UnsSource {
       username: options.username,
       password: options.password,
       reconnectPeriod: 2000,
+      resubscribe: false,
       connectTimeout: 10_000,
       rejectUnauthorized: false,
       clientId: `millwright-twins-${process.pid}-${Math.random().toString(16).slice(2, 8)}`,
     });
     this.#client.on('connect', () => {
       this.#problem = null;
+      // Subscriptions made while down, and all of them again after a reconnect.
+      const topics = [...this.#handlers.keys()];
+      if (topics.length > 0) this.#client.subscribe(topics, { qos: 0 });
       log?.info({ url: options.url }, 'digital twins connected to the UNS broker');
     });
     this.#client.on('error', (err) => {
@@ -65,7 +69,7 @@ export class UnsLink implements UnsSource {
     if (!set) {
       set = new Set();
       this.#handlers.set(topic, set);
-      this.#client.subscribe(topic, { qos: 0 });
+      if (this.#client.connected) this.#client.subscribe(topic, { qos: 0 });
     }
     set.add(handler);
     return () => {

@@ -64,6 +64,8 @@ export class Twin {
   /** Instances that embed this one. */
   embeddedBy = new Set<Twin>();
   scheduled = false;
+  /** Transformations still evaluating: the payload waits for them, so that one round gives one payload. */
+  inflight = 0;
 
   constructor(record: InstanceRecord, model: ModelRecord) {
     this.record = record;
@@ -392,8 +394,10 @@ export class TwinRuntime {
       this.changed(twin);
       return;
     }
+    twin.inflight++;
     slot.compiled.evaluate(input as object, { params: twin.params }).then(
       (out) => {
+        twin.inflight--;
         slot.value = jsonOf(out);
         slot.error = null;
         slot.at = now;
@@ -401,6 +405,7 @@ export class TwinRuntime {
         this.changed(twin);
       },
       (err: unknown) => {
+        twin.inflight--;
         slot.value = null;
         slot.error = `transformation failed: ${describeEvalError(err)}`;
         slot.at = now;
@@ -424,7 +429,8 @@ export class TwinRuntime {
 
   /** An input of `twin` changed: publish soon when its model publishes on change. */
   changed(twin: Twin): void {
-    if (twin.state !== 'running' || !twin.model.publishOnChange || twin.scheduled) return;
+    if (twin.state !== 'running' || !twin.model.publishOnChange || twin.scheduled || twin.inflight > 0)
+      return;
     twin.scheduled = true;
     queueMicrotask(() => {
       twin.scheduled = false;

@@ -73,16 +73,17 @@ test('payload along the hierarchy, with a transformation, a static attribute and
   hub.publish('devicehub.raw.gen.p', { success: true, value: 250000, timestamp: Date.now() });
   const got = await payload;
   assert.deepEqual(got.data, { Nameplate: { Vendor: 'ACME' }, Process: { Bar: 2.5 } });
-  assert.equal(got.attributes.Pressure.stale, false);
-  assert.equal(got.attributes.Speed.stale, true, 'no input yet');
-  assert.equal(got.attributes.Speed.ageMs, null);
+  assert.deepEqual(got.stale, ['Speed'], 'no input yet');
+  assert.equal(got.ageMs.Speed, null);
+  assert.ok(got.ageMs.Pressure >= 0 && got.ageMs.Pressure < 200);
+  assert.deepEqual(got.errors, {});
   await new Promise((r) => setTimeout(r, 250));
   const later = nextOn(i.topic);
   hub.publish('devicehub.raw.gen.s', { value: 1450 });
   const l = await later;
-  assert.equal(l.attributes.Pressure.stale, true, 'older than StaleAfterMs');
-  assert.ok(l.attributes.Pressure.ageMs >= 200);
-  assert.equal(l.attributes.Speed.stale, false);
+  assert.deepEqual(l.stale, ['Pressure'], 'older than StaleAfterMs');
+  assert.ok(l.ageMs.Pressure >= 200);
+  assert.equal(l.data.Process.Bar, 2.5, 'the last value is kept, marked stale');
 });
 
 test('a transformation failing at run time marks the attribute, not the instance, and is logged once', async () => {
@@ -100,7 +101,7 @@ test('a transformation failing at run time marks the attribute, not the instance
     const next = nextOn(i.topic);
     hub.publish('valve.pos', { value: k });
     const got = await next;
-    assert.match(got.attributes.Pos.error, /transformation failed: .*T1006/);
+    assert.match(got.errors.Pos, /transformation failed: .*T1006/);
     assert.equal(got.data.Pos, null);
   }
   const next = nextOn(i.topic);

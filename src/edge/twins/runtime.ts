@@ -4,10 +4,11 @@
  * hierarchy into one payload and publishes it on its `Topic`: on change (coalesced: the inputs
  * that arrive in one turn of the event loop give one payload) and/or every `PublishIntervalMs`.
  *
- * Payload: `{ instanceId, instance, model, timestamp, data, attributes }`; `data` follows the
- * model's hierarchy (folders are objects) or, without one, holds static attributes by key and
- * dynamic attributes by name; `attributes` has, per dynamic attribute, `ageMs` since its last
- * input, `stale` (no input yet, or older than the model's `StaleAfterMs`) and `error`.
+ * Payload (`TwinPayload`): `{ instanceId, instance, model, timestamp, data, ageMs, stale, errors }`;
+ * `data` follows the model's hierarchy (folders are objects) or, without one, holds static
+ * attributes by key and dynamic attributes by name; `ageMs` has, per dynamic attribute, the age of
+ * its last input; `stale` lists those with no input yet or older than the model's `StaleAfterMs`;
+ * `errors` says why an attribute is null (failed transformation, nested instance in error...).
  *
  * Nesting cycles are found when the twins are resolved: the instances on a cycle go to the
  * `error` state naming it, and the others keep running. No GraphQL here.
@@ -29,14 +30,29 @@ export interface UnsSource {
 
 export type InstanceState = 'running' | 'stopped' | 'error';
 
+/** An instance's assembled payload, as published on its Topic. */
+export interface TwinPayload {
+  instanceId: string;
+  instance: string;
+  model: string;
+  /** When it was assembled (epoch ms). */
+  timestamp: number;
+  /** The model's hierarchy (or static attributes by key and dynamic attributes by name). */
+  data: Record<string, unknown>;
+  /** Per dynamic attribute: milliseconds since its last input (null: none yet). */
+  ageMs: Record<string, number | null>;
+  /** Dynamic attributes with no input yet or older than the model's StaleAfterMs. */
+  stale: string[];
+  /** Per dynamic attribute in trouble: why its value is null or old. */
+  errors: Record<string, string>;
+}
+
 interface Slot {
   record: DynamicAttributeRecord;
   name: string;
   value: unknown;
   /** When the last input arrived (epoch ms); 0: none yet. */
   at: number;
-  /** The input's own timestamp, when it carried one. */
-  sourceTs: number | null;
   error: string | null;
   compiled: Compiled | null;
   /** Nested instances (NestedInstanceID: one; NestedModelID: every instance of the model). */
@@ -58,7 +74,7 @@ export class Twin {
   slots: Slot[] = [];
   shape: Shape[] = [];
   params: Record<string, string> = {};
-  lastPayload: Record<string, unknown> | null = null;
+  lastPayload: TwinPayload | null = null;
   lastPublishedAt: number | null = null;
   published = 0;
   /** Instances that embed this one. */
@@ -66,6 +82,8 @@ export class Twin {
   scheduled = false;
   /** Transformations still evaluating: the payload waits for them, so that one round gives one payload. */
   inflight = 0;
+  /** The publish of a scheduled change (made once). */
+  flush: (() => void) | undefined = undefined;
 
   constructor(record: InstanceRecord, model: ModelRecord) {
     this.record = record;
@@ -172,7 +190,6 @@ export class TwinRuntime {
           name: d.name,
           value: prev?.value ?? null,
           at: prev?.at ?? 0,
-          sourceTs: prev?.sourceTs ?? null,
           error: null,
           compiled: null,
           nested: null,
@@ -354,8 +371,18 @@ export class TwinRuntime {
         callback: (msg) => {
           const data = msg.data;
           const input =
-            data instanceof Uint8Array || typeof data === 'string' ? safeJson(msg.string()) : data;
-          for (const b of bindings) this.#input(b, input);
+            typeof data === 'string' || data instanceof Uint8Array ? safeJson(msg.string()) : data;
+          const now = Date.now();
+          for (let i = 0; i < bindings.length; i++) {
+            const b = bindings[i]!;
+            const slot = b.slot;
+            // The common case inline: no transformation.
+            if (slot.record.transformationId === null) {
+              slot.value = plainValue(input);
+              slot.at = now;
+              this.changed(b.twin);
+            } else this.#input(b, input);
+          }
         },
       });
       entry = { sub, bindings };
@@ -383,14 +410,10 @@ export class TwinRuntime {
 
   #input({ twin, slot }: Binding, input: unknown): void {
     const now = Date.now();
-    const ts =
-      input !== null && typeof input === 'object' ? (input as { timestamp?: unknown }).timestamp : undefined;
-    const sourceTs = typeof ts === 'number' ? ts : null;
     if (!slot.compiled) {
       if (slot.record.transformationId && slot.error) return; // unknown transformation: stays marked
       slot.value = plainValue(input);
       slot.at = now;
-      slot.sourceTs = sourceTs;
       this.changed(twin);
       return;
     }
@@ -401,7 +424,6 @@ export class TwinRuntime {
         slot.value = jsonOf(out);
         slot.error = null;
         slot.at = now;
-        slot.sourceTs = sourceTs;
         this.changed(twin);
       },
       (err: unknown) => {
@@ -409,7 +431,6 @@ export class TwinRuntime {
         slot.value = null;
         slot.error = `transformation failed: ${describeEvalError(err)}`;
         slot.at = now;
-        slot.sourceTs = sourceTs;
         this.#logFailure(twin, slot);
         this.changed(twin);
       },
@@ -432,50 +453,52 @@ export class TwinRuntime {
     if (twin.state !== 'running' || !twin.model.publishOnChange || twin.scheduled || twin.inflight > 0)
       return;
     twin.scheduled = true;
-    queueMicrotask(() => {
-      twin.scheduled = false;
-      if (twin.state === 'running' && this.#twins.get(twin.record.id) === twin) this.publish(twin);
-    });
+    queueMicrotask(
+      (twin.flush ??= () => {
+        twin.scheduled = false;
+        if (twin.state === 'running' && this.#twins.get(twin.record.id) === twin) this.publish(twin);
+      }),
+    );
   }
 
   /** Assembles and publishes `twin`'s payload now. */
   publish(twin: Twin): void {
     if (this.#closed || twin.state !== 'running') return;
     const now = Date.now();
-    const attributes: Record<
-      string,
-      { ageMs: number | null; stale: boolean; error?: string; sourceTimestamp?: number }
-    > = {};
-    const stale = twin.model.staleAfterMs;
+    // Marks per attribute as numbers and short lists (not one object per attribute): a payload
+    // is built for every change of every instance, so its allocations count.
+    const ageMs: Record<string, number | null> = {};
+    const stale: string[] = [];
+    let errors: Record<string, string> | null = null;
+    const staleAfter = twin.model.staleAfterMs;
     for (const slot of twin.slots) {
       let error = slot.error;
-      let ageMs: number | null = slot.at === 0 ? null : now - slot.at;
+      let age: number | null = slot.at === 0 ? null : now - slot.at;
       if (slot.nested) {
         const bad = slot.nested.find((n) => n.state !== 'running');
         if (bad)
           error = `nested instance ${bad.record.name} is ${bad.state}${bad.error ? `: ${bad.error}` : ''}`;
         const times = slot.nested.map((n) => n.lastPublishedAt ?? 0);
         const oldest = times.length > 0 ? Math.min(...times) : 0;
-        ageMs = oldest === 0 ? null : now - oldest;
+        age = oldest === 0 ? null : now - oldest;
       }
-      const meta: { ageMs: number | null; stale: boolean; error?: string; sourceTimestamp?: number } = {
-        ageMs,
-        stale:
-          slot.record.attributeType === 'AssetHierarchy'
-            ? false
-            : ageMs === null || (stale > 0 && ageMs > stale),
-      };
-      if (error) meta.error = error;
-      if (slot.sourceTs !== null) meta.sourceTimestamp = slot.sourceTs;
-      attributes[slot.name] = meta;
+      ageMs[slot.name] = age;
+      if (
+        slot.record.attributeType !== 'AssetHierarchy' &&
+        (age === null || (staleAfter > 0 && age > staleAfter))
+      )
+        stale.push(slot.name);
+      if (error !== null) (errors ??= {})[slot.name] = error;
     }
-    const payload = {
+    const payload: TwinPayload = {
       instanceId: twin.record.id,
       instance: twin.record.name,
       model: twin.model.name,
       timestamp: now,
       data: assemble(twin.shape),
-      attributes,
+      ageMs,
+      stale,
+      errors: errors ?? {},
     };
     twin.lastPayload = payload;
     twin.lastPublishedAt = now;

@@ -157,3 +157,52 @@ test('a nested instance is embedded; a cycle is an error naming it; the others k
   hub.publish('motor.m.amps', { value: 13 });
   assert.deepEqual((await still).data, { Motor: { Amps: 13 } });
 });
+
+test('a payload past the maximum puts the instance in error instead of publishing it', async () => {
+  const db2 = Database.open({ sqlitePath: ':memory:' });
+  await db2.migrate([twinsMigrations]);
+  const hub2 = new DataHub();
+  const s2 = await TwinsService.load(new TwinsRepository(db2));
+  const rt2 = new TwinRuntime({ hub: hub2, service: s2, maxPayloadBytes: 400 });
+  try {
+    const m = await s2.createModel({ Name: 'Big', Assets: 'big' });
+    await s2.createDynamic({ ModelID: m.id, Name: 'Blob', Topic: 'big.blob' });
+    const i = await s2.createInstance({ ModelID: m.id, Name: 'b1' });
+    rt2.rebuild();
+    let published = 0;
+    hub2.subscribe(i.topic, () => published++);
+    hub2.publish('big.blob', { value: 'x'.repeat(1000) });
+    await settle();
+    assert.equal(published, 0);
+    assert.equal(rt2.status(i.id)!.state, 'error');
+    assert.match(rt2.status(i.id)!.error!, /payload of \d+ bytes exceeds the maximum of 400/);
+  } finally {
+    rt2.close();
+    hub2.close();
+    await db2.close();
+  }
+});
+
+test('the configuration section exports, diffs and applies the twins by name', async () => {
+  const { twinsConfigSection } = await import('../../src/edge/twins/config-section.js');
+  const section = twinsConfigSection(service);
+  const doc = await section.export();
+  assert.ok(doc.models.some((m) => m.Name === 'Pump' && m.Instances!.some((i) => i.Name === 'p1')));
+  assert.deepEqual(section.validate({ models: [{ Name: '' }], transformations: [] }), [
+    { path: 'models[0].Name', message: 'required' },
+    { path: 'models[0].Assets', message: 'required' },
+  ]);
+  const db2 = Database.open({ sqlitePath: ':memory:' });
+  await db2.migrate([twinsMigrations]);
+  const s2 = await TwinsService.load(new TwinsRepository(db2));
+  const other = twinsConfigSection(s2);
+  assert.deepEqual(other.diff(await other.export(), doc, 'merge-apply').added.length, doc.models.length);
+  await other.apply(doc, 'use');
+  const again = await other.export();
+  assert.deepEqual(
+    again.models.map((m) => [m.Name, m.DynamicAttributes!.length, m.Instances!.length]),
+    doc.models.map((m) => [m.Name, m.DynamicAttributes!.length, m.Instances!.length]),
+  );
+  assert.deepEqual(other.diff(again, doc, 'use'), { added: [], changed: [], removed: [], restarts: [] });
+  await db2.close();
+});

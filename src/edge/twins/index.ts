@@ -46,12 +46,20 @@ export interface TwinsOptions {
   uns?: (UnsSource & { close(): Promise<void> }) | null;
   limits?: Partial<TwinsLimits>;
   maxStreams?: number;
+  /** Largest payload of an instance, bytes as JSON (the DataHub's maximum payload). */
+  maxPayloadBytes?: number;
 }
 
 export async function createTwins(options: TwinsOptions): Promise<TwinsApi> {
   const service = await TwinsService.load(new TwinsRepository(options.database), options.limits);
   const uns = options.uns ?? null;
-  const runtime = new TwinRuntime({ hub: options.hub, service, logger: options.logger, uns });
+  const runtime = new TwinRuntime({
+    hub: options.hub,
+    service,
+    logger: options.logger,
+    uns,
+    maxPayloadBytes: options.maxPayloadBytes,
+  });
   return {
     service,
     runtime,

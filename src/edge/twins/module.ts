@@ -23,7 +23,13 @@ export const twinsModule: EdgeModule<'twins'> = {
           logger: ctx.logger,
         })
       : null;
-    return createTwins({ database: ctx.database, hub: ctx.module('datahub').hub, logger: ctx.logger, uns });
+    return createTwins({
+      database: ctx.database,
+      hub: ctx.module('datahub').hub,
+      logger: ctx.logger,
+      uns,
+      maxPayloadBytes: c.datahubMaxPayload,
+    });
   },
   mount: (ctx, twins) => mountTwins(ctx.app, twins),
   configSection: (twins) => twinsConfigSection(twins.service),

@@ -98,6 +98,12 @@ export interface RuntimeOptions {
   uns?: UnsSource | null;
   /** How often a failing transformation of one attribute is logged at most (default 60 s). */
   logEveryMs?: number;
+  /**
+   * Largest payload, bytes as JSON (default 1 MiB, the DataHub's `--datahub-max-payload`):
+   * measured on an instance's first payload and every 256th after; past it the instance goes to
+   * the error state instead of publishing.
+   */
+  maxPayloadBytes?: number;
 }
 
 interface Binding {
@@ -111,6 +117,7 @@ export class TwinRuntime {
   readonly #log: Logger | undefined;
   readonly #uns: UnsSource | null;
   readonly #logEveryMs: number;
+  readonly #maxPayloadBytes: number;
   readonly #twins = new Map<string, Twin>();
   readonly #subjects = new Map<string, { sub: Subscription; bindings: Binding[] }>();
   readonly #unsTopics = new Map<string, { off: () => void; bindings: Binding[] }>();
@@ -127,6 +134,7 @@ export class TwinRuntime {
     this.#log = options.logger;
     this.#uns = options.uns ?? null;
     this.#logEveryMs = options.logEveryMs ?? 60_000;
+    this.#maxPayloadBytes = options.maxPayloadBytes ?? 1024 * 1024;
     this.#offChange = this.#service.onChange(() => this.scheduleRebuild());
     this.rebuild();
   }
@@ -500,6 +508,15 @@ export class TwinRuntime {
       stale,
       errors: errors ?? {},
     };
+    if ((twin.published & 255) === 0) {
+      const size = Buffer.byteLength(JSON.stringify(payload));
+      if (size > this.#maxPayloadBytes) {
+        twin.state = 'error';
+        twin.error = `payload of ${size} bytes exceeds the maximum of ${this.#maxPayloadBytes} (--datahub-max-payload)`;
+        this.#log?.error({ instance: twin.record.id }, `digital twin ${twin.record.name}: ${twin.error}`);
+        return;
+      }
+    }
     twin.lastPayload = payload;
     twin.lastPublishedAt = now;
     twin.published++;

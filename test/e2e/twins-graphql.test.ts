@@ -185,6 +185,10 @@ describe('models, instances and attributes', () => {
     const upd = (await ok(TWINS.UpdateStaticAttribute, { input: { ID: a.ID, Value: 'ACME Corp' } }))
       .UpdateStaticAttribute;
     assert.equal(upd.Value, 'ACME Corp');
+    const proto = await fails(TWINS.CreateStaticAttribute, {
+      input: { ModelID: model.ID, Key: '__proto__', Value: 'x' },
+    });
+    assert.match(proto.message, /must not be __proto__/);
     const badLimit = await fails(TWINS.ListStaticAttributes, { input: { Limit: 5000 } });
     assert.match(badLimit.message, /Limit must be from 1 to 1000/);
     const i = (await ok(TWINS.ListInstances, { input: { ModelID: model.ID } })).ListInstances.Items[0];

@@ -320,6 +320,7 @@ export class TwinsService {
   #name(value: string, what: string): string {
     const v = value.trim();
     if (v === '') throw badRequest(`${what} must not be empty`);
+    if (v === '__proto__') throw badRequest(`${what} must not be __proto__`);
     if (v.length > this.limits.maxNameLength)
       throw badRequest(`${what} is longer than ${this.limits.maxNameLength} characters`);
     return v;

@@ -127,6 +127,7 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
   {
     name: 'uns-mqtt-url',
     type: 'url',
+    secret: true,
     description: 'mqtt[s]://host:port of the UNS broker that digital twin UNS attributes read from',
   },
   { name: 'uns-username', type: 'string', description: 'UNS broker account of the edge (--uns-mqtt-url)' },

@@ -206,3 +206,27 @@ test('the configuration section exports, diffs and applies the twins by name', a
   assert.deepEqual(other.diff(again, doc, 'use'), { added: [], changed: [], removed: [], restarts: [] });
   await db2.close();
 });
+
+test('a model with PublishIntervalMs publishes at that interval without inputs, marking them stale', async () => {
+  const m = await service.createModel({
+    Name: 'Tank',
+    Assets: 'tank',
+    PublishOnChange: false,
+    PublishIntervalMs: 100,
+    StaleAfterMs: 0,
+  });
+  await service.createDynamic({ ModelID: m.id, Name: 'Level', Topic: 'tank.level' });
+  const i = await service.createInstance({ ModelID: m.id, Name: 't1' });
+  await settle();
+  const seen: any[] = [];
+  const sub = hub.subscribe(i.topic, (msg) => void seen.push(msg.data));
+  hub.publish('tank.level', { value: 3 }); // no payload of its own: PublishOnChange is off
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(seen.length, 0);
+  await new Promise((r) => setTimeout(r, 350));
+  sub.unsubscribe();
+  assert.ok(seen.length >= 2 && seen.length <= 5, `${seen.length} payloads in 370 ms`);
+  assert.equal(seen.at(-1).data.Level, 3);
+  assert.ok(seen.at(-1).ageMs.Level >= seen[0].ageMs.Level, 'the age grows between payloads');
+  assert.deepEqual(seen.at(-1).stale, [], 'StaleAfterMs 0 never marks');
+});

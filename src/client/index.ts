@@ -8,6 +8,7 @@ export type { EdgeClientOptions, EdgeCredentials, NatsOptions } from './edge.js'
 export { EdgeConfigClient, type ConfigApplyOptions, type SnapshotInfo } from './edge-config.js';
 export { UnsClient, connectMqtt, UNS_TOKEN_PATH, UNS_GRAPHQL_PATH } from './uns.js';
 export type { UnsClientOptions } from './uns.js';
+export { TWINS, TWINS_PATH } from './twins.js';
 export type { ClientResponse, RequestOptions, TlsOptions, TransportOptions } from './transport.js';
 export {
   MillwrightClientError,

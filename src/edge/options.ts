@@ -124,6 +124,19 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     default: 30_000,
     description: 'longest wait between reconnect attempts to a device, milliseconds',
   },
+  {
+    name: 'uns-mqtt-url',
+    type: 'url',
+    secret: true,
+    description: 'mqtt[s]://host:port of the UNS broker that digital twin UNS attributes read from',
+  },
+  { name: 'uns-username', type: 'string', description: 'UNS broker account of the edge (--uns-mqtt-url)' },
+  {
+    name: 'uns-password',
+    type: 'string',
+    secret: true,
+    description: 'password of --uns-username',
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -151,6 +164,9 @@ export interface EdgeConfig {
   datahubMaxPrefixes: number;
   natsUrl?: string | undefined;
   acquisitionBackoffMax: number;
+  unsMqttUrl?: string | undefined;
+  unsUsername?: string | undefined;
+  unsPassword?: string | undefined;
   graphqlMaxQueryBytes: number;
   graphqlMaxAliases: number;
   graphqlMaxFields: number;

@@ -23,6 +23,7 @@ import { devicehubModule } from './devicehub/module.js';
 import { acquisitionModule } from './acquisition/module.js';
 import { dmModule } from './dm/module.js';
 import { configModule } from './config/module.js';
+import { twinsModule } from './twins/module.js';
 import type { DataHubService } from './datahub/index.js';
 import type { Devicehub } from './devicehub/index.js';
 import type { AcquisitionEngine } from './acquisition/index.js';
@@ -52,6 +53,7 @@ export const EDGE_MODULES = [
   devicehubModule,
   acquisitionModule,
   dmModule,
+  twinsModule,
   configModule,
 ] as const;
 

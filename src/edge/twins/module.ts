@@ -1,0 +1,35 @@
+/** Digital twins on the edge's seam: `/digital-twins`, publishing on the DataHub. */
+import type { EdgeModule } from '../modules.js';
+import { createTwins, mountTwins, twinsMigrations, UnsLink, type TwinsApi } from './index.js';
+
+declare module '../modules.js' {
+  interface EdgeModules {
+    twins: TwinsApi;
+  }
+}
+
+export const twinsModule: EdgeModule<'twins'> = {
+  name: 'twins',
+  migrations: twinsMigrations,
+  requires: ['datahub'],
+  start: (ctx) => {
+    const c = ctx.config;
+    const uns = c.unsMqttUrl
+      ? new UnsLink({
+          url: c.unsMqttUrl,
+          username: c.unsUsername,
+          password: c.unsPassword,
+          logger: ctx.logger,
+        })
+      : null;
+    return createTwins({
+      database: ctx.database,
+      hub: ctx.module('datahub').hub,
+      logger: ctx.logger,
+      uns,
+      maxPayloadBytes: c.datahubMaxPayload,
+    });
+  },
+  mount: (ctx, twins) => mountTwins(ctx.app, twins),
+  close: (twins) => twins.close(),
+};

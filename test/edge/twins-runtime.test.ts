@@ -1,0 +1,232 @@
+/**
+ * The twins' runtime on the in-process bus, without HTTP: payload assembly along the hierarchy,
+ * transformations, stale marks, nested instances, cycles found at resolution, run-time failures
+ * marked per attribute and logged at most once a minute.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { Database } from '../../src/kernel/db/index.js';
+import { DataHub } from '../../src/edge/datahub/index.js';
+import { twinsMigrations, TwinsService, TwinRuntime } from '../../src/edge/twins/index.js';
+import { TwinsRepository } from '../../src/edge/twins/repository.js';
+
+let db: Database;
+let hub: DataHub;
+let service: TwinsService;
+let runtime: TwinRuntime;
+const logged: string[] = [];
+
+before(async () => {
+  db = Database.open({ sqlitePath: ':memory:' });
+  await db.migrate([twinsMigrations]);
+  hub = new DataHub();
+  service = await TwinsService.load(new TwinsRepository(db));
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line).msg) });
+  runtime = new TwinRuntime({ hub, service, logger });
+});
+after(async () => {
+  runtime.close();
+  hub.close();
+  await db.close();
+});
+
+function nextOn(subject: string, ms = 2000): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.unsubscribe();
+      reject(new Error(`nothing on ${subject} within ${ms} ms`));
+    }, ms);
+    const sub = hub.subscribe(subject, {
+      max: 1,
+      callback: (m) => {
+        clearTimeout(timer);
+        resolve(m.data);
+      },
+    });
+  });
+}
+const settle = () => new Promise((r) => setTimeout(r, 60));
+
+test('payload along the hierarchy, with a transformation, a static attribute and stale marks', async () => {
+  const m = await service.createModel({ Name: 'Pump', Assets: 'pump', StaleAfterMs: 200 });
+  const tr = await service.createTransformation({ Name: 'bar', Expression: '$round(value / 100000, 2)' });
+  const p = await service.createDynamic({
+    ModelID: m.id,
+    Name: 'Pressure',
+    Topic: 'devicehub.raw.{{Device}}.p',
+    TransformationID: tr.id,
+  });
+  await service.createDynamic({ ModelID: m.id, Name: 'Speed', Topic: 'devicehub.raw.{{Device}}.s' });
+  const v = await service.createKeyValue('static', { ModelID: m.id, Key: 'Vendor', Value: 'ACME' });
+  await service.createKeyValue('parameter', { ModelID: m.id, Key: 'Device', Value: 'gen' });
+  await service.saveAllHierarchy(m.id, [
+    {
+      Node: { Name: 'Nameplate', IsFolder: true },
+      Childs: [{ Node: { Name: 'Vendor', AttributeID: v.id } }],
+    },
+    { Node: { Name: 'Process', IsFolder: true }, Childs: [{ Node: { Name: 'Bar', AttributeID: p.id } }] },
+  ]);
+  const i = await service.createInstance({ ModelID: m.id, Name: 'p1' });
+  await settle();
+  const payload = nextOn(i.topic);
+  hub.publish('devicehub.raw.gen.p', { success: true, value: 250000, timestamp: Date.now() });
+  const got = await payload;
+  assert.deepEqual(got.data, { Nameplate: { Vendor: 'ACME' }, Process: { Bar: 2.5 } });
+  assert.deepEqual(got.stale, ['Speed'], 'no input yet');
+  assert.equal(got.ageMs.Speed, null);
+  assert.ok(got.ageMs.Pressure >= 0 && got.ageMs.Pressure < 200);
+  assert.deepEqual(got.errors, {});
+  await new Promise((r) => setTimeout(r, 250));
+  const later = nextOn(i.topic);
+  hub.publish('devicehub.raw.gen.s', { value: 1450 });
+  const l = await later;
+  assert.deepEqual(l.stale, ['Pressure'], 'older than StaleAfterMs');
+  assert.ok(l.ageMs.Pressure >= 200);
+  assert.equal(l.data.Process.Bar, 2.5, 'the last value is kept, marked stale');
+});
+
+test('a transformation failing at run time marks the attribute, not the instance, and is logged once', async () => {
+  const m = await service.createModel({ Name: 'Valve', Assets: 'valve' });
+  const tr = await service.createTransformation({
+    Name: 'fails',
+    Expression: '$number(value) + $undefinedFn()',
+  });
+  await service.createDynamic({ ModelID: m.id, Name: 'Pos', Topic: 'valve.pos', TransformationID: tr.id });
+  await service.createDynamic({ ModelID: m.id, Name: 'Ok', Topic: 'valve.ok' });
+  const i = await service.createInstance({ ModelID: m.id, Name: 'v1' });
+  await settle();
+  const before = logged.length;
+  for (let k = 0; k < 5; k++) {
+    const next = nextOn(i.topic);
+    hub.publish('valve.pos', { value: k });
+    const got = await next;
+    assert.match(got.errors.Pos, /transformation failed: .*T1006/);
+    assert.equal(got.data.Pos, null);
+  }
+  const next = nextOn(i.topic);
+  hub.publish('valve.ok', { value: 'fine' });
+  assert.equal((await next).data.Ok, 'fine');
+  assert.equal(runtime.status(i.id)!.state, 'running');
+  assert.deepEqual(runtime.status(i.id)!.failedAttributes, ['Pos']);
+  assert.equal(logged.slice(before).filter((x) => x.includes('attribute Pos')).length, 1);
+});
+
+test('a nested instance is embedded; a cycle is an error naming it; the others keep running', async () => {
+  const motorModel = await service.createModel({ Name: 'Motor', Assets: 'motor' });
+  await service.createDynamic({ ModelID: motorModel.id, Name: 'Amps', Topic: 'motor.{{Name}}.amps' });
+  await service.createKeyValue('parameter', { ModelID: motorModel.id, Key: 'Name', Value: 'm' });
+  const motor = await service.createInstance({ ModelID: motorModel.id, Name: 'm1' });
+  const skid = await service.createModel({ Name: 'Skid', Assets: 'skid' });
+  await service.createDynamic({
+    ModelID: skid.id,
+    Name: 'Motor',
+    Type: 'nestedModel',
+    NestedInstanceID: motor.id,
+  });
+  const s1 = await service.createInstance({ ModelID: skid.id, Name: 's1' });
+  await settle();
+  const got = nextOn(s1.topic);
+  hub.publish('motor.m.amps', { value: 12 });
+  assert.deepEqual((await got).data, { Motor: { Amps: 12 } });
+
+  // a ↔ b: a cycle, found when resolved
+  const loop = await service.createModel({ Name: 'Loop', Assets: 'loop' });
+  const a = await service.createInstance({ ModelID: loop.id, Name: 'a' });
+  const b = await service.createInstance({ ModelID: loop.id, Name: 'b' });
+  await service.createDynamic({
+    ModelID: loop.id,
+    InstanceID: a.id,
+    Name: 'Next',
+    Type: 'nestedModel',
+    NestedInstanceID: b.id,
+  });
+  await service.createDynamic({
+    ModelID: loop.id,
+    InstanceID: b.id,
+    Name: 'Next',
+    Type: 'nestedModel',
+    NestedInstanceID: a.id,
+  });
+  await settle();
+  assert.equal(runtime.status(a.id)!.state, 'error');
+  assert.equal(runtime.status(a.id)!.error, 'nesting cycle: a → b → a');
+  assert.equal(runtime.status(b.id)!.state, 'error');
+  assert.equal(runtime.status(s1.id)!.state, 'running');
+  const still = nextOn(s1.topic);
+  hub.publish('motor.m.amps', { value: 13 });
+  assert.deepEqual((await still).data, { Motor: { Amps: 13 } });
+});
+
+test('a payload past the maximum puts the instance in error instead of publishing it', async () => {
+  const db2 = Database.open({ sqlitePath: ':memory:' });
+  await db2.migrate([twinsMigrations]);
+  const hub2 = new DataHub();
+  const s2 = await TwinsService.load(new TwinsRepository(db2));
+  const rt2 = new TwinRuntime({ hub: hub2, service: s2, maxPayloadBytes: 400 });
+  try {
+    const m = await s2.createModel({ Name: 'Big', Assets: 'big' });
+    await s2.createDynamic({ ModelID: m.id, Name: 'Blob', Topic: 'big.blob' });
+    const i = await s2.createInstance({ ModelID: m.id, Name: 'b1' });
+    rt2.rebuild();
+    let published = 0;
+    hub2.subscribe(i.topic, () => published++);
+    hub2.publish('big.blob', { value: 'x'.repeat(1000) });
+    await settle();
+    assert.equal(published, 0);
+    assert.equal(rt2.status(i.id)!.state, 'error');
+    assert.match(rt2.status(i.id)!.error!, /payload of \d+ bytes exceeds the maximum of 400/);
+  } finally {
+    rt2.close();
+    hub2.close();
+    await db2.close();
+  }
+});
+
+test('the configuration section exports, diffs and applies the twins by name', async () => {
+  const { twinsConfigSection } = await import('../../src/edge/twins/config-section.js');
+  const section = twinsConfigSection(service);
+  const doc = await section.export();
+  assert.ok(doc.models.some((m) => m.Name === 'Pump' && m.Instances!.some((i) => i.Name === 'p1')));
+  assert.deepEqual(section.validate({ models: [{ Name: '' }], transformations: [] }), [
+    { path: 'models[0].Name', message: 'required' },
+    { path: 'models[0].Assets', message: 'required' },
+  ]);
+  const db2 = Database.open({ sqlitePath: ':memory:' });
+  await db2.migrate([twinsMigrations]);
+  const s2 = await TwinsService.load(new TwinsRepository(db2));
+  const other = twinsConfigSection(s2);
+  assert.deepEqual(other.diff(await other.export(), doc, 'merge-apply').added.length, doc.models.length);
+  await other.apply(doc, 'use');
+  const again = await other.export();
+  assert.deepEqual(
+    again.models.map((m) => [m.Name, m.DynamicAttributes!.length, m.Instances!.length]),
+    doc.models.map((m) => [m.Name, m.DynamicAttributes!.length, m.Instances!.length]),
+  );
+  assert.deepEqual(other.diff(again, doc, 'use'), { added: [], changed: [], removed: [], restarts: [] });
+  await db2.close();
+});
+
+test('a model with PublishIntervalMs publishes at that interval without inputs, marking them stale', async () => {
+  const m = await service.createModel({
+    Name: 'Tank',
+    Assets: 'tank',
+    PublishOnChange: false,
+    PublishIntervalMs: 100,
+    StaleAfterMs: 0,
+  });
+  await service.createDynamic({ ModelID: m.id, Name: 'Level', Topic: 'tank.level' });
+  const i = await service.createInstance({ ModelID: m.id, Name: 't1' });
+  await settle();
+  const seen: any[] = [];
+  const sub = hub.subscribe(i.topic, (msg) => void seen.push(msg.data));
+  hub.publish('tank.level', { value: 3 }); // no payload of its own: PublishOnChange is off
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(seen.length, 0);
+  await new Promise((r) => setTimeout(r, 350));
+  sub.unsubscribe();
+  assert.ok(seen.length >= 2 && seen.length <= 5, `${seen.length} payloads in 370 ms`);
+  assert.equal(seen.at(-1).data.Level, 3);
+  assert.ok(seen.at(-1).ageMs.Level >= seen[0].ageMs.Level, 'the age grows between payloads');
+  assert.deepEqual(seen.at(-1).stale, [], 'StaleAfterMs 0 never marks');
+});

@@ -1,0 +1,268 @@
+/**
+ * Shared scaffolding of the integration tests and bench: an edge with an admin token and `/cc/v2`
+ * helpers, a private Mosquitto (free port, optional persistence, TLS, password file), test
+ * certificates made with openssl, and small polling helpers.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Socket, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } from './edge.js';
+import type { EdgeConfig } from '../../src/edge/options.js';
+
+export const CC = '/cc/v2';
+
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+export async function eventually(fn: () => Promise<boolean> | boolean, ms = 10_000, what = 'condition'): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (await fn()) return;
+    if (Date.now() > until) throw new Error(`${what} not reached within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function have(binary: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${binary}`]).status === 0;
+}
+
+/** A reason to skip when a binary is absent; on CI its absence fails the run. */
+export function skipUnless(binary: string): string | false {
+  if (have(binary) || binary.startsWith('/') && spawnSync('test', ['-x', binary]).status === 0) return false;
+  if (process.env.CI === 'true') throw new Error(`${binary} is required on CI`);
+  return `${binary} is not installed`;
+}
+
+export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = new Socket();
+    s.setTimeout(1000);
+    s.once('error', () => resolve(false));
+    s.once('timeout', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.connect(port, host, () => {
+      s.destroy();
+      resolve(true);
+    });
+  });
+}
+
+export interface IntegEdge {
+  t: TestEdge;
+  auth: string;
+  gql(query: string, variables?: Record<string, unknown>): Promise<any>;
+  ok(query: string, variables?: Record<string, unknown>): Promise<any>;
+  refused(query: string, variables: Record<string, unknown>, ...patterns: RegExp[]): Promise<string>;
+  createInstance(name: string, providerId: string, config: Record<string, unknown>): Promise<string>;
+  subscribe(instanceId: string, isLocalToRemote: boolean, localName: string, remoteName: string): Promise<string>;
+  status(instanceId: string): Promise<any>;
+  waitState(instanceId: string, state: string, ms?: number): Promise<any>;
+  stop(): Promise<void>;
+}
+
+export const STATUS = `query($in: GetInstanceStatusRequest!) { GetInstanceStatus(input: $in) {
+  InstanceID InstanceState Reason LastError ProviderName ExecCommandEnabled
+  Counters { Sent Received Queued Enqueued Dropped Malformed }
+  Queue { Depth Bytes FileBytes OldestMessageAgeMs MaxBytes MaxMessages FullPolicy Dropped }
+} }`;
+
+export async function startIntegEdge(overrides: Partial<EdgeConfig> = {}): Promise<IntegEdge> {
+  const t = await startTestEdge(overrides);
+  const bearer = await bootstrapAdmin(t);
+  const { token } = await clientToken(t, bearer);
+  const auth = `Bearer ${token}`;
+  const gql = async (query: string, variables?: Record<string, unknown>) => {
+    const r = await graphql(t, CC, auth, query, variables);
+    return { status: r.status, ...r.body };
+  };
+  const ok = async (query: string, variables?: Record<string, unknown>) => {
+    const body = await gql(query, variables);
+    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+    assert.equal(body.status, 200);
+    return body.data;
+  };
+  const e: IntegEdge = {
+    t,
+    auth,
+    gql,
+    ok,
+    async refused(query, variables, ...patterns) {
+      const body = await gql(query, variables);
+      assert.ok(body.errors?.length, `expected an error, got ${JSON.stringify(body.data)}`);
+      const message = body.errors[0].message as string;
+      for (const p of patterns) assert.match(message, p);
+      return message;
+    },
+    async createInstance(name, providerId, config) {
+      const d = await ok(
+        `mutation($input: CreateInstanceRequest!) { CreateInstance(input: $input) { ID } }`,
+        { input: { Name: name, ProviderID: providerId, Config: config } },
+      );
+      return d.CreateInstance.ID as string;
+    },
+    async subscribe(instanceId, isLocalToRemote, localName, remoteName) {
+      const d = await ok(
+        `mutation($input: CreateSubscriptionRequest!) { CreateSubscription(input: $input) { TopicID } }`,
+        { input: { InstanceID: instanceId, IsLocalToRemote: isLocalToRemote, LocalName: localName, RemoteName: remoteName } },
+      );
+      return d.CreateSubscription.TopicID as string;
+    },
+    async status(instanceId) {
+      return (await ok(STATUS, { in: { InstanceID: instanceId } })).GetInstanceStatus;
+    },
+    async waitState(instanceId, state, ms = 15_000) {
+      let last: any;
+      await eventually(
+        async () => {
+          last = await e.status(instanceId);
+          return last.InstanceState === state;
+        },
+        ms,
+        `instance ${state} (last: ${JSON.stringify(last)})`,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; last status ${JSON.stringify(last)}`);
+      });
+      return last;
+    },
+    stop: () => t.stop(),
+  };
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mosquitto
+
+export interface MosquittoOptions {
+  /** Keep sessions and queued messages in a file across restarts. */
+  persistence?: boolean;
+  /** TLS listener with these files; `requireCertificate` for mutual TLS. */
+  tls?: { cert: string; key: string; ca: string; requireCertificate?: boolean; useIdentityAsUsername?: boolean };
+  /** user → password; anonymous access is refused when given. */
+  passwords?: Record<string, string>;
+}
+
+/** A Mosquitto of the test's own on a free port, with a config file in a temporary directory. */
+export class Mosquitto {
+  readonly dir = mkdtempSync(join(tmpdir(), 'mw-mosq-'));
+  port = 0;
+  #proc: ChildProcess | undefined;
+  #log = '';
+
+  constructor(readonly options: MosquittoOptions = {}) {}
+
+  get log(): string {
+    return this.#log;
+  }
+
+  async start(): Promise<number> {
+    if (!this.port) this.port = await freePort();
+    const o = this.options;
+    const lines = [`listener ${this.port} 127.0.0.1`, 'max_queued_messages 0', 'max_inflight_messages 0'];
+    if (o.persistence) lines.push('persistence true', `persistence_location ${this.dir}/`, 'autosave_interval 1');
+    if (o.passwords) {
+      const file = join(this.dir, 'passwd');
+      writeFileSync(file, '');
+      for (const [user, pass] of Object.entries(o.passwords)) {
+        const r = spawnSync('mosquitto_passwd', ['-b', file, user, pass]);
+        if (r.status !== 0) throw new Error(`mosquitto_passwd failed: ${r.stderr}`);
+      }
+      lines.push('allow_anonymous false', `password_file ${file}`);
+    } else lines.push('allow_anonymous true');
+    if (o.tls) {
+      lines.push(`cafile ${o.tls.ca}`, `certfile ${o.tls.cert}`, `keyfile ${o.tls.key}`);
+      if (o.tls.requireCertificate) lines.push('require_certificate true');
+      if (o.tls.useIdentityAsUsername) lines.push('use_identity_as_username true');
+    }
+    const conf = join(this.dir, 'mosquitto.conf');
+    writeFileSync(conf, lines.join('\n') + '\n');
+    const bin = have('mosquitto') ? 'mosquitto' : '/usr/sbin/mosquitto';
+    const proc = spawn(bin, ['-c', conf, '-v'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.#proc = proc;
+    const keep = (b: Buffer) => {
+      this.#log = (this.#log + b.toString()).slice(-200_000);
+    };
+    proc.stdout?.on('data', keep);
+    proc.stderr?.on('data', keep);
+    await eventually(() => portOpen(this.port), 10_000, `mosquitto on ${this.port}`).catch((err: Error) => {
+      throw new Error(`${err.message}\n${this.#log}`);
+    });
+    return this.port;
+  }
+
+  async stop(): Promise<void> {
+    const p = this.#proc;
+    this.#proc = undefined;
+    if (p && p.exitCode === null) {
+      const done = new Promise((r) => p.once('exit', r));
+      p.kill('SIGTERM');
+      await done;
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Certificates
+
+export interface TestPki {
+  dir: string;
+  ca: string;
+  caKey: string;
+  serverCert: string;
+  serverKey: string;
+  clientCert: string;
+  clientKey: string;
+  /** File paths of the same, for brokers. */
+  files: { ca: string; serverCert: string; serverKey: string; clientCert: string; clientKey: string };
+  dispose(): void;
+}
+
+/** A CA, a server certificate for localhost / 127.0.0.1 and a client certificate (CN = `clientCn`). */
+export function makePki(clientCn = 'millwright-test-client'): TestPki {
+  const dir = mkdtempSync(join(tmpdir(), 'mw-pki-'));
+  const f = (n: string) => join(dir, n);
+  const ssl = (...args: string[]) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
+  };
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=Millwright Test CA', '-keyout', 'ca.key', '-out', 'ca.pem');
+  writeFileSync(f('server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', 'server.key', '-out', 'server.csr');
+  ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'server.ext', '-out', 'server.pem');
+  writeFileSync(f('client.ext'), 'extendedKeyUsage=clientAuth\n');
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${clientCn}`, '-keyout', 'client.key', '-out', 'client.csr');
+  ssl('x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'client.ext', '-out', 'client.pem');
+  const read = (n: string) => spawnSync('cat', [f(n)], { encoding: 'utf8' }).stdout;
+  return {
+    dir,
+    ca: read('ca.pem'),
+    caKey: read('ca.key'),
+    serverCert: read('server.pem'),
+    serverKey: read('server.key'),
+    clientCert: read('client.pem'),
+    clientKey: read('client.key'),
+    files: {
+      ca: f('ca.pem'),
+      serverCert: f('server.pem'),
+      serverKey: f('server.key'),
+      clientCert: f('client.pem'),
+      clientKey: f('client.key'),
+    },
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Socket, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,6 +186,9 @@ export class Mosquitto {
     }
     const conf = join(this.dir, 'mosquitto.conf');
     writeFileSync(conf, lines.join('\n') + '\n');
+    // Started as root, Mosquitto drops to its own user: it must read (and persist in) this directory.
+    chmodSync(this.dir, 0o777);
+    for (const n of readdirSync(this.dir)) chmodSync(join(this.dir, n), 0o644);
     const bin = have('mosquitto') ? 'mosquitto' : '/usr/sbin/mosquitto';
     const proc = spawn(bin, ['-c', conf, '-v'], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#proc = proc;
@@ -247,6 +250,9 @@ export function makePki(clientCn = 'millwright-test-client'): TestPki {
   writeFileSync(f('client.ext'), 'extendedKeyUsage=clientAuth\n');
   ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${clientCn}`, '-keyout', 'client.key', '-out', 'client.csr');
   ssl('x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'client.ext', '-out', 'client.pem');
+  // Readable by a broker that dropped root for its own user (test material only).
+  chmodSync(dir, 0o755);
+  for (const n of readdirSync(dir)) chmodSync(f(n), 0o644);
   const read = (n: string) => spawnSync('cat', [f(n)], { encoding: 'utf8' }).stdout;
   return {
     dir,

@@ -272,3 +272,53 @@ export function makePki(clientCn = 'millwright-test-client'): TestPki {
     dispose: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// A TCP proxy: a system service (RabbitMQ, PostgreSQL) made unreachable and reachable again.
+
+import { createServer as createTcpServer, connect as tcpConnect, type Server as TcpServer } from 'node:net';
+
+export class TcpProxy {
+  port = 0;
+  #server: TcpServer | undefined;
+  #sockets = new Set<Socket>();
+
+  constructor(
+    readonly targetPort: number,
+    readonly targetHost = '127.0.0.1',
+  ) {}
+
+  async start(): Promise<number> {
+    const server = createTcpServer((client) => {
+      const upstream = tcpConnect(this.targetPort, this.targetHost);
+      this.#sockets.add(client);
+      this.#sockets.add(upstream);
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+        this.#sockets.delete(client);
+        this.#sockets.delete(upstream);
+      };
+      client.on('error', end).on('close', end);
+      upstream.on('error', end).on('close', end);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.#server = server;
+    return this.port;
+  }
+
+  /** Refuses new connections and cuts the open ones. */
+  async stop(): Promise<void> {
+    const s = this.#server;
+    this.#server = undefined;
+    for (const sock of this.#sockets) sock.destroy();
+    this.#sockets.clear();
+    if (s) await new Promise<void>((r) => s.close(() => r()));
+  }
+}

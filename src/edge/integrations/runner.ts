@@ -215,7 +215,7 @@ export class InstanceRunner {
     try {
       while (alive()) {
         let batch: OutMessage[] = [];
-        if (inflightCount < window) {
+        if (inflightCount < window && (connector.pipelined || inflight.length === 0)) {
           queue.flush();
           batch = queue.read(cursor, Math.min(batchSize, window - inflightCount));
         }

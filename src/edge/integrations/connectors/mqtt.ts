@@ -106,6 +106,7 @@ export function mqttOptions(ctx: Pick<ConnectorContext, 'provider' | 'config' | 
 
 export class MqttConnector implements Connector {
   readonly separator = '/' as const;
+  readonly pipelined = true;
   readonly #ctx: ConnectorContext;
   #client: MqttClient | undefined;
   #failures = new Set<(err: Error) => void>();

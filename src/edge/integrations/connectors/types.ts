@@ -47,6 +47,12 @@ export interface Connector {
   close(): Promise<void>;
   /** How local-to-remote topics are written: MQTT topics use `/` between levels, others `.`. */
   readonly separator: '/' | '.';
+  /**
+   * Whether several batches may be in flight at once (an ordered stream: MQTT, NATS, AMQP,
+   * Redis). False for request/response transports (HTTP, SQL transactions): one batch at a time,
+   * so that a failed batch is never overtaken by a later one.
+   */
+  readonly pipelined: boolean;
 }
 
 export type ConnectorFactory = (ctx: ConnectorContext) => Connector;

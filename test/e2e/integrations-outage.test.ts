@@ -15,7 +15,10 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { connect as natsConnect, JSONCodec } from 'nats';
 import { PROVIDERS } from '../../src/edge/integrations/catalogue.js';
 import { startEdgeProcess, type EdgeProcess } from '../helpers/edge-process.js';
-import { eventually, Mosquitto, skipUnless } from '../helpers/integrations.js';
+import amqp from 'amqplib';
+import pg from 'pg';
+import { amqpUnreachable, amqpUrl, eventually, Mosquitto, skipUnless, TcpProxy } from '../helpers/integrations.js';
+import { pgTestDatabase } from '../helpers/postgres.js';
 
 const N = 10_000;
 const providerId = (name: string) => PROVIDERS.find((p) => p.name === name)!.id;
@@ -139,6 +142,66 @@ describe('integrations: store-and-forward through an outage and a SIGKILL', () =
       async dispose() {
         await sub?.endAsync(true);
         await broker.dispose();
+      },
+    });
+  });
+
+  test('RabbitMQ (publisher confirms): 10,000 values, all arrive, in order, none twice', { timeout: 240_000 }, async (t) => {
+    const reason = await amqpUnreachable();
+    if (reason) return t.skip(reason);
+    const target = new URL(amqpUrl);
+    const proxy = new TcpProxy(Number(target.port || 5672), target.hostname);
+    const conn = await amqp.connect(amqpUrl);
+    const ch = await conn.createChannel();
+    const queue = `mw-outage-${process.pid}-${Date.now()}`;
+    await ch.assertQueue(queue, { durable: false });
+    const values: number[] = [];
+    await ch.consume(queue, (m) => {
+      if (m) values.push((JSON.parse(m.content.toString()) as { value: number }).value);
+    }, { noAck: true });
+    await outageScenario({
+      provider: 'AMQP 0-9-1',
+      remoteName: queue,
+      config: () => ({ url: `amqp://127.0.0.1:${proxy.port}`, username: 'guest', password: 'guest', reconnectInterval: 300 }),
+      up: async () => void (await proxy.start()),
+      down: () => proxy.stop(),
+      received: async () => values,
+      async dispose() {
+        await proxy.stop();
+        await ch.deleteQueue(queue).catch(() => undefined);
+        await conn.close();
+      },
+    });
+  });
+
+  test('PostgreSQL (committed inserts): 10,000 rows, in order, none twice', { timeout: 240_000 }, async (t) => {
+    const db = await pgTestDatabase(t);
+    if (!db) return;
+    const target = new URL(db.url);
+    const proxy = new TcpProxy(Number(target.port || 5432), target.hostname);
+    const viaProxy = () => {
+      const u = new URL(db.url);
+      u.hostname = '127.0.0.1';
+      u.port = String(proxy.port);
+      return u.toString();
+    };
+    const reader = new pg.Client({ connectionString: db.url });
+    await reader.connect();
+    await outageScenario({
+      provider: 'PostgreSQL',
+      remoteName: 'outage_values',
+      config: () => ({ url: viaProxy(), reconnectInterval: 300 }),
+      up: async () => void (await proxy.start()),
+      down: () => proxy.stop(),
+      async received() {
+        const exists = await reader.query(`select to_regclass('outage_values') as t`);
+        if (!exists.rows[0].t) return [];
+        const r = await reader.query(`select (payload->>'value')::int as v from outage_values order by id`);
+        return r.rows.map((x: { v: number }) => x.v);
+      },
+      async dispose() {
+        await proxy.stop();
+        await reader.end();
       },
     });
   });

@@ -139,9 +139,21 @@ export class InstanceRunner {
 
   #enqueue(s: RunnerSubscription, msg: Message): void {
     const topic = remoteTopic(s.remoteName, msg, this.#separator);
+    // Without acknowledgements (QoS 0), connected, nothing queued or in flight: straight out.
+    // Anything else goes through the disk queue, in order.
+    const c = this.#live;
+    if (c?.trySend && this.#inflight === 0 && this.#o.queue.depth === 0 && c.trySend(topic, msg.bytes())) {
+      this.counters.sent++;
+      return;
+    }
     this.#o.queue.push(topic, msg.subject, msg.bytes());
     this.counters.enqueued++;
   }
+
+  /** The connector while Connected (for the direct path), else undefined. */
+  #live: Connector | undefined;
+  /** Messages read from the queue and not yet acknowledged. */
+  #inflight = 0;
 
   #attempt(): void {
     if (this.#stopped) return;
@@ -176,7 +188,9 @@ export class InstanceRunner {
           return;
         }
         this.machine.move('Connected');
-        void this.#pump(generation, connector);
+        void this.#pump(generation, connector).finally(() => {
+          if (this.#live === connector) this.#live = undefined;
+        });
       },
       (err: unknown) => {
         if (generation === this.#generation) this.#down(reasonOf(err));
@@ -187,6 +201,8 @@ export class InstanceRunner {
   #down(reason: string): void {
     if (this.#stopped || this.machine.state === 'Disconnected' || this.machine.state === 'Disabled') return;
     this.#generation++;
+    this.#live = undefined;
+    this.#inflight = 0;
     this.lastError = reason;
     this.lastErrorAt = Date.now();
     this.machine.move('Disconnected', reason);
@@ -212,6 +228,8 @@ export class InstanceRunner {
     let cursor = 0;
     let inflightCount = 0;
     const alive = () => generation === this.#generation && !this.#stopped;
+    this.#live = connector;
+    this.#inflight = 0;
     try {
       while (alive()) {
         let batch: OutMessage[] = [];
@@ -225,6 +243,7 @@ export class InstanceRunner {
           done.catch(() => undefined);
           inflight.push({ done, last: cursor, n: batch.length });
           inflightCount += batch.length;
+          this.#inflight = inflightCount;
           continue;
         }
         const head = inflight.shift();
@@ -232,6 +251,7 @@ export class InstanceRunner {
           await head.done;
           if (!alive()) return;
           inflightCount -= head.n;
+          this.#inflight = inflightCount;
           queue.ack(head.last);
           this.counters.sent += head.n;
           continue;
@@ -272,6 +292,7 @@ export class InstanceRunner {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#generation++;
+    this.#live = undefined;
     if (this.#timer) clearTimeout(this.#timer);
     for (const s of this.#subs) s.unsubscribe();
     this.#subs = [];

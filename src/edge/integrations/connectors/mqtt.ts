@@ -170,6 +170,15 @@ export class MqttConnector implements Connector {
     }
   }
 
+  trySend(topic: string, payload: Buffer): boolean {
+    const client = this.#client;
+    const c = this.#ctx.config as Record<string, any>;
+    if (!client || !client.connected || (c.qos ?? 1) !== 0) return false;
+    if ((client.stream as { writableNeedDrain?: boolean } | undefined)?.writableNeedDrain) return false;
+    client.publish(topic, payload, { qos: 0, retain: c.retain === true });
+    return true;
+  }
+
   send(batch: OutMessage[]): Promise<void> {
     const client = this.#client;
     if (!client || !client.connected) return Promise.reject(new Error('not connected'));

@@ -43,6 +43,11 @@ export interface Connector {
   connect(remoteSubscriptions: RemoteSubscription[]): Promise<void>;
   /** Sends messages in order; resolves once the remote acknowledged all of them. */
   send(batch: OutMessage[]): Promise<void>;
+  /**
+   * Fire-and-forget, for transports without acknowledgements (MQTT QoS 0): sends at once when the
+   * link takes it without buffering, answering false (nothing sent) otherwise. Absent: always queue.
+   */
+  trySend?(topic: string, payload: Buffer): boolean;
   /** Closes the connection (idempotent). */
   close(): Promise<void>;
   /** How local-to-remote topics are written: MQTT topics use `/` between levels, others `.`. */

@@ -33,12 +33,23 @@ const INFLIGHT = arg('inflight', 1000);
 const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
 
 /** A mosquitto_sub process that exits once it has `count` messages; resolves with the exit time. */
-function subscriber(port: number, topic: string, count: number, id: string): { ready: Promise<void>; done: Promise<number>; proc: ChildProcess } {
-  const proc = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), '-t', topic, '-q', '1', '-C', String(count), '-c', '-i', id], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+function subscriber(
+  port: number,
+  topic: string,
+  count: number,
+  id: string,
+): { ready: Promise<void>; done: Promise<number>; proc: ChildProcess } {
+  const proc = spawn(
+    'mosquitto_sub',
+    ['-h', '127.0.0.1', '-p', String(port), '-t', topic, '-q', '1', '-C', String(count), '-c', '-i', id],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const done = new Promise<number>((resolve, reject) => {
-    proc.once('exit', (code) => (code === 0 ? resolve(performance.now()) : reject(new Error(`mosquitto_sub exited ${code}`))));
+    proc.once('exit', (code) =>
+      code === 0 ? resolve(performance.now()) : reject(new Error(`mosquitto_sub exited ${code}`)),
+    );
   });
   // Subscribed once the broker lists the session: give it a moment (no ready signal in mosquitto_sub).
   const ready = new Promise<void>((r) => setTimeout(r, 500));
@@ -70,8 +81,17 @@ async function throughConnector(edge: EdgeService, port: number, qos: 0 | 1, rou
     ProviderID: MQTT_PROVIDER_ID,
     Config: { host: '127.0.0.1', port, qos, reconnectInterval: 200 },
   });
-  await integrations.createSubscription({ InstanceID: inst.ID, IsLocalToRemote: true, LocalName: `bench.c${qos}r${round}.>`, RemoteName: topic });
-  await eventually(async () => (await integrations.status(inst.ID)).InstanceState === 'Connected', 10_000, 'connected');
+  await integrations.createSubscription({
+    InstanceID: inst.ID,
+    IsLocalToRemote: true,
+    LocalName: `bench.c${qos}r${round}.>`,
+    RemoteName: topic,
+  });
+  await eventually(
+    async () => (await integrations.status(inst.ID)).InstanceState === 'Connected',
+    10_000,
+    'connected',
+  );
   const sub = subscriber(port, topic, MESSAGES, `conn-${qos}-${round}`);
   await sub.ready;
   const hub = edge.datahub.hub;
@@ -86,7 +106,10 @@ async function throughConnector(edge: EdgeService, port: number, qos: 0 | 1, rou
   return MESSAGES / ((end - start) / 1000);
 }
 
-async function drain(edge: EdgeService, broker: Mosquitto): Promise<{ rate: number; bytesPerMessage: number; queueSeconds: number }> {
+async function drain(
+  edge: EdgeService,
+  broker: Mosquitto,
+): Promise<{ rate: number; bytesPerMessage: number; queueSeconds: number }> {
   const integrations = edge.shell.module('integrations');
   const topic = 'bench/drain';
   const inst = await integrations.createInstance({
@@ -94,21 +117,44 @@ async function drain(edge: EdgeService, broker: Mosquitto): Promise<{ rate: numb
     ProviderID: MQTT_PROVIDER_ID,
     Config: { host: '127.0.0.1', port: broker.port, qos: 1, reconnectInterval: 100, maxInflight: INFLIGHT },
   });
-  await integrations.createSubscription({ InstanceID: inst.ID, IsLocalToRemote: true, LocalName: 'bench.drain.>', RemoteName: topic });
-  await eventually(async () => (await integrations.status(inst.ID)).InstanceState === 'Connected', 10_000, 'connected');
+  await integrations.createSubscription({
+    InstanceID: inst.ID,
+    IsLocalToRemote: true,
+    LocalName: 'bench.drain.>',
+    RemoteName: topic,
+  });
+  await eventually(
+    async () => (await integrations.status(inst.ID)).InstanceState === 'Connected',
+    10_000,
+    'connected',
+  );
   // A persistent subscriber session, made before the outage.
   const pre = subscriber(broker.port, topic, 1, 'drain-sub');
   await pre.ready;
   pre.proc.kill();
   await broker.stop();
-  await eventually(async () => (await integrations.status(inst.ID)).InstanceState === 'Disconnected', 10_000, 'disconnected');
+  await eventually(
+    async () => (await integrations.status(inst.ID)).InstanceState === 'Disconnected',
+    10_000,
+    'disconnected',
+  );
   const hub = edge.datahub.hub;
   const q0 = performance.now();
   for (let i = 0; i < BACKLOG; i++) {
-    hub.publish('bench.drain.t', { value: i, deviceName: 'd', tagName: 't', timestamp: Date.now(), success: true });
+    hub.publish('bench.drain.t', {
+      value: i,
+      deviceName: 'd',
+      tagName: 't',
+      timestamp: Date.now(),
+      success: true,
+    });
     if (i % 1000 === 999) await yieldTurn();
   }
-  await eventually(async () => (await integrations.status(inst.ID)).Queue.Depth === BACKLOG, 60_000, 'backlog queued');
+  await eventually(
+    async () => (await integrations.status(inst.ID)).Queue.Depth === BACKLOG,
+    60_000,
+    'backlog queued',
+  );
   const queueSeconds = (performance.now() - q0) / 1000;
   const q = (await integrations.status(inst.ID)).Queue;
   const bytesPerMessage = q.FileBytes / q.Depth;
@@ -129,7 +175,15 @@ async function main(): Promise<void> {
   const broker = new Mosquitto({ persistence: true });
   await broker.start();
   const edge = await startEdge(
-    edgeConfigWith({ host: '127.0.0.1', port: 0, datahubHost: '127.0.0.1', datahubPort: 0, dataDir, adminPassword: 'bench-password', logLevel: 'error' }),
+    edgeConfigWith({
+      host: '127.0.0.1',
+      port: 0,
+      datahubHost: '127.0.0.1',
+      datahubPort: 0,
+      dataDir,
+      adminPassword: 'bench-password',
+      logLevel: 'error',
+    }),
   );
   try {
     const best = { c0: 0, c1: 0, m0: 0, m1: 0 };
@@ -140,15 +194,27 @@ async function main(): Promise<void> {
       best.m1 = Math.max(best.m1, await throughConnector(edge, broker.port, 1, r));
     }
     const d = await drain(edge, broker);
-    console.log(`\n${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB, load ${loadavg().map((x) => x.toFixed(1)).join(' ')}; ${fmt(MESSAGES)} messages per case, best of ${ROUNDS}\n`);
+    console.log(
+      `\n${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB, load ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}; ${fmt(MESSAGES)} messages per case, best of ${ROUNDS}\n`,
+    );
     console.log('| case | msgs/s | share of ceiling | target |');
     console.log('| --- | ---: | ---: | --- |');
     console.log(`| mqtt.js tight loop, QoS 0 (ceiling) | ${fmt(best.c0)} | 100% | |`);
-    console.log(`| DataHub → MQTT connector → Mosquitto, QoS 0 | ${fmt(best.m0)} | ${((100 * best.m0) / best.c0).toFixed(0)}% | ≥ 70% |`);
+    console.log(
+      `| DataHub → MQTT connector → Mosquitto, QoS 0 | ${fmt(best.m0)} | ${((100 * best.m0) / best.c0).toFixed(0)}% | ≥ 70% |`,
+    );
     console.log(`| mqtt.js tight loop, QoS 1 (ceiling) | ${fmt(best.c1)} | 100% | |`);
-    console.log(`| DataHub → MQTT connector → Mosquitto, QoS 1 | ${fmt(best.m1)} | ${((100 * best.m1) / best.c1).toFixed(0)}% | ≥ 70% |`);
-    console.log(`| drain of a ${fmt(BACKLOG)}-message backlog after an outage, QoS 1 | ${fmt(d.rate)} | | ≥ 20,000 |`);
-    console.log(`\nqueueing the backlog took ${d.queueSeconds.toFixed(1)} s (${fmt(BACKLOG / d.queueSeconds)} msgs/s to disk); disk bytes per queued message: ${d.bytesPerMessage.toFixed(0)}`);
+    console.log(
+      `| DataHub → MQTT connector → Mosquitto, QoS 1 | ${fmt(best.m1)} | ${((100 * best.m1) / best.c1).toFixed(0)}% | ≥ 70% |`,
+    );
+    console.log(
+      `| drain of a ${fmt(BACKLOG)}-message backlog after an outage, QoS 1 | ${fmt(d.rate)} | | ≥ 20,000 |`,
+    );
+    console.log(
+      `\nqueueing the backlog took ${d.queueSeconds.toFixed(1)} s (${fmt(BACKLOG / d.queueSeconds)} msgs/s to disk); disk bytes per queued message: ${d.bytesPerMessage.toFixed(0)}`,
+    );
   } finally {
     await edge.close();
     await broker.dispose();

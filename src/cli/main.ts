@@ -16,6 +16,7 @@ import { loadConfig } from '../kernel/config.js';
 import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
 import { startUns, type UnsService } from '../uns/service.js';
 import { unsAdminCommands } from './uns-admin.js';
+import { startUnsFeed } from './uns-feed.js';
 import { formatReadyLine, type ReadyLine, type ReadyService } from '../kernel/ready.js';
 
 const program = new Command('millwright')
@@ -63,6 +64,8 @@ const up = addServiceOptions(
     throw err;
   }
   announceUns(uns, unsConfig);
+  const feed = await startUnsFeed(edge, uns, config);
+  if (feed) console.log(feed);
   ready({ edge: edgeReady(edge, config), uns: unsReady(uns, unsConfig) });
   stopOnSignals([edge, uns]);
 });

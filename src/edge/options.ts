@@ -116,6 +116,19 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     default: 30_000,
     description: 'longest wait between reconnect attempts to a device, milliseconds',
   },
+  {
+    name: 'uns-feed',
+    type: 'bool',
+    default: true,
+    description: '`millwright up`: feed every tag to the local UNS through an MQTT integration (made once)',
+  },
+  {
+    name: 'uns-feed-prefix',
+    type: 'string',
+    default: '',
+    description:
+      'topic prefix of the UNS feed (default edge/<host name>); tags go to <prefix>/<device>/<tag>',
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -142,6 +155,8 @@ export interface EdgeConfig {
   datahubMaxPending: number;
   natsUrl?: string | undefined;
   acquisitionBackoffMax: number;
+  unsFeed: boolean;
+  unsFeedPrefix: string;
 }
 
 export function toEdgeConfig(v: ConfigValues): EdgeConfig {

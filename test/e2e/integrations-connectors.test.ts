@@ -41,7 +41,9 @@ describe('integrations: connectors against real peers', () => {
   };
   const onHub = (pattern: string) => {
     const got: { subject: string; data: unknown }[] = [];
-    const sub = e.t.edge.datahub.hub.subscribe(pattern, (m) => got.push({ subject: m.subject, data: m.data }));
+    const sub = e.t.edge.datahub.hub.subscribe(pattern, (m) =>
+      got.push({ subject: m.subject, data: m.data }),
+    );
     return { got, stop: () => sub.unsubscribe() };
   };
 
@@ -52,56 +54,78 @@ describe('integrations: connectors against real peers', () => {
     await e?.stop();
   });
 
-  test('NATS: both directions; JetStream publish acks', { skip: skipUnless('nats-server') && skipUnless('/usr/sbin/nats-server') }, async () => {
-    const server = new NatsServer();
-    await server.start();
-    const nc = await natsConnect({ servers: `127.0.0.1:${server.port}` });
-    try {
-      const inst = await e.createInstance('nats', id('NATS'), { servers: `nats://127.0.0.1:${server.port}` });
-      await e.subscribe(inst, true, 'devicehub.raw.n.>', 'plant.{subject}');
-      await e.subscribe(inst, false, 'fromnats.{topic}', 'commands.>');
-      await e.waitState(inst, 'Connected');
-      const got: number[] = [];
-      const sub = nc.subscribe('plant.devicehub.raw.n.>', { callback: (_err, m) => got.push((jc.decode(m.data) as any).value) });
-      await nc.flush();
-      publishN('devicehub.raw.n.x');
-      await eventually(() => got.length === N, 10_000, 'NATS values');
-      assert.deepEqual(got, Array.from({ length: N }, (_, i) => i));
-      sub.unsubscribe();
-      const hub = onHub('fromnats.>');
-      nc.publish('commands.pump.start', jc.encode({ on: true }));
-      nc.publish('commands.pump.bad', sc.encode('{oops'));
-      await eventually(() => hub.got.length === 1, 5000, 'NATS → DataHub');
-      assert.deepEqual(hub.got[0], { subject: 'fromnats.commands.pump.start', data: { on: true } });
-      await eventually(async () => (await e.status(inst)).Counters.Malformed === 1, 5000, 'malformed counted');
-      hub.stop();
+  test(
+    'NATS: both directions; JetStream publish acks',
+    { skip: skipUnless('nats-server') && skipUnless('/usr/sbin/nats-server') },
+    async () => {
+      const server = new NatsServer();
+      await server.start();
+      const nc = await natsConnect({ servers: `127.0.0.1:${server.port}` });
+      try {
+        const inst = await e.createInstance('nats', id('NATS'), {
+          servers: `nats://127.0.0.1:${server.port}`,
+        });
+        await e.subscribe(inst, true, 'devicehub.raw.n.>', 'plant.{subject}');
+        await e.subscribe(inst, false, 'fromnats.{topic}', 'commands.>');
+        await e.waitState(inst, 'Connected');
+        const got: number[] = [];
+        const sub = nc.subscribe('plant.devicehub.raw.n.>', {
+          callback: (_err, m) => got.push((jc.decode(m.data) as any).value),
+        });
+        await nc.flush();
+        publishN('devicehub.raw.n.x');
+        await eventually(() => got.length === N, 10_000, 'NATS values');
+        assert.deepEqual(
+          got,
+          Array.from({ length: N }, (_, i) => i),
+        );
+        sub.unsubscribe();
+        const hub = onHub('fromnats.>');
+        nc.publish('commands.pump.start', jc.encode({ on: true }));
+        nc.publish('commands.pump.bad', sc.encode('{oops'));
+        await eventually(() => hub.got.length === 1, 5000, 'NATS → DataHub');
+        assert.deepEqual(hub.got[0], { subject: 'fromnats.commands.pump.start', data: { on: true } });
+        await eventually(
+          async () => (await e.status(inst)).Counters.Malformed === 1,
+          5000,
+          'malformed counted',
+        );
+        hub.stop();
 
-      // JetStream: a stream on js.>; publishes wait for its acks.
-      const jsm = await nc.jetstreamManager();
-      await jsm.streams.add({ name: 'MWTEST', subjects: ['js.>'] });
-      const js = await e.createInstance('nats-js', id('NATS'), { servers: `nats://127.0.0.1:${server.port}`, jetstream: true });
-      await e.subscribe(js, true, 'devicehub.raw.js.>', 'js.{subject}');
-      await e.waitState(js, 'Connected');
-      publishN('devicehub.raw.js.y', 100);
-      await eventually(async () => (await jsm.streams.info('MWTEST')).state.messages === 100, 10_000, 'JetStream stored');
-      await eventually(async () => (await e.status(js)).Counters.Sent === 100, 5000, 'acked');
-      // No stream for the subject: no ack, the instance says why and keeps the messages.
-      const nostream = await e.createInstance('nats-js-nostream', id('NATS'), {
-        servers: `nats://127.0.0.1:${server.port}`,
-        jetstream: true,
-        reconnectInterval: 300,
-      });
-      await e.subscribe(nostream, true, 'devicehub.raw.nostream.>', 'nostream.{subject}');
-      await e.waitState(nostream, 'Connected');
-      publishN('devicehub.raw.nostream.z', 5);
-      const st = await e.waitState(nostream, 'Disconnected');
-      assert.match(st.LastError, /no responders|503|stream/i);
-      await eventually(async () => (await e.status(nostream)).Queue.Depth === 5, 5000, 'kept in the queue');
-    } finally {
-      await nc.close();
-      await server.dispose();
-    }
-  });
+        // JetStream: a stream on js.>; publishes wait for its acks.
+        const jsm = await nc.jetstreamManager();
+        await jsm.streams.add({ name: 'MWTEST', subjects: ['js.>'] });
+        const js = await e.createInstance('nats-js', id('NATS'), {
+          servers: `nats://127.0.0.1:${server.port}`,
+          jetstream: true,
+        });
+        await e.subscribe(js, true, 'devicehub.raw.js.>', 'js.{subject}');
+        await e.waitState(js, 'Connected');
+        publishN('devicehub.raw.js.y', 100);
+        await eventually(
+          async () => (await jsm.streams.info('MWTEST')).state.messages === 100,
+          10_000,
+          'JetStream stored',
+        );
+        await eventually(async () => (await e.status(js)).Counters.Sent === 100, 5000, 'acked');
+        // No stream for the subject: no ack, the instance says why and keeps the messages.
+        const nostream = await e.createInstance('nats-js-nostream', id('NATS'), {
+          servers: `nats://127.0.0.1:${server.port}`,
+          jetstream: true,
+          reconnectInterval: 300,
+        });
+        await e.subscribe(nostream, true, 'devicehub.raw.nostream.>', 'nostream.{subject}');
+        await e.waitState(nostream, 'Connected');
+        publishN('devicehub.raw.nostream.z', 5);
+        const st = await e.waitState(nostream, 'Disconnected');
+        assert.match(st.LastError, /no responders|503|stream/i);
+        await eventually(async () => (await e.status(nostream)).Queue.Depth === 5, 5000, 'kept in the queue');
+      } finally {
+        await nc.close();
+        await server.dispose();
+      }
+    },
+  );
 
   test('AMQP 0-9-1 (RabbitMQ): publisher confirms; a queue consumed back onto the DataHub', async (t) => {
     const reason = await amqpUnreachable();
@@ -113,7 +137,11 @@ describe('integrations: connectors against real peers', () => {
     await ch.assertQueue(q, { autoDelete: false, durable: false });
     await ch.assertQueue(back, { durable: false });
     try {
-      const inst = await e.createInstance('amqp', id('AMQP 0-9-1'), { url: 'amqp://127.0.0.1:5672', username: 'guest', password: 'guest' });
+      const inst = await e.createInstance('amqp', id('AMQP 0-9-1'), {
+        url: 'amqp://127.0.0.1:5672',
+        username: 'guest',
+        password: 'guest',
+      });
       await e.subscribe(inst, true, 'devicehub.raw.a.>', q);
       await e.subscribe(inst, false, 'fromamqp.in', back);
       await e.waitState(inst, 'Connected');
@@ -126,13 +154,20 @@ describe('integrations: connectors against real peers', () => {
         got.push(JSON.parse(m.content.toString()).value);
         assert.equal(m.properties.headers?.subject, 'devicehub.raw.a.x');
       }
-      assert.deepEqual(got, Array.from({ length: N }, (_, i) => i));
+      assert.deepEqual(
+        got,
+        Array.from({ length: N }, (_, i) => i),
+      );
       const hub = onHub('fromamqp.>');
       ch.sendToQueue(back, Buffer.from(JSON.stringify({ cmd: 1 })));
       ch.sendToQueue(back, Buffer.from('nope'));
       await eventually(() => hub.got.length === 1, 5000, 'AMQP → DataHub');
       assert.deepEqual(hub.got[0], { subject: 'fromamqp.in', data: { cmd: 1 } });
-      await eventually(async () => (await e.status(inst)).Counters.Malformed === 1, 5000, 'malformed counted');
+      await eventually(
+        async () => (await e.status(inst)).Counters.Malformed === 1,
+        5000,
+        'malformed counted',
+      );
       hub.stop();
       const bad = await e.createInstance('amqp-bad-login', id('AMQP 0-9-1'), {
         url: 'amqp://127.0.0.1:5672',
@@ -177,7 +212,10 @@ describe('integrations: connectors against real peers', () => {
       publishN('devicehub.raw.h.x');
       await eventually(() => batches.flat().length >= N, 15_000, 'webhook values');
       const values = batches.flat().map((m) => m.payload.value);
-      assert.deepEqual(values, Array.from({ length: N }, (_, i) => i));
+      assert.deepEqual(
+        values,
+        Array.from({ length: N }, (_, i) => i),
+      );
       assert.ok(batches.every((b) => b.length <= 50));
       assert.equal(batches[0]![0].subject, 'devicehub.raw.h.x');
       const st = await e.status(inst);
@@ -201,18 +239,25 @@ describe('integrations: connectors against real peers', () => {
       await eventually(async () => (await e.status(inst)).Counters.Sent === N, 10_000, 'rows committed');
       const rows = (await c.query('select msg_id, subject, ts, payload from tag_values order by id')).rows;
       assert.equal(rows.length, N);
-      assert.deepEqual(rows.map((r) => r.payload.value), Array.from({ length: N }, (_, i) => i));
+      assert.deepEqual(
+        rows.map((r) => r.payload.value),
+        Array.from({ length: N }, (_, i) => i),
+      );
       assert.equal(rows[0].subject, 'devicehub.raw.p.x');
       assert.match(rows[0].msg_id, new RegExp(`^${inst}:\\d+$`));
       assert.ok(rows[0].ts instanceof Date);
       const refused = await e.gql(
         `mutation($input: CreateSubscriptionRequest!) { CreateSubscription(input: $input) { TopicID } }`,
-        { input: { InstanceID: inst, IsLocalToRemote: true, LocalName: 'a.b', RemoteName: 'bad-table;drop' } },
+        {
+          input: { InstanceID: inst, IsLocalToRemote: true, LocalName: 'a.b', RemoteName: 'bad-table;drop' },
+        },
       );
       assert.match(refused.errors[0].message, /a table name is letters, digits and _/);
     } finally {
       await c.end();
-      await e.ok(`mutation($input: DeleteInstanceRequest!) { DeleteInstance(input: $input) }`, { input: { InstanceID: inst } });
+      await e.ok(`mutation($input: DeleteInstanceRequest!) { DeleteInstance(input: $input) }`, {
+        input: { InstanceID: inst },
+      });
     }
   });
 
@@ -227,10 +272,15 @@ describe('integrations: connectors against real peers', () => {
       await e.waitState(inst, 'Connected');
       publishN('devicehub.raw.m.x');
       await eventually(async () => (await e.status(inst)).Counters.Sent === N, 10_000, 'rows committed');
-      const [rows] = (await conn.query(`select msg_id, subject, ts, payload from \`${table}\` order by id`)) as any;
+      const [rows] = (await conn.query(
+        `select msg_id, subject, ts, payload from \`${table}\` order by id`,
+      )) as any;
       assert.equal(rows.length, N);
       const payload = (r: any) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload);
-      assert.deepEqual(rows.map((r: any) => payload(r).value), Array.from({ length: N }, (_, i) => i));
+      assert.deepEqual(
+        rows.map((r: any) => payload(r).value),
+        Array.from({ length: N }, (_, i) => i),
+      );
       assert.equal(rows[0].subject, 'devicehub.raw.m.x');
       const bad = await e.createInstance('mysql-bad', id('MySQL / MariaDB'), {
         url: url.replace(/:[^:@/]*@/, ':wrong@'),

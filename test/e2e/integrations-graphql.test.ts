@@ -37,22 +37,30 @@ describe('integrations: /cc/v2', () => {
     );
     const items = d.ListProviders.Items as any[];
     assert.equal(d.ListProviders.Total, PROVIDERS.length);
-    for (const p of items) assert.match(p.ProviderID, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const p of items)
+      assert.match(p.ProviderID, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.equal(new Set(items.map((p) => p.ProviderID)).size, items.length);
     assert.equal(byName('MQTT'), uuidv5('millwright.integration.provider/mqtt'));
     // The UUID of a fixed name under the fixed namespace: the same in every release.
     assert.equal(byName('MQTT'), 'e00adfe9-730f-5bed-a37e-d2f1b20cd97d');
     assert.ok(items.some((p) => p.Name === 'MQTT (Gen 1)'));
     // Hidden providers are listed only on request; experimental ones are listed.
-    const visible = (await e.ok(`{ ListProviders { Total Items { Name Hidden IsExperimental } } }`)).ListProviders;
+    const visible = (await e.ok(`{ ListProviders { Total Items { Name Hidden IsExperimental } } }`))
+      .ListProviders;
     assert.ok(!visible.Items.some((p: any) => p.Hidden));
     assert.equal(visible.Total, PROVIDERS.filter((p) => !p.hidden).length);
-    const groups = (await e.ok(`{ ListGroupedProviders { Group IsExperimental Providers { Name } } }`)).ListGroupedProviders;
-    assert.ok(groups.some((g: any) => g.Group === 'Brokers' && g.Providers.some((p: any) => p.Name === 'MQTT')));
+    const groups = (await e.ok(`{ ListGroupedProviders { Group IsExperimental Providers { Name } } }`))
+      .ListGroupedProviders;
+    assert.ok(
+      groups.some((g: any) => g.Group === 'Brokers' && g.Providers.some((p: any) => p.Name === 'MQTT')),
+    );
     const filtered = (
-      await e.ok(`query($input: ListProvidersRequest) { ListProviders(input: $input) { Total Items { Name } } }`, {
-        input: { Filter: { Name: { Contains: 'mqtt' } } },
-      })
+      await e.ok(
+        `query($input: ListProvidersRequest) { ListProviders(input: $input) { Total Items { Name } } }`,
+        {
+          input: { Filter: { Name: { Contains: 'mqtt' } } },
+        },
+      )
     ).ListProviders;
     assert.deepEqual(
       filtered.Items.map((p: any) => p.Name),
@@ -85,8 +93,13 @@ describe('integrations: /cc/v2', () => {
     const ca = s.Properties.find((p: any) => p.Name === 'caCert');
     assert.equal(ca.Required, false);
     assert.equal(ca.RequiredWhen, 'when tls is true');
-    const introspect = await e.ok(`{ __type(name: "Config") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }`);
-    assert.deepEqual(introspect.__type.fields.map((f: any) => [f.name, f.isDeprecated]), [['Required', true]]);
+    const introspect = await e.ok(
+      `{ __type(name: "Config") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }`,
+    );
+    assert.deepEqual(
+      introspect.__type.fields.map((f: any) => [f.name, f.isDeprecated]),
+      [['Required', true]],
+    );
   });
 
   test('part 7: a ProviderID that is not a UUID (a 4.0.x slug) fails GraphQL validation', async () => {
@@ -112,29 +125,58 @@ describe('integrations: /cc/v2', () => {
       assert.match(r.errors[0].message, new RegExp(`config property "${prop}": must be one of 0, 1, got 2`));
       assert.equal(r.errors[0].extensions.code, 'bad_request');
     }
-    const good = await create(cms, { host: '127.0.0.1', port: 1, qos: 0, willQoS: 1, reconnectInterval: 60000 });
+    const good = await create(cms, {
+      host: '127.0.0.1',
+      port: 1,
+      qos: 0,
+      willQoS: 1,
+      reconnectInterval: 60000,
+    });
     assert.equal(good.errors, undefined, JSON.stringify(good.errors));
     // The generic MQTT provider does take QoS 2.
-    const generic = await create(byName('MQTT'), { host: '127.0.0.1', port: 1, qos: 2, reconnectInterval: 60000 });
+    const generic = await create(byName('MQTT'), {
+      host: '127.0.0.1',
+      port: 1,
+      qos: 2,
+      reconnectInterval: 60000,
+    });
     assert.equal(generic.errors, undefined, JSON.stringify(generic.errors));
   });
 
   test('caCert is required for TLS on generic MQTT; proxyValue when a proxy is configured on data ingest', async () => {
     const r = await create(byName('MQTT'), { host: 'h', tls: true });
     assert.match(r.errors[0].message, /config property "caCert" is required when tls is true/);
-    const plain = await create(byName('MQTT'), { host: '127.0.0.1', port: 1, tls: false, reconnectInterval: 60000 });
+    const plain = await create(byName('MQTT'), {
+      host: '127.0.0.1',
+      port: 1,
+      tls: false,
+      reconnectInterval: 60000,
+    });
     assert.equal(plain.errors, undefined);
     const di = byName('Data Ingest');
     const p = await create(di, { url: 'https://ingest.example.invalid', proxy: 'http' });
     assert.match(p.errors[0].message, /config property "proxyValue" is required when proxy is "http"/);
-    const ok = await create(di, { url: 'https://ingest.example.invalid', proxy: 'none', reconnectInterval: 60000 });
+    const ok = await create(di, {
+      url: 'https://ingest.example.invalid',
+      proxy: 'none',
+      reconnectInterval: 60000,
+    });
     assert.equal(ok.errors, undefined, JSON.stringify(ok.errors));
   });
 
   test('connectionType: credentials of the other connection type are not required', async () => {
     const az = byName('Azure IoT Hub');
-    const sas = await create(az, { hostName: 'localhost', deviceId: 'd1', connectionType: 'sas', port: 1, reconnectInterval: 60000 });
-    assert.match(sas.errors[0].message, /config property "sharedAccessKey" is required when connectionType is "sas"/);
+    const sas = await create(az, {
+      hostName: 'localhost',
+      deviceId: 'd1',
+      connectionType: 'sas',
+      port: 1,
+      reconnectInterval: 60000,
+    });
+    assert.match(
+      sas.errors[0].message,
+      /config property "sharedAccessKey" is required when connectionType is "sas"/,
+    );
     const sasOk = await create(az, {
       hostName: 'localhost',
       deviceId: 'd1',
@@ -147,7 +189,10 @@ describe('integrations: /cc/v2', () => {
     assert.equal(sasOk.data.CreateInstance.Config.sharedAccessKey, '********');
     assert.equal(sasOk.data.CreateInstance.Config.clientCert, undefined);
     const x509 = await create(az, { hostName: 'localhost', deviceId: 'd1', connectionType: 'x509', port: 1 });
-    assert.match(x509.errors[0].message, /config property "clientCert" is required when connectionType is "x509"/);
+    assert.match(
+      x509.errors[0].message,
+      /config property "clientCert" is required when connectionType is "x509"/,
+    );
   });
 
   test('bad input is refused naming the property and the rule', async () => {
@@ -158,7 +203,10 @@ describe('integrations: /cc/v2', () => {
       [{ host: 'h', port: 'x' }, /config property "port": must be an integer/],
       [{ host: 'h', colour: 'red' }, /config property "colour" is not a property of provider "MQTT"/],
       [{ host: 'h', protocolVersion: 3 }, /config property "protocolVersion": must be one of 4, 5/],
-      [{ host: 'h', queueFullPolicy: 'block' }, /config property "queueFullPolicy": must be one of drop-oldest, drop-newest/],
+      [
+        { host: 'h', queueFullPolicy: 'block' },
+        /config property "queueFullPolicy": must be one of drop-oldest, drop-newest/,
+      ],
       [{ host: 'h', tls: true, caCert: 'not pem' }, /config property "caCert": must be PEM text/],
     ];
     for (const [config, pattern] of cases) {
@@ -179,7 +227,9 @@ describe('integrations: /cc/v2', () => {
         },
       })
     ).CreateInstance.ID;
-    const dup = await e.gql(CREATE, { input: { Name: 'crud', ProviderID: byName('MQTT'), Config: { host: 'h' } } });
+    const dup = await e.gql(CREATE, {
+      input: { Name: 'crud', ProviderID: byName('MQTT'), Config: { host: 'h' } },
+    });
     assert.match(dup.errors[0].message, /named "crud" exists/);
     const status = await e.waitState(id, 'Disconnected');
     assert.match(status.Reason, /ECONNREFUSED/);
@@ -219,9 +269,12 @@ describe('integrations: /cc/v2', () => {
     const deadline = Date.now() + 5000;
     do {
       queue = (
-        await e.ok(`query GetInstanceQueue($input: GetInstanceQueueRequest!) { GetInstanceQueue(input: $input) { Depth Bytes FileBytes OldestMessageAgeMs FullPolicy MaxMessages } }`, {
-          input: { InstanceID: id },
-        })
+        await e.ok(
+          `query GetInstanceQueue($input: GetInstanceQueueRequest!) { GetInstanceQueue(input: $input) { Depth Bytes FileBytes OldestMessageAgeMs FullPolicy MaxMessages } }`,
+          {
+            input: { InstanceID: id },
+          },
+        )
       ).GetInstanceQueue;
     } while (queue.Depth < 5 && Date.now() < deadline);
     assert.equal(queue.Depth, 5);
@@ -231,7 +284,13 @@ describe('integrations: /cc/v2', () => {
     // A config change keeps the queue; Enabled false → Disabled.
     const upd = await e.ok(
       `mutation UpdateInstance($input: UpdateInstanceRequest!) { UpdateInstance(input: $input) { Enabled InstanceState Config } }`,
-      { input: { InstanceID: id, Enabled: false, Config: { host: '127.0.0.1', port: 2, reconnectInterval: 60000 } } },
+      {
+        input: {
+          InstanceID: id,
+          Enabled: false,
+          Config: { host: '127.0.0.1', port: 2, reconnectInterval: 60000 },
+        },
+      },
     );
     assert.equal(upd.UpdateInstance.Enabled, false);
     assert.equal(upd.UpdateInstance.InstanceState, 'Disabled');
@@ -245,7 +304,12 @@ describe('integrations: /cc/v2', () => {
       { input: { TopicID: l2r, Enabled: false } },
     );
     assert.equal(
-      (await e.ok(`mutation DeleteSubscription($input: DeleteSubscriptionRequest!) { DeleteSubscription(input: $input) }`, { input: { TopicID: l2r } })).DeleteSubscription,
+      (
+        await e.ok(
+          `mutation DeleteSubscription($input: DeleteSubscriptionRequest!) { DeleteSubscription(input: $input) }`,
+          { input: { TopicID: l2r } },
+        )
+      ).DeleteSubscription,
       true,
     );
     const list = await e.ok(
@@ -255,7 +319,12 @@ describe('integrations: /cc/v2', () => {
     assert.equal(list.ListInstances.Total, 1);
     assert.equal(list.ListInstances.Items[0].ProviderName, 'MQTT');
     assert.equal(
-      (await e.ok(`mutation DeleteInstance($input: DeleteInstanceRequest!) { DeleteInstance(input: $input) }`, { input: { InstanceID: id } })).DeleteInstance,
+      (
+        await e.ok(
+          `mutation DeleteInstance($input: DeleteInstanceRequest!) { DeleteInstance(input: $input) }`,
+          { input: { InstanceID: id } },
+        )
+      ).DeleteInstance,
       true,
     );
     const gone = await e.gql(STATUS_Q, { input: { InstanceID: id } });
@@ -263,7 +332,10 @@ describe('integrations: /cc/v2', () => {
   });
 
   test('an unreachable host and an unresolvable name are states with a reason, never errors of the API', async () => {
-    const id = await e.createInstance(name(), byName('MQTT'), { host: 'no-such-host.invalid', reconnectInterval: 60000 });
+    const id = await e.createInstance(name(), byName('MQTT'), {
+      host: 'no-such-host.invalid',
+      reconnectInterval: 60000,
+    });
     const st = await e.waitState(id, 'Disconnected');
     assert.match(st.Reason, /ENOTFOUND|EAI_AGAIN/);
   });

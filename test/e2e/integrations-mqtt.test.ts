@@ -9,7 +9,15 @@ import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import { PROVIDERS } from '../../src/edge/integrations/catalogue.js';
 import { AZURE_API_VERSION, azureSasToken } from '../../src/edge/integrations/connectors/mqtt.js';
-import { eventually, makePki, Mosquitto, skipUnless, startIntegEdge, type IntegEdge, type TestPki } from '../helpers/integrations.js';
+import {
+  eventually,
+  makePki,
+  Mosquitto,
+  skipUnless,
+  startIntegEdge,
+  type IntegEdge,
+  type TestPki,
+} from '../helpers/integrations.js';
 
 const skip = skipUnless('mosquitto') && skipUnless('/usr/sbin/mosquitto');
 if (skip) console.log(`# integrations-mqtt skipped: ${skip}`);
@@ -33,7 +41,12 @@ describe('integrations: MQTT connector', { skip }, () => {
     pki = makePki();
     await plain.start();
     tlsBroker = new Mosquitto({
-      tls: { ca: pki.files.ca, cert: pki.files.serverCert, key: pki.files.serverKey, requireCertificate: true },
+      tls: {
+        ca: pki.files.ca,
+        cert: pki.files.serverCert,
+        key: pki.files.serverKey,
+        requireCertificate: true,
+      },
     });
     await tlsBroker.start();
   });
@@ -65,7 +78,11 @@ describe('integrations: MQTT connector', { skip }, () => {
       const peer = await mqtt.connectAsync(`mqtt://127.0.0.1:${plain.port}`, { protocolVersion });
       const got = await collect(peer, `plant/${tag}/#`);
       for (let i = 0; i < 50; i++) {
-        e.t.edge.datahub.hub.publish(`devicehub.raw.${tag}.temp`, { deviceName: tag, tagName: 'temp', value: i });
+        e.t.edge.datahub.hub.publish(`devicehub.raw.${tag}.temp`, {
+          deviceName: tag,
+          tagName: 'temp',
+          value: i,
+        });
       }
       await eventually(() => got.length >= 50, 10_000, 'values at the broker');
       assert.deepEqual(
@@ -78,7 +95,11 @@ describe('integrations: MQTT connector', { skip }, () => {
       const sub = e.t.edge.datahub.hub.subscribe(`remote.${tag}.>`, (m) => back.push([m.subject, m.data]));
       await peer.publishAsync(`factory/${tag}/line 1/speed`, JSON.stringify({ value: 7 }), { qos: 1 });
       await peer.publishAsync(`factory/${tag}/line1/bad`, 'not json {', { qos: 1 });
-      await eventually(async () => (await e.status(inst)).Counters.Malformed === 1, 5000, 'malformed counted');
+      await eventually(
+        async () => (await e.status(inst)).Counters.Malformed === 1,
+        5000,
+        'malformed counted',
+      );
       await eventually(() => back.length === 1, 5000, 'value on the DataHub');
       assert.deepEqual(back[0], [`remote.${tag}.factory.${tag}.line_1.speed`, { value: 7 }]);
       sub.unsubscribe();
@@ -177,8 +198,16 @@ describe('integrations: MQTT connector', { skip }, () => {
       });
       await e.subscribe(inst, true, 'devicehub.raw.aws.>', 'dt/plant/press-7/{tag}');
       await e.waitState(inst, 'Connected');
-      await eventually(() => /New client connected .* as press-7 .*u'millwright-test-client'/.test(aws.log), 5000, 'client id in the broker log');
-      const peer = await mqtt.connectAsync(`mqtts://localhost:${aws.port}`, { ca: pki.ca, cert: pki.clientCert, key: pki.clientKey });
+      await eventually(
+        () => /New client connected .* as press-7 .*u'millwright-test-client'/.test(aws.log),
+        5000,
+        'client id in the broker log',
+      );
+      const peer = await mqtt.connectAsync(`mqtts://localhost:${aws.port}`, {
+        ca: pki.ca,
+        cert: pki.clientCert,
+        key: pki.clientKey,
+      });
       const got = await collect(peer, 'dt/#');
       e.t.edge.datahub.hub.publish('devicehub.raw.aws.press.force', { tagName: 'force', value: 3 });
       await eventually(() => got.length === 1, 5000, 'AWS-style value');
@@ -209,14 +238,22 @@ describe('integrations: MQTT connector', { skip }, () => {
       await e.subscribe(inst, true, 'devicehub.raw.azure.>', 'devices/filler-3/messages/events/');
       await e.subscribe(inst, false, 'azure.c2d', 'devices/filler-3/messages/devicebound/#');
       await e.waitState(inst, 'Connected');
-      const peer = await mqtt.connectAsync(`mqtts://localhost:${azure.port}`, { ca: pki.ca, username: 'reader', password: 'reader' });
+      const peer = await mqtt.connectAsync(`mqtts://localhost:${azure.port}`, {
+        ca: pki.ca,
+        username: 'reader',
+        password: 'reader',
+      });
       const got = await collect(peer, 'devices/filler-3/messages/events/#');
       e.t.edge.datahub.hub.publish('devicehub.raw.azure.level', { value: 42 });
       await eventually(() => got.length === 1, 5000, 'Azure-style value');
       assert.equal(got[0]!.topic, 'devices/filler-3/messages/events/');
       const back: unknown[] = [];
       const sub = e.t.edge.datahub.hub.subscribe('azure.c2d', (m) => back.push(m.data));
-      await peer.publishAsync('devices/filler-3/messages/devicebound/%24.to=x', JSON.stringify({ cmd: 'stop' }), { qos: 1 });
+      await peer.publishAsync(
+        'devices/filler-3/messages/devicebound/%24.to=x',
+        JSON.stringify({ cmd: 'stop' }),
+        { qos: 1 },
+      );
       await eventually(() => back.length === 1, 5000, 'cloud-to-device message on the DataHub');
       assert.deepEqual(back[0], { cmd: 'stop' });
       sub.unsubscribe();

@@ -21,15 +21,36 @@ export async function startEdgeProcess(
   credentials?: { clientId: string; secret: string },
 ): Promise<EdgeProcess & { credentials: { clientId: string; secret: string } }> {
   const proc = await startCli(
-    ['edge', '--host', '127.0.0.1', '--port', '0', '--datahub-host', '127.0.0.1', '--datahub-port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
-    { ready: /millwright-ready .*\n/, env: cleanEnv({ MILLWRIGHT_EDGE_ADMIN_PASSWORD: ADMIN_PASSWORD }), timeoutMs: 60_000 },
+    [
+      'edge',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--datahub-host',
+      '127.0.0.1',
+      '--datahub-port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'warn',
+    ],
+    {
+      ready: /millwright-ready .*\n/,
+      env: cleanEnv({ MILLWRIGHT_EDGE_ADMIN_PASSWORD: ADMIN_PASSWORD }),
+      timeoutMs: 60_000,
+    },
   );
   const line = proc.match[0].slice(proc.match[0].indexOf('millwright-ready'));
   const ready = parseReadyLine(line);
   const svc = ready?.services.edge;
   if (!svc?.natsUrl) throw new Error(`no edge in the ready line: ${line}`);
   const url = svc.url.replace('localhost', '127.0.0.1');
-  const t = { url, call: (path: string, o?: Parameters<typeof http>[1]) => http(`${url}${path}`, o) } as unknown as TestEdge;
+  const t = {
+    url,
+    call: (path: string, o?: Parameters<typeof http>[1]) => http(`${url}${path}`, o),
+  } as unknown as TestEdge;
   let creds = credentials;
   if (!creds) {
     const bearer = await bootstrapAdmin(t);

@@ -22,7 +22,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function eventually(fn: () => Promise<boolean> | boolean, ms = 10_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  fn: () => Promise<boolean> | boolean,
+  ms = 10_000,
+  what = 'condition',
+): Promise<void> {
   const until = Date.now() + ms;
   for (;;) {
     if (await fn()) return;
@@ -37,7 +41,8 @@ export function have(binary: string): boolean {
 
 /** A reason to skip when a binary is absent; on CI its absence fails the run. */
 export function skipUnless(binary: string): string | false {
-  if (have(binary) || binary.startsWith('/') && spawnSync('test', ['-x', binary]).status === 0) return false;
+  if (have(binary) || (binary.startsWith('/') && spawnSync('test', ['-x', binary]).status === 0))
+    return false;
   if (process.env.CI === 'true') throw new Error(`${binary} is required on CI`);
   return `${binary} is not installed`;
 }
@@ -65,7 +70,12 @@ export interface IntegEdge {
   ok(query: string, variables?: Record<string, unknown>): Promise<any>;
   refused(query: string, variables: Record<string, unknown>, ...patterns: RegExp[]): Promise<string>;
   createInstance(name: string, providerId: string, config: Record<string, unknown>): Promise<string>;
-  subscribe(instanceId: string, isLocalToRemote: boolean, localName: string, remoteName: string): Promise<string>;
+  subscribe(
+    instanceId: string,
+    isLocalToRemote: boolean,
+    localName: string,
+    remoteName: string,
+  ): Promise<string>;
   status(instanceId: string): Promise<any>;
   waitState(instanceId: string, state: string, ms?: number): Promise<any>;
   stop(): Promise<void>;
@@ -114,7 +124,14 @@ export async function startIntegEdge(overrides: Partial<EdgeConfig> = {}): Promi
     async subscribe(instanceId, isLocalToRemote, localName, remoteName) {
       const d = await ok(
         `mutation($input: CreateSubscriptionRequest!) { CreateSubscription(input: $input) { TopicID } }`,
-        { input: { InstanceID: instanceId, IsLocalToRemote: isLocalToRemote, LocalName: localName, RemoteName: remoteName } },
+        {
+          input: {
+            InstanceID: instanceId,
+            IsLocalToRemote: isLocalToRemote,
+            LocalName: localName,
+            RemoteName: remoteName,
+          },
+        },
       );
       return d.CreateSubscription.TopicID as string;
     },
@@ -147,7 +164,13 @@ export interface MosquittoOptions {
   /** Keep sessions and queued messages in a file across restarts. */
   persistence?: boolean;
   /** TLS listener with these files; `requireCertificate` for mutual TLS. */
-  tls?: { cert: string; key: string; ca: string; requireCertificate?: boolean; useIdentityAsUsername?: boolean };
+  tls?: {
+    cert: string;
+    key: string;
+    ca: string;
+    requireCertificate?: boolean;
+    useIdentityAsUsername?: boolean;
+  };
   /** user → password; anonymous access is refused when given. */
   passwords?: Record<string, string>;
 }
@@ -169,7 +192,8 @@ export class Mosquitto {
     if (!this.port) this.port = await freePort();
     const o = this.options;
     const lines = [`listener ${this.port} 127.0.0.1`, 'max_queued_messages 0', 'max_inflight_messages 0'];
-    if (o.persistence) lines.push('persistence true', `persistence_location ${this.dir}/`, 'autosave_interval 1');
+    if (o.persistence)
+      lines.push('persistence true', `persistence_location ${this.dir}/`, 'autosave_interval 1');
     if (o.passwords) {
       const file = join(this.dir, 'passwd');
       writeFileSync(file, '');
@@ -243,13 +267,81 @@ export function makePki(clientCn = 'millwright-test-client'): TestPki {
     const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
   };
-  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=Millwright Test CA', '-keyout', 'ca.key', '-out', 'ca.pem');
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Millwright Test CA',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+  );
   writeFileSync(f('server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', 'server.key', '-out', 'server.csr');
-  ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'server.ext', '-out', 'server.pem');
+  ssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=localhost',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    'server.ext',
+    '-out',
+    'server.pem',
+  );
   writeFileSync(f('client.ext'), 'extendedKeyUsage=clientAuth\n');
-  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${clientCn}`, '-keyout', 'client.key', '-out', 'client.csr');
-  ssl('x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'client.ext', '-out', 'client.pem');
+  ssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    `/CN=${clientCn}`,
+    '-keyout',
+    'client.key',
+    '-out',
+    'client.csr',
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'client.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    'client.ext',
+    '-out',
+    'client.pem',
+  );
   // Readable by a broker that dropped root for its own user (test material only).
   chmodSync(dir, 0o755);
   for (const n of readdirSync(dir)) chmodSync(f(n), 0o644);
@@ -328,7 +420,8 @@ export class TcpProxy {
 
 import mysql from 'mysql2/promise';
 
-export const mysqlUrl = process.env.MILLWRIGHT_TEST_MYSQL_URL ?? 'mysql://millwright:millwright@127.0.0.1:3306/millwright_test';
+export const mysqlUrl =
+  process.env.MILLWRIGHT_TEST_MYSQL_URL ?? 'mysql://millwright:millwright@127.0.0.1:3306/millwright_test';
 
 /**
  * The URL of the test MySQL/MariaDB database when it answers; otherwise, on a host where the
@@ -351,7 +444,11 @@ export async function mysqlTestUrl(): Promise<string | null> {
     const pass = decodeURIComponent(u.password);
     const setup = spawnSync(
       'mysql',
-      ['-uroot', '-e', `create database if not exists \`${db}\`; create user if not exists '${user}'@'127.0.0.1' identified by '${pass}'; create user if not exists '${user}'@'localhost' identified by '${pass}'; grant all on \`${db}\`.* to '${user}'@'127.0.0.1'; grant all on \`${db}\`.* to '${user}'@'localhost';`],
+      [
+        '-uroot',
+        '-e',
+        `create database if not exists \`${db}\`; create user if not exists '${user}'@'127.0.0.1' identified by '${pass}'; create user if not exists '${user}'@'localhost' identified by '${pass}'; grant all on \`${db}\`.* to '${user}'@'127.0.0.1'; grant all on \`${db}\`.* to '${user}'@'localhost';`,
+      ],
       { encoding: 'utf8' },
     );
     try {
@@ -360,8 +457,11 @@ export async function mysqlTestUrl(): Promise<string | null> {
       return mysqlUrl;
     } catch (err) {
       const detail = err instanceof Error ? err.message : String(err);
-      if (process.env.CI === 'true') throw new Error(`MySQL/MariaDB is required in CI but unreachable at ${mysqlUrl}: ${detail}`);
-      console.log(`# skipping MySQL suite: unreachable at ${mysqlUrl} (${detail}); set MILLWRIGHT_TEST_MYSQL_URL`);
+      if (process.env.CI === 'true')
+        throw new Error(`MySQL/MariaDB is required in CI but unreachable at ${mysqlUrl}: ${detail}`);
+      console.log(
+        `# skipping MySQL suite: unreachable at ${mysqlUrl} (${detail}); set MILLWRIGHT_TEST_MYSQL_URL`,
+      );
       return null;
     }
   }
@@ -386,7 +486,9 @@ export class NatsServer {
   async start(): Promise<number> {
     if (!this.port) this.port = await freePort();
     const bin = have('nats-server') ? 'nats-server' : '/usr/sbin/nats-server';
-    this.#proc = spawn(bin, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore' });
+    this.#proc = spawn(bin, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
+      stdio: 'ignore',
+    });
     await eventually(() => portOpen(this.port), 10_000, `nats-server on ${this.port}`);
     return this.port;
   }

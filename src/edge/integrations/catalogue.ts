@@ -212,7 +212,9 @@ const DRAFTS: Draft[] = [
     experimental: false,
     hidden: true,
     properties: mqttProperties({ qos: [0, 1, 2], gen1: true }).filter((x) => x.name !== 'protocolVersion'),
-    rules: ['connectTimeout 30000, pingTimeout 10000, reconnectInterval 5000, publishWaitTimeout 10000 by default'],
+    rules: [
+      'connectTimeout 30000, pingTimeout 10000, reconnectInterval 5000, publishWaitTimeout 10000 by default',
+    ],
   },
   {
     key: 'cloud-message-service',
@@ -267,10 +269,15 @@ const DRAFTS: Draft[] = [
       p('hostName', 'String', 'the hub, <name>.azure-devices.net', { required: true }),
       p('port', 'Integer', 'port', { default: 8883, min: 1, max: 65535 }),
       p('deviceId', 'String', 'the device identity', { required: true }),
-      p('connectionType', 'String', 'sas: a SAS token from the shared access key; x509: a client certificate', {
-        default: 'sas',
-        enum: ['sas', 'x509'],
-      }),
+      p(
+        'connectionType',
+        'String',
+        'sas: a SAS token from the shared access key; x509: a client certificate',
+        {
+          default: 'sas',
+          enum: ['sas', 'x509'],
+        },
+      ),
       p('sharedAccessKey', 'Password', 'base64 shared access key of the device', {
         secret: true,
         required: true,
@@ -401,7 +408,8 @@ const DRAFTS: Draft[] = [
     key: 'mysql',
     name: 'MySQL / MariaDB',
     group: 'Databases',
-    description: 'Rows in a MySQL or MariaDB table (batched inserts; the table shape is in docs/integrations.md).',
+    description:
+      'Rows in a MySQL or MariaDB table (batched inserts; the table shape is in docs/integrations.md).',
     transport: 'mysql',
     experimental: false,
     hidden: false,
@@ -417,7 +425,8 @@ const DRAFTS: Draft[] = [
     key: 'redis-streams',
     name: 'Redis Streams',
     group: 'Databases',
-    description: 'XADD to Redis streams (remote name = stream key); remote-to-local reads streams with XREAD.',
+    description:
+      'XADD to Redis streams (remote name = stream key); remote-to-local reads streams with XREAD.',
     transport: 'redis',
     experimental: false,
     hidden: false,

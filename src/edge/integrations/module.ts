@@ -1,6 +1,12 @@
 /** Integrations on the edge's seam: `/cc/v2`, one runner and disk queue per instance. */
 import type { EdgeModule } from '../modules.js';
-import { CONNECTORS, integrationsMigrations, IntegrationService, IntegrationsRepository, mountIntegrations } from './index.js';
+import {
+  CONNECTORS,
+  integrationsMigrations,
+  IntegrationService,
+  IntegrationsRepository,
+  mountIntegrations,
+} from './index.js';
 
 declare module '../modules.js' {
   interface EdgeModules {

@@ -85,7 +85,9 @@ export class DiskQueue {
     );
     this.#db = db;
     this.#insert = db.prepare('insert into q (ts, topic, subject, payload) values (?, ?, ?, ?)');
-    this.#read = db.prepare('select seq, ts, topic, subject, payload from q where seq > ? order by seq limit ?');
+    this.#read = db.prepare(
+      'select seq, ts, topic, subject, payload from q where seq > ? order by seq limit ?',
+    );
     this.#countUpTo = db.prepare(
       'select count(*) as n, coalesce(sum(length(topic) + length(payload)), 0) as b from q where seq <= ?',
     );
@@ -179,7 +181,11 @@ export class DiskQueue {
           let overBytes = this.#bytes + addBytes - maxBytes;
           while ((overCount > 0 || overBytes > 0) && this.#depth > 0) {
             const batch = Math.max(overCount, 1, Math.min(this.#depth, 1000));
-            const o = this.#oldestN.get(Math.min(batch, this.#depth)) as { seq: number; n: number; b: number };
+            const o = this.#oldestN.get(Math.min(batch, this.#depth)) as {
+              seq: number;
+              n: number;
+              b: number;
+            };
             this.#deleteUpTo.run(o.seq);
             this.#depth -= o.n;
             this.#bytes -= o.b;

@@ -35,7 +35,9 @@ export class IntegrationsRepository {
   }
 
   allInstances(): Promise<InstanceRow[]> {
-    return this.#db.selectFrom('cc_instance').selectAll().orderBy('created_at').execute() as Promise<InstanceRow[]>;
+    return this.#db.selectFrom('cc_instance').selectAll().orderBy('created_at').execute() as Promise<
+      InstanceRow[]
+    >;
   }
 
   instanceListQuery(): SelectQueryBuilder<any, any, InstanceRow> {
@@ -44,14 +46,15 @@ export class IntegrationsRepository {
 
   async getInstance(id: string): Promise<InstanceRow | undefined> {
     return (await this.#db.selectFrom('cc_instance').selectAll().where('id', '=', id).executeTakeFirst()) as
-      | InstanceRow
-      | undefined;
+      InstanceRow | undefined;
   }
 
   async getInstanceByName(name: string): Promise<InstanceRow | undefined> {
-    return (await this.#db.selectFrom('cc_instance').selectAll().where('name', '=', name).executeTakeFirst()) as
-      | InstanceRow
-      | undefined;
+    return (await this.#db
+      .selectFrom('cc_instance')
+      .selectAll()
+      .where('name', '=', name)
+      .executeTakeFirst()) as InstanceRow | undefined;
   }
 
   async countInstances(): Promise<number> {
@@ -94,9 +97,11 @@ export class IntegrationsRepository {
   }
 
   async getSubscription(id: string): Promise<SubscriptionRow | undefined> {
-    return (await this.#db.selectFrom('cc_subscription').selectAll().where('id', '=', id).executeTakeFirst()) as
-      | SubscriptionRow
-      | undefined;
+    return (await this.#db
+      .selectFrom('cc_subscription')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst()) as SubscriptionRow | undefined;
   }
 
   async insertSubscription(row: SubscriptionRow): Promise<void> {

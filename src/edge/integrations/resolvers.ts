@@ -27,7 +27,9 @@ const JSONScalar = new GraphQLScalarType({
 
 const uuid = (v: unknown): string => {
   if (typeof v !== 'string' || !UUID_PATTERN.test(v)) {
-    throw new GraphQLError(`UUID cannot represent ${JSON.stringify(v)}: expected a UUID such as 6f1d2c9e-4b7a-4e55-9a0c-3d8f1b2e7c41`);
+    throw new GraphQLError(
+      `UUID cannot represent ${JSON.stringify(v)}: expected a UUID such as 6f1d2c9e-4b7a-4e55-9a0c-3d8f1b2e7c41`,
+    );
   }
   return v.toLowerCase();
 };
@@ -118,8 +120,10 @@ export const resolvers: IResolvers<any, Ctx> = {
     ListSubscriptions: (_r, args, ctx) => ctx.integrations.listSubscriptions(args.input),
   },
   Mutation: {
-    CreateInstance: (_r, args: { input: CreateInstanceRequest }, ctx) => ctx.integrations.createInstance(args.input),
-    UpdateInstance: (_r, args: { input: UpdateInstanceRequest }, ctx) => ctx.integrations.updateInstance(args.input),
+    CreateInstance: (_r, args: { input: CreateInstanceRequest }, ctx) =>
+      ctx.integrations.createInstance(args.input),
+    UpdateInstance: (_r, args: { input: UpdateInstanceRequest }, ctx) =>
+      ctx.integrations.updateInstance(args.input),
     DeleteInstance: (_r, args: { input: { InstanceID: string } }, ctx) =>
       ctx.integrations.deleteInstance(args.input.InstanceID),
     CreateSubscription: (_r, args: { input: CreateSubscriptionRequest }, ctx) =>

@@ -104,7 +104,8 @@ export class InstanceRunner {
       w?.();
     };
     this.machine.onChange = (state, reason) => {
-      if (state === 'Disconnected') this.#log.warn({ instance: options.instanceId, reason }, 'integration disconnected');
+      if (state === 'Disconnected')
+        this.#log.warn({ instance: options.instanceId, reason }, 'integration disconnected');
       else this.#log.info({ instance: options.instanceId, state }, 'integration state');
     };
   }
@@ -278,7 +279,13 @@ export class InstanceRunner {
       this.counters.malformed++;
       if (this.#malformedLogged++ % 1000 === 0) {
         this.#log.warn(
-          { instance: this.#o.instanceId, topic, bytes: payload.length, err: reasonOf(err), malformed: this.counters.malformed },
+          {
+            instance: this.#o.instanceId,
+            topic,
+            bytes: payload.length,
+            err: reasonOf(err),
+            malformed: this.counters.malformed,
+          },
           'integration: malformed message from the remote, not forwarded',
         );
       }

@@ -73,7 +73,14 @@ export interface StatusView {
   LastErrorTime: string | null;
   ProviderName: string;
   ExecCommandEnabled: boolean;
-  Counters: { Sent: number; Received: number; Queued: number; Enqueued: number; Dropped: number; Malformed: number };
+  Counters: {
+    Sent: number;
+    Received: number;
+    Queued: number;
+    Enqueued: number;
+    Dropped: number;
+    Malformed: number;
+  };
   Queue: QueueView;
 }
 
@@ -199,9 +206,17 @@ export class IntegrationService {
     for (const [field, cond] of Object.entries(filter)) {
       if (!cond) continue;
       const get = (p: ProviderDef): unknown =>
-        field === 'Name' ? p.name : field === 'Group' ? p.group : field === 'IsExperimental' ? p.experimental : undefined;
+        field === 'Name'
+          ? p.name
+          : field === 'Group'
+            ? p.group
+            : field === 'IsExperimental'
+              ? p.experimental
+              : undefined;
       if (!['Name', 'Group', 'IsExperimental'].includes(field)) {
-        throw badRequest(`Filter.${field} is not supported; ListProviders filters Name, Group, IsExperimental`);
+        throw badRequest(
+          `Filter.${field} is not supported; ListProviders filters Name, Group, IsExperimental`,
+        );
       }
       for (const [op, value] of Object.entries(cond)) {
         if (value === undefined || value === null) continue;
@@ -261,7 +276,9 @@ export class IntegrationService {
     return this.#view(await this.#row(id));
   }
 
-  async listInstances(input: ListInput | null | undefined): Promise<{ Items: InstanceView[]; Total: number }> {
+  async listInstances(
+    input: ListInput | null | undefined,
+  ): Promise<{ Items: InstanceView[]; Total: number }> {
     const spec = parseListInput(input, INSTANCE_LIST);
     const page = await runList(this.repo.database, this.repo.instanceListQuery(), INSTANCE_LIST, spec);
     return { Items: page.items.map((r) => this.#view(r)), Total: page.total };
@@ -274,7 +291,8 @@ export class IntegrationService {
     if ((await this.repo.countInstances()) >= MAX_INSTANCES) {
       throw badRequest(`an edge holds at most ${MAX_INSTANCES} integration instances`);
     }
-    if (await this.repo.getInstanceByName(name)) throw conflict(`an integration instance named "${name}" exists`);
+    if (await this.repo.getInstanceByName(name))
+      throw conflict(`an integration instance named "${name}" exists`);
     const now = Date.now();
     const row: InstanceRow = {
       id: randomUUID(),
@@ -303,7 +321,9 @@ export class IntegrationService {
       if (other && other.id !== row.id) throw conflict(`an integration instance named "${next.name}" exists`);
     }
     if (input.Config !== undefined && input.Config !== null) {
-      next.config = JSON.stringify(validateConfig(provider, input.Config, JSON.parse(row.config) as InstanceConfig));
+      next.config = JSON.stringify(
+        validateConfig(provider, input.Config, JSON.parse(row.config) as InstanceConfig),
+      );
     }
     if (input.Enabled !== undefined && input.Enabled !== null) next.enabled = input.Enabled ? 1 : 0;
     if (input.ExecCommandEnabled !== undefined && input.ExecCommandEnabled !== null) {
@@ -427,8 +447,13 @@ export class IntegrationService {
       if (provider.transport === 'mqtt' && /[+#]/.test(remote)) {
         throw badRequest(`RemoteName "${remote}": a local-to-remote MQTT topic has no wildcards (+, #)`);
       }
-      if ((provider.transport === 'postgres' || provider.transport === 'mysql') && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(remote)) {
-        throw badRequest(`RemoteName "${remote}": a table name is letters, digits and _ (at most 63), not starting with a digit`);
+      if (
+        (provider.transport === 'postgres' || provider.transport === 'mysql') &&
+        !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(remote)
+      ) {
+        throw badRequest(
+          `RemoteName "${remote}": a table name is letters, digits and _ (at most 63), not starting with a digit`,
+        );
       }
     } else {
       if (!isValidSubject(local.replace(/\{topic\}/g, 'x'))) {
@@ -436,7 +461,11 @@ export class IntegrationService {
           `LocalName "${local}" is not a DataHub subject (no wildcards; "{topic}" stands for the remote topic)`,
         );
       }
-      if (provider.transport === 'postgres' || provider.transport === 'mysql' || provider.transport === 'http') {
+      if (
+        provider.transport === 'postgres' ||
+        provider.transport === 'mysql' ||
+        provider.transport === 'http'
+      ) {
         throw badRequest(`provider "${provider.name}" only sends data: IsLocalToRemote must be true`);
       }
     }
@@ -478,7 +507,8 @@ export class IntegrationService {
     if (input.IsLocalToRemote !== undefined && input.IsLocalToRemote !== null) {
       next.is_local_to_remote = input.IsLocalToRemote ? 1 : 0;
     }
-    if (input.LocalName !== undefined && input.LocalName !== null) next.local_name = text(input.LocalName, 'LocalName', true);
+    if (input.LocalName !== undefined && input.LocalName !== null)
+      next.local_name = text(input.LocalName, 'LocalName', true);
     if (input.RemoteName !== undefined && input.RemoteName !== null) {
       next.remote_name = text(input.RemoteName, 'RemoteName', true);
     }
@@ -529,7 +559,10 @@ export class IntegrationService {
       }
       const provider = findProvider(row.provider_id);
       if (!provider) {
-        this.#o.logger.error({ instance: id, provider: row.provider_id }, 'integration provider unknown: not started');
+        this.#o.logger.error(
+          { instance: id, provider: row.provider_id },
+          'integration provider unknown: not started',
+        );
         return;
       }
       const config = JSON.parse(row.config) as InstanceConfig;

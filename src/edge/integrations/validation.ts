@@ -13,8 +13,7 @@ export const MAX_CONFIG_BYTES = 256 * 1024;
 
 const holds = (when: When, config: InstanceConfig) => when.in.includes(config[when.property] as never);
 
-const describeWhen = (w: When) =>
-  `when ${w.property} is ${w.in.map((v) => JSON.stringify(v)).join(' or ')}`;
+const describeWhen = (w: When) => `when ${w.property} is ${w.in.map((v) => JSON.stringify(v)).join(' or ')}`;
 
 function coerce(def: PropertyDef, value: unknown): unknown {
   const fail = (what: string) =>
@@ -61,7 +60,11 @@ function coerce(def: PropertyDef, value: unknown): unknown {
  * Checks `raw` (a JSON object, or a list of `{ Key, Value }` pairs) against the provider. When
  * `previous` is given (an update), secret properties sent as the mask keep their stored value.
  */
-export function validateConfig(provider: ProviderDef, raw: unknown, previous?: InstanceConfig): InstanceConfig {
+export function validateConfig(
+  provider: ProviderDef,
+  raw: unknown,
+  previous?: InstanceConfig,
+): InstanceConfig {
   let input: Record<string, unknown>;
   if (raw === undefined || raw === null) input = {};
   else if (Array.isArray(raw)) {
@@ -125,6 +128,7 @@ export const SECRET_MASK = '********';
 export function maskSecrets(provider: ProviderDef | undefined, config: InstanceConfig): InstanceConfig {
   if (!provider) return config;
   const out = { ...config };
-  for (const def of provider.properties) if (def.secret && out[def.name] !== undefined) out[def.name] = SECRET_MASK;
+  for (const def of provider.properties)
+    if (def.secret && out[def.name] !== undefined) out[def.name] = SECRET_MASK;
   return out;
 }

@@ -13,7 +13,8 @@ import { DiskQueue } from '../../../src/edge/integrations/queue.js';
 const dir = () => mkdtempSync(join(tmpdir(), 'mw-queue-'));
 const big = { maxBytes: 1 << 30, maxMessages: 1_000_000, policy: 'drop-oldest' as const };
 const payload = (i: number) => Buffer.from(JSON.stringify({ value: i }));
-const values = (q: DiskQueue) => q.read(0, 1_000_000).map((m) => JSON.parse(m.payload.toString()).value as number);
+const values = (q: DiskQueue) =>
+  q.read(0, 1_000_000).map((m) => JSON.parse(m.payload.toString()).value as number);
 
 test('appends in order, reads after a cursor, deletes up to an acknowledged seq', () => {
   const d = dir();
@@ -22,8 +23,14 @@ test('appends in order, reads after a cursor, deletes up to an acknowledged seq'
     for (let i = 0; i < 10; i++) q.push('t', 's', payload(i));
     q.flush();
     const first = q.read(0, 4);
-    assert.deepEqual(first.map((m) => JSON.parse(m.payload.toString()).value), [0, 1, 2, 3]);
-    assert.deepEqual(q.read(first[3]!.seq, 2).map((m) => JSON.parse(m.payload.toString()).value), [4, 5]);
+    assert.deepEqual(
+      first.map((m) => JSON.parse(m.payload.toString()).value),
+      [0, 1, 2, 3],
+    );
+    assert.deepEqual(
+      q.read(first[3]!.seq, 2).map((m) => JSON.parse(m.payload.toString()).value),
+      [4, 5],
+    );
     q.ack(first[3]!.seq);
     q.flush();
     assert.equal(q.depth, 6);
@@ -52,7 +59,11 @@ test('appends in order, reads after a cursor, deletes up to an acknowledged seq'
 test('full, drop-oldest: the oldest go, counted; full, drop-newest: the new ones are refused, counted', () => {
   const d = dir();
   try {
-    const oldest = new DiskQueue(join(d, 'a.db'), { maxBytes: 1 << 30, maxMessages: 1000, policy: 'drop-oldest' });
+    const oldest = new DiskQueue(join(d, 'a.db'), {
+      maxBytes: 1 << 30,
+      maxMessages: 1000,
+      policy: 'drop-oldest',
+    });
     for (let i = 0; i < 1500; i++) oldest.push('t', 's', payload(i));
     oldest.flush();
     assert.equal(oldest.depth, 1000);
@@ -62,7 +73,11 @@ test('full, drop-oldest: the oldest go, counted; full, drop-newest: the new ones
     assert.equal(v.at(-1), 1499);
     oldest.close();
 
-    const newest = new DiskQueue(join(d, 'b.db'), { maxBytes: 1 << 30, maxMessages: 1000, policy: 'drop-newest' });
+    const newest = new DiskQueue(join(d, 'b.db'), {
+      maxBytes: 1 << 30,
+      maxMessages: 1000,
+      policy: 'drop-newest',
+    });
     for (let i = 0; i < 600; i++) newest.push('t', 's', payload(i));
     newest.flush();
     for (let i = 600; i < 1500; i++) newest.push('t', 's', payload(i));
@@ -75,7 +90,11 @@ test('full, drop-oldest: the oldest go, counted; full, drop-newest: the new ones
     newest.close();
 
     // The byte bound too.
-    const bytes = new DiskQueue(join(d, 'c.db'), { maxBytes: 2000, maxMessages: 1_000_000, policy: 'drop-oldest' });
+    const bytes = new DiskQueue(join(d, 'c.db'), {
+      maxBytes: 2000,
+      maxMessages: 1_000_000,
+      policy: 'drop-oldest',
+    });
     for (let i = 0; i < 1000; i++) bytes.push('t', 's', payload(i));
     bytes.flush();
     assert.ok(bytes.stats().bytes <= 2000);
@@ -98,11 +117,16 @@ test('a commit survives SIGKILL of the process that made it', () => {
       q.flush();
       process.kill(process.pid, 'SIGKILL');
     `;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
     assert.equal(r.signal, 'SIGKILL', r.stderr);
     const q = new DiskQueue(file, big);
     assert.equal(q.depth, 5000);
-    assert.deepEqual(values(q), Array.from({ length: 5000 }, (_, i) => i));
+    assert.deepEqual(
+      values(q),
+      Array.from({ length: 5000 }, (_, i) => i),
+    );
     q.close();
   } finally {
     rmSync(d, { recursive: true, force: true });

@@ -10,14 +10,20 @@ import { validateConfig } from '../../../src/edge/integrations/validation.js';
 
 test('state machine: the documented moves and no others', () => {
   const allowed = new Set([
-    'Configured>Connecting', 'Configured>Disabled',
-    'Connecting>Connected', 'Connecting>Disconnected', 'Connecting>Disabled',
-    'Connected>Disconnected', 'Connected>Disabled',
-    'Disconnected>Connecting', 'Disconnected>Disabled',
+    'Configured>Connecting',
+    'Configured>Disabled',
+    'Connecting>Connected',
+    'Connecting>Disconnected',
+    'Connecting>Disabled',
+    'Connected>Disconnected',
+    'Connected>Disabled',
+    'Disconnected>Connecting',
+    'Disconnected>Disabled',
     'Disabled>Configured',
   ]);
   for (const from of INSTANCE_STATES) {
-    for (const to of INSTANCE_STATES) assert.equal(canMove(from, to), allowed.has(`${from}>${to}`), `${from} → ${to}`);
+    for (const to of INSTANCE_STATES)
+      assert.equal(canMove(from, to), allowed.has(`${from}>${to}`), `${from} → ${to}`);
   }
   const m = new StateMachine();
   m.move('Connecting');
@@ -50,7 +56,10 @@ test('provider IDs: version-5 UUIDs, unique, the same for the same name', () => 
   assert.equal(new Set(ids).size, ids.length);
   assert.equal(uuidv5('x'), uuidv5('x'));
   // RFC 4122 test vector: uuid5(DNS namespace, "www.example.com").
-  assert.equal(uuidv5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8'), '2ed6657d-e927-568b-95e1-2665a8aea6a2');
+  assert.equal(
+    uuidv5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8'),
+    '2ed6657d-e927-568b-95e1-2665a8aea6a2',
+  );
   for (const p of PROVIDERS) {
     assert.equal(p.name.endsWith('(Gen 1)'), p.flavour === 'gen1', p.name);
   }
@@ -63,7 +72,10 @@ test('config rules: defaults applied, enumerations, conditional requirements', (
   assert.equal(c.tls, false);
   assert.equal(c.qos, 1);
   assert.equal(c.queueFullPolicy, 'drop-oldest');
-  assert.throws(() => validateConfig(mqtt, { host: 'h', tls: true }), /"caCert" is required when tls is true/);
+  assert.throws(
+    () => validateConfig(mqtt, { host: 'h', tls: true }),
+    /"caCert" is required when tls is true/,
+  );
   const cms = PROVIDERS.find((p) => p.key === 'cloud-message-service')!;
   assert.throws(() => validateConfig(cms, { host: 'h', qos: 2 }), /"qos": must be one of 0, 1, got 2/);
   assert.throws(() => validateConfig(cms, { host: 'h', willQoS: '2' }), /"willQoS": must be one of 0, 1/);

@@ -32,7 +32,8 @@ export class AmqpConnector implements Connector {
       this.#lastError = err.message;
     });
     conn.on('close', (err?: Error) => {
-      if (!this.#closed) this.#ctx.hooks.down(err?.message ?? this.#lastError ?? 'connection closed by the broker');
+      if (!this.#closed)
+        this.#ctx.hooks.down(err?.message ?? this.#lastError ?? 'connection closed by the broker');
     });
     const ch = await conn.createConfirmChannel();
     ch.on('error', (err: Error) => {

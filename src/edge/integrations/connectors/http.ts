@@ -24,7 +24,10 @@ export class HttpConnector implements Connector {
 
   async connect(): Promise<void> {
     const c = this.#c;
-    const connect = { ...(c.caCert ? { ca: c.caCert } : {}), rejectUnauthorized: c.rejectUnauthorized !== false };
+    const connect = {
+      ...(c.caCert ? { ca: c.caCert } : {}),
+      rejectUnauthorized: c.rejectUnauthorized !== false,
+    };
     this.#dispatcher =
       c.proxy === 'http' && c.proxyValue
         ? new ProxyAgent({ uri: String(c.proxyValue), requestTls: connect })

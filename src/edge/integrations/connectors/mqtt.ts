@@ -98,7 +98,12 @@ export function mqttOptions(ctx: Pick<ConnectorContext, 'provider' | 'config' | 
     if (!isIP(host)) options.servername = host;
   }
   if (c.willTopic) {
-    options.will = { topic: c.willTopic, payload: Buffer.from(c.willPayload ?? 'offline'), qos: c.willQoS ?? 0, retain: false };
+    options.will = {
+      topic: c.willTopic,
+      payload: Buffer.from(c.willPayload ?? 'offline'),
+      qos: c.willQoS ?? 0,
+      retain: false,
+    };
   }
   const url = `${tls ? 'mqtts' : 'mqtt'}://${host.includes(':') ? `[${host}]` : host}:${c.port ?? (tls ? 8883 : 1883)}`;
   return { url, options };

@@ -55,7 +55,9 @@ export class NatsConnector implements Connector {
     if (!nc || nc.isClosed()) throw new Error('not connected');
     const js = this.#js;
     if (js) {
-      await Promise.all(batch.map((m) => js.publish(m.topic, m.payload, { msgID: `${this.#ctx.instanceId}:${m.seq}` })));
+      await Promise.all(
+        batch.map((m) => js.publish(m.topic, m.payload, { msgID: `${this.#ctx.instanceId}:${m.seq}` })),
+      );
       return;
     }
     for (const m of batch) nc.publish(m.topic, m.payload);

@@ -56,9 +56,15 @@ export class RedisConnector implements Connector {
     while (!this.#closed) {
       let res: [string, [string, string[]][]][] | null;
       try {
-        res = (await reader.xread('COUNT', 1000, 'BLOCK', 1000, 'STREAMS', ...subs.map((s) => s.remote), ...ids)) as
-          | [string, [string, string[]][]][]
-          | null;
+        res = (await reader.xread(
+          'COUNT',
+          1000,
+          'BLOCK',
+          1000,
+          'STREAMS',
+          ...subs.map((s) => s.remote),
+          ...ids,
+        )) as [string, [string, string[]][]][] | null;
       } catch {
         return; // the 'end' handler reports the reason
       }
@@ -68,8 +74,13 @@ export class RedisConnector implements Connector {
         for (const [id, fields] of entries) {
           ids[i] = id;
           const at = fields.indexOf('payload');
-          const value = at >= 0 && at % 2 === 0 ? fields[at + 1] : fields.length === 2 ? fields[1] : undefined;
-          this.#ctx.hooks.message(subs[i]!.id, stream, Buffer.from(value ?? JSON.stringify(fieldsObject(fields))));
+          const value =
+            at >= 0 && at % 2 === 0 ? fields[at + 1] : fields.length === 2 ? fields[1] : undefined;
+          this.#ctx.hooks.message(
+            subs[i]!.id,
+            stream,
+            Buffer.from(value ?? JSON.stringify(fieldsObject(fields))),
+          );
         }
       }
     }

@@ -45,7 +45,10 @@ export class PostgresConnector implements Connector {
   }
 
   async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: String(this.#ctx.config.url), connectionTimeoutMillis: 10_000 });
+    const client = new pg.Client({
+      connectionString: String(this.#ctx.config.url),
+      connectionTimeoutMillis: 10_000,
+    });
     let last: string | undefined;
     client.on('error', (err) => {
       last = reasonOf(err);
@@ -75,7 +78,9 @@ export class PostgresConnector implements Connector {
         const tuples: string[] = [];
         for (const m of rows) {
           const n = values.length;
-          tuples.push(`($${n + 1}, $${n + 2}, to_timestamp($${n + 3}::double precision / 1000), $${n + 4}::jsonb)`);
+          tuples.push(
+            `($${n + 1}, $${n + 2}, to_timestamp($${n + 3}::double precision / 1000), $${n + 4}::jsonb)`,
+          );
           values.push(`${this.#ctx.instanceId}:${m.seq}`, m.subject, m.ts, payloadJson(m.payload));
         }
         await client.query(

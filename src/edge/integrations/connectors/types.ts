@@ -67,7 +67,9 @@ export function reasonOf(err: unknown): string {
   if (err instanceof AggregateError && err.errors.length > 0) return reasonOf(err.errors[0]);
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
-    return code && typeof code === 'string' && !err.message.includes(code) ? `${code}: ${err.message}` : err.message;
+    return code && typeof code === 'string' && !err.message.includes(code)
+      ? `${code}: ${err.message}`
+      : err.message;
   }
   return String(err);
 }

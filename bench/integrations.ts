@@ -30,6 +30,7 @@ const MESSAGES = arg('messages', 100_000);
 const BACKLOG = arg('backlog', 100_000);
 const ROUNDS = arg('rounds', 2);
 const INFLIGHT = arg('inflight', 1000);
+const ONLY = process.argv.includes('--drain-only');
 const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
 
 /** A mosquitto_sub process that exits once it has `count` messages; resolves with the exit time. */
@@ -79,7 +80,7 @@ async function throughConnector(edge: EdgeService, port: number, qos: 0 | 1, rou
   const inst = await integrations.createInstance({
     Name: `bench-${qos}-${round}`,
     ProviderID: MQTT_PROVIDER_ID,
-    Config: { host: '127.0.0.1', port, qos, reconnectInterval: 200 },
+    Config: { host: '127.0.0.1', port, qos, reconnectInterval: 200, maxInflight: INFLIGHT },
   });
   await integrations.createSubscription({
     InstanceID: inst.ID,
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
   );
   try {
     const best = { c0: 0, c1: 0, m0: 0, m1: 0 };
-    for (let r = 0; r < ROUNDS; r++) {
+    for (let r = 0; r < (ONLY ? 0 : ROUNDS); r++) {
       best.c0 = Math.max(best.c0, await ceiling(broker.port, 0, r));
       best.m0 = Math.max(best.m0, await throughConnector(edge, broker.port, 0, r));
       best.c1 = Math.max(best.c1, await ceiling(broker.port, 1, r));

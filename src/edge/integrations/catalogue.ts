@@ -109,6 +109,12 @@ const QUEUE_PROPERTIES: PropertyDef[] = [
     'what happens to a new message when the queue is full: drop-oldest deletes the oldest queued message, drop-newest refuses the new one; both count in Dropped',
     { default: 'drop-oldest', enum: ['drop-oldest', 'drop-newest'] },
   ),
+  p(
+    'queueSync',
+    'String',
+    'normal: a queued message survives SIGKILL and crashes of the edge; full: also power loss (an fsync per commit, a few ms each)',
+    { default: 'normal', enum: ['normal', 'full'] },
+  ),
   p('maxInflight', 'Integer', 'messages sent and not yet acknowledged, at most', {
     default: 1000,
     min: 1,

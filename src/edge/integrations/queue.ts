@@ -21,6 +21,8 @@ export interface QueueLimits {
   maxBytes: number;
   maxMessages: number;
   policy: QueueFullPolicy;
+  /** `normal` (default): survives SIGKILL and crashes; `full`: also power loss (fsync per commit). */
+  sync?: 'normal' | 'full';
 }
 
 export interface QueuedMessage {
@@ -64,6 +66,7 @@ export class DiskQueue {
   #depth = 0;
   #bytes = 0;
   #closed = false;
+  readonly #full: boolean;
   /** Messages dropped by the full policy since open. */
   dropped = 0;
   /** Messages appended since open. */
@@ -78,7 +81,8 @@ export class DiskQueue {
     const db = new SQLite(path);
     db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
+    db.pragma('synchronous = NORMAL');
+    this.#full = limits.sync === 'full';
     db.exec(
       `create table if not exists q (seq integer primary key autoincrement, ts integer not null,
         topic text not null, subject text not null, payload blob not null)`,
@@ -127,10 +131,12 @@ export class DiskQueue {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    setImmediate(() => {
+    const run = () => {
       this.#scheduled = false;
       this.flush();
-    });
+    };
+    if (this.#full) setTimeout(run, 5);
+    else setImmediate(run);
   }
 
   /** Commits pending appends and acknowledgements now. */
@@ -146,6 +152,17 @@ export class DiskQueue {
   }
 
   #commit = (pending: Pending[], ackUpTo: number): void => {
+    const fsync = this.#full && pending.length > 0;
+    if (fsync) this.#db.pragma('synchronous = FULL');
+    try {
+      this.#transaction(pending, ackUpTo);
+    } finally {
+      if (fsync) this.#db.pragma('synchronous = NORMAL');
+    }
+    if (this.#depth === 0 && ackUpTo > 0) this.#db.pragma('incremental_vacuum');
+  };
+
+  #transaction(pending: Pending[], ackUpTo: number): void {
     this.#db.transaction(() => {
       if (ackUpTo > 0) {
         const c = this.#countUpTo.get(ackUpTo) as { n: number; b: number };
@@ -209,8 +226,7 @@ export class DiskQueue {
       }
       this.#depth += incoming.length;
     })();
-    if (this.#depth === 0 && ackUpTo > 0) this.#db.pragma('incremental_vacuum');
-  };
+  }
 
   /** Up to `limit` committed messages after `afterSeq`, oldest first. */
   read(afterSeq: number, limit: number): QueuedMessage[] {

@@ -570,6 +570,7 @@ export class IntegrationService {
         maxBytes: Number(config.queueMaxBytes),
         maxMessages: Number(config.queueMaxMessages),
         policy: config.queueFullPolicy as QueueFullPolicy,
+        sync: config.queueSync === 'full' ? ('full' as const) : ('normal' as const),
       };
       if (running) running.queue.close();
       const queue = new DiskQueue(this.queuePath(id), limits);

@@ -106,29 +106,31 @@ test('full, drop-oldest: the oldest go, counted; full, drop-newest: the new ones
   }
 });
 
-test('a commit survives SIGKILL of the process that made it', () => {
-  const d = dir();
-  try {
-    const file = join(d, 'k.db');
-    const script = `
+for (const sync of ['normal', 'full'] as const) {
+  test(`a commit survives SIGKILL of the process that made it (sync ${sync})`, () => {
+    const d = dir();
+    try {
+      const file = join(d, 'k.db');
+      const script = `
       import { DiskQueue } from ${JSON.stringify(new URL('../../../src/edge/integrations/queue.ts', import.meta.url).pathname)};
-      const q = new DiskQueue(${JSON.stringify(file)}, { maxBytes: 1 << 30, maxMessages: 1e6, policy: 'drop-oldest' });
+      const q = new DiskQueue(${JSON.stringify(file)}, { maxBytes: 1 << 30, maxMessages: 1e6, policy: 'drop-oldest', sync: '${sync}' });
       for (let i = 0; i < 5000; i++) q.push('t', 's', Buffer.from(JSON.stringify({ value: i })));
       q.flush();
       process.kill(process.pid, 'SIGKILL');
     `;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      encoding: 'utf8',
-    });
-    assert.equal(r.signal, 'SIGKILL', r.stderr);
-    const q = new DiskQueue(file, big);
-    assert.equal(q.depth, 5000);
-    assert.deepEqual(
-      values(q),
-      Array.from({ length: 5000 }, (_, i) => i),
-    );
-    q.close();
-  } finally {
-    rmSync(d, { recursive: true, force: true });
-  }
-});
+      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        encoding: 'utf8',
+      });
+      assert.equal(r.signal, 'SIGKILL', r.stderr);
+      const q = new DiskQueue(file, big);
+      assert.equal(q.depth, 5000);
+      assert.deepEqual(
+        values(q),
+        Array.from({ length: 5000 }, (_, i) => i),
+      );
+      q.close();
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+}

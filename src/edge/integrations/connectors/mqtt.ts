@@ -49,6 +49,9 @@ export function azureSasToken(
 
 export const AZURE_API_VERSION = '2021-04-12';
 
+/** QoS 0 goes straight to the socket while it holds less than this much unsent data. */
+export const DIRECT_BUFFER_BYTES = 1024 * 1024;
+
 /** The mqtt.js options and the broker URL of a provider's config. */
 export function mqttOptions(ctx: Pick<ConnectorContext, 'provider' | 'config' | 'instanceId'>): {
   url: string;
@@ -179,7 +182,12 @@ export class MqttConnector implements Connector {
     const client = this.#client;
     const c = this.#ctx.config as Record<string, any>;
     if (!client || !client.connected || (c.qos ?? 1) !== 0) return false;
-    if ((client.stream as { writableNeedDrain?: boolean } | undefined)?.writableNeedDrain) return false;
+    // A slow link: past this much unsent data in the socket, messages wait in the disk queue.
+    if (
+      ((client.stream as { writableLength?: number } | undefined)?.writableLength ?? 0) > DIRECT_BUFFER_BYTES
+    ) {
+      return false;
+    }
     client.publish(topic, payload, { qos: 0, retain: c.retain === true });
     return true;
   }

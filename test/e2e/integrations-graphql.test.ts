@@ -48,6 +48,8 @@ describe('integrations: /cc/v2', () => {
     const visible = (await e.ok(`{ ListProviders { Total Items { Name Hidden IsExperimental } } }`))
       .ListProviders;
     assert.ok(!visible.Items.some((p: any) => p.Hidden));
+    // Experimental and not hidden: listed (and selectable, see the Sparkplug B suite).
+    assert.ok(visible.Items.some((p: any) => p.Name === 'Sparkplug B' && p.IsExperimental));
     assert.equal(visible.Total, PROVIDERS.filter((p) => !p.hidden).length);
     const groups = (await e.ok(`{ ListGroupedProviders { Group IsExperimental Providers { Name } } }`))
       .ListGroupedProviders;

@@ -54,7 +54,7 @@ export interface PropertyDef {
 }
 
 /** The transport a provider's connector speaks. */
-export type Transport = 'mqtt' | 'nats' | 'amqp' | 'http' | 'postgres' | 'mysql' | 'redis';
+export type Transport = 'mqtt' | 'sparkplug' | 'nats' | 'amqp' | 'http' | 'postgres' | 'mysql' | 'redis';
 
 /** How an MQTT-family provider shapes the connection. */
 export type MqttFlavour = 'generic' | 'gen1' | 'aws' | 'azure' | 'cloud';
@@ -307,6 +307,30 @@ const DRAFTS: Draft[] = [
     rules: [
       'connectionType sas: sharedAccessKey is required, clientCert and clientKey are not',
       'connectionType x509: clientCert and clientKey are required, sharedAccessKey is not',
+    ],
+  },
+  {
+    key: 'sparkplug-b',
+    name: 'Sparkplug B',
+    group: 'Brokers',
+    description:
+      'Sparkplug B over MQTT: the edge is an edge node (NBIRTH/NDEATH with bdSeq), each device a Sparkplug device (DBIRTH, DDATA), protobuf payloads, seq 0..255, rebirth on NCMD.',
+    transport: 'sparkplug',
+    experimental: true,
+    hidden: false,
+    properties: [
+      p('groupId', 'String', 'Sparkplug group id', { required: true }),
+      p('edgeNodeId', 'String', 'Sparkplug edge node id', { required: true }),
+      ...mqttProperties({ qos: [0, 1], caCertForTls: true })
+        .filter((x) => !['retain', 'willTopic', 'willPayload', 'willQoS'].includes(x.name))
+        .map((x) =>
+          x.name === 'qos' ? { ...x, default: 0, description: 'QoS of DBIRTH and DDATA (Sparkplug: 0)' } : x,
+        ),
+    ],
+    rules: [
+      'the MQTT will is the NDEATH; qos is 0 or 1',
+      'caCert is required when tls is true',
+      'a subscription remote name is the Sparkplug device id ({device} by default)',
     ],
   },
   {

@@ -135,7 +135,8 @@ export class InstanceRunner {
   }
 
   get #separator(): '/' | '.' {
-    return this.#o.provider.transport === 'mqtt' ? '/' : '.';
+    const t = this.#o.provider.transport;
+    return t === 'mqtt' || t === 'sparkplug' ? '/' : '.';
   }
 
   #enqueue(s: RunnerSubscription, msg: Message): void {

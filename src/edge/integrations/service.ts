@@ -444,7 +444,7 @@ export class IntegrationService {
           `LocalName "${local}" is not a DataHub subject pattern (tokens separated by ".", "*" or ">" as whole tokens)`,
         );
       }
-      if (provider.transport === 'mqtt' && /[+#]/.test(remote)) {
+      if ((provider.transport === 'mqtt' || provider.transport === 'sparkplug') && /[+#]/.test(remote)) {
         throw badRequest(`RemoteName "${remote}": a local-to-remote MQTT topic has no wildcards (+, #)`);
       }
       if (

@@ -17,6 +17,7 @@ import { loadConfig } from '../kernel/config.js';
 import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
 import { startUns, type UnsService } from '../uns/service.js';
 import { unsAdminCommands } from './uns-admin.js';
+import { startUnsFeed } from './uns-feed.js';
 import { formatReadyLine, type ReadyLine, type ReadyService } from '../kernel/ready.js';
 import { announceManager, enrolLocalEdge, managerCommands, managerReady } from './manager.js';
 import { MANAGER_OPTIONS, toManagerConfig } from '../manager/options.js';
@@ -67,6 +68,8 @@ const up = addServiceOptions(
     throw err;
   }
   announceUns(uns, unsConfig);
+  const feed = await startUnsFeed(edge, uns, config);
+  if (feed) process.stdout.write(`${feed}\n`);
   // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
   const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
   const mFlags = {

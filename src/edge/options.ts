@@ -137,6 +137,19 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     secret: true,
     description: 'password of --uns-username',
   },
+  {
+    name: 'uns-feed',
+    type: 'bool',
+    default: true,
+    description: '`millwright up`: feed every tag to the local UNS through an MQTT integration (made once)',
+  },
+  {
+    name: 'uns-feed-prefix',
+    type: 'string',
+    default: '',
+    description:
+      'topic prefix of the UNS feed (default edge/<host name>); tags go to <prefix>/<device>/<tag>',
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -171,6 +184,8 @@ export interface EdgeConfig {
   graphqlMaxAliases: number;
   graphqlMaxFields: number;
   graphqlCacheBytes: number;
+  unsFeed: boolean;
+  unsFeedPrefix: string;
 }
 
 export function toEdgeConfig(v: ConfigValues): EdgeConfig {

@@ -24,6 +24,7 @@ import { acquisitionModule } from './acquisition/module.js';
 import { dmModule } from './dm/module.js';
 import { configModule } from './config/module.js';
 import { twinsModule } from './twins/module.js';
+import { integrationsModule } from './integrations/module.js';
 import type { DataHubService } from './datahub/index.js';
 import type { Devicehub } from './devicehub/index.js';
 import type { AcquisitionEngine } from './acquisition/index.js';
@@ -54,6 +55,7 @@ export const EDGE_MODULES = [
   acquisitionModule,
   dmModule,
   twinsModule,
+  integrationsModule,
   configModule,
 ] as const;
 

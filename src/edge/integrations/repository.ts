@@ -1,0 +1,119 @@
+/** The integration module's tables (`cc_instance`, `cc_subscription`), through the query layer. */
+import type { SelectQueryBuilder } from 'kysely';
+import type { Database } from '../../kernel/db/index.js';
+
+export interface InstanceRow {
+  id: string;
+  name: string;
+  provider_id: string;
+  config: string;
+  enabled: number;
+  exec_command_enabled: number;
+  description: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SubscriptionRow {
+  id: string;
+  instance_id: string;
+  is_local_to_remote: number;
+  enabled: number;
+  local_name: string;
+  remote_name: string;
+  config: string;
+  description: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export class IntegrationsRepository {
+  constructor(readonly database: Database) {}
+
+  get #db() {
+    return this.database.db;
+  }
+
+  allInstances(): Promise<InstanceRow[]> {
+    return this.#db.selectFrom('cc_instance').selectAll().orderBy('created_at').execute() as Promise<
+      InstanceRow[]
+    >;
+  }
+
+  instanceListQuery(): SelectQueryBuilder<any, any, InstanceRow> {
+    return this.#db.selectFrom('cc_instance').selectAll() as SelectQueryBuilder<any, any, InstanceRow>;
+  }
+
+  async getInstance(id: string): Promise<InstanceRow | undefined> {
+    return (await this.#db.selectFrom('cc_instance').selectAll().where('id', '=', id).executeTakeFirst()) as
+      InstanceRow | undefined;
+  }
+
+  async getInstanceByName(name: string): Promise<InstanceRow | undefined> {
+    return (await this.#db
+      .selectFrom('cc_instance')
+      .selectAll()
+      .where('name', '=', name)
+      .executeTakeFirst()) as InstanceRow | undefined;
+  }
+
+  async countInstances(): Promise<number> {
+    const r = await this.#db
+      .selectFrom('cc_instance')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async insertInstance(row: InstanceRow): Promise<void> {
+    await this.#db.insertInto('cc_instance').values(row).execute();
+  }
+
+  async updateInstance(row: InstanceRow): Promise<void> {
+    await this.#db.updateTable('cc_instance').set(row).where('id', '=', row.id).execute();
+  }
+
+  async deleteInstance(id: string): Promise<boolean> {
+    await this.#db.deleteFrom('cc_subscription').where('instance_id', '=', id).execute();
+    const r = await this.#db.deleteFrom('cc_instance').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  subscriptionsOf(instanceId: string): Promise<SubscriptionRow[]> {
+    return this.#db
+      .selectFrom('cc_subscription')
+      .selectAll()
+      .where('instance_id', '=', instanceId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute() as Promise<SubscriptionRow[]>;
+  }
+
+  subscriptionListQuery(instanceId: string): SelectQueryBuilder<any, any, SubscriptionRow> {
+    return this.#db
+      .selectFrom('cc_subscription')
+      .selectAll()
+      .where('instance_id', '=', instanceId) as SelectQueryBuilder<any, any, SubscriptionRow>;
+  }
+
+  async getSubscription(id: string): Promise<SubscriptionRow | undefined> {
+    return (await this.#db
+      .selectFrom('cc_subscription')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst()) as SubscriptionRow | undefined;
+  }
+
+  async insertSubscription(row: SubscriptionRow): Promise<void> {
+    await this.#db.insertInto('cc_subscription').values(row).execute();
+  }
+
+  async updateSubscription(row: SubscriptionRow): Promise<void> {
+    await this.#db.updateTable('cc_subscription').set(row).where('id', '=', row.id).execute();
+  }
+
+  async deleteSubscription(id: string): Promise<boolean> {
+    const r = await this.#db.deleteFrom('cc_subscription').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}

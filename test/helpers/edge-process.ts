@@ -1,0 +1,81 @@
+/**
+ * The edge as a `millwright edge` process on a data directory of the test's own, with an admin
+ * API-client token: for the tests that kill it (SIGKILL) and start it again on the same data.
+ */
+import { startCli, cleanEnv, type CliProcess } from './cli.js';
+import { bootstrapAdmin, clientToken, graphql, http, ADMIN_PASSWORD, type TestEdge } from './edge.js';
+
+export interface EdgeProcess {
+  proc: CliProcess;
+  url: string;
+  natsUrl: string;
+  /** POSTs a GraphQL document to `/cc/v2` and answers `data` (throws on errors). */
+  cc(query: string, variables?: Record<string, unknown>): Promise<any>;
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startEdgeProcess(
+  dataDir: string,
+  credentials?: { clientId: string; secret: string },
+): Promise<EdgeProcess & { credentials: { clientId: string; secret: string } }> {
+  const proc = await startCli(
+    [
+      'edge',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--datahub-host',
+      '127.0.0.1',
+      '--datahub-port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'warn',
+    ],
+    {
+      env: cleanEnv({ MILLWRIGHT_EDGE_ADMIN_PASSWORD: ADMIN_PASSWORD }),
+      timeoutMs: 60_000,
+    },
+  );
+  const svc = proc.ready.services.edge;
+  if (!svc?.natsUrl) throw new Error(`no edge in the ready line: ${JSON.stringify(proc.ready)}`);
+  const url = svc.url.replace('localhost', '127.0.0.1');
+  const t = {
+    url,
+    call: (path: string, o?: Parameters<typeof http>[1]) => http(`${url}${path}`, o),
+  } as unknown as TestEdge;
+  let creds = credentials;
+  if (!creds) {
+    const bearer = await bootstrapAdmin(t);
+    const c = await clientToken(t, bearer);
+    creds = { clientId: c.clientId, secret: c.secret };
+  }
+  const tok = await t.call('/auth/v3/oauth/token', {
+    form: { grant_type: 'client_credentials', client_id: creds.clientId, client_secret: creds.secret },
+  });
+  if (tok.status !== 200) throw new Error(`token: ${tok.status} ${tok.text}`);
+  const auth = `Bearer ${tok.body.access_token}`;
+  let dead = false;
+  return {
+    proc,
+    url,
+    natsUrl: svc.natsUrl.replace('localhost', '127.0.0.1'),
+    credentials: creds,
+    async cc(query, variables) {
+      const r = await graphql(t, '/cc/v2', auth, query, variables);
+      if (r.status !== 200 || r.body?.errors) throw new Error(`cc/v2: ${r.status} ${r.text}`);
+      return r.body.data;
+    },
+    async kill() {
+      dead = true;
+      process.kill(proc.pid, 'SIGKILL');
+      await proc.stop();
+    },
+    async stop() {
+      if (!dead) await proc.stop();
+    },
+  };
+}

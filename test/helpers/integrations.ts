@@ -1,0 +1,510 @@
+/**
+ * Shared scaffolding of the integration tests and bench: an edge with an admin token and `/cc/v2`
+ * helpers, a private Mosquitto (free port, optional persistence, TLS, password file), test
+ * certificates made with openssl, and small polling helpers.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Socket, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } from './edge.js';
+import type { EdgeConfig } from '../../src/edge/options.js';
+
+export const CC = '/cc/v2';
+
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+export async function eventually(
+  fn: () => Promise<boolean> | boolean,
+  ms = 10_000,
+  what = 'condition',
+): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (await fn()) return;
+    if (Date.now() > until) throw new Error(`${what} not reached within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function have(binary: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${binary}`]).status === 0;
+}
+
+/** A reason to skip when a binary is absent; on CI its absence fails the run. */
+export function skipUnless(binary: string): string | false {
+  if (have(binary) || (binary.startsWith('/') && spawnSync('test', ['-x', binary]).status === 0))
+    return false;
+  if (process.env.CI === 'true') throw new Error(`${binary} is required on CI`);
+  return `${binary} is not installed`;
+}
+
+export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = new Socket();
+    s.setTimeout(1000);
+    s.once('error', () => resolve(false));
+    s.once('timeout', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.connect(port, host, () => {
+      s.destroy();
+      resolve(true);
+    });
+  });
+}
+
+export interface IntegEdge {
+  t: TestEdge;
+  auth: string;
+  gql(query: string, variables?: Record<string, unknown>): Promise<any>;
+  ok(query: string, variables?: Record<string, unknown>): Promise<any>;
+  refused(query: string, variables: Record<string, unknown>, ...patterns: RegExp[]): Promise<string>;
+  createInstance(name: string, providerId: string, config: Record<string, unknown>): Promise<string>;
+  subscribe(
+    instanceId: string,
+    isLocalToRemote: boolean,
+    localName: string,
+    remoteName: string,
+  ): Promise<string>;
+  status(instanceId: string): Promise<any>;
+  waitState(instanceId: string, state: string, ms?: number): Promise<any>;
+  stop(): Promise<void>;
+}
+
+export const STATUS = `query($in: GetInstanceStatusRequest!) { GetInstanceStatus(input: $in) {
+  InstanceID InstanceState Reason LastError ProviderName ExecCommandEnabled
+  Counters { Sent Received Queued Enqueued Dropped Malformed }
+  Queue { Depth Bytes FileBytes OldestMessageAgeMs MaxBytes MaxMessages FullPolicy Dropped }
+} }`;
+
+export async function startIntegEdge(overrides: Partial<EdgeConfig> = {}): Promise<IntegEdge> {
+  const t = await startTestEdge(overrides);
+  const bearer = await bootstrapAdmin(t);
+  const { token } = await clientToken(t, bearer);
+  const auth = `Bearer ${token}`;
+  const gql = async (query: string, variables?: Record<string, unknown>) => {
+    const r = await graphql(t, CC, auth, query, variables);
+    return { status: r.status, ...r.body };
+  };
+  const ok = async (query: string, variables?: Record<string, unknown>) => {
+    const body = await gql(query, variables);
+    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+    assert.equal(body.status, 200);
+    return body.data;
+  };
+  const e: IntegEdge = {
+    t,
+    auth,
+    gql,
+    ok,
+    async refused(query, variables, ...patterns) {
+      const body = await gql(query, variables);
+      assert.ok(body.errors?.length, `expected an error, got ${JSON.stringify(body.data)}`);
+      const message = body.errors[0].message as string;
+      for (const p of patterns) assert.match(message, p);
+      return message;
+    },
+    async createInstance(name, providerId, config) {
+      const d = await ok(
+        `mutation($input: CreateInstanceRequest!) { CreateInstance(input: $input) { ID } }`,
+        { input: { Name: name, ProviderID: providerId, Config: config } },
+      );
+      return d.CreateInstance.ID as string;
+    },
+    async subscribe(instanceId, isLocalToRemote, localName, remoteName) {
+      const d = await ok(
+        `mutation($input: CreateSubscriptionRequest!) { CreateSubscription(input: $input) { TopicID } }`,
+        {
+          input: {
+            InstanceID: instanceId,
+            IsLocalToRemote: isLocalToRemote,
+            LocalName: localName,
+            RemoteName: remoteName,
+          },
+        },
+      );
+      return d.CreateSubscription.TopicID as string;
+    },
+    async status(instanceId) {
+      return (await ok(STATUS, { in: { InstanceID: instanceId } })).GetInstanceStatus;
+    },
+    async waitState(instanceId, state, ms = 15_000) {
+      let last: any;
+      await eventually(
+        async () => {
+          last = await e.status(instanceId);
+          return last.InstanceState === state;
+        },
+        ms,
+        `instance ${state} (last: ${JSON.stringify(last)})`,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; last status ${JSON.stringify(last)}`);
+      });
+      return last;
+    },
+    stop: () => t.stop(),
+  };
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mosquitto
+
+export interface MosquittoOptions {
+  /** Keep sessions and queued messages in a file across restarts. */
+  persistence?: boolean;
+  /** TLS listener with these files; `requireCertificate` for mutual TLS. */
+  tls?: {
+    cert: string;
+    key: string;
+    ca: string;
+    requireCertificate?: boolean;
+    useIdentityAsUsername?: boolean;
+  };
+  /** user → password; anonymous access is refused when given. */
+  passwords?: Record<string, string>;
+}
+
+/** A Mosquitto of the test's own on a free port, with a config file in a temporary directory. */
+export class Mosquitto {
+  readonly dir = mkdtempSync(join(tmpdir(), 'mw-mosq-'));
+  port = 0;
+  #proc: ChildProcess | undefined;
+  #log = '';
+
+  constructor(readonly options: MosquittoOptions = {}) {}
+
+  get log(): string {
+    return this.#log;
+  }
+
+  async start(): Promise<number> {
+    if (!this.port) this.port = await freePort();
+    const o = this.options;
+    const lines = [`listener ${this.port} 127.0.0.1`, 'max_queued_messages 0', 'max_inflight_messages 0'];
+    if (o.persistence)
+      lines.push('persistence true', `persistence_location ${this.dir}/`, 'autosave_interval 1');
+    if (o.passwords) {
+      const file = join(this.dir, 'passwd');
+      writeFileSync(file, '');
+      for (const [user, pass] of Object.entries(o.passwords)) {
+        const r = spawnSync('mosquitto_passwd', ['-b', file, user, pass]);
+        if (r.status !== 0) throw new Error(`mosquitto_passwd failed: ${r.stderr}`);
+      }
+      lines.push('allow_anonymous false', `password_file ${file}`);
+    } else lines.push('allow_anonymous true');
+    if (o.tls) {
+      lines.push(`cafile ${o.tls.ca}`, `certfile ${o.tls.cert}`, `keyfile ${o.tls.key}`);
+      if (o.tls.requireCertificate) lines.push('require_certificate true');
+      if (o.tls.useIdentityAsUsername) lines.push('use_identity_as_username true');
+    }
+    const conf = join(this.dir, 'mosquitto.conf');
+    writeFileSync(conf, lines.join('\n') + '\n');
+    // Started as root, Mosquitto drops to its own user: it must read (and persist in) this directory.
+    chmodSync(this.dir, 0o777);
+    for (const n of readdirSync(this.dir)) chmodSync(join(this.dir, n), 0o644);
+    const bin = have('mosquitto') ? 'mosquitto' : '/usr/sbin/mosquitto';
+    const proc = spawn(bin, ['-c', conf, '-v'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.#proc = proc;
+    const keep = (b: Buffer) => {
+      this.#log = (this.#log + b.toString()).slice(-200_000);
+    };
+    proc.stdout?.on('data', keep);
+    proc.stderr?.on('data', keep);
+    await eventually(() => portOpen(this.port), 10_000, `mosquitto on ${this.port}`).catch((err: Error) => {
+      throw new Error(`${err.message}\n${this.#log}`);
+    });
+    return this.port;
+  }
+
+  async stop(): Promise<void> {
+    const p = this.#proc;
+    this.#proc = undefined;
+    if (p && p.exitCode === null) {
+      const done = new Promise((r) => p.once('exit', r));
+      p.kill('SIGTERM');
+      await done;
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Certificates
+
+export interface TestPki {
+  dir: string;
+  ca: string;
+  caKey: string;
+  serverCert: string;
+  serverKey: string;
+  clientCert: string;
+  clientKey: string;
+  /** File paths of the same, for brokers. */
+  files: { ca: string; serverCert: string; serverKey: string; clientCert: string; clientKey: string };
+  dispose(): void;
+}
+
+/** A CA, a server certificate for localhost / 127.0.0.1 and a client certificate (CN = `clientCn`). */
+export function makePki(clientCn = 'millwright-test-client'): TestPki {
+  const dir = mkdtempSync(join(tmpdir(), 'mw-pki-'));
+  const f = (n: string) => join(dir, n);
+  const ssl = (...args: string[]) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
+  };
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Millwright Test CA',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+  );
+  writeFileSync(f('server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  ssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=localhost',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    'server.ext',
+    '-out',
+    'server.pem',
+  );
+  writeFileSync(f('client.ext'), 'extendedKeyUsage=clientAuth\n');
+  ssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    `/CN=${clientCn}`,
+    '-keyout',
+    'client.key',
+    '-out',
+    'client.csr',
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'client.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    'client.ext',
+    '-out',
+    'client.pem',
+  );
+  // Readable by a broker that dropped root for its own user (test material only).
+  chmodSync(dir, 0o755);
+  for (const n of readdirSync(dir)) chmodSync(f(n), 0o644);
+  const read = (n: string) => spawnSync('cat', [f(n)], { encoding: 'utf8' }).stdout;
+  return {
+    dir,
+    ca: read('ca.pem'),
+    caKey: read('ca.key'),
+    serverCert: read('server.pem'),
+    serverKey: read('server.key'),
+    clientCert: read('client.pem'),
+    clientKey: read('client.key'),
+    files: {
+      ca: f('ca.pem'),
+      serverCert: f('server.pem'),
+      serverKey: f('server.key'),
+      clientCert: f('client.pem'),
+      clientKey: f('client.key'),
+    },
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A TCP proxy: a system service (RabbitMQ, PostgreSQL) made unreachable and reachable again.
+
+import { createServer as createTcpServer, connect as tcpConnect, type Server as TcpServer } from 'node:net';
+
+export class TcpProxy {
+  port = 0;
+  #server: TcpServer | undefined;
+  #sockets = new Set<Socket>();
+
+  constructor(
+    readonly targetPort: number,
+    readonly targetHost = '127.0.0.1',
+  ) {}
+
+  async start(): Promise<number> {
+    const server = createTcpServer((client) => {
+      const upstream = tcpConnect(this.targetPort, this.targetHost);
+      this.#sockets.add(client);
+      this.#sockets.add(upstream);
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+        this.#sockets.delete(client);
+        this.#sockets.delete(upstream);
+      };
+      client.on('error', end).on('close', end);
+      upstream.on('error', end).on('close', end);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.#server = server;
+    return this.port;
+  }
+
+  /** Refuses new connections and cuts the open ones. */
+  async stop(): Promise<void> {
+    const s = this.#server;
+    this.#server = undefined;
+    for (const sock of this.#sockets) sock.destroy();
+    this.#sockets.clear();
+    if (s) await new Promise<void>((r) => s.close(() => r()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// MySQL / MariaDB, RabbitMQ, nats-server
+
+import mysql from 'mysql2/promise';
+
+export const mysqlUrl =
+  process.env.MILLWRIGHT_TEST_MYSQL_URL ?? 'mysql://millwright:millwright@127.0.0.1:3306/millwright_test';
+
+/**
+ * The URL of the test MySQL/MariaDB database when it answers; otherwise, on a host where the
+ * server runs and `mysql` can log in as root over the socket (as on the CI machine, see
+ * `.ci/run`), the database and user are made first. Null (after printing why) when neither
+ * works; with `CI=true` it throws.
+ */
+export async function mysqlTestUrl(): Promise<string | null> {
+  const tryConnect = async () => {
+    const c = await mysql.createConnection({ uri: mysqlUrl, connectTimeout: 3000 });
+    await c.end();
+  };
+  try {
+    await tryConnect();
+    return mysqlUrl;
+  } catch (first) {
+    const u = new URL(mysqlUrl);
+    const db = u.pathname.slice(1);
+    const user = decodeURIComponent(u.username);
+    const pass = decodeURIComponent(u.password);
+    const setup = spawnSync(
+      'mysql',
+      [
+        '-uroot',
+        '-e',
+        `create database if not exists \`${db}\`; create user if not exists '${user}'@'127.0.0.1' identified by '${pass}'; create user if not exists '${user}'@'localhost' identified by '${pass}'; grant all on \`${db}\`.* to '${user}'@'127.0.0.1'; grant all on \`${db}\`.* to '${user}'@'localhost';`,
+      ],
+      { encoding: 'utf8' },
+    );
+    try {
+      if (setup.status !== 0) throw first;
+      await tryConnect();
+      return mysqlUrl;
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      if (process.env.CI === 'true')
+        throw new Error(`MySQL/MariaDB is required in CI but unreachable at ${mysqlUrl}: ${detail}`);
+      console.log(
+        `# skipping MySQL suite: unreachable at ${mysqlUrl} (${detail}); set MILLWRIGHT_TEST_MYSQL_URL`,
+      );
+      return null;
+    }
+  }
+}
+
+export const amqpUrl = process.env.MILLWRIGHT_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/** Null when RabbitMQ answers at `amqpUrl`, else the reason to skip (throws on CI). */
+export async function amqpUnreachable(): Promise<string | null> {
+  const port = Number(new URL(amqpUrl).port || 5672);
+  if (await portOpen(port, new URL(amqpUrl).hostname)) return null;
+  if (process.env.CI === 'true') throw new Error(`RabbitMQ is required in CI but unreachable at ${amqpUrl}`);
+  return `RabbitMQ unreachable at ${amqpUrl}; set MILLWRIGHT_TEST_AMQP_URL`;
+}
+
+/** A private nats-server (JetStream on, store in a temporary directory) on a free port. */
+export class NatsServer {
+  readonly dir = mkdtempSync(join(tmpdir(), 'mw-nats-'));
+  port = 0;
+  #proc: ChildProcess | undefined;
+
+  async start(): Promise<number> {
+    if (!this.port) this.port = await freePort();
+    const bin = have('nats-server') ? 'nats-server' : '/usr/sbin/nats-server';
+    this.#proc = spawn(bin, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
+      stdio: 'ignore',
+    });
+    await eventually(() => portOpen(this.port), 10_000, `nats-server on ${this.port}`);
+    return this.port;
+  }
+
+  async stop(): Promise<void> {
+    const p = this.#proc;
+    this.#proc = undefined;
+    if (p && p.exitCode === null) {
+      const done = new Promise((r) => p.once('exit', r));
+      p.kill('SIGTERM');
+      await done;
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -124,6 +124,26 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     default: 30_000,
     description: 'longest wait between reconnect attempts to a device, milliseconds',
   },
+  {
+    name: 'opcua-enabled',
+    type: 'bool',
+    default: true,
+    description: 'run the OPC UA server (the DeviceHub tags as an address space; its start takes seconds)',
+  },
+  {
+    name: 'opcua-port',
+    type: 'int',
+    min: 0,
+    max: 65535,
+    default: 4840,
+    description: 'port of the OPC UA server (opc.tcp)',
+  },
+  {
+    name: 'opcua-host',
+    type: 'string',
+    default: '0.0.0.0',
+    description: 'address the OPC UA server listens on',
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -151,6 +171,9 @@ export interface EdgeConfig {
   datahubMaxPrefixes: number;
   natsUrl?: string | undefined;
   acquisitionBackoffMax: number;
+  opcuaEnabled: boolean;
+  opcuaPort: number;
+  opcuaHost: string;
   graphqlMaxQueryBytes: number;
   graphqlMaxAliases: number;
   graphqlMaxFields: number;

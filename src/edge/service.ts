@@ -21,6 +21,7 @@ import { logsModule } from './logs/module.js';
 import { datahubModule } from './datahub/module.js';
 import { devicehubModule } from './devicehub/module.js';
 import { acquisitionModule } from './acquisition/module.js';
+import { opcuaModule } from './opcua/module.js';
 import type { DataHubService } from './datahub/index.js';
 import type { Devicehub } from './devicehub/index.js';
 import type { AcquisitionEngine } from './acquisition/index.js';
@@ -49,6 +50,7 @@ export const EDGE_MODULES = [
   datahubModule,
   devicehubModule,
   acquisitionModule,
+  opcuaModule,
 ] as const;
 
 export const EDGE_SERVICE: ServiceDefinition<EdgeConfig, EdgeModules> = {

@@ -14,11 +14,15 @@ const run = promisify(execFile);
 /** Node arguments that run the CLI from source (tsx), as `node <CLI_ARGS> <command...>`. */
 export const CLI_ARGS = ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
 
-/** The environment without any `MILLWRIGHT_*` variable of the caller, plus `extra`. */
+/**
+ * The environment without any `MILLWRIGHT_*` variable of the caller, plus `extra`. The edge's
+ * OPC UA server is off (its start costs seconds and its default port 4840 would be shared by
+ * parallel suites) unless `extra` turns it on.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('MILLWRIGHT_')) delete env[k];
-  return { ...env, ...extra };
+  return { ...env, MILLWRIGHT_EDGE_OPCUA_ENABLED: 'false', ...extra };
 }
 
 export interface CliRun {

@@ -137,7 +137,17 @@ export class UaServer implements AddressSpaceSink {
       allowAnonymous: settings.allowAnonymous,
       serverCapabilities: { maxSessions: settings.maxSessions },
       userManager: {
-        isValidUserAsync: (username: string, password: string) => service.checkUser(username, password),
+        // node-opcua calls it with a callback (err, isAuthorized).
+        isValidUserAsync: (
+          username: string,
+          password: string,
+          callback: (err: Error | null, isAuthorized?: boolean) => void,
+        ) => {
+          service.checkUser(username, password).then(
+            (ok) => callback(null, ok),
+            (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+          );
+        },
       },
       buildInfo: {
         productName: 'Millwright edge OPC UA server',
@@ -208,13 +218,17 @@ export class UaServer implements AddressSpaceSink {
     const ts = typeof p.timestamp === 'number' ? new Date(p.timestamp) : new Date();
     let status: StatusCode = p.success === false ? o.StatusCodes.Bad : o.StatusCodes.Good;
     let variant: Variant;
-    try {
-      variant = new o.Variant({ dataType, value: coerce(o, dataType, p.value) });
-    } catch {
-      variant = new o.Variant({ dataType, value: null });
-      status = o.StatusCodes.BadTypeMismatch;
+    if (p.success === false) {
+      // A failed read keeps the last value, with a Bad status.
+      variant = v.readValue().value;
+    } else {
+      try {
+        variant = new o.Variant({ dataType, value: coerce(o, dataType, p.value) });
+      } catch {
+        variant = v.readValue().value;
+        status = o.StatusCodes.BadTypeMismatch;
+      }
     }
-    if (p.success === false) variant = v.readValue().value;
     this.updates++;
     v.setValueFromSource(variant, status, ts);
   }
@@ -279,12 +293,14 @@ export class UaServer implements AddressSpaceSink {
             accessLevel: accessOf(node),
             userAccessLevel: accessOf(node),
           });
+          ua = variable;
+          this.#mounted.set(node.ref, { node, path, ua });
+          const dataType = variable.dataTypeObj.basicDataType;
           variable.setValueFromSource(
-            new o.Variant({ dataType: variable.dataTypeObj.basicDataType, value: null }),
+            new o.Variant({ dataType, value: zeroOf(o, dataType) }),
             o.StatusCodes.BadWaitingForInitialData,
           );
           this.#bindWrite(variable, node);
-          ua = variable;
           if (node.originId) {
             let set = this.#byTag.get(node.originId);
             if (!set) this.#byTag.set(node.originId, (set = new Set()));
@@ -452,6 +468,13 @@ export class UaServer implements AddressSpaceSink {
       return null;
     }
   }
+}
+
+/** The value a variable has before its first value arrives (its status says it has none yet). */
+function zeroOf(o: Opcua, dataType: number): unknown {
+  if (dataType === o.DataType.Boolean) return false;
+  if (dataType === o.DataType.String) return '';
+  return 0;
 }
 
 function accessOf(node: OpcuaNode): string {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   MessageSecurityMode,
   OPCUACertificateManager,
@@ -16,7 +16,7 @@ import {
   type UserIdentityInfo,
 } from 'node-opcua';
 import { graphql, type HttpReply } from '../../helpers/edge.js';
-import { eventually, startAcqEdge, type AcqEdge } from '../acquisition/support.js';
+import { startAcqEdge, type AcqEdge } from '../acquisition/support.js';
 import type { EdgeConfig } from '../../../src/edge/options.js';
 
 export interface UaEdge extends AcqEdge {
@@ -88,7 +88,8 @@ export async function openSession(
   await pki.initialize();
   const client = OPCUAClient.create({
     applicationName: 'millwright-test-client',
-    applicationUri: `urn:millwright:test:${Math.random().toString(36).slice(2)}`,
+    // The URI of the client's certificate (one per certificate folder).
+    applicationUri: `urn:millwright:test:${basename(pki.rootDir)}`,
     securityMode: MessageSecurityMode[options.mode ?? 'None'],
     securityPolicy: SecurityPolicy[options.policy ?? 'None'],
     endpointMustExist: false,
@@ -118,4 +119,15 @@ export async function openSession(
 
 export const OPERATOR = { userName: 'operator', password: 'operator-password' };
 
-export { eventually };
+/** Retries `fn` (every 100 ms) until it does not throw; answers what it answers. */
+export async function eventually<T>(fn: () => Promise<T> | T, ms = 5000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -42,6 +42,10 @@ export async function mountOpcua(app: FastifyInstance, api: OpcuaModuleApi): Pro
     subscriptions: true,
     context: () => ({ opcua: api }),
     maxCost: OPCUA_MAX_COST,
+    // graphql-jit compiles the coercion of a recursive input type (HierarchyNodeInput.Children)
+    // for minutes: the second UploadHierarchy took 90 s to start. Queries here are cheap to
+    // interpret.
+    jit: 0,
   });
   api.service.onEvent((e) => {
     let p: Promise<void>;

@@ -131,3 +131,42 @@ export async function eventually<T>(fn: () => Promise<T> | T, ms = 5000): Promis
     }
   }
 }
+
+/** A graphql-transport-ws client on `/opcua/v2` (the kernel's GraphQL WebSocket). */
+export async function uaSubscriptions(e: UaEdge) {
+  const { default: WebSocket } = await import('ws');
+  const url = `${e.t.url.replace(/^http/, 'ws')}/opcua/v2`;
+  const ws = new WebSocket(url, 'graphql-transport-ws', {
+    headers: { authorization: e.auth },
+    rejectUnauthorized: false,
+  });
+  const byId = new Map<string, any[]>();
+  let acked = false;
+  ws.on('message', (data) => {
+    const m = JSON.parse(String(data)) as { type: string; id?: string; payload?: any };
+    if (m.type === 'connection_ack') acked = true;
+    if ((m.type === 'next' || m.type === 'error') && m.id) {
+      let list = byId.get(m.id);
+      if (!list) byId.set(m.id, (list = []));
+      list.push(m.type === 'next' ? m.payload : { errors: m.payload });
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  ws.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+  await eventually(() => assert.ok(acked, 'connection_ack'), 5000);
+  let n = 0;
+  return {
+    /** Starts a subscription; answers the list its results are pushed to. */
+    subscribe(query: string): any[] {
+      const id = String(++n);
+      const list: any[] = [];
+      byId.set(id, list);
+      ws.send(JSON.stringify({ id, type: 'subscribe', payload: { query } }));
+      return list;
+    },
+    close: () => ws.close(),
+  };
+}

@@ -6,8 +6,16 @@
 import { join } from 'node:path';
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
 import type { EdgeModule } from '../modules.js';
-import { mountOpcua, opcuaMigrations, OpcuaRepository, OpcuaService, UaServer, type OpcuaModuleApi } from './index.js';
+import {
+  mountOpcua,
+  opcuaMigrations,
+  OpcuaRepository,
+  OpcuaService,
+  UaServer,
+  type OpcuaModuleApi,
+} from './index.js';
 import { opcuaRoutes } from './routes.js';
+import { opcuaConfigSection } from './config-section.js';
 
 declare module '../modules.js' {
   interface EdgeModules {
@@ -51,6 +59,7 @@ export const opcuaModule: EdgeModule<'opcua'> = {
     );
     ctx.logger.info({ endpoint: api.server.endpointUrl }, 'opcua server listening');
   },
+  configSection: (api) => opcuaConfigSection(api.service),
   async close(api) {
     const server = api.server;
     api.server = null;

@@ -206,11 +206,7 @@ export class OpcuaRepository {
   }
 
   /** Commits a staged tree: the node rows are replaced and the stage deleted, in one transaction. */
-  async commitStage(
-    id: string,
-    upserts: readonly OpcuaNode[],
-    deletes: readonly string[],
-  ): Promise<void> {
+  async commitStage(id: string, upserts: readonly OpcuaNode[], deletes: readonly string[]): Promise<void> {
     await this.#database.transaction(async (trx) => {
       const r = await trx.deleteFrom('opcua_stage').where('id', '=', id).executeTakeFirst();
       if (Number(r.numDeletedRows) === 0) throw new Error(`staged hierarchy ${id} is gone`);

@@ -141,7 +141,11 @@ export const resolvers: IResolvers<any, Ctx> = {
         ctx.opcua,
         ctx.opcua.service.childFoldersPage(args.input?.ParentRef, args.input?.Limit, args.input?.Offset),
       ),
-    GetFolderSkeleton: (_r, args: { input?: { RootRef?: string | null; MaxDepth?: number | null } | null }, ctx) =>
+    GetFolderSkeleton: (
+      _r,
+      args: { input?: { RootRef?: string | null; MaxDepth?: number | null } | null },
+      ctx,
+    ) =>
       ctx.opcua.service.folderSkeleton(args.input?.RootRef, args.input?.MaxDepth).map((s) => ({
         Ref: s.node.ref,
         ID: s.node.id,
@@ -164,7 +168,8 @@ export const resolvers: IResolvers<any, Ctx> = {
         } | null;
       },
       ctx,
-    ) => pageView(ctx.opcua, ctx.opcua.service.search(args.input ?? {}, args.input?.Limit, args.input?.Offset)),
+    ) =>
+      pageView(ctx.opcua, ctx.opcua.service.search(args.input ?? {}, args.input?.Limit, args.input?.Offset)),
     GetSyncStatus: (_r, _args, ctx) => {
       const s = ctx.opcua.service.syncStatus();
       return {
@@ -188,7 +193,13 @@ export const resolvers: IResolvers<any, Ctx> = {
     UpdateNode: async (
       _r,
       args: {
-        input: { ID: string; ExpectedVersion?: number | null; Name?: string | null; Description?: string | null; AccessControl?: AccessControl | null };
+        input: {
+          ID: string;
+          ExpectedVersion?: number | null;
+          Name?: string | null;
+          Description?: string | null;
+          AccessControl?: AccessControl | null;
+        };
         originId?: string | null;
       },
       ctx,
@@ -250,7 +261,10 @@ export const resolvers: IResolvers<any, Ctx> = {
         ...(i.AutoSync != null ? { autoSync: i.AutoSync } : {}),
         ...(i.AutoAcceptUntrusted != null ? { autoAcceptUntrusted: i.AutoAcceptUntrusted } : {}),
       });
-      return { Settings: settingsView(ctx.opcua), RestartRequired: ctx.opcua.server ? r.restartRequired : false };
+      return {
+        Settings: settingsView(ctx.opcua),
+        RestartRequired: ctx.opcua.server ? r.restartRequired : false,
+      };
     },
     BulkUpdateTagAccessControl: async (
       _r,
@@ -258,7 +272,10 @@ export const resolvers: IResolvers<any, Ctx> = {
       ctx,
     ) => {
       const before = new Map(ctx.opcua.service.nodesByRef(args.input.Refs).map((n) => [n.ref, n.version]));
-      const nodes = await ctx.opcua.service.bulkUpdateTagAccessControl(args.input.Refs, args.input.AccessControl);
+      const nodes = await ctx.opcua.service.bulkUpdateTagAccessControl(
+        args.input.Refs,
+        args.input.AccessControl,
+      );
       return {
         Updated: nodes.filter((n) => before.get(n.ref) !== n.version).length,
         Items: nodes.map((n) => nodeView(ctx.opcua, n)),

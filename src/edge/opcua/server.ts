@@ -18,7 +18,13 @@ import type {
   StatusCode,
   Variant,
 } from 'node-opcua';
-import { NoRespondersError, RequestTimeoutError, type DataHub, type Message, type Subscription } from '../datahub/index.js';
+import {
+  NoRespondersError,
+  RequestTimeoutError,
+  type DataHub,
+  type Message,
+  type Subscription,
+} from '../datahub/index.js';
 import { badRequest, notFound } from '../../kernel/errors.js';
 import type { AddressSpaceSink, OpcuaService } from './service.js';
 import { uaNodeId, type NodeTree } from './tree.js';
@@ -251,7 +257,8 @@ export class UaServer implements AddressSpaceSink {
         w.path !== m.path ||
         w.node.kind !== m.node.kind ||
         w.node.parentRef !== m.node.parentRef ||
-        (w.node.kind === 'Tag' && (w.node.dataType !== m.node.dataType || w.node.originId !== m.node.originId)) ||
+        (w.node.kind === 'Tag' &&
+          (w.node.dataType !== m.node.dataType || w.node.originId !== m.node.originId)) ||
         (w.node.parentRef !== null && !parentMounted)
       ) {
         out.push(m);
@@ -272,7 +279,12 @@ export class UaServer implements AddressSpaceSink {
       let ua: UAObject | UAVariable;
       try {
         if (node.kind === 'Folder') {
-          ua = ns.addFolder(parent as UAObject, { browseName: node.id, nodeId, displayName: node.name, description: node.description });
+          ua = ns.addFolder(parent as UAObject, {
+            browseName: node.id,
+            nodeId,
+            displayName: node.name,
+            description: node.description,
+          });
         } else if (node.kind === 'Device') {
           ua = ns.addObject({
             organizedBy: parent as UAObject,
@@ -437,7 +449,9 @@ export class UaServer implements AddressSpaceSink {
     const t = thumbprint.toLowerCase().replace(/[^0-9a-f]/g, '');
     const info = this.listCertificates().find((c) => c.thumbprint === t);
     if (!info) throw notFound(`no client certificate with thumbprint ${thumbprint}`);
-    const der = Buffer.from(new X509Certificate(readFileSync(join(this.#folder(info.group), info.fileName))).raw);
+    const der = Buffer.from(
+      new X509Certificate(readFileSync(join(this.#folder(info.group), info.fileName))).raw,
+    );
     return { info, der };
   }
 

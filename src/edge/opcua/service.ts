@@ -51,6 +51,7 @@ export class ConflictError extends AppError {
   }
 }
 
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
 const ID_PATTERN = /^[^/\u0000-\u001f]+$/;
 
 function checkId(id: unknown, what = 'ID'): string {
@@ -104,7 +105,10 @@ export class OpcuaService {
   ): Promise<OpcuaService> {
     await repo.failInterruptedSyncs(Date.now());
     const stored = await repo.settings.get('server');
-    const settings: ServerSettings = { ...DEFAULT_SETTINGS, ...(stored ? (JSON.parse(stored) as object) : {}) };
+    const settings: ServerSettings = {
+      ...DEFAULT_SETTINGS,
+      ...(stored ? (JSON.parse(stored) as object) : {}),
+    };
     return new OpcuaService(repo, readModel, await repo.loadNodes(), settings, await repo.lastSync(), logger);
   }
 
@@ -333,7 +337,8 @@ export class OpcuaService {
       next.description = input.Description;
     }
     if (input.AccessControl) {
-      if (node.kind !== 'Tag') throw badRequest(`AccessControl applies to tags; node ${node.ref} is a ${node.kind}`);
+      if (node.kind !== 'Tag')
+        throw badRequest(`AccessControl applies to tags; node ${node.ref} is a ${node.kind}`);
       next.accessControl = input.AccessControl;
     }
     const changed =
@@ -405,19 +410,43 @@ export class OpcuaService {
       const origins = await this.#origins(nodes);
       const plan = this.#plan(nodes, origins);
       this.#tree = plan.tree;
-      await this.#commit(
-        'Upload',
-        plan.upserts,
-        plan.removed,
-        plan.added,
-        plan.modified,
-      );
+      await this.#commit('Upload', plan.upserts, plan.removed, plan.added, plan.modified);
       return plan.result;
     });
   }
 
+  /** The tree as an uploadable hierarchy (what UploadHierarchy takes). */
+  exportHierarchy(): HierarchyInput[] {
+    const walk = (parent: string | null): HierarchyInput[] =>
+      this.#tree.children(parent).map((n) => {
+        const children = walk(n.ref);
+        return {
+          ID: n.id,
+          Kind: n.kind,
+          ...(n.name !== n.id ? { Name: n.name } : {}),
+          ...(n.description ? { Description: n.description } : {}),
+          ...(n.originId ? { OriginID: n.originId } : {}),
+          ...(n.kind === 'Tag' ? { AccessControl: n.accessControl } : {}),
+          ...(children.length ? { Children: children } : {}),
+        };
+      });
+    return walk(null);
+  }
+
+  /** Checks a hierarchy as an upload would, changing nothing; answers the problem or null. */
+  async checkHierarchy(nodes: HierarchyInput[]): Promise<string | null> {
+    try {
+      this.#plan(nodes, await this.#origins(nodes));
+      return null;
+    } catch (err) {
+      return errorText(err);
+    }
+  }
+
   /** Stages a hierarchy (validated, invisible to clients); answers its ID. */
-  async stageHierarchy(nodes: HierarchyInput[]): Promise<{ id: string; nodeCount: number; createdAt: number }> {
+  async stageHierarchy(
+    nodes: HierarchyInput[],
+  ): Promise<{ id: string; nodeCount: number; createdAt: number }> {
     const origins = await this.#origins(nodes);
     const plan = this.#plan(nodes, origins); // validates now, so that a commit cannot fail on input
     const id = uuidv7();
@@ -479,10 +508,7 @@ export class OpcuaService {
   }
 
   /** The tree an upload makes, and what it changes against the current one. */
-  #plan(
-    input: HierarchyInput[],
-    origins: { devices: Set<string>; tags: Map<string, TagConfig> },
-  ) {
+  #plan(input: HierarchyInput[], origins: { devices: Set<string>; tags: Map<string, TagConfig> }) {
     const old = this.#tree;
     const oldByPath = new Map<string, OpcuaNode>();
     for (const n of old.all()) oldByPath.set(old.path(n.ref), n);
@@ -499,7 +525,8 @@ export class OpcuaService {
           throw badRequest(`two nodes under ${parentPath || 'the top level'} have ID ${JSON.stringify(id)}`);
         }
         seen.add(id);
-        if (!['Folder', 'Device', 'Tag'].includes(h.Kind)) throw badRequest(`Kind ${String(h.Kind)} is not valid`);
+        if (!['Folder', 'Device', 'Tag'].includes(h.Kind))
+          throw badRequest(`Kind ${String(h.Kind)} is not valid`);
         if (parent?.kind === 'Tag') throw badRequest(`tag ${parentPath} cannot have children`);
         const path = parentPath ? `${parentPath}/${id}` : id;
         const description = h.Description ?? '';
@@ -596,7 +623,12 @@ export class OpcuaService {
       Failed: 0,
     };
     for (const n of this.#tree.all()) counts[n.syncState]++;
-    return { autoSync: this.#settings.autoSync, running: this.#currentSync !== null, last: this.#lastSync, counts };
+    return {
+      autoSync: this.#settings.autoSync,
+      running: this.#currentSync !== null,
+      last: this.#lastSync,
+      counts,
+    };
   }
 
   /**
@@ -607,7 +639,11 @@ export class OpcuaService {
     run: SyncRun;
     done: Promise<SyncRun>;
   }> {
-    if (options.autoSync !== null && options.autoSync !== undefined && options.autoSync !== this.#settings.autoSync) {
+    if (
+      options.autoSync !== null &&
+      options.autoSync !== undefined &&
+      options.autoSync !== this.#settings.autoSync
+    ) {
       await this.updateSettings({ autoSync: options.autoSync });
     }
     if (this.#currentSync) return { run: this.#currentSync, done: this.#running! };
@@ -644,7 +680,9 @@ export class OpcuaService {
     this.#currentSync = null;
     this.#lastSync = { ...run };
     if (!this.#closed) {
-      await this.#repo.saveSync(run).catch((err: unknown) => this.#log?.warn({ err }, 'opcua sync not saved'));
+      await this.#repo
+        .saveSync(run)
+        .catch((err: unknown) => this.#log?.warn({ err }, 'opcua sync not saved'));
       this.#emit({ type: 'sync', run: { ...run } });
     }
     return { ...run };
@@ -773,7 +811,8 @@ export class OpcuaService {
       added.filter((r) => !removedRefs.has(r)),
       modified.filter((r) => !removedRefs.has(r)),
     );
-    for (const n of stateChanged) if (tree.get(n.ref)) this.#emit({ type: 'node-state', node: tree.get(n.ref)! });
+    for (const n of stateChanged)
+      if (tree.get(n.ref)) this.#emit({ type: 'node-state', node: tree.get(n.ref)! });
     return { added: added.length, removed: removed.length, modified: modified.length };
   }
 
@@ -817,13 +856,18 @@ export class OpcuaService {
     const liveTags = new Set(tags.map((t) => t.id));
     const changed: OpcuaNode[] = [];
     for (const n of [...touched, ...underDevice]) {
-      const alive = n.kind === 'Device' ? liveDevices.has(n.originId!) : liveTags.has(n.originId!) || !tagIds.has(n.originId!);
+      const alive =
+        n.kind === 'Device'
+          ? liveDevices.has(n.originId!)
+          : liveTags.has(n.originId!) || !tagIds.has(n.originId!);
       const state = alive ? 'Pending' : 'Orphaned';
       if (n.syncState === state) continue;
       const next: OpcuaNode = {
         ...n,
         syncState: state,
-        syncFailureReason: alive ? null : `DeviceHub ${n.kind === 'Tag' ? 'tag' : 'device'} ${n.originId} was deleted`,
+        syncFailureReason: alive
+          ? null
+          : `DeviceHub ${n.kind === 'Tag' ? 'tag' : 'device'} ${n.originId} was deleted`,
       };
       this.#tree.put(next);
       changed.push(next);
@@ -861,7 +905,8 @@ export class OpcuaService {
       if (v === null || v === undefined) continue;
       (next as unknown as Record<string, unknown>)[k] = v;
     }
-    if (next.securityPolicies.length === 0) throw badRequest('SecurityPolicies must name at least one policy');
+    if (next.securityPolicies.length === 0)
+      throw badRequest('SecurityPolicies must name at least one policy');
     if (next.securityModes.length === 0) throw badRequest('SecurityModes must name at least one mode');
     for (const p of next.securityPolicies)
       if (!SECURITY_POLICIES.includes(p)) throw badRequest(`security policy ${String(p)} is not offered`);
@@ -900,7 +945,8 @@ export class OpcuaService {
   }
 
   async deleteUser(username: string): Promise<boolean> {
-    if (!(await this.#repo.deleteUser(username))) throw notFound(`no OPC UA user ${JSON.stringify(username)}`);
+    if (!(await this.#repo.deleteUser(username)))
+      throw notFound(`no OPC UA user ${JSON.stringify(username)}`);
     return true;
   }
 

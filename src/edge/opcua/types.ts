@@ -72,11 +72,7 @@ export interface HierarchyResult {
   restartRequired: number;
 }
 
-export type SecurityPolicyName =
-  | 'None'
-  | 'Basic256Sha256'
-  | 'Aes128_Sha256_RsaOaep'
-  | 'Aes256_Sha256_RsaPss';
+export type SecurityPolicyName = 'None' | 'Basic256Sha256' | 'Aes128_Sha256_RsaOaep' | 'Aes256_Sha256_RsaPss';
 export type SecurityModeName = 'None' | 'Sign' | 'SignAndEncrypt';
 
 export const SECURITY_POLICIES: readonly SecurityPolicyName[] = [

@@ -50,10 +50,9 @@ export async function startUaEdge(overrides: Partial<EdgeConfig> = {}): Promise<
     ua,
     uaRaw,
     async sync(autoSync?: boolean) {
-      const started = await ua(
-        `mutation($in: SyncNodesRequest) { SyncNodes(input: $in) { ID State } }`,
-        { in: autoSync === undefined ? {} : { AutoSync: autoSync } },
-      );
+      const started = await ua(`mutation($in: SyncNodesRequest) { SyncNodes(input: $in) { ID State } }`, {
+        in: autoSync === undefined ? {} : { AutoSync: autoSync },
+      });
       return eventually(async () => {
         const d = await ua(`{ GetCurrentSync { ID State Added Removed Modified Error } }`);
         assert.equal(d.GetCurrentSync.ID, started.SyncNodes.ID);

@@ -171,6 +171,14 @@ function announce(edge: EdgeService, config: EdgeConfig): void {
   ];
   if (edge.datahub.gateway)
     lines.splice(2, 0, `  DataHub (NATS) ${edge.datahub.gateway.url.replace('127.0.0.1', 'localhost')}`);
+  const opcua = edge.shell.module('opcua').server;
+  if (opcua) {
+    lines.splice(
+      edge.datahub.gateway ? 3 : 2,
+      0,
+      `  OPC UA server  ${opcua.endpointUrl}  (users and security: ${edge.url}/opcua/v2)`,
+    );
+  }
   if (edge.firstRun?.password) {
     lines.push(
       `  first-run login: user "${edge.firstRun.username}", password "${edge.firstRun.password}"`,

@@ -1,8 +1,11 @@
 /**
  * The OPC UA server on the edge's seam. `start` opens the node tree (GraphQL works with the
- * server off); `listening` starts the node-opcua server on `--opcua-port` (port policy
- * `opcua-port`) unless `--opcua-enabled=false`; `close` shuts it down.
+ * server off) and, unless `--opcua-enabled=false`, reserves `--opcua-port` under the port policy
+ * (`opcua-port`) with the other ports, so that a taken port stops the start before anything
+ * irreversible (the first-run password) happens; `listening` starts the node-opcua server on the
+ * reserved port; `close` shuts it down.
  */
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
 import type { EdgeModule } from '../modules.js';
@@ -23,6 +26,26 @@ declare module '../modules.js' {
   }
 }
 
+interface Reservation {
+  server: Server;
+  port: number;
+}
+
+/** The port held between `start` and `listening`. */
+const reservations = new WeakMap<OpcuaModuleApi, Reservation>();
+
+function reserve(host: string, port: number): Promise<Reservation> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ host, port, exclusive: true }, () =>
+      resolve({ server, port: (server.address() as AddressInfo).port }),
+    );
+  });
+}
+
+const release = (r: Reservation) => new Promise<void>((resolve) => r.server.close(() => resolve()));
+
 export const opcuaModule: EdgeModule<'opcua'> = {
   name: 'opcua',
   migrations: opcuaMigrations,
@@ -33,30 +56,37 @@ export const opcuaModule: EdgeModule<'opcua'> = {
       ctx.module('devicehub').readModel,
       ctx.logger,
     );
-    return { service, server: null, enabled: ctx.config.opcuaEnabled };
+    const api: OpcuaModuleApi = { service, server: null, enabled: ctx.config.opcuaEnabled };
+    if (api.enabled) {
+      const r = await ctx.ports.bind(
+        'opcua-port',
+        ctx.config.opcuaPort,
+        (port) => reserve(ctx.config.opcuaHost, port),
+        (x) => x.port,
+      );
+      reservations.set(api, r);
+      ctx.defer('opcua port reservation', () => release(r));
+    }
+    return api;
   },
   async mount(ctx, api) {
     await mountOpcua(ctx.app, api);
     await ctx.app.register(opcuaRoutes, { opcua: api });
   },
   async listening(ctx, api) {
-    if (!api.enabled) return;
-    const hub = ctx.module('datahub').hub;
-    api.server = await ctx.ports.bind(
-      'opcua-port',
-      ctx.config.opcuaPort,
-      (port) =>
-        UaServer.start({
-          port,
-          host: ctx.config.opcuaHost,
-          pkiDir: join(ctx.dataDir, 'opcua-server-pki'),
-          service: api.service,
-          hub,
-          logger: ctx.logger,
-          buildVersion: MILLWRIGHT_VERSION,
-        }),
-      (s) => s.port,
-    );
+    const reserved = reservations.get(api);
+    if (!api.enabled || !reserved) return;
+    reservations.delete(api);
+    await release(reserved);
+    api.server = await UaServer.start({
+      port: reserved.port,
+      host: ctx.config.opcuaHost,
+      pkiDir: join(ctx.dataDir, 'opcua-server-pki'),
+      service: api.service,
+      hub: ctx.module('datahub').hub,
+      logger: ctx.logger,
+      buildVersion: MILLWRIGHT_VERSION,
+    });
     ctx.logger.info({ endpoint: api.server.endpointUrl }, 'opcua server listening');
   },
   configSection: (api) => opcuaConfigSection(api.service),

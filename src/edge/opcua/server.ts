@@ -188,7 +188,7 @@ export class UaServer implements AddressSpaceSink {
   }
 
   get endpointUrl(): string {
-    return `opc.tcp://${this.server.endpoints[0]!.host ?? 'localhost'}:${this.port}`;
+    return this.server.getEndpointUrl();
   }
 
   /** Applies the settings node-opcua takes at run time (the others wait for a restart). */

@@ -659,13 +659,34 @@ export class OpcuaService {
       error: null,
     };
     this.#currentSync = run;
-    await this.#repo.saveSync(run);
-    this.#emit({ type: 'sync', run: { ...run } });
-    this.#running = this.#exclusive(() => this.#runSync(run)).finally(() => {
-      this.#running = undefined;
-    });
-    return { run: { ...run }, done: this.#running };
+    // The promise is there before the first await, for a second caller that finds this run.
+    const saved = this.#repo.saveSync(run).then(() => this.#emit({ type: 'sync', run: { ...run } }));
+    const running = saved
+      .then(() => this.#exclusive(() => this.#runSync(run)))
+      .catch(async (err: unknown) => {
+        // The Running row could not be saved: the run fails without touching the tree.
+        Object.assign(run, { state: 'Failed', finishedAt: Date.now(), error: errorText(err) });
+        this.#currentSync = null;
+        this.#lastSync = { ...run };
+        this.#emit({ type: 'sync', run: { ...run } });
+        return { ...run };
+      })
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#resyncAfter && !this.#closed) {
+          this.#resyncAfter = false;
+          void this.sync({ trigger: 'Auto' }).catch((err: unknown) =>
+            this.#log?.warn({ err }, 'opcua automatic sync failed'),
+          );
+        }
+      });
+    this.#running = running;
+    await saved.catch(() => undefined);
+    return { run: { ...run }, done: running };
   }
+
+  /** A DeviceHub change arrived (auto-sync) while a sync ran: one more sync follows it. */
+  #resyncAfter = false;
 
   #running: Promise<SyncRun> | undefined;
 
@@ -821,6 +842,11 @@ export class OpcuaService {
     if (this.#settings.autoSync) {
       clearTimeout(this.#autoTimer);
       this.#autoTimer = setTimeout(() => {
+        // A running sync may have read the DeviceHub before this change: sync again after it.
+        if (this.#currentSync) {
+          this.#resyncAfter = true;
+          return;
+        }
         void this.sync({ trigger: 'Auto' }).catch((err: unknown) =>
           this.#log?.warn({ err }, 'opcua automatic sync failed'),
         );

@@ -45,7 +45,7 @@ const up = addServiceOptions(
   const config = toEdgeConfig(resolveOptions(up, 'edge', EDGE_OPTIONS, sources));
   // A default port that is taken is replaced by a free one; a port the user chose is not.
   const edge = await startEdge(config, {
-    pickFreePorts: (['port', 'datahub-port'] as const).filter((o) => sources[o] === 'default'),
+    pickFreePorts: (['port', 'datahub-port', 'opcua-port'] as const).filter((o) => sources[o] === 'default'),
   });
   announce(edge, config);
   // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
@@ -148,11 +148,17 @@ function portOf(url: string): number {
 
 function edgeReady(edge: EdgeService, config: EdgeConfig): ReadyService {
   const natsUrl = edge.datahub.gateway?.url.replace('127.0.0.1', 'localhost');
+  const opcua = edge.shell.module('opcua').server;
   return {
     url: edge.url,
     dataDir: config.dataDir,
     ...(natsUrl ? { natsUrl } : {}),
-    ports: { port: portOf(edge.url), ...(natsUrl ? { 'datahub-port': portOf(natsUrl) } : {}) },
+    ports: {
+      port: portOf(edge.url),
+      ...(natsUrl ? { 'datahub-port': portOf(natsUrl) } : {}),
+      ...(opcua ? { 'opcua-port': opcua.port } : {}),
+    },
+    ...(opcua ? { opcuaUrl: opcua.endpointUrl } : {}),
     ...(edge.firstRun ? { firstRun: edge.firstRun } : {}),
   };
 }
@@ -200,6 +206,14 @@ function announce(edge: EdgeService, config: EdgeConfig): void {
   ];
   if (edge.datahub.gateway)
     lines.splice(2, 0, `  DataHub (NATS) ${edge.datahub.gateway.url.replace('127.0.0.1', 'localhost')}`);
+  const opcua = edge.shell.module('opcua').server;
+  if (opcua) {
+    lines.splice(
+      edge.datahub.gateway ? 3 : 2,
+      0,
+      `  OPC UA server  ${opcua.endpointUrl}  (users and security: ${edge.url}/opcua/v2)`,
+    );
+  }
   if (edge.firstRun?.password) {
     lines.push(
       `  first-run login: user "${edge.firstRun.username}", password "${edge.firstRun.password}"`,

@@ -150,6 +150,26 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     description:
       'topic prefix of the UNS feed (default edge/<host name>); tags go to <prefix>/<device>/<tag>',
   },
+  {
+    name: 'opcua-enabled',
+    type: 'bool',
+    default: true,
+    description: 'run the OPC UA server (the DeviceHub tags as an address space; its start takes seconds)',
+  },
+  {
+    name: 'opcua-port',
+    type: 'int',
+    min: 0,
+    max: 65535,
+    default: 4840,
+    description: 'port of the OPC UA server (opc.tcp)',
+  },
+  {
+    name: 'opcua-host',
+    type: 'string',
+    default: '0.0.0.0',
+    description: 'address the OPC UA server listens on',
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -180,6 +200,9 @@ export interface EdgeConfig {
   unsMqttUrl?: string | undefined;
   unsUsername?: string | undefined;
   unsPassword?: string | undefined;
+  opcuaEnabled: boolean;
+  opcuaPort: number;
+  opcuaHost: string;
   graphqlMaxQueryBytes: number;
   graphqlMaxAliases: number;
   graphqlMaxFields: number;

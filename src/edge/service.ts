@@ -25,6 +25,7 @@ import { dmModule } from './dm/module.js';
 import { configModule } from './config/module.js';
 import { twinsModule } from './twins/module.js';
 import { integrationsModule } from './integrations/module.js';
+import { opcuaModule } from './opcua/module.js';
 import type { DataHubService } from './datahub/index.js';
 import type { Devicehub } from './devicehub/index.js';
 import type { AcquisitionEngine } from './acquisition/index.js';
@@ -54,6 +55,7 @@ export const EDGE_MODULES = [
   devicehubModule,
   acquisitionModule,
   dmModule,
+  opcuaModule,
   twinsModule,
   integrationsModule,
   configModule,

@@ -32,11 +32,15 @@ export function buildOnce(): void {
   built = true;
 }
 
-/** The environment without any `MILLWRIGHT_*` variable of the caller, plus `extra`. */
+/**
+ * The environment without any `MILLWRIGHT_*` variable of the caller, plus `extra`. The edge's
+ * OPC UA server is off (its start costs seconds and its default port 4840 would be shared by
+ * parallel suites) unless `extra` turns it on.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('MILLWRIGHT_')) delete env[k];
-  return { ...env, ...extra };
+  return { ...env, MILLWRIGHT_EDGE_OPCUA_ENABLED: 'false', ...extra };
 }
 
 export interface CliRun {

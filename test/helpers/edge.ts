@@ -78,6 +78,11 @@ export async function startTestEdge(overrides: Partial<EdgeConfig> = {}): Promis
       dataDir,
       adminPassword: ADMIN_PASSWORD,
       logLevel: 'warn',
+      // The OPC UA server's start costs seconds (node-opcua loads its standard address space):
+      // off unless a suite asks for it (test/e2e/opcua-*.test.ts).
+      opcuaEnabled: false,
+      opcuaPort: 0,
+      opcuaHost: '127.0.0.1',
       ...overrides,
     }),
   );

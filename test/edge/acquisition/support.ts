@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from 'nats';
 import { eventually } from '../../helpers/peers/util.js';
 import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } from '../../helpers/edge.js';
+import type { EdgeConfig } from '../../../src/edge/options.js';
 
 export interface AcqEdge {
   t: TestEdge;
@@ -24,9 +25,9 @@ export interface AcqEdge {
   stop(): Promise<void>;
 }
 
-export async function startAcqEdge(): Promise<AcqEdge> {
+export async function startAcqEdge(overrides: Partial<EdgeConfig> = {}): Promise<AcqEdge> {
   // Reconnect attempts at most 2 s apart, so that restored peers are seen quickly.
-  const t = await startTestEdge({ logLevel: 'error', acquisitionBackoffMax: 2000 });
+  const t = await startTestEdge({ logLevel: 'error', acquisitionBackoffMax: 2000, ...overrides });
   const admin = await bootstrapAdmin(t);
   const auth = `Bearer ${(await clientToken(t, admin)).token}`;
   const nc = await connect({ servers: t.edge.datahub.gateway!.url });

@@ -1,0 +1,1000 @@
+/**
+ * The OPC UA server's domain: the node tree (folders, devices, tags) with versions and sync
+ * states, the sync with the DeviceHub (through its read model), uploads (direct and two-phase),
+ * server settings and users. No GraphQL here; the node-opcua server is `UaServer` (server.ts),
+ * attached when it runs.
+ */
+import type { Logger } from 'pino';
+import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js';
+import { hashPassword, verifyPassword } from '../../kernel/crypto.js';
+import { uuidv7 } from '../../kernel/ids.js';
+import type { DevicehubChange, DevicehubReadModel, TagConfig } from '../devicehub/index.js';
+import type { OpcuaRepository } from './repository.js';
+import { NodeTree } from './tree.js';
+import {
+  DEFAULT_SETTINGS,
+  RESTART_SETTINGS,
+  SECURITY_MODES,
+  SECURITY_POLICIES,
+  type AccessControl,
+  type HierarchyInput,
+  type HierarchyResult,
+  type NodeKind,
+  type OpcuaEvent,
+  type OpcuaNode,
+  type ServerSettings,
+  type SyncRun,
+  type TreeChange,
+} from './types.js';
+
+/** The folder sync puts the DeviceHub's devices in (top level). */
+export const DEVICEHUB_FOLDER = 'DeviceHub';
+/** Longest node ID, name and description accepted. */
+const MAX_ID = 256;
+const MAX_DESCRIPTION = 4096;
+/** Most nodes in one uploaded hierarchy. */
+export const MAX_UPLOAD_NODES = 100_000;
+/** Most pages items. */
+export const MAX_PAGE = 1000;
+/** Wait after a DeviceHub change before an automatic sync (changes in a burst make one sync). */
+const AUTO_SYNC_DELAY_MS = 200;
+
+/** What the service needs of the node-opcua server while it runs. */
+export interface AddressSpaceSink {
+  /** Brings the address space in line with the tree. */
+  reconcile(tree: NodeTree): void;
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super(409, 'conflict', message);
+  }
+}
+
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
+const ID_PATTERN = /^[^/\u0000-\u001f]+$/;
+
+function checkId(id: unknown, what = 'ID'): string {
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID || !ID_PATTERN.test(id)) {
+    throw badRequest(
+      `${what} ${JSON.stringify(id)} is not valid: 1 to ${MAX_ID} characters, no "/" and no control characters`,
+    );
+  }
+  return id;
+}
+
+export class OpcuaService {
+  readonly #repo: OpcuaRepository;
+  readonly #readModel: DevicehubReadModel;
+  readonly #log: Logger | undefined;
+  #tree: NodeTree;
+  #settings: ServerSettings;
+  /** Settings as the running server was started with (for RestartRequired). */
+  #startedSettings: ServerSettings;
+  #queue: Promise<unknown> = Promise.resolve();
+  readonly #listeners = new Set<(e: OpcuaEvent) => void>();
+  #sink: AddressSpaceSink | null = null;
+  #currentSync: SyncRun | null = null;
+  #lastSync: SyncRun | null = null;
+  #autoTimer: NodeJS.Timeout | undefined;
+  #unsubscribe: () => void;
+  #closed = false;
+
+  private constructor(
+    repo: OpcuaRepository,
+    readModel: DevicehubReadModel,
+    nodes: OpcuaNode[],
+    settings: ServerSettings,
+    lastSync: SyncRun | null,
+    logger?: Logger,
+  ) {
+    this.#repo = repo;
+    this.#readModel = readModel;
+    this.#log = logger;
+    this.#tree = new NodeTree(nodes);
+    this.#settings = settings;
+    this.#startedSettings = settings;
+    this.#lastSync = lastSync;
+    this.#unsubscribe = readModel.onChange((c) => this.#onDevicehubChange(c));
+  }
+
+  static async open(
+    repo: OpcuaRepository,
+    readModel: DevicehubReadModel,
+    logger?: Logger,
+  ): Promise<OpcuaService> {
+    await repo.failInterruptedSyncs(Date.now());
+    const stored = await repo.settings.get('server');
+    const settings: ServerSettings = {
+      ...DEFAULT_SETTINGS,
+      ...(stored ? (JSON.parse(stored) as object) : {}),
+    };
+    return new OpcuaService(repo, readModel, await repo.loadNodes(), settings, await repo.lastSync(), logger);
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#autoTimer);
+    this.#unsubscribe();
+    this.#listeners.clear();
+  }
+
+  // --- events and the address space
+
+  onEvent(listener: (e: OpcuaEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(e: OpcuaEvent): void {
+    for (const l of this.#listeners) {
+      try {
+        l(e);
+      } catch (err) {
+        this.#log?.warn({ err }, 'opcua event listener failed');
+      }
+    }
+  }
+
+  /** Attaches the running server (null: detaches); it is brought in line with the tree at once. */
+  attach(sink: AddressSpaceSink | null): void {
+    this.#sink = sink;
+    sink?.reconcile(this.#tree);
+    this.#startedSettings = this.#settings;
+  }
+
+  get tree(): NodeTree {
+    return this.#tree;
+  }
+
+  /** Runs `fn` after every earlier mutation finished (one mutation at a time). */
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Persists and publishes a tree change made in memory. */
+  async #commit(
+    reason: TreeChange['reason'],
+    upserts: OpcuaNode[],
+    removed: OpcuaNode[],
+    added: string[],
+    modified: string[],
+  ): Promise<void> {
+    await this.#repo.saveNodes(
+      upserts,
+      removed.map((n) => n.ref),
+    );
+    this.#sink?.reconcile(this.#tree);
+    if (added.length + removed.length + modified.length > 0) {
+      this.#emit({
+        type: 'tree',
+        change: { reason, added, removed: removed.map((n) => n.ref), modified },
+      });
+    }
+  }
+
+  // --- reads
+
+  node(ref: string): OpcuaNode {
+    const n = this.#tree.get(ref);
+    if (!n) throw notFound(`no node with reference ${JSON.stringify(ref)}`);
+    return n;
+  }
+
+  nodesByRef(refs: readonly string[]): OpcuaNode[] {
+    return refs.map((r) => this.#tree.get(r)).filter((n): n is OpcuaNode => n !== undefined);
+  }
+
+  /** Deprecated lookup by ID: every node with one of these IDs (several when IDs collide). */
+  nodesById(ids: readonly string[] | null | undefined): OpcuaNode[] {
+    const all = this.#tree.ordered();
+    if (!ids) return all;
+    const set = new Set(ids);
+    return all.filter((n) => set.has(n.id));
+  }
+
+  path(ref: string): string {
+    return this.#tree.path(ref);
+  }
+
+  hasChildren(ref: string): boolean {
+    return this.#tree.hasChildren(ref);
+  }
+
+  #parent(ref: string | null | undefined): string | null {
+    if (ref === null || ref === undefined || ref === '') return null;
+    const n = this.node(ref);
+    if (n.kind === 'Tag') throw badRequest(`node ${ref} is a tag: tags have no children`);
+    return ref;
+  }
+
+  /** Tag children of a folder or device. */
+  folderItems(parentRef: string | null | undefined, limit?: number | null, offset?: number | null) {
+    return page(this.#tree.children(this.#parent(parentRef), ['Tag']), limit, offset);
+  }
+
+  /** Folder and device children of a folder or device (null: the top level). */
+  childFolders(parentRef: string | null | undefined): OpcuaNode[] {
+    return this.#tree.children(this.#parent(parentRef), ['Folder', 'Device']);
+  }
+
+  childFoldersPage(parentRef: string | null | undefined, limit?: number | null, offset?: number | null) {
+    return page(this.childFolders(parentRef), limit, offset);
+  }
+
+  /** Every folder and device under `rootRef` (or the whole tree), parents first, with depths. */
+  folderSkeleton(rootRef?: string | null, maxDepth?: number | null) {
+    const out: Array<{ node: OpcuaNode; depth: number; tagCount: number }> = [];
+    const walk = (parent: string | null, depth: number) => {
+      if (maxDepth !== null && maxDepth !== undefined && depth > maxDepth) return;
+      for (const n of this.#tree.children(parent, ['Folder', 'Device'])) {
+        out.push({ node: n, depth, tagCount: this.#tree.children(n.ref, ['Tag']).length });
+        walk(n.ref, depth + 1);
+      }
+    };
+    walk(this.#parent(rootRef), 0);
+    return out;
+  }
+
+  search(
+    input: { Text?: string | null; Kinds?: NodeKind[] | null; SyncStates?: string[] | null },
+    limit?: number | null,
+    offset?: number | null,
+  ) {
+    const text = (input.Text ?? '').toLowerCase();
+    const kinds = input.Kinds && input.Kinds.length > 0 ? new Set(input.Kinds) : null;
+    const states = input.SyncStates && input.SyncStates.length > 0 ? new Set(input.SyncStates) : null;
+    const hits = this.#tree
+      .ordered()
+      .filter(
+        (n) =>
+          (!kinds || kinds.has(n.kind)) &&
+          (!states || states.has(n.syncState)) &&
+          (text === '' ||
+            n.id.toLowerCase().includes(text) ||
+            n.name.toLowerCase().includes(text) ||
+            n.description.toLowerCase().includes(text)),
+      );
+    return page(hits, limit, offset);
+  }
+
+  // --- node mutations
+
+  #check(node: OpcuaNode, expectedVersion: number | null | undefined): void {
+    if (expectedVersion !== null && expectedVersion !== undefined && expectedVersion !== node.version) {
+      throw new ConflictError(
+        `node ${node.ref} is at version ${node.version}, not ${expectedVersion}: read it again and retry`,
+      );
+    }
+  }
+
+  /** The one node with this ID (and origin, when given); several or none is an error. */
+  #byId(id: string, originId: string | null | undefined): OpcuaNode {
+    let hits = this.nodesById([id]);
+    if (originId) hits = hits.filter((n) => n.originId === originId);
+    if (hits.length === 0) {
+      throw notFound(
+        `no node with ID ${JSON.stringify(id)}${originId ? ` and origin ${JSON.stringify(originId)}` : ''}`,
+      );
+    }
+    if (hits.length > 1) {
+      throw new ConflictError(
+        `${hits.length} nodes have ID ${JSON.stringify(id)}${originId ? ` and origin ${JSON.stringify(originId)}` : ''}: give originId or use the ByRef operation (references: ${hits.map((n) => n.ref).join(', ')})`,
+      );
+    }
+    return hits[0]!;
+  }
+
+  updateNodeByRef(input: {
+    Ref: string;
+    ExpectedVersion?: number | null;
+    ID?: string | null;
+    Name?: string | null;
+    Description?: string | null;
+    AccessControl?: AccessControl | null;
+  }): Promise<OpcuaNode> {
+    return this.#exclusive(async () => this.#update(this.node(input.Ref), input));
+  }
+
+  updateNode(
+    input: {
+      ID: string;
+      ExpectedVersion?: number | null;
+      Name?: string | null;
+      Description?: string | null;
+      AccessControl?: AccessControl | null;
+    },
+    originId: string | null | undefined,
+  ): Promise<OpcuaNode> {
+    return this.#exclusive(async () =>
+      this.#update(this.#byId(input.ID, originId), { ...input, ID: undefined }),
+    );
+  }
+
+  async #update(
+    node: OpcuaNode,
+    input: {
+      ExpectedVersion?: number | null;
+      ID?: string | null | undefined;
+      Name?: string | null;
+      Description?: string | null;
+      AccessControl?: AccessControl | null;
+    },
+  ): Promise<OpcuaNode> {
+    this.#check(node, input.ExpectedVersion);
+    const next = { ...node };
+    if (input.ID !== null && input.ID !== undefined && input.ID !== node.id) {
+      next.id = checkId(input.ID);
+      const sibling = this.#tree.child(node.parentRef, next.id);
+      if (sibling) throw new ConflictError(`a sibling node already has ID ${JSON.stringify(next.id)}`);
+    }
+    if (input.Name !== null && input.Name !== undefined) next.name = checkId(input.Name, 'Name');
+    if (input.Description !== null && input.Description !== undefined) {
+      if (input.Description.length > MAX_DESCRIPTION)
+        throw badRequest(`Description is longer than ${MAX_DESCRIPTION} characters`);
+      next.description = input.Description;
+    }
+    if (input.AccessControl) {
+      if (node.kind !== 'Tag')
+        throw badRequest(`AccessControl applies to tags; node ${node.ref} is a ${node.kind}`);
+      next.accessControl = input.AccessControl;
+    }
+    const changed =
+      next.id !== node.id ||
+      next.name !== node.name ||
+      next.description !== node.description ||
+      next.accessControl !== node.accessControl;
+    if (!changed) return node;
+    next.version = node.version + 1;
+    next.updatedAt = Date.now();
+    this.#tree.put(next);
+    await this.#commit('Update', [next], [], [], [next.ref]);
+    return next;
+  }
+
+  deleteNodeByRef(ref: string, expectedVersion: number | null | undefined): Promise<boolean> {
+    return this.#exclusive(async () => {
+      const node = this.node(ref);
+      this.#check(node, expectedVersion);
+      await this.#delete(node);
+      return true;
+    });
+  }
+
+  deleteNode(id: string, originId: string | null | undefined, expectedVersion: number | null | undefined) {
+    return this.#exclusive(async () => {
+      const node = this.#byId(id, originId);
+      this.#check(node, expectedVersion);
+      await this.#delete(node);
+      return true;
+    });
+  }
+
+  async #delete(node: OpcuaNode): Promise<void> {
+    const removed = this.#tree.removeSubtree(node.ref);
+    await this.#commit('Delete', [], removed, [], []);
+  }
+
+  bulkUpdateTagAccessControl(refs: readonly string[], access: AccessControl): Promise<OpcuaNode[]> {
+    return this.#exclusive(async () => {
+      const nodes = refs.map((r) => this.node(r));
+      for (const n of nodes) {
+        if (n.kind !== 'Tag') throw badRequest(`node ${n.ref} is a ${n.kind}: AccessControl applies to tags`);
+      }
+      const now = Date.now();
+      const changed: OpcuaNode[] = [];
+      for (const n of nodes) {
+        if (n.accessControl === access) continue;
+        const next = { ...n, accessControl: access, version: n.version + 1, updatedAt: now };
+        this.#tree.put(next);
+        changed.push(next);
+      }
+      await this.#commit(
+        'AccessControl',
+        changed,
+        [],
+        [],
+        changed.map((n) => n.ref),
+      );
+      return nodes.map((n) => this.#tree.get(n.ref)!);
+    });
+  }
+
+  // --- hierarchy uploads
+
+  /** Replaces the tree with an uploaded hierarchy; nodes keep their reference where their path stays. */
+  uploadHierarchy(nodes: HierarchyInput[]): Promise<HierarchyResult> {
+    return this.#exclusive(async () => {
+      const origins = await this.#origins(nodes);
+      const plan = this.#plan(nodes, origins);
+      this.#tree = plan.tree;
+      await this.#commit('Upload', plan.upserts, plan.removed, plan.added, plan.modified);
+      return plan.result;
+    });
+  }
+
+  /** The tree as an uploadable hierarchy (what UploadHierarchy takes). */
+  exportHierarchy(): HierarchyInput[] {
+    const walk = (parent: string | null): HierarchyInput[] =>
+      this.#tree.children(parent).map((n) => {
+        const children = walk(n.ref);
+        return {
+          ID: n.id,
+          Kind: n.kind,
+          ...(n.name !== n.id ? { Name: n.name } : {}),
+          ...(n.description ? { Description: n.description } : {}),
+          ...(n.originId ? { OriginID: n.originId } : {}),
+          ...(n.kind === 'Tag' ? { AccessControl: n.accessControl } : {}),
+          ...(children.length ? { Children: children } : {}),
+        };
+      });
+    return walk(null);
+  }
+
+  /** Checks a hierarchy as an upload would, changing nothing; answers the problem or null. */
+  async checkHierarchy(nodes: HierarchyInput[]): Promise<string | null> {
+    try {
+      this.#plan(nodes, await this.#origins(nodes));
+      return null;
+    } catch (err) {
+      return errorText(err);
+    }
+  }
+
+  /** Stages a hierarchy (validated, invisible to clients); answers its ID. */
+  async stageHierarchy(
+    nodes: HierarchyInput[],
+  ): Promise<{ id: string; nodeCount: number; createdAt: number }> {
+    const origins = await this.#origins(nodes);
+    const plan = this.#plan(nodes, origins); // validates now, so that a commit cannot fail on input
+    const id = uuidv7();
+    const createdAt = Date.now();
+    await this.#repo.putStage(id, nodes, plan.tree.size, createdAt);
+    return { id, nodeCount: plan.tree.size, createdAt };
+  }
+
+  /** Commits a staged hierarchy: the tree is replaced at once, in one transaction. */
+  commitStagedHierarchy(id: string): Promise<HierarchyResult> {
+    return this.#exclusive(async () => {
+      const stage = await this.#repo.getStage(id);
+      if (!stage) throw notFound(`no staged hierarchy ${JSON.stringify(id)}`);
+      const nodes = stage.tree as HierarchyInput[];
+      const plan = this.#plan(nodes, await this.#origins(nodes));
+      await this.#repo.commitStage(
+        id,
+        plan.tree.ordered(),
+        plan.removed.map((n) => n.ref),
+      );
+      this.#tree = plan.tree;
+      this.#sink?.reconcile(this.#tree);
+      this.#emit({
+        type: 'tree',
+        change: {
+          reason: 'Commit',
+          added: plan.added,
+          removed: plan.removed.map((n) => n.ref),
+          modified: plan.modified,
+        },
+      });
+      return plan.result;
+    });
+  }
+
+  async cancelStagedHierarchy(id: string): Promise<boolean> {
+    if (!(await this.#repo.deleteStage(id))) throw notFound(`no staged hierarchy ${JSON.stringify(id)}`);
+    return true;
+  }
+
+  /** The DeviceHub devices and tags an uploaded hierarchy names as origins. */
+  async #origins(nodes: HierarchyInput[]) {
+    const deviceIds = new Set<string>();
+    const tagIds = new Set<string>();
+    let count = 0;
+    const walk = (list: HierarchyInput[]) => {
+      for (const n of list) {
+        if (++count > MAX_UPLOAD_NODES) throw badRequest(`a hierarchy has at most ${MAX_UPLOAD_NODES} nodes`);
+        if (n.OriginID) (n.Kind === 'Tag' ? tagIds : deviceIds).add(n.OriginID);
+        if (n.Children) walk(n.Children);
+      }
+    };
+    walk(nodes);
+    const [devices, tags] = await Promise.all([
+      deviceIds.size ? this.#readModel.devices([...deviceIds]) : Promise.resolve([]),
+      this.#readModel.tags([...tagIds]),
+    ]);
+    return { devices: new Set(devices.map((d) => d.id)), tags: new Map(tags.map((t) => [t.id, t])) };
+  }
+
+  /** The tree an upload makes, and what it changes against the current one. */
+  #plan(input: HierarchyInput[], origins: { devices: Set<string>; tags: Map<string, TagConfig> }) {
+    const old = this.#tree;
+    const oldByPath = new Map<string, OpcuaNode>();
+    for (const n of old.all()) oldByPath.set(old.path(n.ref), n);
+    const tree = new NodeTree();
+    const added: string[] = [];
+    const modified: string[] = [];
+    const upserts: OpcuaNode[] = [];
+    const now = Date.now();
+    const walk = (list: HierarchyInput[], parent: OpcuaNode | null, parentPath: string) => {
+      const seen = new Set<string>();
+      list.forEach((h, position) => {
+        const id = checkId(h.ID);
+        if (seen.has(id)) {
+          throw badRequest(`two nodes under ${parentPath || 'the top level'} have ID ${JSON.stringify(id)}`);
+        }
+        seen.add(id);
+        if (!['Folder', 'Device', 'Tag'].includes(h.Kind))
+          throw badRequest(`Kind ${String(h.Kind)} is not valid`);
+        if (parent?.kind === 'Tag') throw badRequest(`tag ${parentPath} cannot have children`);
+        const path = parentPath ? `${parentPath}/${id}` : id;
+        const description = h.Description ?? '';
+        if (description.length > MAX_DESCRIPTION)
+          throw badRequest(`Description of ${path} is longer than ${MAX_DESCRIPTION} characters`);
+        let syncState: OpcuaNode['syncState'] = 'Local';
+        let reason: string | null = null;
+        let dataType: string | null = null;
+        const originId = h.OriginID ?? null;
+        if (originId) {
+          if (h.Kind === 'Folder') throw badRequest(`folder ${path} cannot have an OriginID`);
+          const tag = h.Kind === 'Tag' ? origins.tags.get(originId) : undefined;
+          const exists = h.Kind === 'Tag' ? tag !== undefined : origins.devices.has(originId);
+          syncState = exists ? 'Synced' : 'Failed';
+          if (!exists) reason = `DeviceHub ${h.Kind === 'Tag' ? 'tag' : 'device'} ${originId} does not exist`;
+          dataType = tag?.valueType ?? null;
+        }
+        const fresh: OpcuaNode = {
+          ref: uuidv7(),
+          parentRef: parent?.ref ?? null,
+          kind: h.Kind,
+          id,
+          name: h.Name ? checkId(h.Name, 'Name') : id,
+          description,
+          originId,
+          dataType,
+          accessControl: h.Kind === 'Tag' ? (h.AccessControl ?? 'ReadOnly') : 'ReadOnly',
+          version: 1,
+          syncState,
+          syncFailureReason: reason,
+          position,
+          updatedAt: now,
+        };
+        const before = oldByPath.get(path);
+        let node = fresh;
+        if (before && before.kind === fresh.kind) {
+          oldByPath.delete(path);
+          node = { ...fresh, ref: before.ref, version: before.version, updatedAt: before.updatedAt };
+          const same =
+            before.name === node.name &&
+            before.description === node.description &&
+            before.originId === node.originId &&
+            before.accessControl === node.accessControl &&
+            before.dataType === node.dataType &&
+            before.syncState === node.syncState &&
+            before.position === node.position;
+          if (!same) {
+            node.version = before.version + 1;
+            node.updatedAt = now;
+            modified.push(node.ref);
+            upserts.push(node);
+          } else if (before.parentRef !== node.parentRef) {
+            upserts.push(node);
+          }
+        } else {
+          added.push(node.ref);
+          upserts.push(node);
+        }
+        tree.put(node);
+        if (h.Children && h.Children.length > 0) walk(h.Children, node, path);
+      });
+    };
+    walk(input, null, '');
+    // What is left of the old tree is removed (paths that no longer exist or changed kind).
+    const removed = [...oldByPath.values()];
+    return {
+      tree,
+      upserts,
+      removed,
+      added,
+      modified,
+      // Every change is applied to the running address space at once (node-opcua adds and
+      // removes nodes live): nothing waits for a restart.
+      result: { added: added.length, removed: removed.length, modified: modified.length, restartRequired: 0 },
+    };
+  }
+
+  // --- sync with the DeviceHub
+
+  get currentSync(): SyncRun | null {
+    return this.#currentSync ?? this.#lastSync;
+  }
+
+  get runningSync(): SyncRun | null {
+    return this.#currentSync;
+  }
+
+  syncStatus() {
+    const counts: Record<OpcuaNode['syncState'], number> = {
+      Local: 0,
+      Synced: 0,
+      Pending: 0,
+      Orphaned: 0,
+      Failed: 0,
+    };
+    for (const n of this.#tree.all()) counts[n.syncState]++;
+    return {
+      autoSync: this.#settings.autoSync,
+      running: this.#currentSync !== null,
+      last: this.#lastSync,
+      counts,
+    };
+  }
+
+  /**
+   * Starts a sync (or answers the one running). It runs in the background; `wait` answers when it
+   * ended. `autoSync` (when given) turns following DeviceHub changes on or off.
+   */
+  async sync(options: { autoSync?: boolean | null; trigger?: SyncRun['trigger'] } = {}): Promise<{
+    run: SyncRun;
+    done: Promise<SyncRun>;
+  }> {
+    if (
+      options.autoSync !== null &&
+      options.autoSync !== undefined &&
+      options.autoSync !== this.#settings.autoSync
+    ) {
+      await this.updateSettings({ autoSync: options.autoSync });
+    }
+    if (this.#currentSync) return { run: this.#currentSync, done: this.#running! };
+    const run: SyncRun = {
+      id: uuidv7(),
+      state: 'Running',
+      trigger: options.trigger ?? 'Manual',
+      startedAt: Date.now(),
+      finishedAt: null,
+      added: 0,
+      removed: 0,
+      modified: 0,
+      error: null,
+    };
+    this.#currentSync = run;
+    // The promise is there before the first await, for a second caller that finds this run.
+    const saved = this.#repo.saveSync(run).then(() => this.#emit({ type: 'sync', run: { ...run } }));
+    const running = saved
+      .then(() => this.#exclusive(() => this.#runSync(run)))
+      .catch(async (err: unknown) => {
+        // The Running row could not be saved: the run fails without touching the tree.
+        Object.assign(run, { state: 'Failed', finishedAt: Date.now(), error: errorText(err) });
+        this.#currentSync = null;
+        this.#lastSync = { ...run };
+        this.#emit({ type: 'sync', run: { ...run } });
+        return { ...run };
+      })
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#resyncAfter && !this.#closed) {
+          this.#resyncAfter = false;
+          void this.sync({ trigger: 'Auto' }).catch((err: unknown) =>
+            this.#log?.warn({ err }, 'opcua automatic sync failed'),
+          );
+        }
+      });
+    this.#running = running;
+    await saved.catch(() => undefined);
+    return { run: { ...run }, done: running };
+  }
+
+  /** A DeviceHub change arrived (auto-sync) while a sync ran: one more sync follows it. */
+  #resyncAfter = false;
+
+  #running: Promise<SyncRun> | undefined;
+
+  async #runSync(run: SyncRun): Promise<SyncRun> {
+    try {
+      const counts = await this.#syncTree();
+      Object.assign(run, counts, { state: 'Succeeded', finishedAt: Date.now() });
+    } catch (err) {
+      this.#log?.error({ err }, 'opcua sync failed');
+      Object.assign(run, { state: 'Failed', finishedAt: Date.now(), error: errorText(err) });
+    }
+    this.#currentSync = null;
+    this.#lastSync = { ...run };
+    if (!this.#closed) {
+      await this.#repo
+        .saveSync(run)
+        .catch((err: unknown) => this.#log?.warn({ err }, 'opcua sync not saved'));
+      this.#emit({ type: 'sync', run: { ...run } });
+    }
+    return { ...run };
+  }
+
+  /** Builds or refreshes the DeviceHub part of the tree; answers the counts. */
+  async #syncTree(): Promise<{ added: number; removed: number; modified: number }> {
+    const devices = await this.#readModel.devices();
+    const tags = await this.#readModel.tagsOfDevices(devices.map((d) => d.id));
+    const tree = this.#tree;
+    const now = Date.now();
+    const upserts: OpcuaNode[] = [];
+    const added: string[] = [];
+    const modified: string[] = [];
+    const stateChanged: OpcuaNode[] = [];
+    const make = (
+      parentRef: string | null,
+      kind: NodeKind,
+      id: string,
+      extra: Partial<OpcuaNode>,
+    ): OpcuaNode => {
+      const node: OpcuaNode = {
+        ref: uuidv7(),
+        parentRef,
+        kind,
+        id,
+        name: id,
+        description: '',
+        originId: null,
+        dataType: null,
+        accessControl: 'ReadOnly',
+        version: 1,
+        syncState: 'Synced',
+        syncFailureReason: null,
+        position: tree.children(parentRef).length,
+        updatedAt: now,
+        ...extra,
+      };
+      tree.put(node);
+      upserts.push(node);
+      added.push(node.ref);
+      return node;
+    };
+    const update = (node: OpcuaNode, changes: Partial<OpcuaNode>) => {
+      const next = { ...node, ...changes, syncState: 'Synced' as const, syncFailureReason: null };
+      const content =
+        next.id !== node.id ||
+        next.name !== node.name ||
+        next.description !== node.description ||
+        next.dataType !== node.dataType;
+      if (!content && node.syncState === 'Synced') return;
+      if (content) {
+        next.version = node.version + 1;
+        next.updatedAt = now;
+        modified.push(next.ref);
+      }
+      if (node.syncState !== next.syncState) stateChanged.push(next);
+      tree.put(next);
+      upserts.push(next);
+    };
+
+    const byOrigin = new Map<string, OpcuaNode[]>();
+    for (const n of tree.all()) {
+      if (n.originId && n.kind !== 'Folder') {
+        const key = `${n.kind}:${n.originId}`;
+        const list = byOrigin.get(key);
+        if (list) list.push(n);
+        else byOrigin.set(key, [n]);
+      }
+    }
+    let folder = tree.child(null, DEVICEHUB_FOLDER);
+    if (!folder) {
+      folder = make(null, 'Folder', DEVICEHUB_FOLDER, {
+        description: 'the DeviceHub devices and tags, made by SyncNodes',
+      });
+    }
+    const deviceNode = new Map<string, OpcuaNode>();
+    for (const d of devices) {
+      const nodes = byOrigin.get(`Device:${d.id}`) ?? [];
+      for (const n of nodes) {
+        update(n, n.parentRef === folder.ref ? { id: d.name, name: d.name, description: d.description } : {});
+      }
+      const home = nodes.find((n) => n.parentRef === folder.ref);
+      deviceNode.set(
+        d.id,
+        home
+          ? tree.get(home.ref)!
+          : (tree.child(folder.ref, d.name) ??
+              make(folder.ref, 'Device', d.name, { originId: d.id, description: d.description })),
+      );
+    }
+    for (const t of tags) {
+      const nodes = byOrigin.get(`Tag:${t.id}`) ?? [];
+      const dev = deviceNode.get(t.deviceId)!;
+      for (const n of nodes) {
+        const home = n.parentRef === dev.ref;
+        update(n, {
+          ...(home ? { id: t.tagName, name: t.tagName } : {}),
+          description: t.description,
+          dataType: t.valueType,
+        });
+      }
+      if (nodes.length === 0 && !tree.child(dev.ref, t.tagName)) {
+        make(dev.ref, 'Tag', t.tagName, {
+          originId: t.id,
+          description: t.description,
+          dataType: t.valueType,
+        });
+      }
+    }
+    // Nodes whose origin is gone are removed with their subtrees.
+    const deviceIds = new Set(devices.map((d) => d.id));
+    const tagIds = new Set(tags.map((t) => t.id));
+    const removed: OpcuaNode[] = [];
+    for (const [key, nodes] of byOrigin) {
+      const [kind, id] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
+      const exists = kind === 'Device' ? deviceIds.has(id) : tagIds.has(id);
+      if (exists) continue;
+      for (const n of nodes) if (tree.get(n.ref)) removed.push(...tree.removeSubtree(n.ref));
+    }
+    const removedRefs = new Set(removed.map((n) => n.ref));
+    await this.#commit(
+      'Sync',
+      upserts.filter((n) => !removedRefs.has(n.ref) && tree.get(n.ref) === n),
+      removed,
+      added.filter((r) => !removedRefs.has(r)),
+      modified.filter((r) => !removedRefs.has(r)),
+    );
+    for (const n of stateChanged)
+      if (tree.get(n.ref)) this.#emit({ type: 'node-state', node: tree.get(n.ref)! });
+    return { added: added.length, removed: removed.length, modified: modified.length };
+  }
+
+  #onDevicehubChange(change: DevicehubChange): void {
+    if (this.#closed) return;
+    if (this.#settings.autoSync) {
+      clearTimeout(this.#autoTimer);
+      this.#autoTimer = setTimeout(() => {
+        // A running sync may have read the DeviceHub before this change: sync again after it.
+        if (this.#currentSync) {
+          this.#resyncAfter = true;
+          return;
+        }
+        void this.sync({ trigger: 'Auto' }).catch((err: unknown) =>
+          this.#log?.warn({ err }, 'opcua automatic sync failed'),
+        );
+      }, AUTO_SYNC_DELAY_MS);
+      return;
+    }
+    void this.#exclusive(() => this.#markPending(change)).catch((err: unknown) =>
+      this.#log?.warn({ err }, 'opcua sync states not updated'),
+    );
+  }
+
+  /** Without auto-sync: nodes whose origin changed are Pending, those whose origin is gone Orphaned. */
+  async #markPending(change: DevicehubChange): Promise<void> {
+    const deviceIds = new Set(change.devices);
+    const tagIds = new Set(change.tags.map((t) => t.id));
+    const touched = [...this.#tree.all()].filter(
+      (n) =>
+        n.originId &&
+        ((n.kind === 'Device' && deviceIds.has(n.originId)) || (n.kind === 'Tag' && tagIds.has(n.originId))),
+    );
+    // Tags of a changed device: their subjects follow the device's name.
+    const underDevice = [...this.#tree.all()].filter((n) => {
+      if (n.kind !== 'Tag' || !n.originId || tagIds.has(n.originId)) return false;
+      const parent = n.parentRef ? this.#tree.get(n.parentRef) : undefined;
+      return parent?.kind === 'Device' && parent.originId !== null && deviceIds.has(parent.originId);
+    });
+    if (touched.length + underDevice.length === 0) return;
+    const [devices, tags] = await Promise.all([
+      this.#readModel.devices([...deviceIds]),
+      this.#readModel.tags([...tagIds]),
+    ]);
+    const liveDevices = new Set(devices.map((d) => d.id));
+    const liveTags = new Set(tags.map((t) => t.id));
+    const changed: OpcuaNode[] = [];
+    for (const n of [...touched, ...underDevice]) {
+      const alive =
+        n.kind === 'Device'
+          ? liveDevices.has(n.originId!)
+          : liveTags.has(n.originId!) || !tagIds.has(n.originId!);
+      const state = alive ? 'Pending' : 'Orphaned';
+      if (n.syncState === state) continue;
+      const next: OpcuaNode = {
+        ...n,
+        syncState: state,
+        syncFailureReason: alive
+          ? null
+          : `DeviceHub ${n.kind === 'Tag' ? 'tag' : 'device'} ${n.originId} was deleted`,
+      };
+      this.#tree.put(next);
+      changed.push(next);
+    }
+    await this.#repo.saveNodes(changed, []);
+    this.#sink?.reconcile(this.#tree);
+    for (const n of changed) this.#emit({ type: 'node-state', node: n });
+  }
+
+  // --- settings and users
+
+  get settings(): ServerSettings {
+    return { ...this.#settings };
+  }
+
+  /** Settings as the running server uses them. */
+  get startedSettings(): ServerSettings {
+    return { ...this.#startedSettings };
+  }
+
+  /** Keys whose stored value differs from the one the running server started with. */
+  restartPending(): Array<keyof ServerSettings> {
+    return RESTART_SETTINGS.filter(
+      (k) => JSON.stringify(this.#settings[k]) !== JSON.stringify(this.#startedSettings[k]),
+    );
+  }
+
+  async updateSettings(input: Partial<ServerSettings>): Promise<{
+    settings: ServerSettings;
+    restartRequired: boolean;
+    pending: Array<keyof ServerSettings>;
+  }> {
+    const next: ServerSettings = { ...this.#settings };
+    for (const [k, v] of Object.entries(input) as Array<[keyof ServerSettings, unknown]>) {
+      if (v === null || v === undefined) continue;
+      (next as unknown as Record<string, unknown>)[k] = v;
+    }
+    if (next.securityPolicies.length === 0)
+      throw badRequest('SecurityPolicies must name at least one policy');
+    if (next.securityModes.length === 0) throw badRequest('SecurityModes must name at least one mode');
+    for (const p of next.securityPolicies)
+      if (!SECURITY_POLICIES.includes(p)) throw badRequest(`security policy ${String(p)} is not offered`);
+    for (const m of next.securityModes)
+      if (!SECURITY_MODES.includes(m)) throw badRequest(`security mode ${String(m)} is not offered`);
+    const hasNone = next.securityPolicies.includes('None');
+    const hasSecure = next.securityPolicies.some((p) => p !== 'None');
+    if (next.securityModes.includes('None') && !hasNone)
+      throw badRequest('security mode None needs security policy None');
+    if (next.securityModes.some((m) => m !== 'None') && !hasSecure)
+      throw badRequest('security modes Sign and SignAndEncrypt need a policy other than None');
+    if (!Number.isInteger(next.maxSessions) || next.maxSessions < 1 || next.maxSessions > 10_000)
+      throw badRequest('MaxSessions must be between 1 and 10000');
+    this.#settings = next;
+    await this.#repo.settings.put('server', JSON.stringify(next));
+    this.#emitSettings?.(next);
+    const pending = this.restartPending();
+    return { settings: { ...next }, restartRequired: pending.length > 0, pending };
+  }
+
+  /** Called with new settings, to apply what applies live (set by the running server). */
+  #emitSettings: ((s: ServerSettings) => void) | undefined;
+  onSettings(fn: ((s: ServerSettings) => void) | undefined): void {
+    this.#emitSettings = fn;
+  }
+
+  users() {
+    return this.#repo.users();
+  }
+
+  async setUser(username: string, password: string): Promise<void> {
+    checkId(username, 'Username');
+    if (typeof password !== 'string' || password.length < 8 || password.length > 256)
+      throw badRequest('Password must have 8 to 256 characters');
+    await this.#repo.putUser(username, await hashPassword(password), Date.now());
+  }
+
+  async deleteUser(username: string): Promise<boolean> {
+    if (!(await this.#repo.deleteUser(username)))
+      throw notFound(`no OPC UA user ${JSON.stringify(username)}`);
+    return true;
+  }
+
+  async checkUser(username: string, password: string): Promise<boolean> {
+    const hash = await this.#repo.userHash(username);
+    return hash !== undefined && (await verifyPassword(password, hash));
+  }
+
+  /** The DeviceHub tag a tag node follows (for writes). */
+  async originTag(tagId: string): Promise<TagConfig | undefined> {
+    return (await this.#readModel.tags([tagId]))[0];
+  }
+}
+
+export function page<T>(items: T[], limit?: number | null, offset?: number | null) {
+  const l = Math.min(Math.max(limit ?? 100, 1), MAX_PAGE);
+  const o = Math.max(offset ?? 0, 0);
+  return { items: items.slice(o, o + l), total: items.length };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export { conflict };

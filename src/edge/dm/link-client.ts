@@ -13,6 +13,8 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import {
   LINK_CHUNK,
+  LINK_FEATURE_INLINE,
+  LINK_INLINE_MAX,
   LINK_MAX_MESSAGE,
   LINK_PATH,
   bodyFrame,
@@ -62,6 +64,8 @@ export class LinkClient {
   #retryTimer: NodeJS.Timeout | undefined;
   #stopped = false;
   #connected = false;
+  /** The manager takes small answers in one frame (its welcome offered `inline`). */
+  #inline = false;
   #lastError: string | null = null;
   readonly #execs = new Map<number, Exec>();
   #cpu = process.cpuUsage();
@@ -141,6 +145,7 @@ export class LinkClient {
     });
     ws.on('close', (code, reason) => {
       clearInterval(this.#hbTimer);
+      this.#inline = false;
       if (this.#connected)
         this.#o.logger.warn({ code, reason: reason.toString() }, 'link to the manager lost');
       this.#connected = false;
@@ -204,6 +209,7 @@ export class LinkClient {
     switch (m.t) {
       case 'welcome':
         this.#connected = true;
+        this.#inline = Array.isArray(m.features) && m.features.includes(LINK_FEATURE_INLINE);
         this.#attempt = 0;
         this.#lastError = null;
         this.#heartbeatMs = Math.max(100, m.heartbeatMs);
@@ -260,8 +266,18 @@ export class LinkClient {
       for (const [k, v] of Object.entries(res.headers)) {
         if (v !== undefined) headers[k] = Array.isArray(v) ? v.map(String) : String(v);
       }
-      this.#send(ws, { t: 'res', id: m.id, status: res.statusCode, headers });
       const body = res.rawPayload;
+      if (this.#inline && body.length <= LINK_INLINE_MAX) {
+        this.#send(ws, {
+          t: 'res',
+          id: m.id,
+          status: res.statusCode,
+          headers,
+          body: body.toString('base64'),
+        });
+        return;
+      }
+      this.#send(ws, { t: 'res', id: m.id, status: res.statusCode, headers });
       for (let off = 0; off < body.length; off += LINK_CHUNK) {
         if (exec.cancelled || ws.readyState !== ws.OPEN) return;
         ws.send(bodyFrame(m.id, body.subarray(off, off + LINK_CHUNK)));

@@ -11,6 +11,8 @@ import type { WebSocket } from 'ws';
 import { AppError } from '../../kernel/errors.js';
 import {
   LINK_CHUNK,
+  LINK_FEATURE_INLINE,
+  LINK_INLINE_MAX,
   bodyFrame,
   parseBodyFrame,
   parseMessage,
@@ -39,7 +41,8 @@ export interface BridgeRequest {
 export interface BridgeResponse {
   status: number;
   headers: LinkHeaders;
-  body: Readable;
+  /** Streamed, or the whole body when the edge answered in one frame (small answers). */
+  body: Readable | Buffer;
 }
 
 interface Pending {
@@ -165,6 +168,7 @@ export class LinkHub {
       deviceId,
       heartbeatMs: this.#o.heartbeatMs,
       reconnectMaxMs: Math.min(60_000, Math.max(1000, this.#o.heartbeatMs * 3)),
+      features: [LINK_FEATURE_INLINE],
     });
     this.#o.logger.info({ deviceId, remote, version: first.version }, 'edge linked');
   }
@@ -191,6 +195,17 @@ export class LinkHub {
       case 'res': {
         const p = link.pending.get(m.id);
         if (!p || p.body) return;
+        if (typeof m.body === 'string') {
+          // The whole answer in one frame.
+          this.#finish(link, m.id, p);
+          const body = Buffer.from(m.body, 'base64');
+          if (body.length > LINK_INLINE_MAX) {
+            p.reject(new AppError(502, 'edge_error', 'the edge answered an oversized inline body'));
+            return;
+          }
+          p.resolve({ status: m.status, headers: m.headers ?? {}, body });
+          return;
+        }
         const body = new PassThrough({ highWaterMark: 1024 * 1024 });
         body.on('drain', () => link.socket.resume());
         p.body = body;

@@ -171,11 +171,19 @@ export class FleetService {
   /** Bumped by every invalidation: a read that started before one is not cached. */
   #targetsGeneration = 0;
 
-  constructor(repo: FleetRepository, box: SecretBox, logger: Logger, options: { activationTtl: number }) {
+  readonly #targetsMax: number;
+
+  constructor(
+    repo: FleetRepository,
+    box: SecretBox,
+    logger: Logger,
+    options: { activationTtl: number; bridgeTargetCacheSize?: number },
+  ) {
     this.#repo = repo;
     this.#box = box;
     this.#log = logger;
     this.#activationTtl = options.activationTtl;
+    this.#targetsMax = Math.max(1, options.bridgeTargetCacheSize ?? BRIDGE_TARGET_CACHE_SIZE);
   }
 
   get database() {
@@ -607,7 +615,7 @@ export class FleetService {
     };
     if (generation !== this.#targetsGeneration) return target;
     // Bounded: the oldest entry goes first (a Map iterates in insertion order).
-    if (this.#targets.size >= BRIDGE_TARGET_CACHE_SIZE) {
+    if (this.#targets.size >= this.#targetsMax) {
       this.#targets.delete(this.#targets.keys().next().value!);
     }
     this.#targets.set(deviceId, { target, until: now + BRIDGE_TARGET_TTL_MS });

@@ -24,6 +24,7 @@ import {
   type LinkHeaders,
   type LinkMessage,
 } from '../../kernel/link/protocol.js';
+import { holdWrites } from '../../kernel/link/batch.js';
 import { pinnedConnection, type Fingerprint } from '../../kernel/link/pinned.js';
 
 /** Bridged requests executed at once at most; more are answered 503 by the edge. */
@@ -66,6 +67,8 @@ export class LinkClient {
   #connected = false;
   /** The manager takes small answers in one frame (its welcome offered `inline`). */
   #inline = false;
+  /** Frames sent in one turn of the event loop leave in one write (see holdWrites). */
+  #hold: () => void = () => {};
   #lastError: string | null = null;
   readonly #execs = new Map<number, Exec>();
   #cpu = process.cpuUsage();
@@ -124,6 +127,10 @@ export class LinkClient {
         : {}),
     });
     this.#ws = ws;
+    this.#hold = () => {};
+    ws.on('upgrade', (res) => {
+      if (this.#ws === ws) this.#hold = holdWrites(res.socket);
+    });
     ws.on('open', () => {
       this.#send(ws, {
         t: 'hello',
@@ -191,7 +198,9 @@ export class LinkClient {
   }
 
   #send(ws: WebSocket, m: LinkMessage): void {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
+    if (ws.readyState !== ws.OPEN) return;
+    if (ws === this.#ws) this.#hold();
+    ws.send(JSON.stringify(m));
   }
 
   #onMessage(ws: WebSocket, data: Buffer, binary: boolean): void {
@@ -280,6 +289,7 @@ export class LinkClient {
       this.#send(ws, { t: 'res', id: m.id, status: res.statusCode, headers });
       for (let off = 0; off < body.length; off += LINK_CHUNK) {
         if (exec.cancelled || ws.readyState !== ws.OPEN) return;
+        if (ws === this.#ws) this.#hold();
         ws.send(bodyFrame(m.id, body.subarray(off, off + LINK_CHUNK)));
         while (ws.bufferedAmount > 4 * 1024 * 1024 && ws.readyState === ws.OPEN) {
           await new Promise((r) => setTimeout(r, 5));

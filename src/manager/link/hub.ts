@@ -5,7 +5,7 @@
  * requests down and their answers back up, streamed, with bounds on everything an edge or a client
  * can grow: links at once, requests in flight per device, message size, waiting time.
  */
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, type Duplex, type Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../kernel/errors.js';
@@ -19,6 +19,7 @@ import {
   type LinkHeaders,
   type LinkMessage,
 } from '../../kernel/link/protocol.js';
+import { holdWrites } from '../../kernel/link/batch.js';
 import type { FleetService } from '../fleet/service.js';
 
 export interface LinkHubOptions {
@@ -63,12 +64,17 @@ class Link {
   metrics: Record<string, unknown> | null = null;
   dirty = false;
   #nextId = 1;
+  /** Frames sent in one turn of the event loop leave in one write (see holdWrites). */
+  readonly hold: () => void;
 
   constructor(
     readonly deviceId: string,
     readonly socket: WebSocket,
     readonly connectionId: string,
-  ) {}
+    raw?: Duplex | null,
+  ) {
+    this.hold = holdWrites(raw);
+  }
 
   nextId(): number {
     const id = this.#nextId;
@@ -77,6 +83,7 @@ class Link {
   }
 
   send(message: LinkMessage): void {
+    this.hold();
     this.socket.send(JSON.stringify(message));
   }
 
@@ -108,8 +115,16 @@ export class LinkHub {
     return this.#links.has(deviceId);
   }
 
-  /** A new link from an authenticated device. */
-  async accept(deviceId: string, socket: WebSocket, remote: string | null): Promise<void> {
+  /**
+   * A new link from an authenticated device. `raw` is the connection under the WebSocket (its
+   * writes are batched per turn of the event loop).
+   */
+  async accept(
+    deviceId: string,
+    socket: WebSocket,
+    remote: string | null,
+    raw?: Duplex | null,
+  ): Promise<void> {
     if (this.#closed) {
       socket.close(1001, 'manager stopping');
       return;
@@ -150,7 +165,7 @@ export class LinkHub {
       version: String(first.version ?? ''),
       host: JSON.stringify(first.host ?? {}),
     });
-    const current = new Link(deviceId, socket, connectionId);
+    const current = new Link(deviceId, socket, connectionId, raw);
     if (socket.readyState !== socket.OPEN) {
       await this.#o.fleet.linkDown(deviceId, connectionId, 'closed during hello', this.#links.has(deviceId));
       return;
@@ -330,6 +345,7 @@ export class LinkHub {
         if (!link.pending.has(id)) return;
         const buf = chunk as Buffer;
         for (let off = 0; off < buf.length; off += LINK_CHUNK) {
+          link.hold();
           link.socket.send(bodyFrame(id, buf.subarray(off, off + LINK_CHUNK)));
         }
         await link.drained();

@@ -196,6 +196,28 @@ describe('device OAuth clients, carried out on the edge', () => {
   });
 });
 
+describe('revocation', () => {
+  test('a removed device is refused by the bridge at once, though its edge is still linked', async () => {
+    const other = await startTestEdge();
+    try {
+      const c = { cookie: `jwtAccess=${await bootstrapAdmin(other)}` };
+      const { activated } = await enrol(other, c, await activationCode(m, projectId));
+      assert.equal(activated.status, 200, activated.text);
+      const id = activated.body.deviceId as string;
+      await eventually(async () => (await m.call(`/api/v1/device/${id}`)).body.online, 10_000, 'online');
+      const url = `/api/v1/edge/${projectId}/${id}/devicehub/version`;
+      // The second call is served from the bridge's memory of the device and its credential.
+      assert.equal((await m.call(url)).status, 200);
+      assert.equal((await m.call(url)).status, 200);
+      assert.equal((await m.call(`/api/v1/device/${id}`, { method: 'DELETE' })).status, 204);
+      const r = await m.call(url);
+      assert.equal(r.status, 404, r.text);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
 describe('offline', () => {
   test('an unenrolled edge goes offline at once; the bridge answers 503; the history records it', async () => {
     assert.equal((await edge.call('/dm/cloud', { method: 'DELETE', headers: cookie })).status, 204);

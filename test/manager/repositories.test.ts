@@ -17,7 +17,7 @@ import {
   type Principal,
 } from '../../src/manager/auth/index.js';
 import { FleetRepository } from '../../src/manager/fleet/repository.js';
-import { FleetService, deviceIdentifier } from '../../src/manager/fleet/service.js';
+import { BRIDGE_TARGET_TTL_MS, FleetService, deviceIdentifier } from '../../src/manager/fleet/service.js';
 import { SecretBox } from '../../src/manager/fleet/secret-box.js';
 import { fleetMigrations } from '../../src/manager/fleet/migrations/index.js';
 import type { ListSpec } from '../../src/kernel/paging.js';
@@ -131,5 +131,100 @@ forEachDialect('manager repositories', (ctx) => {
     const status = await fleet.deviceStatus(ADMIN, all, p1.id);
     assert.equal(status.items[0]!.status, 'ACTIVATED');
     assert.deepEqual(await fleet.counts(), { devices: 1, online: 0 });
+  });
+});
+
+forEachDialect('manager bridge targets', (ctx) => {
+  let fleet: FleetService;
+  before(async () => {
+    await ctx.database.migrate([managerAuthMigrations, fleetMigrations]);
+    fleet = new FleetService(
+      new FleetRepository(ctx.database),
+      SecretBox.forDataDir(mkdtempSync(join(tmpdir(), 'mw-box-'))),
+      log,
+      { activationTtl: 3600 },
+    );
+  });
+
+  /** A service on the same database that counts its device reads, holding at most `size` targets. */
+  function counted(size?: number) {
+    const repo = new FleetRepository(ctx.database);
+    let reads = 0;
+    const getDevice = repo.getDevice.bind(repo);
+    repo.getDevice = (id: string) => {
+      reads++;
+      return getDevice(id);
+    };
+    // The same data directory key: a second service must open what the first sealed.
+    const service = new FleetService(repo, box, log, {
+      activationTtl: 3600,
+      ...(size ? { bridgeTargetCacheSize: size } : {}),
+    });
+    return { service, reads: () => reads };
+  }
+  const box = SecretBox.forDataDir(mkdtempSync(join(tmpdir(), 'mw-box-')));
+
+  async function enrol(service: FleetService, projectId: string, credential: string) {
+    const [code] = await service.createCodes(ADMIN, projectId, { count: 1 });
+    return service.activate({ code: code!.code, edgeCredential: credential, version: '4.4.0' });
+  }
+
+  test('served from memory after the first read; removal and another process are seen', async () => {
+    const c = await fleet.createCompany(ADMIN, 'bridge-co');
+    const p = await fleet.createProject(ADMIN, { companyId: c.id }, 'bridge-p');
+    const other = await fleet.createProject(ADMIN, { companyId: c.id }, 'bridge-other');
+    const { service, reads } = counted();
+    const a = await enrol(service, p.id, 'mwt_a');
+    const b = await enrol(service, p.id, 'mwt_b');
+
+    const t = await service.bridgeTarget(ADMIN, a.deviceId, p.id);
+    assert.deepEqual(t, { deviceId: a.deviceId, projectId: p.id, companyId: c.id, credential: 'mwt_a' });
+    assert.equal(reads(), 1);
+    assert.equal((await service.bridgeTarget(ADMIN, a.deviceId, p.id)).credential, 'mwt_a');
+    assert.equal(await service.edgeCredential(a.deviceId), 'mwt_a');
+    assert.equal(reads(), 1, 'the second and third calls read nothing');
+
+    // The caller's scope is still checked on every call, cached or not.
+    await assert.rejects(service.bridgeTarget(ADMIN, a.deviceId, other.id), /not found/);
+    const stranger: Principal = {
+      ...ADMIN,
+      grants: [{ role: 'admin', companyId: null, projectId: other.id }],
+    };
+    await assert.rejects(service.bridgeTarget(stranger, a.deviceId), /not found/);
+
+    // Removed through this service: refused at once.
+    await service.deleteDevice(ADMIN, a.deviceId);
+    await assert.rejects(service.bridgeTarget(ADMIN, a.deviceId, p.id), /not found/);
+    assert.equal(await service.edgeCredential(a.deviceId), null);
+
+    // Removed by another process on the same database: seen once the entry's time is up.
+    assert.equal((await service.bridgeTarget(ADMIN, b.deviceId, p.id)).credential, 'mwt_b');
+    await fleet.deleteDevice(ADMIN, b.deviceId);
+    const realNow = Date.now;
+    Date.now = () => realNow() + BRIDGE_TARGET_TTL_MS + 1;
+    try {
+      await assert.rejects(service.bridgeTarget(ADMIN, b.deviceId, p.id), /not found/);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
+  test('a read racing a removal is not cached; the cache holds at most its bound', async () => {
+    const c = await fleet.createCompany(ADMIN, 'bridge-co-2');
+    const p = await fleet.createProject(ADMIN, { companyId: c.id }, 'bridge-p2');
+    const { service, reads } = counted(2);
+    const devices = [];
+    for (const cred of ['mwt_1', 'mwt_2', 'mwt_3']) devices.push(await enrol(service, p.id, cred));
+
+    const racing = service.bridgeTarget(ADMIN, devices[0]!.deviceId);
+    await service.deleteDevice(ADMIN, devices[0]!.deviceId);
+    await racing.catch(() => undefined);
+    await assert.rejects(service.bridgeTarget(ADMIN, devices[0]!.deviceId), /not found/);
+
+    for (const d of devices.slice(1)) await service.bridgeTarget(ADMIN, d.deviceId);
+    assert.ok(service.bridgeTargetsCached <= 2);
+    const before = reads();
+    await service.bridgeTarget(ADMIN, devices[2]!.deviceId);
+    assert.equal(reads(), before, 'the newest entry stayed');
   });
 });

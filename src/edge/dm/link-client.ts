@@ -13,6 +13,8 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import {
   LINK_CHUNK,
+  LINK_FEATURE_INLINE,
+  LINK_INLINE_MAX,
   LINK_MAX_MESSAGE,
   LINK_PATH,
   bodyFrame,
@@ -22,6 +24,7 @@ import {
   type LinkHeaders,
   type LinkMessage,
 } from '../../kernel/link/protocol.js';
+import { holdWrites } from '../../kernel/link/batch.js';
 import { pinnedConnection, type Fingerprint } from '../../kernel/link/pinned.js';
 
 /** Bridged requests executed at once at most; more are answered 503 by the edge. */
@@ -62,6 +65,10 @@ export class LinkClient {
   #retryTimer: NodeJS.Timeout | undefined;
   #stopped = false;
   #connected = false;
+  /** The manager takes small answers in one frame (its welcome offered `inline`). */
+  #inline = false;
+  /** Frames sent in one turn of the event loop leave in one write (see holdWrites). */
+  #hold: () => void = () => {};
   #lastError: string | null = null;
   readonly #execs = new Map<number, Exec>();
   #cpu = process.cpuUsage();
@@ -120,6 +127,10 @@ export class LinkClient {
         : {}),
     });
     this.#ws = ws;
+    this.#hold = () => {};
+    ws.on('upgrade', (res) => {
+      if (this.#ws === ws) this.#hold = holdWrites(res.socket);
+    });
     ws.on('open', () => {
       this.#send(ws, {
         t: 'hello',
@@ -141,6 +152,7 @@ export class LinkClient {
     });
     ws.on('close', (code, reason) => {
       clearInterval(this.#hbTimer);
+      this.#inline = false;
       if (this.#connected)
         this.#o.logger.warn({ code, reason: reason.toString() }, 'link to the manager lost');
       this.#connected = false;
@@ -186,7 +198,9 @@ export class LinkClient {
   }
 
   #send(ws: WebSocket, m: LinkMessage): void {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
+    if (ws.readyState !== ws.OPEN) return;
+    if (ws === this.#ws) this.#hold();
+    ws.send(JSON.stringify(m));
   }
 
   #onMessage(ws: WebSocket, data: Buffer, binary: boolean): void {
@@ -204,6 +218,7 @@ export class LinkClient {
     switch (m.t) {
       case 'welcome':
         this.#connected = true;
+        this.#inline = Array.isArray(m.features) && m.features.includes(LINK_FEATURE_INLINE);
         this.#attempt = 0;
         this.#lastError = null;
         this.#heartbeatMs = Math.max(100, m.heartbeatMs);
@@ -260,10 +275,21 @@ export class LinkClient {
       for (const [k, v] of Object.entries(res.headers)) {
         if (v !== undefined) headers[k] = Array.isArray(v) ? v.map(String) : String(v);
       }
-      this.#send(ws, { t: 'res', id: m.id, status: res.statusCode, headers });
       const body = res.rawPayload;
+      if (this.#inline && body.length <= LINK_INLINE_MAX) {
+        this.#send(ws, {
+          t: 'res',
+          id: m.id,
+          status: res.statusCode,
+          headers,
+          body: body.toString('base64'),
+        });
+        return;
+      }
+      this.#send(ws, { t: 'res', id: m.id, status: res.statusCode, headers });
       for (let off = 0; off < body.length; off += LINK_CHUNK) {
         if (exec.cancelled || ws.readyState !== ws.OPEN) return;
+        if (ws === this.#ws) this.#hold();
         ws.send(bodyFrame(m.id, body.subarray(off, off + LINK_CHUNK)));
         while (ws.bufferedAmount > 4 * 1024 * 1024 && ws.readyState === ws.OPEN) {
           await new Promise((r) => setTimeout(r, 5));

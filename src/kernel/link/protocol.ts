@@ -8,12 +8,21 @@
  * binary frames: a 4-byte big-endian stream id, then at most `LINK_CHUNK` bytes of body. Flow per
  * bridged request: manager `req` → (binary request body)* → manager `end`; edge `res` (status and
  * headers) → (binary response body)* → edge `end`, or edge `err`. The manager may `cancel`.
+ *
+ * A manager that lists `inline` in its welcome's `features` also takes a small answer in one
+ * frame: `res` with the whole body in `body` (base64, at most `LINK_INLINE_MAX` bytes decoded),
+ * and no body frames or `end` after it. An edge uses that only when the manager offered it, so
+ * either side may be older than the other.
  */
 
 /** Largest WebSocket message either side accepts (a bigger one closes the link, code 1009). */
 export const LINK_MAX_MESSAGE = 1024 * 1024;
 /** Largest body slice in one binary frame. */
 export const LINK_CHUNK = 64 * 1024;
+/** Largest response body an edge sends inline in its `res` (feature `inline`). */
+export const LINK_INLINE_MAX = 16 * 1024;
+/** What this manager offers in its welcome. */
+export const LINK_FEATURE_INLINE = 'inline';
 /** Most headers in a bridged request or response. */
 export const LINK_MAX_HEADERS = 200;
 export const LINK_PATH = '/dm/link';
@@ -24,10 +33,17 @@ export type LinkMessage =
   // edge → manager
   | { t: 'hello'; version: string; millwright: string; host: Record<string, unknown> }
   | { t: 'hb'; metrics: Record<string, unknown> }
-  | { t: 'res'; id: number; status: number; headers: LinkHeaders }
+  | {
+      t: 'res';
+      id: number;
+      status: number;
+      headers: LinkHeaders;
+      /** The whole body, base64 (feature `inline`); nothing follows for this id. */
+      body?: string;
+    }
   | { t: 'err'; id: number; status: number; message: string }
   // manager → edge
-  | { t: 'welcome'; deviceId: string; heartbeatMs: number; reconnectMaxMs: number }
+  | { t: 'welcome'; deviceId: string; heartbeatMs: number; reconnectMaxMs: number; features?: string[] }
   | { t: 'req'; id: number; method: string; path: string; headers: LinkHeaders; body: boolean }
   | { t: 'cancel'; id: number }
   // both: the end of a body (request body from the manager, response body from the edge)

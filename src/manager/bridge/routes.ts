@@ -39,9 +39,14 @@ export async function callEdge(
   return options.hub.request(deviceId, {
     method: call.method,
     path: call.path,
-    headers: { ...call.headers, authorization: `Basic ${Buffer.from(`${credential}:`).toString('base64')}` },
+    headers: { ...call.headers, authorization: edgeAuthorization(credential) },
     body: call.body,
   });
+}
+
+/** `Authorization` for the edge's credential (a legacy API token: Basic, empty password). */
+function edgeAuthorization(credential: string): string {
+  return `Basic ${Buffer.from(`${credential}:`).toString('base64')}`;
 }
 
 /** A JSON call to a device's edge, answering its parsed body and status. */
@@ -58,9 +63,14 @@ export async function callEdgeJson(
     headers: json === undefined ? {} : { 'content-type': 'application/json' },
     body: json === undefined ? null : Readable.from([Buffer.from(JSON.stringify(json))]),
   });
-  const chunks: Buffer[] = [];
-  for await (const c of res.body) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  let raw: Buffer;
+  if (Buffer.isBuffer(res.body)) raw = res.body;
+  else {
+    const chunks: Buffer[] = [];
+    for await (const c of res.body) chunks.push(c as Buffer);
+    raw = Buffer.concat(chunks);
+  }
+  const text = raw.toString('utf8');
   let body: unknown = undefined;
   try {
     body = text ? JSON.parse(text) : undefined;
@@ -90,9 +100,10 @@ export async function bridgeRoutes(app: FastifyInstance, options: BridgeOptions)
     handler: async (request: FastifyRequest<{ Params: BridgeParams }>, reply: FastifyReply) => {
       const principal = principalOf(request);
       const { projectId, deviceId } = request.params;
-      const device = await options.fleet.device(principal, deviceId, projectId);
+      // From memory after the first call (see FleetService.bridgeTarget): no database read.
+      const target = await options.fleet.bridgeTarget(principal, deviceId, projectId);
       if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
-        requireRole(principal, device, 'operator');
+        requireRole(principal, target, 'operator');
       }
       const raw = request.raw.url ?? '';
       const prefix = `/api/v1/edge/${projectId}/${deviceId}`;
@@ -111,7 +122,7 @@ export async function bridgeRoutes(app: FastifyInstance, options: BridgeOptions)
         if (!DROP_RESPONSE.has(k.toLowerCase())) void reply.header(k, v);
       }
       if (request.method === 'HEAD') {
-        res.body.resume();
+        if (!Buffer.isBuffer(res.body)) res.body.resume();
         return reply.send();
       }
       return reply.send(res.body);

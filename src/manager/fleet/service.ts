@@ -144,17 +144,46 @@ export interface Activation {
 /** The most activation codes created in one call. */
 export const MAX_CODES_PER_CALL = 1000;
 
+/**
+ * What the bridge needs of a device on every call: its scope (for the caller's role) and the
+ * edge's credential, decrypted. Kept in memory so a bridged call costs no database read and no
+ * decrypt; bounded, short-lived (a change made by another process, e.g. the CLI on the same data
+ * directory, is seen within `BRIDGE_TARGET_TTL_MS`), and dropped at once when this process
+ * removes or re-enrols the device.
+ */
+export interface BridgeTarget {
+  deviceId: string;
+  projectId: string;
+  companyId: string;
+  /** The credential the edge issued for bridged calls. */
+  credential: string;
+}
+export const BRIDGE_TARGET_TTL_MS = 5000;
+export const BRIDGE_TARGET_CACHE_SIZE = 10_000;
+
 export class FleetService {
   readonly #repo: FleetRepository;
   readonly #box: SecretBox;
   readonly #log: Logger;
   readonly #activationTtl: number;
+  /** Bridge targets by device id, oldest first (see `BridgeTarget`). */
+  readonly #targets = new Map<string, { target: BridgeTarget; until: number }>();
+  /** Bumped by every invalidation: a read that started before one is not cached. */
+  #targetsGeneration = 0;
 
-  constructor(repo: FleetRepository, box: SecretBox, logger: Logger, options: { activationTtl: number }) {
+  readonly #targetsMax: number;
+
+  constructor(
+    repo: FleetRepository,
+    box: SecretBox,
+    logger: Logger,
+    options: { activationTtl: number; bridgeTargetCacheSize?: number },
+  ) {
     this.#repo = repo;
     this.#box = box;
     this.#log = logger;
     this.#activationTtl = options.activationTtl;
+    this.#targetsMax = Math.max(1, options.bridgeTargetCacheSize ?? BRIDGE_TARGET_CACHE_SIZE);
   }
 
   get database() {
@@ -341,7 +370,9 @@ export class FleetService {
   async deleteDevice(principal: Principal, deviceId: string): Promise<void> {
     const d = await this.device(principal, deviceId);
     requireRole(principal, d, 'admin');
+    this.#forgetTarget(deviceId);
     await this.#repo.deleteDevice(deviceId);
+    this.#forgetTarget(deviceId);
     this.#log.info({ deviceId }, 'device removed');
   }
 
@@ -532,6 +563,7 @@ export class FleetService {
       activated_at: now,
     });
     if (!ok) throw new AppError(409, 'activation_code_used', 'the activation code was already used');
+    this.#forgetTarget(id);
     this.#log.info({ deviceId: id, projectId: code.project_id, name }, 'device activated');
     return { deviceId: id, projectId: code.project_id, companyId: project.company_id, linkSecret };
   }
@@ -548,8 +580,56 @@ export class FleetService {
 
   /** The credential the edge issued for bridged calls, decrypted. */
   async edgeCredential(deviceId: string): Promise<string | null> {
+    return (await this.#bridgeTarget(deviceId))?.credential ?? null;
+  }
+
+  /**
+   * The device's bridge target when `principal` may read it (and it is in `projectId` when
+   * given); else 404, as `device()`. Served from memory (see `BridgeTarget`).
+   */
+  async bridgeTarget(principal: Principal, deviceId: string, projectId?: string): Promise<BridgeTarget> {
+    const t = await this.#bridgeTarget(deviceId);
+    if (
+      !t ||
+      (projectId !== undefined && t.projectId !== projectId) ||
+      roleAt(principal, { projectId: t.projectId, companyId: t.companyId }) === null
+    ) {
+      throw notFound(`device "${deviceId}" not found${projectId ? ` in project "${projectId}"` : ''}`);
+    }
+    return t;
+  }
+
+  async #bridgeTarget(deviceId: string): Promise<BridgeTarget | null> {
+    const now = Date.now();
+    const hit = this.#targets.get(deviceId);
+    if (hit && hit.until > now) return hit.target;
+    this.#targets.delete(deviceId);
+    const generation = this.#targetsGeneration;
     const row = await this.#repo.getDevice(deviceId);
-    return row ? this.#box.open(row.edge_credential) : null;
+    if (!row) return null;
+    const target: BridgeTarget = {
+      deviceId: row.id,
+      projectId: row.project_id,
+      companyId: row.company_id,
+      credential: this.#box.open(row.edge_credential),
+    };
+    if (generation !== this.#targetsGeneration) return target;
+    // Bounded: the oldest entry goes first (a Map iterates in insertion order).
+    if (this.#targets.size >= this.#targetsMax) {
+      this.#targets.delete(this.#targets.keys().next().value!);
+    }
+    this.#targets.set(deviceId, { target, until: now + BRIDGE_TARGET_TTL_MS });
+    return target;
+  }
+
+  #forgetTarget(deviceId: string): void {
+    this.#targetsGeneration++;
+    this.#targets.delete(deviceId);
+  }
+
+  /** How many bridge targets are held in memory (for tests). */
+  get bridgeTargetsCached(): number {
+    return this.#targets.size;
   }
 
   async linkUp(deviceId: string, remote: string | null, facts: { version: string; host: string }) {

@@ -5,18 +5,21 @@
  * requests down and their answers back up, streamed, with bounds on everything an edge or a client
  * can grow: links at once, requests in flight per device, message size, waiting time.
  */
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, type Duplex, type Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import { AppError } from '../../kernel/errors.js';
 import {
   LINK_CHUNK,
+  LINK_FEATURE_INLINE,
+  LINK_INLINE_MAX,
   bodyFrame,
   parseBodyFrame,
   parseMessage,
   type LinkHeaders,
   type LinkMessage,
 } from '../../kernel/link/protocol.js';
+import { holdWrites } from '../../kernel/link/batch.js';
 import type { FleetService } from '../fleet/service.js';
 
 export interface LinkHubOptions {
@@ -39,7 +42,8 @@ export interface BridgeRequest {
 export interface BridgeResponse {
   status: number;
   headers: LinkHeaders;
-  body: Readable;
+  /** Streamed, or the whole body when the edge answered in one frame (small answers). */
+  body: Readable | Buffer;
 }
 
 interface Pending {
@@ -60,12 +64,17 @@ class Link {
   metrics: Record<string, unknown> | null = null;
   dirty = false;
   #nextId = 1;
+  /** Frames sent in one turn of the event loop leave in one write (see holdWrites). */
+  readonly hold: () => void;
 
   constructor(
     readonly deviceId: string,
     readonly socket: WebSocket,
     readonly connectionId: string,
-  ) {}
+    raw?: Duplex | null,
+  ) {
+    this.hold = holdWrites(raw);
+  }
 
   nextId(): number {
     const id = this.#nextId;
@@ -74,6 +83,7 @@ class Link {
   }
 
   send(message: LinkMessage): void {
+    this.hold();
     this.socket.send(JSON.stringify(message));
   }
 
@@ -105,8 +115,16 @@ export class LinkHub {
     return this.#links.has(deviceId);
   }
 
-  /** A new link from an authenticated device. */
-  async accept(deviceId: string, socket: WebSocket, remote: string | null): Promise<void> {
+  /**
+   * A new link from an authenticated device. `raw` is the connection under the WebSocket (its
+   * writes are batched per turn of the event loop).
+   */
+  async accept(
+    deviceId: string,
+    socket: WebSocket,
+    remote: string | null,
+    raw?: Duplex | null,
+  ): Promise<void> {
     if (this.#closed) {
       socket.close(1001, 'manager stopping');
       return;
@@ -147,7 +165,7 @@ export class LinkHub {
       version: String(first.version ?? ''),
       host: JSON.stringify(first.host ?? {}),
     });
-    const current = new Link(deviceId, socket, connectionId);
+    const current = new Link(deviceId, socket, connectionId, raw);
     if (socket.readyState !== socket.OPEN) {
       await this.#o.fleet.linkDown(deviceId, connectionId, 'closed during hello', this.#links.has(deviceId));
       return;
@@ -165,6 +183,7 @@ export class LinkHub {
       deviceId,
       heartbeatMs: this.#o.heartbeatMs,
       reconnectMaxMs: Math.min(60_000, Math.max(1000, this.#o.heartbeatMs * 3)),
+      features: [LINK_FEATURE_INLINE],
     });
     this.#o.logger.info({ deviceId, remote, version: first.version }, 'edge linked');
   }
@@ -191,6 +210,17 @@ export class LinkHub {
       case 'res': {
         const p = link.pending.get(m.id);
         if (!p || p.body) return;
+        if (typeof m.body === 'string') {
+          // The whole answer in one frame.
+          this.#finish(link, m.id, p);
+          const body = Buffer.from(m.body, 'base64');
+          if (body.length > LINK_INLINE_MAX) {
+            p.reject(new AppError(502, 'edge_error', 'the edge answered an oversized inline body'));
+            return;
+          }
+          p.resolve({ status: m.status, headers: m.headers ?? {}, body });
+          return;
+        }
         const body = new PassThrough({ highWaterMark: 1024 * 1024 });
         body.on('drain', () => link.socket.resume());
         p.body = body;
@@ -315,6 +345,7 @@ export class LinkHub {
         if (!link.pending.has(id)) return;
         const buf = chunk as Buffer;
         for (let off = 0; off < buf.length; off += LINK_CHUNK) {
+          link.hold();
           link.socket.send(bodyFrame(id, buf.subarray(off, off + LINK_CHUNK)));
         }
         await link.drained();

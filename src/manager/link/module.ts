@@ -60,7 +60,7 @@ export const linkModule: ManagerModule<'link'> = {
         },
       },
       (socket, request) => {
-        void hub.accept(request.linkDevice!, socket, request.ip ?? null);
+        void hub.accept(request.linkDevice!, socket, request.ip ?? null, request.raw.socket);
       },
     );
   },

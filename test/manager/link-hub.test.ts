@@ -1,0 +1,130 @@
+/**
+ * The manager's end of the link with a stand-in socket: the welcome offers the one-frame answer,
+ * a small answer in one frame comes back whole (and an oversized one is refused), and the
+ * streamed answer of an older edge (`res`, body frames, `end`) still works.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import type { Readable } from 'node:stream';
+import pino from 'pino';
+import type { WebSocket } from 'ws';
+import { LinkHub } from '../../src/manager/link/hub.js';
+import type { FleetService } from '../../src/manager/fleet/service.js';
+import {
+  LINK_FEATURE_INLINE,
+  LINK_INLINE_MAX,
+  bodyFrame,
+  type LinkMessage,
+} from '../../src/kernel/link/protocol.js';
+
+class FakeSocket extends EventEmitter {
+  readonly OPEN = 1;
+  readyState = 1;
+  bufferedAmount = 0;
+  readonly sent: LinkMessage[] = [];
+  send(data: string | Buffer) {
+    if (typeof data === 'string') this.sent.push(JSON.parse(data) as LinkMessage);
+  }
+  close() {
+    this.readyState = 3;
+    this.emit('close', 1000, Buffer.from(''));
+  }
+  terminate() {
+    this.close();
+  }
+  pause() {}
+  resume() {}
+  /** A message from the edge. */
+  edge(m: LinkMessage | Buffer) {
+    if (Buffer.isBuffer(m)) this.emit('message', m, true);
+    else this.emit('message', Buffer.from(JSON.stringify(m)), false);
+  }
+}
+
+const fleet = {
+  linkUp: async () => 'connection',
+  linkDown: async () => undefined,
+  recordHeartbeats: async () => undefined,
+} as unknown as FleetService;
+const hub = new LinkHub({
+  fleet,
+  logger: pino({ level: 'silent' }),
+  heartbeatMs: 60_000,
+  bridgeTimeoutMs: 5000,
+  maxPendingPerDevice: 4,
+  maxLinks: 10,
+});
+after(() => hub.close());
+
+async function linked(deviceId: string) {
+  const socket = new FakeSocket();
+  const accepted = hub.accept(deviceId, socket as unknown as WebSocket, null);
+  socket.edge({ t: 'hello', version: '4.4.0', millwright: 'test', host: {} });
+  await accepted;
+  return socket;
+}
+const lastReq = (s: FakeSocket) => s.sent.filter((m) => m.t === 'req').at(-1) as { id: number };
+const read = async (body: Readable | Buffer) => {
+  if (Buffer.isBuffer(body)) return body;
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+};
+
+test('the welcome offers the one-frame answer; a small answer comes back whole', async () => {
+  const s = await linked('dev-inline');
+  const welcome = s.sent.find((m) => m.t === 'welcome') as Extract<LinkMessage, { t: 'welcome' }>;
+  assert.deepEqual(welcome.features, [LINK_FEATURE_INLINE]);
+  const answer = hub.request('dev-inline', { method: 'GET', path: '/v', headers: {}, body: null });
+  const { id } = lastReq(s);
+  s.edge({
+    t: 'res',
+    id,
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from('{"v":1}').toString('base64'),
+  });
+  const res = await answer;
+  assert.equal(res.status, 200);
+  assert.ok(Buffer.isBuffer(res.body));
+  assert.equal(res.body.toString(), '{"v":1}');
+  // Nothing is left pending: a late `end` for that id is ignored, and four more fit.
+  s.edge({ t: 'end', id });
+  const more = [1, 2, 3, 4].map(() =>
+    hub.request('dev-inline', { method: 'GET', path: '/v', headers: {}, body: null }),
+  );
+  for (const m of s.sent.filter((x) => x.t === 'req').slice(-4) as { id: number }[]) {
+    s.edge({ t: 'res', id: m.id, status: 204, headers: {}, body: '' });
+  }
+  assert.deepEqual(
+    (await Promise.all(more)).map((r) => r.status),
+    [204, 204, 204, 204],
+  );
+});
+
+test('an inline body over the bound is refused (502)', async () => {
+  const s = await linked('dev-big');
+  const answer = hub.request('dev-big', { method: 'GET', path: '/v', headers: {}, body: null });
+  const { id } = lastReq(s);
+  s.edge({
+    t: 'res',
+    id,
+    status: 200,
+    headers: {},
+    body: Buffer.alloc(LINK_INLINE_MAX + 1).toString('base64'),
+  });
+  await assert.rejects(answer, (err: { status?: number }) => err.status === 502);
+});
+
+test('an older edge answers in frames: res, body slices, end', async () => {
+  const s = await linked('dev-streamed');
+  const answer = hub.request('dev-streamed', { method: 'GET', path: '/v', headers: {}, body: null });
+  const { id } = lastReq(s);
+  s.edge({ t: 'res', id, status: 200, headers: { 'content-type': 'text/plain' } });
+  const res = await answer;
+  s.edge(bodyFrame(id, Buffer.from('hello ')));
+  s.edge(bodyFrame(id, Buffer.from('world')));
+  s.edge({ t: 'end', id });
+  assert.equal((await read(res.body)).toString(), 'hello world');
+});

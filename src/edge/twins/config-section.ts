@@ -50,6 +50,7 @@ import type {
   InstanceSource,
   KeyValueRecord,
   ModelRecord,
+  TransformationRecord,
 } from './types.js';
 
 export interface TwinsSectionKeyValue {
@@ -151,12 +152,33 @@ const byText =
   (a: T, b: T) =>
     key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
 
+/** `items` grouped by `key` (one pass: the section is as large as the twins' limits allow). */
+function groupBy<T>(items: Iterable<T>, key: (x: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const x of items) {
+    const k = key(x);
+    const list = out.get(k);
+    if (list) list.push(x);
+    else out.set(k, [x]);
+  }
+  return out;
+}
+
+const ownerKey = (modelId: string, instanceId: string | null) => `${modelId}/${instanceId ?? ''}`;
+const byOwner = <T extends { modelId: string; instanceId: string | null }>(map: Map<string, T>) =>
+  groupBy(map.values(), (r) => ownerKey(r.modelId, r.instanceId));
+const byName = <T>(items: readonly T[] | undefined, key: (x: T) => string) =>
+  new Map((items ?? []).map((x) => [key(x), x]));
+
 /** The section of the configuration held by `s` (the live service, or one over a transaction). */
 export function exportTwins(s: TwinsService): TwinsSection {
   const tName = (id: string | null) => (id ? (s.transformations.get(id)?.name ?? null) : null);
-  const kv = (map: Map<string, KeyValueRecord>, modelId: string, inst: string | null) =>
-    [...map.values()]
-      .filter((r) => r.modelId === modelId && r.instanceId === inst)
+  const statics = byOwner(s.statics);
+  const parameters = byOwner(s.parameters);
+  const dynamics = byOwner(s.dynamics);
+  const instances = groupBy(s.instances.values(), (i) => i.modelId);
+  const kv = (map: Map<string, KeyValueRecord[]>, modelId: string, inst: string | null) =>
+    [...(map.get(ownerKey(modelId, inst)) ?? [])]
       .sort(byText((r) => r.key))
       .map((r) => ({ Key: r.key, Value: r.value }));
   const dynamic = (d: DynamicAttributeRecord): TwinsSectionDynamic => {
@@ -177,10 +199,7 @@ export function exportTwins(s: TwinsService): TwinsSection {
     return out;
   };
   const dyn = (modelId: string, inst: string | null) =>
-    [...s.dynamics.values()]
-      .filter((r) => r.modelId === modelId && r.instanceId === inst)
-      .sort(byText((r) => r.name))
-      .map(dynamic);
+    [...(dynamics.get(ownerKey(modelId, inst)) ?? [])].sort(byText((r) => r.name)).map(dynamic);
   return {
     transformations: [...s.transformations.values()]
       .sort(byText((t) => t.name))
@@ -192,22 +211,19 @@ export function exportTwins(s: TwinsService): TwinsSection {
       PublishOnChange: m.publishOnChange,
       PublishIntervalMs: m.publishIntervalMs,
       StaleAfterMs: m.staleAfterMs,
-      StaticAttributes: kv(s.statics, m.id, null),
-      Parameters: kv(s.parameters, m.id, null),
+      StaticAttributes: kv(statics, m.id, null),
+      Parameters: kv(parameters, m.id, null),
       DynamicAttributes: dyn(m.id, null),
-      Instances: s
-        .instancesOf(m.id)
-        .sort(byText((i) => i.name))
-        .map((i) => ({
-          Name: i.name,
-          Description: i.description,
-          Topic: i.topic,
-          Source: i.source,
-          Enabled: i.enabled,
-          StaticAttributes: kv(s.statics, m.id, i.id),
-          Parameters: kv(s.parameters, m.id, i.id),
-          DynamicAttributes: dyn(m.id, i.id),
-        })),
+      Instances: [...(instances.get(m.id) ?? [])].sort(byText((i) => i.name)).map((i) => ({
+        Name: i.name,
+        Description: i.description,
+        Topic: i.topic,
+        Source: i.source,
+        Enabled: i.enabled,
+        StaticAttributes: kv(statics, m.id, i.id),
+        Parameters: kv(parameters, m.id, i.id),
+        DynamicAttributes: dyn(m.id, i.id),
+      })),
     })),
   };
 }
@@ -433,7 +449,7 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
     let done = 0;
     const step = () => ctx.progress(++done, total);
     const curModels = new Map(current.models.map((m) => [m.Name, m]));
-    const modelByName = () => new Map([...x.models.values()].map((m) => [m.name, m]));
+    const modelsByName = byName([...x.models.values()], (m) => m.name);
 
     // 1. use: models the template does not have go first (their topics become free).
     if (use) {
@@ -458,7 +474,7 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
     const models: Array<{ path: string; doc: TwinsSectionModel; record: ModelRecord }> = [];
     for (const [i, m] of target.models.entries()) {
       const path = `models[${i}]`;
-      const was = modelByName().get(m.Name);
+      const was = modelsByName.get(m.Name);
       const cur = curModels.get(m.Name);
       let record = was;
       const fields = {
@@ -485,16 +501,18 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
       const cur = curModels.get(doc.Name);
       owners.push({ path, doc, cur, model: record, instance: null });
       const instances = doc.Instances ?? [];
+      const existing = byName(x.instancesOf(record.id), (i) => i.name);
+      const curInstances = byName(cur?.Instances, (i) => i.Name);
       if (use) {
         const keep = new Set(instances.map((i) => i.Name));
-        for (const i of x.instancesOf(record.id))
+        for (const i of existing.values())
           if (!keep.has(i.name))
             await attempt(`${path}.Instances "${i.name}" (removing)`, () => x.deleteInstance(i.id));
       }
       for (const [j, inst] of instances.entries()) {
         const p = `${path}.Instances[${j}]`;
-        const was = x.instancesOf(record.id).find((i) => i.name === inst.Name);
-        const curInst = cur?.Instances?.find((i) => i.Name === inst.Name);
+        const was = existing.get(inst.Name);
+        const curInst = curInstances.get(inst.Name);
         let rec = was;
         const fields = {
           Description: inst.Description,
@@ -511,25 +529,27 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
       step();
     }
 
-    // 4. static attributes and parameters of every model and instance
+    // 4. static attributes and parameters of every model and instance (the template names each key
+    // once per owner: the indexes taken here are not made stale by what this step creates)
+    const statics = byOwner(x.statics);
+    const parameters = byOwner(x.parameters);
     for (const o of owners) {
       const instanceId = o.instance?.id ?? null;
       for (const [list, kind] of [
         ['StaticAttributes', 'static'],
         ['Parameters', 'parameter'],
       ] as const) {
-        const map = kind === 'static' ? x.statics : x.parameters;
         const items = o.doc[list] ?? [];
-        const mine = () =>
-          [...map.values()].filter((r) => r.modelId === o.model.id && r.instanceId === instanceId);
+        const mine = (kind === 'static' ? statics : parameters).get(ownerKey(o.model.id, instanceId)) ?? [];
+        const existing = byName(mine, (r) => r.key);
         if (use) {
           const keep = new Set(items.map((k) => k.Key));
-          for (const r of mine())
+          for (const r of mine)
             if (!keep.has(r.key))
               await attempt(`${o.path}.${list} "${r.key}" (removing)`, () => x.deleteKeyValue(kind, r.id));
         }
         for (const [k, item] of items.entries()) {
-          const was = mine().find((r) => r.key === item.Key);
+          const was = existing.get(item.Key);
           await attempt(`${o.path}.${list}[${k}] (${item.Key})`, async () => {
             if (!was)
               await x.createKeyValue(kind, {
@@ -546,22 +566,29 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
     }
 
     // 5. dynamic attributes (transformations, models and instances exist by now)
+    const dynamics = byOwner(x.dynamics);
+    const names: Names = {
+      transformations: byName([...x.transformations.values()], (t) => t.name),
+      models: byName([...x.models.values()], (m) => m.name),
+      instances: byName([...x.instances.values()], (i) => `${i.modelId}/${i.name}`),
+    };
     for (const o of owners) {
       const instanceId = o.instance?.id ?? null;
       const items = o.doc.DynamicAttributes ?? [];
-      const mine = () =>
-        [...x.dynamics.values()].filter((r) => r.modelId === o.model.id && r.instanceId === instanceId);
+      const mine = dynamics.get(ownerKey(o.model.id, instanceId)) ?? [];
+      const existing = byName(mine, (r) => r.name);
+      const curDyns = byName(o.cur?.DynamicAttributes, (c) => c.Name);
       if (use) {
         const keep = new Set(items.map((d) => d.Name));
-        for (const r of mine())
+        for (const r of mine)
           if (!keep.has(r.name))
             await attempt(`${o.path}.DynamicAttributes "${r.name}" (removing)`, () => x.deleteDynamic(r.id));
       }
       for (const [k, d] of items.entries()) {
-        const was = mine().find((r) => r.name === d.Name);
-        const curDyn = o.cur?.DynamicAttributes?.find((c) => c.Name === d.Name);
+        const was = existing.get(d.Name);
+        const curDyn = curDyns.get(d.Name);
         await attempt(`${o.path}.DynamicAttributes[${k}] (${d.Name})`, async () => {
-          const input = this.#dynamicInput(x, d);
+          const input = dynamicInput(names, d);
           if (!was)
             await x.createDynamic({ ModelID: o.model.id, InstanceID: instanceId, Name: d.Name, ...input });
           else if (fieldsDiffer(curDyn, d)) await x.updateDynamic({ ID: was.id, ...input });
@@ -579,46 +606,53 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
 
     ctx.afterCommit(() => this.#service.reload());
   }
+}
 
-  /** The service's input of a dynamic attribute of the template (references resolved by name). */
-  #dynamicInput(x: TwinsService, d: TwinsSectionDynamic) {
-    const nested =
-      d.Type === 'nestedModel' || (d.Type === undefined && (!!d.NestedModel || !!d.NestedInstance));
-    const model = (name: string) => {
-      const m = [...x.models.values()].find((r) => r.name === name);
-      if (!m) throw new AppError(400, 'bad_request', `no model ${JSON.stringify(name)}`);
-      return m;
-    };
-    let TransformationID: string | null = null;
-    if (!nested && d.Transformation) {
-      const t = [...x.transformations.values()].find((r) => r.name === d.Transformation);
-      if (!t) throw new AppError(400, 'bad_request', `no transformation ${JSON.stringify(d.Transformation)}`);
-      TransformationID = t.id;
-    }
-    let NestedModelID: string | null = null;
-    let NestedInstanceID: string | null = null;
-    if (nested && d.NestedModel) NestedModelID = model(d.NestedModel).id;
-    if (nested && d.NestedInstance) {
-      const m = model(d.NestedInstance.Model);
-      const i = x.instancesOf(m.id).find((r) => r.name === d.NestedInstance!.Instance);
-      if (!i)
-        throw new AppError(
-          400,
-          'bad_request',
-          `model ${JSON.stringify(m.name)} has no instance ${JSON.stringify(d.NestedInstance.Instance)}`,
-        );
-      NestedInstanceID = i.id;
-    }
-    return {
-      Description: d.Description,
-      Type: (nested ? 'nestedModel' : 'topic') as DynamicAttributeType,
-      AttributeType: d.AttributeType,
-      Topic: d.Topic ?? '',
-      TransformationID,
-      NestedModelID,
-      NestedInstanceID,
-    };
+interface Names {
+  transformations: Map<string, TransformationRecord>;
+  models: Map<string, ModelRecord>;
+  /** By `<model id>/<instance name>`. */
+  instances: Map<string, InstanceRecord>;
+}
+
+/** The service's input of a dynamic attribute of the template (references resolved by name). */
+function dynamicInput(names: Names, d: TwinsSectionDynamic) {
+  const nested =
+    d.Type === 'nestedModel' || (d.Type === undefined && (!!d.NestedModel || !!d.NestedInstance));
+  const model = (name: string) => {
+    const m = names.models.get(name);
+    if (!m) throw new AppError(400, 'bad_request', `no model ${JSON.stringify(name)}`);
+    return m;
+  };
+  let TransformationID: string | null = null;
+  if (!nested && d.Transformation) {
+    const t = names.transformations.get(d.Transformation);
+    if (!t) throw new AppError(400, 'bad_request', `no transformation ${JSON.stringify(d.Transformation)}`);
+    TransformationID = t.id;
   }
+  let NestedModelID: string | null = null;
+  let NestedInstanceID: string | null = null;
+  if (nested && d.NestedModel) NestedModelID = model(d.NestedModel).id;
+  if (nested && d.NestedInstance) {
+    const m = model(d.NestedInstance.Model);
+    const i = names.instances.get(`${m.id}/${d.NestedInstance.Instance}`);
+    if (!i)
+      throw new AppError(
+        400,
+        'bad_request',
+        `model ${JSON.stringify(m.name)} has no instance ${JSON.stringify(d.NestedInstance.Instance)}`,
+      );
+    NestedInstanceID = i.id;
+  }
+  return {
+    Description: d.Description,
+    Type: (nested ? 'nestedModel' : 'topic') as DynamicAttributeType,
+    AttributeType: d.AttributeType,
+    Topic: d.Topic ?? '',
+    TransformationID,
+    NestedModelID,
+    NestedInstanceID,
+  };
 }
 
 export function twinsConfigSection(service: TwinsService): TwinsConfigSection {

@@ -67,7 +67,8 @@ async function currentTwins(): Promise<any> {
   return doc.sections.twins;
 }
 
-const pumpPayload = (p: any) => p?.instance === 'pump1' && typeof p.data?.Pressure?.bar === 'number';
+/** The payload follows the hierarchy: { Nameplate: { Vendor }, Process: { Pressure } }. */
+const pumpPayload = (p: any) => p?.instance === 'pump1' && typeof p.data?.Process?.Pressure?.bar === 'number';
 
 /** Messages on `subject` during `ms`. */
 async function messagesDuring(subject: string, ms: number): Promise<number> {
@@ -115,8 +116,10 @@ before(async () => {
     })
   ).CreateTransformation;
   await twins(TWINS.CreateParameter, { input: { ModelID: m.ID, Key: 'Device', Value: 'gen' } });
-  await twins(TWINS.CreateStaticAttribute, { input: { ModelID: m.ID, Key: 'Vendor', Value: 'ACME' } });
-  await twins(TWINS.CreateDynamicAttribute, {
+  const vendor = await twins(TWINS.CreateStaticAttribute, {
+    input: { ModelID: m.ID, Key: 'Vendor', Value: 'ACME' },
+  });
+  const pressure = await twins(TWINS.CreateDynamicAttribute, {
     input: {
       ModelID: m.ID,
       Name: 'Pressure',
@@ -125,6 +128,19 @@ before(async () => {
     },
   });
   await twins(TWINS.CreateInstance, { input: { ModelID: m.ID, Name: 'pump1', Topic: 'plant.pump1' } });
+  await twins(TWINS.SaveAllHierarchy, {
+    modelId: m.ID,
+    input: [
+      {
+        Node: { Name: 'Nameplate', IsFolder: true },
+        Childs: [{ Node: { Name: 'Vendor', AttributeID: vendor.CreateStaticAttribute.ID } }],
+      },
+      {
+        Node: { Name: 'Process', IsFolder: true },
+        Childs: [{ Node: { Name: 'Pressure', AttributeID: pressure.CreateDynamicAttribute.ID } }],
+      },
+    ],
+  });
 });
 after(async () => {
   await nc?.close().catch(() => undefined);
@@ -136,8 +152,8 @@ describe('twins in configuration templates', () => {
 
   test('exported, wiped with use, applied again: the same twins, publishing again', async () => {
     const first = await nextMessage(nc, 'plant.pump1', pumpPayload, 10_000);
-    assert.equal(first.data.Vendor, 'ACME');
-    assert.equal(first.data.Pressure.device, 'gen');
+    assert.equal(first.data.Nameplate.Vendor, 'ACME');
+    assert.equal(first.data.Process.Pressure.device, 'gen');
 
     exported = await currentTwins();
     assert.deepEqual(
@@ -150,6 +166,13 @@ describe('twins in configuration templates', () => {
     assert.equal(pump.DynamicAttributes[0].Transformation, 'to-bar');
     // The twin's own placeholder is escaped: it is no template parameter, and applies as it was.
     assert.equal(pump.DynamicAttributes[0].Topic, 'devicehub.raw.\\{{Device}}.pressure');
+    assert.deepEqual(
+      pump.Hierarchy.map((n: any) => [n.Name, n.Children.map((c: any) => [c.AttributeKind, c.Attribute])]),
+      [
+        ['Nameplate', [['static', 'Vendor']]],
+        ['Process', [['dynamic', 'Pressure']]],
+      ],
+    );
     assert.deepEqual(
       pump.Instances.map((i: any) => [i.Name, i.Topic]),
       [['pump1', 'plant.pump1']],
@@ -172,8 +195,8 @@ describe('twins in configuration templates', () => {
     );
     const again = await nextMessage(nc, 'plant.pump1', pumpPayload, 10_000);
     assert.equal(again.model, 'Pump');
-    assert.equal(again.data.Vendor, 'ACME');
-    assert.equal(again.data.Pressure.device, 'gen');
+    assert.equal(again.data.Nameplate.Vendor, 'ACME');
+    assert.equal(again.data.Process.Pressure.device, 'gen');
   });
 
   test('an apply failing in another section (failFast) leaves the twins unchanged', async () => {

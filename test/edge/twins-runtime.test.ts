@@ -189,6 +189,9 @@ test('the configuration section: export, merge, diff, and apply in the apply tra
   const section = twinsConfigSection(service);
   const doc = await section.export();
   assert.ok(doc.models.some((m) => m.Name === 'Pump' && m.Instances!.some((i) => i.Name === 'p1')));
+  const pumpDoc = doc.models.find((m) => m.Name === 'Pump')!;
+  assert.ok(pumpDoc.Hierarchy!.length > 0, 'the hierarchy is exported');
+  assert.ok(JSON.stringify(pumpDoc.Hierarchy).includes('"AttributeKind":"dynamic"'));
   const loop = doc.models.find((m) => m.Name === 'Loop')!;
   assert.deepEqual(loop.Instances![0]!.DynamicAttributes![0]!.NestedInstance, {
     Model: 'Loop',

@@ -40,7 +40,7 @@ import {
   mergeByKey,
 } from '../../kernel/service/section-shape.js';
 import { TwinsRepository } from './repository.js';
-import type { TwinsService } from './service.js';
+import type { HierarchyInput, TwinsService } from './service.js';
 import { compileTransformation } from './transform.js';
 import type {
   AttributeType,
@@ -49,7 +49,9 @@ import type {
   InstanceRecord,
   InstanceSource,
   KeyValueRecord,
+  HierarchyNodeRecord,
   ModelRecord,
+  NodeAttributeKind,
   TransformationRecord,
 } from './types.js';
 
@@ -84,6 +86,19 @@ export interface TwinsSectionInstance {
   DynamicAttributes?: TwinsSectionDynamic[];
 }
 
+/** A node of a model's hierarchy; an attribute node names a model attribute by kind and name. */
+export interface TwinsSectionNode {
+  Name: string;
+  Position?: number;
+  IsFolder?: boolean;
+  NodeType?: string | null;
+  /** `static`, `dynamic` or `parameter` (attribute nodes). */
+  AttributeKind?: NodeAttributeKind | null;
+  /** The model's static attribute or parameter `Key`, or dynamic attribute `Name`. */
+  Attribute?: string | null;
+  Children?: TwinsSectionNode[];
+}
+
 export interface TwinsSectionModel {
   Name: string;
   Assets: string;
@@ -95,6 +110,8 @@ export interface TwinsSectionModel {
   Parameters?: TwinsSectionKeyValue[];
   DynamicAttributes?: TwinsSectionDynamic[];
   Instances?: TwinsSectionInstance[];
+  /** The whole hierarchy (`SaveAllHierarchy`): given, it replaces the model's. */
+  Hierarchy?: TwinsSectionNode[];
 }
 
 export interface TwinsSectionTransformation {
@@ -142,7 +159,18 @@ const MODEL_FIELDS = {
   'StaleAfterMs?': 'integer',
   ...LISTS,
   'Instances?': 'array',
+  'Hierarchy?': 'array',
 } as const;
+const NODE_FIELDS = {
+  Name: 'string',
+  'Position?': 'integer',
+  'IsFolder?': 'boolean',
+  'NodeType?': 'string',
+  'AttributeKind?': 'string',
+  'Attribute?': 'string',
+  'Children?': 'array',
+} as const;
+const NODE_KINDS: readonly string[] = ['static', 'dynamic', 'parameter'];
 const TYPES: readonly string[] = ['topic', 'nestedModel'];
 const ATTRIBUTE_TYPES: readonly string[] = ['Regular', 'UNS', 'AssetHierarchy'];
 const SOURCES: readonly string[] = ['local', 'external'];
@@ -177,6 +205,7 @@ export function exportTwins(s: TwinsService): TwinsSection {
   const parameters = byOwner(s.parameters);
   const dynamics = byOwner(s.dynamics);
   const instances = groupBy(s.instances.values(), (i) => i.modelId);
+  const nodes = groupBy(s.nodes.values(), (n) => n.modelId);
   const kv = (map: Map<string, KeyValueRecord[]>, modelId: string, inst: string | null) =>
     [...(map.get(ownerKey(modelId, inst)) ?? [])]
       .sort(byText((r) => r.key))
@@ -224,8 +253,33 @@ export function exportTwins(s: TwinsService): TwinsSection {
         Parameters: kv(parameters, m.id, i.id),
         DynamicAttributes: dyn(m.id, i.id),
       })),
+      Hierarchy: hierarchyOf(s, nodes.get(m.id) ?? []),
     })),
   };
+}
+
+/** A model's hierarchy (its nodes) as the section writes it: attributes by kind and name. */
+function hierarchyOf(s: TwinsService, nodes: HierarchyNodeRecord[]): TwinsSectionNode[] {
+  const children = groupBy(nodes, (n) => n.parentId ?? '');
+  const build = (parent: string): TwinsSectionNode[] =>
+    [...(children.get(parent) ?? [])]
+      .sort((a, b) => a.position - b.position || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((n) => {
+        const out: TwinsSectionNode = {
+          Name: n.name,
+          Position: n.position,
+          IsFolder: n.isFolder,
+          NodeType: n.nodeType,
+        };
+        if (!n.isFolder && n.attributeId) {
+          const a = s.attributeOf(n.modelId, n.attributeId);
+          out.AttributeKind = a?.kind ?? null;
+          out.Attribute = a ? ('key' in a.record ? a.record.key : a.record.name) : null;
+        }
+        out.Children = build(n.id);
+        return out;
+      });
+  return build('');
 }
 
 // --- comparing and merging (lists of objects are keyed by `Name`, or `Key`)
@@ -235,8 +289,11 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 const itemKey = (v: unknown): string | undefined =>
   isObject(v) ? ((v.Name ?? v.Key) as string | undefined) : undefined;
 
-/** A list the template leaves out is an empty list (what `use` makes of it). */
-function normalize(doc: TwinsSection): TwinsSection {
+/**
+ * A list the template leaves out is an empty list (what `use` makes of it). A hierarchy left out
+ * is left alone, but with `use`.
+ */
+function normalize(doc: TwinsSection, use: boolean): TwinsSection {
   const lists = <T extends object>(o: T, keys: string[]): T => {
     const out: Record<string, unknown> = { ...(o as Record<string, unknown>) };
     for (const k of keys) out[k] ??= [];
@@ -246,7 +303,7 @@ function normalize(doc: TwinsSection): TwinsSection {
   return {
     transformations: doc.transformations,
     models: doc.models.map((m) => {
-      const model = lists(m, [...own, 'Instances']);
+      const model = lists(m, [...own, 'Instances', ...(use ? ['Hierarchy'] : [])]);
       return { ...model, Instances: model.Instances!.map((i) => lists(i, own)) };
     }),
   };
@@ -392,13 +449,33 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
         owned(p, inst);
       });
       checkNamed(issues, join(path, 'Instances'), instances, 'Name');
+      const tree = (list: unknown[], p: string, depth: number): void => {
+        if (depth > s.limits.maxHierarchyDepth) {
+          issues.push({ path: p, message: `deeper than ${s.limits.maxHierarchyDepth} levels` });
+          return;
+        }
+        list.forEach((n, k) => {
+          const q = join(p, k);
+          if (
+            !checkObject(issues, q, n, NODE_FIELDS, { nullable: ['NodeType', 'AttributeKind', 'Attribute'] })
+          )
+            return;
+          oneOf(join(q, 'AttributeKind'), n.AttributeKind, NODE_KINDS);
+          if (n.Children) tree(n.Children as unknown[], join(q, 'Children'), depth + 1);
+        });
+        checkNamed(issues, p, list, 'Name');
+      };
+      if (m.Hierarchy) tree(m.Hierarchy as unknown[], join(path, 'Hierarchy'), 1);
     });
     checkNamed(issues, 'models', d.models, 'Name');
     return issues;
   }
 
   diff(current: TwinsSection, next: TwinsSection, mode: ApplyMode): SectionDiff {
-    const target = normalize(mode === 'merge-apply' ? this.merge(current, next).merged : next);
+    const target = normalize(
+      mode === 'merge-apply' ? this.merge(current, next).merged : next,
+      mode === 'use',
+    );
     const exact = mode === 'use';
     const same = (was: object, now: object) => covers(was, now, exact);
     const t = diffByKey(current.transformations, target.transformations, (x) => x.Name, same, mode);
@@ -428,7 +505,10 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
     // A service over the apply's transaction: every read and write below goes through ctx.trx.
     const x = await this.#service.over(TwinsRepository.inTransaction(ctx.trx));
     const current = exportTwins(x);
-    const target = normalize(ctx.mode === 'merge-apply' ? this.merge(current, next).merged : next);
+    const target = normalize(
+      ctx.mode === 'merge-apply' ? this.merge(current, next).merged : next,
+      ctx.mode === 'use',
+    );
     const use = ctx.mode === 'use';
     const attempt = async (item: string, fn: () => Promise<unknown>): Promise<boolean> => {
       try {
@@ -596,7 +676,22 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
       }
     }
 
-    // 6. use: transformations the template does not have (none of the attributes uses them now)
+    // 6. hierarchies the template gives (after the attributes their nodes show)
+    const nodes = groupBy(x.nodes.values(), (n) => n.modelId);
+    const attributes = {
+      static: byOwner(x.statics),
+      parameter: byOwner(x.parameters),
+      dynamic: byOwner(x.dynamics),
+    };
+    for (const { path, doc, record } of models) {
+      if (doc.Hierarchy === undefined) continue;
+      if (covers(hierarchyOf(x, nodes.get(record.id) ?? []), doc.Hierarchy, true)) continue;
+      await attempt(`${path}.Hierarchy`, () =>
+        x.saveAllHierarchy(record.id, hierarchyInput(attributes, record.id, doc.Hierarchy!)),
+      );
+    }
+
+    // 7. use: transformations the template does not have (none of the attributes uses them now)
     if (use) {
       const keep = new Set(target.transformations.map((t) => t.Name));
       for (const t of [...x.transformations.values()])
@@ -606,6 +701,51 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
 
     ctx.afterCommit(() => this.#service.reload());
   }
+}
+
+/** The `SaveAllHierarchy` input of a hierarchy of the template (attributes by kind and name). */
+function hierarchyInput(
+  all: {
+    static: Map<string, KeyValueRecord[]>;
+    parameter: Map<string, KeyValueRecord[]>;
+    dynamic: Map<string, DynamicAttributeRecord[]>;
+  },
+  modelId: string,
+  nodes: TwinsSectionNode[],
+): HierarchyInput[] {
+  const key = ownerKey(modelId, null);
+  const attributes = {
+    static: byName(all.static.get(key), (r) => r.key),
+    parameter: byName(all.parameter.get(key), (r) => r.key),
+    dynamic: byName(all.dynamic.get(key), (r) => r.name),
+  };
+  const walk = (list: TwinsSectionNode[]): HierarchyInput[] =>
+    list.map((n) => {
+      let AttributeID: string | null = null;
+      if (n.Attribute) {
+        const kind = n.AttributeKind ?? 'dynamic';
+        const a = attributes[kind].get(n.Attribute);
+        if (!a)
+          throw new AppError(
+            400,
+            'bad_request',
+            `node ${JSON.stringify(n.Name)}: the model has no ${kind} attribute ${JSON.stringify(n.Attribute)}`,
+          );
+        AttributeID = a.id;
+      }
+      return {
+        Node: {
+          Name: n.Name,
+          Position: n.Position,
+          IsFolder: n.IsFolder,
+          AttributeID,
+          AttributeType: n.Attribute ? (n.AttributeKind ?? null) : null,
+          NodeType: n.NodeType,
+        },
+        Childs: walk(n.Children ?? []),
+      };
+    });
+  return walk(nodes);
 }
 
 interface Names {

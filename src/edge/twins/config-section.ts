@@ -483,8 +483,8 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
     const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
     for (const k of ['added', 'changed', 'removed'] as const)
       out[k].push(...t[k].map((n) => `transformations.${n}`), ...m[k].map((n) => `models.${n}`));
-    if (out.added.length + out.changed.length + out.removed.length > 0)
-      out.restarts.push('twins: every instance is resolved again');
+    // No `restarts`: the runtime re-resolves the instances after the commit without a restart
+    // (keeping their last values), and a merge-apply with restarts restarts the acquisition engine.
     return out;
   }
 

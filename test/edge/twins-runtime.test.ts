@@ -183,28 +183,124 @@ test('a payload past the maximum puts the instance in error instead of publishin
   }
 });
 
-test('the configuration section exports, diffs and applies the twins by name', async () => {
+test('the configuration section: export, merge, diff, and apply in the apply transaction by mode', async () => {
   const { twinsConfigSection } = await import('../../src/edge/twins/config-section.js');
+  type Section = Awaited<ReturnType<ReturnType<typeof twinsConfigSection>['export']>>;
   const section = twinsConfigSection(service);
   const doc = await section.export();
   assert.ok(doc.models.some((m) => m.Name === 'Pump' && m.Instances!.some((i) => i.Name === 'p1')));
+  const pumpDoc = doc.models.find((m) => m.Name === 'Pump')!;
+  assert.ok(pumpDoc.Hierarchy!.length > 0, 'the hierarchy is exported');
+  assert.ok(JSON.stringify(pumpDoc.Hierarchy).includes('"AttributeKind":"dynamic"'));
+  const loop = doc.models.find((m) => m.Name === 'Loop')!;
+  assert.deepEqual(loop.Instances![0]!.DynamicAttributes![0]!.NestedInstance, {
+    Model: 'Loop',
+    Instance: 'b',
+  });
   assert.deepEqual(section.validate({ models: [{ Name: '' }], transformations: [] }), [
-    { path: 'models[0].Name', message: 'required' },
-    { path: 'models[0].Assets', message: 'required' },
+    { path: 'models[0].Assets', message: 'Assets is required' },
+    { path: 'models[0].Name', message: 'must not be empty' },
   ]);
+  assert.match(
+    JSON.stringify(section.validate({ models: [], transformations: [{ Name: 'x', Expression: '$round(' }] })),
+    /transformations\[0\]\.Expression/,
+  );
+
   const db2 = Database.open({ sqlitePath: ':memory:' });
   await db2.migrate([twinsMigrations]);
   const s2 = await TwinsService.load(new TwinsRepository(db2));
+  const hub2 = new DataHub();
+  const rt2 = new TwinRuntime({ hub: hub2, service: s2 });
   const other = twinsConfigSection(s2);
-  assert.deepEqual(other.diff(await other.export(), doc, 'merge-apply').added.length, doc.models.length);
-  await other.apply(doc, 'use');
-  const again = await other.export();
-  assert.deepEqual(
-    again.models.map((m) => [m.Name, m.DynamicAttributes!.length, m.Instances!.length]),
-    doc.models.map((m) => [m.Name, m.DynamicAttributes!.length, m.Instances!.length]),
-  );
-  assert.deepEqual(other.diff(again, doc, 'use'), { added: [], changed: [], removed: [], restarts: [] });
-  await db2.close();
+  const apply = async (next: Section, mode: 'legacy' | 'use' | 'merge-apply', failFast = true) => {
+    const after: Array<() => void | Promise<void>> = [];
+    const failed: Array<{ item: string; message: string }> = [];
+    await db2.transaction((trx) =>
+      other.apply(next, {
+        mode,
+        trx,
+        failFast,
+        fail: (item, message) => failed.push({ item, message }),
+        afterCommit: (fn) => after.push(fn),
+        progress: () => undefined,
+      }),
+    );
+    for (const fn of after) await fn();
+    return failed;
+  };
+  try {
+    assert.equal(
+      other.diff(await other.export(), doc, 'merge-apply').added.length,
+      doc.models.length + doc.transformations.length,
+    );
+    await apply(doc, 'use');
+    // By name, the same configuration: nested instances, instance-level attributes and all.
+    const again = await other.export();
+    assert.deepEqual(again, doc);
+    assert.deepEqual(other.diff(again, doc, 'use'), { added: [], changed: [], removed: [], restarts: [] });
+    await settle();
+    assert.equal(rt2.twinCount, s2.instances.size, 'the runtime follows the committed configuration');
+    const p1 = [...s2.instances.values()].find((i) => i.name === 'p1')!;
+    assert.equal(rt2.status(p1.id)!.state, 'running');
+
+    // merge: by name, the template wins, nested lists united; the models it changes are named.
+    const tpl: Section = {
+      transformations: [],
+      models: [{ Name: 'Pump', Assets: 'pump2', Instances: [{ Name: 'p9' }] }],
+    };
+    const { merged, overwrites } = other.merge(again, tpl);
+    assert.deepEqual(overwrites, ['models.Pump']);
+    const pump = merged.models.find((m) => m.Name === 'Pump')!;
+    assert.equal(pump.Assets, 'pump2');
+    assert.deepEqual(pump.Instances!.map((i) => i.Name).sort(), ['p1', 'p9']);
+    assert.equal(merged.models.length, again.models.length);
+    assert.deepEqual(other.diff(again, tpl, 'merge-apply').changed, ['models.Pump']);
+    assert.deepEqual(other.diff(again, tpl, 'legacy').removed, []);
+    assert.ok(other.diff(again, tpl, 'use').removed.includes('models.Loop'));
+
+    // An item the rules refuse: with failFast it aborts everything, without it is skipped.
+    const bad: Section = {
+      transformations: [],
+      models: [
+        {
+          Name: 'Gate',
+          Assets: 'gate',
+          Instances: [{ Name: 'g1', Topic: 'devicehub.g1' }, { Name: 'g2' }],
+        },
+      ],
+    };
+    await assert.rejects(
+      apply(bad, 'legacy'),
+      /section twins: models\[0\]\.Instances\[0\] \(g1\): .*reserved/,
+    );
+    assert.deepEqual(await other.export(), doc, 'nothing of the failed apply stays');
+    const failed = await apply(bad, 'legacy', false);
+    assert.deepEqual(
+      failed.map((f) => f.item),
+      ['twins: models[0].Instances[0] (g1)'],
+    );
+    const gate = (await other.export()).models.find((m) => m.Name === 'Gate')!;
+    assert.deepEqual(
+      gate.Instances!.map((i) => i.Name),
+      ['g2'],
+    );
+
+    // merge-apply keeps what the template does not name; use makes the section exactly it.
+    await apply(tpl, 'merge-apply');
+    const merged2 = await other.export();
+    assert.equal(merged2.models.find((m) => m.Name === 'Pump')!.Assets, 'pump2');
+    assert.equal(merged2.models.length, doc.models.length + 1);
+    await apply({ transformations: [], models: [] }, 'use');
+    assert.deepEqual(await other.export(), { transformations: [], models: [] });
+    await settle();
+    assert.equal(rt2.twinCount, 0);
+    await apply(doc, 'legacy');
+    assert.deepEqual(await other.export(), doc);
+  } finally {
+    rt2.close();
+    hub2.close();
+    await db2.close();
+  }
 });
 
 test('a model with PublishIntervalMs publishes at that interval without inputs, marking them stale', async () => {

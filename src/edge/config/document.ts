@@ -126,11 +126,27 @@ export function checkParameters(value: unknown, field: string): Record<string, R
   return value as Record<string, Record<string, string>>;
 }
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+/** A placeholder, or an escaped `{{` (`\{{`: the text `{{`, no placeholder). */
+const PLACEHOLDER_OR_ESCAPE = /\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+
+/**
+ * `content` with every `{{` in its strings escaped as `\{{`: what the edge exports into a
+ * document (a twin's topic `devicehub.raw.{{Device}}.pressure` is the module's own placeholder,
+ * not a template parameter), so that `substitute` gives the exported text back.
+ */
+export function escapePlaceholders<T>(content: T): T {
+  if (typeof content === 'string')
+    return (content.includes('{{') ? content.replace(/\{\{/g, '\\{{') : content) as T;
+  if (Array.isArray(content)) return content.map(escapePlaceholders) as T;
+  if (content && typeof content === 'object')
+    return Object.fromEntries(Object.entries(content).map(([k, v]) => [k, escapePlaceholders(v)])) as T;
+  return content;
+}
 
 /**
  * `content` with every `{{name}}` in its strings replaced by `values[name]`; a string that is only
- * a placeholder takes the value's type. A placeholder without a value is an issue.
+ * a placeholder takes the value's type. A placeholder without a value is an issue. `\{{` is the
+ * text `{{` (see `escapePlaceholders`).
  */
 export function substitute(
   content: unknown,
@@ -149,7 +165,8 @@ export function substitute(
       const v = values[whole[1]!];
       return typeof v === 'string' ? v : String(v);
     }
-    return content.replace(PLACEHOLDER, (m, name: string) => {
+    return content.replace(PLACEHOLDER_OR_ESCAPE, (m, name: string | undefined) => {
+      if (name === undefined) return '{{';
       if (!(name in values)) {
         issues.push({ path, message: `parameter "${name}" has no value` });
         return m;

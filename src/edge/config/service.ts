@@ -19,6 +19,7 @@ import {
   TEMPLATE_FORMAT,
   TEMPLATE_VERSION,
   checkEnvelope,
+  escapePlaceholders,
   checkParameters,
   hasEncrypted,
   malformed,
@@ -162,15 +163,24 @@ export class ConfigService {
   // --- export
 
   /** The current configuration, every section, secrets in the clear (kept on this edge only). */
+  /**
+   * The current configuration as a document: every `{{` of the sections escaped (`\{{`), so that
+   * applying it gives the same text back (modules have placeholders of their own, the twins').
+   */
   async exportDocument(): Promise<TemplateDocument> {
-    const sections: Record<string, unknown> = {};
-    for (const s of this.#sections()) sections[s.name] = await s.export();
     return {
       format: TEMPLATE_FORMAT,
       version: TEMPLATE_VERSION,
       createdAt: new Date().toISOString(),
-      sections,
+      sections: escapePlaceholders(await this.#exportSections()),
     };
+  }
+
+  /** Every section's export, as the sections answer it (not escaped). */
+  async #exportSections(): Promise<Record<string, unknown>> {
+    const sections: Record<string, unknown> = {};
+    for (const s of this.#sections()) sections[s.name] = await s.export();
+    return sections;
   }
 
   /** The current configuration as it leaves the edge: secrets encrypted under the key, or left out. */
@@ -497,11 +507,11 @@ export class ConfigService {
   ): Promise<TemplateView & { overwrites: Record<string, string[]> }> {
     const { doc } = await this.load(id);
     const ready = await this.prepare(doc, { encryptionKey: options.encryptionKey });
-    const current = await this.exportDocument();
+    const current = await this.#exportSections();
     const overwrites: Record<string, string[]> = {};
-    const sections: Record<string, unknown> = { ...current.sections };
+    const sections: Record<string, unknown> = { ...current };
     for (const [name, content] of Object.entries(ready.sections)) {
-      const r = this.#section(name)!.merge(current.sections[name], content);
+      const r = this.#section(name)!.merge(current[name], content);
       sections[name] = r.merged;
       if (r.overwrites.length > 0) overwrites[name] = r.overwrites;
     }
@@ -518,7 +528,12 @@ export class ConfigService {
     }
     const meta = await this.getTemplate(id).catch(() => undefined);
     const saved = await this.#saveDocument(
-      { format: TEMPLATE_FORMAT, version: TEMPLATE_VERSION, createdAt: new Date().toISOString(), sections },
+      {
+        format: TEMPLATE_FORMAT,
+        version: TEMPLATE_VERSION,
+        createdAt: new Date().toISOString(),
+        sections: escapePlaceholders(sections),
+      },
       { name: options.name ?? `${meta?.name ?? id} (merged)`, description: options.description },
     );
     return { ...saved, overwrites };

@@ -1,5 +1,9 @@
-/** Digital twins on the edge's seam: `/digital-twins`, publishing on the DataHub. */
+/**
+ * Digital twins on the edge's seam: `/digital-twins`, publishing on the DataHub, and the `twins`
+ * section of configuration templates.
+ */
 import type { EdgeModule } from '../modules.js';
+import { twinsConfigSection } from './config-section.js';
 import { createTwins, mountTwins, twinsMigrations, UnsLink, type TwinsApi } from './index.js';
 
 declare module '../modules.js' {
@@ -31,5 +35,6 @@ export const twinsModule: EdgeModule<'twins'> = {
     });
   },
   mount: (ctx, twins) => mountTwins(ctx.app, twins),
+  configSection: (twins) => twinsConfigSection(twins.service),
   close: (twins) => twins.close(),
 };

@@ -2,8 +2,73 @@
  * The twins' tables, through the kernel's query layer. No other module reads them. The service
  * keeps the whole configuration in memory (it is bounded, see docs/security.md) and writes through
  * this repository; rows are the records with snake_case columns, booleans as 0/1 and JSON as text.
+ *
+ * `TwinsRepository.inTransaction(trx)` is the same repository bound to a transaction that someone
+ * else owns (the configuration apply's): every read and write goes through `trx`, and `batch`
+ * runs its steps in it instead of opening a transaction of its own.
  */
-import type { Database, Kysely } from '../../kernel/db/index.js';
+import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
+
+interface Stamps {
+  created_at: number;
+  updated_at: number;
+}
+interface OwnedRow extends Stamps {
+  id: string;
+  model_id: string;
+  instance_id: string | null;
+}
+interface KeyValueRow extends OwnedRow {
+  key: string;
+  value: string;
+}
+
+/** The twins' tables as Kysely sees them (migrations/0001-create-twins.ts). */
+export interface TwinsTables {
+  twins_model: Stamps & {
+    id: string;
+    name: string;
+    assets: string;
+    description: string;
+    publish_on_change: number;
+    publish_interval_ms: number;
+    stale_after_ms: number;
+  };
+  twins_instance: Stamps & {
+    id: string;
+    model_id: string;
+    name: string;
+    description: string;
+    source: string;
+    topic: string;
+    enabled: number;
+  };
+  twins_static_attribute: KeyValueRow;
+  twins_parameter: KeyValueRow;
+  twins_dynamic_attribute: OwnedRow & {
+    name: string;
+    description: string;
+    type: string;
+    attribute_type: string;
+    topic: string;
+    transformation_id: string | null;
+    nested_model_id: string | null;
+    nested_instance_id: string | null;
+  };
+  twins_transformation: Stamps & { id: string; name: string; description: string; expression: string };
+  twins_hierarchy_node: {
+    id: string;
+    model_id: string;
+    parent_id: string | null;
+    position: number;
+    name: string;
+    is_folder: number;
+    attribute_id: string | null;
+    attribute_type: string | null;
+    node_type: string | null;
+  };
+  twins_asset_placement: { id: string; instance_id: string; path: string; metadata: string | null };
+}
 
 export const TABLES = {
   model: 'twins_model',
@@ -56,13 +121,36 @@ function fromRow<T>(row: Record<string, unknown>): T {
   return record as T;
 }
 
-export class TwinsRepository {
-  readonly #db: Kysely<any>;
-  readonly #database: Database;
+/** One write of `TwinsRepository.batch`. */
+export interface BatchStep {
+  op: 'insert' | 'update' | 'remove';
+  table: TableKey;
+  record?: object;
+  ids?: readonly string[];
+}
 
-  constructor(database: Database) {
-    this.#database = database;
-    this.#db = database.db;
+export class TwinsRepository {
+  // The tables are addressed by a `TableKey` chosen at run time: the generic methods below go
+  // through an untyped view of the typed handle.
+  readonly #db: Kysely<any>;
+  /** null: bound to a transaction owned elsewhere (`inTransaction`). */
+  readonly #database: Database | null;
+
+  /** `trx`: bind to a transaction owned elsewhere; use `inTransaction` for that. */
+  constructor(database: Database | null, trx?: Kysely<any>) {
+    if (!database && !trx) throw new Error('TwinsRepository needs a database or a transaction');
+    this.#database = trx ? null : database;
+    this.#db = trx ?? database!.db;
+  }
+
+  /** The repository bound to `trx` (see the file comment); `trx` is not committed here. */
+  static inTransaction(trx: Transaction<any> | Kysely<TwinsTables>): TwinsRepository {
+    return new TwinsRepository(null, trx as Kysely<any>);
+  }
+
+  /** The typed handle of the repository's database (or transaction). */
+  get db(): Kysely<TwinsTables> {
+    return this.#db as Kysely<TwinsTables>;
   }
 
   async all<T>(table: TableKey): Promise<T[]> {
@@ -88,30 +176,26 @@ export class TwinsRepository {
     }
   }
 
-  /** Several writes in one transaction. */
-  async batch(
-    steps: {
-      op: 'insert' | 'update' | 'remove';
-      table: TableKey;
-      record?: object;
-      ids?: readonly string[];
-    }[],
-  ): Promise<void> {
-    await this.#database.db.transaction().execute(async (trx) => {
-      for (const s of steps) {
-        if (s.op === 'insert') await trx.insertInto(TABLES[s.table]).values(toRow(s.record!)).execute();
-        else if (s.op === 'update') {
-          const { id, ...rest } = toRow(s.record!);
-          await trx.updateTable(TABLES[s.table]).set(rest).where('id', '=', id).execute();
-        } else {
-          const ids = s.ids ?? [];
-          for (let i = 0; i < ids.length; i += 500)
-            await trx
-              .deleteFrom(TABLES[s.table])
-              .where('id', 'in', ids.slice(i, i + 500))
-              .execute();
-        }
-      }
-    });
+  /** Several writes in one transaction (the bound one, with `inTransaction`). */
+  async batch(steps: BatchStep[]): Promise<void> {
+    if (!this.#database) return run(this.#db, steps);
+    await this.#database.db.transaction().execute((trx) => run(trx, steps));
+  }
+}
+
+async function run(db: Kysely<any>, steps: BatchStep[]): Promise<void> {
+  for (const s of steps) {
+    if (s.op === 'insert') await db.insertInto(TABLES[s.table]).values(toRow(s.record!)).execute();
+    else if (s.op === 'update') {
+      const { id, ...rest } = toRow(s.record!);
+      await db.updateTable(TABLES[s.table]).set(rest).where('id', '=', id).execute();
+    } else {
+      const ids = s.ids ?? [];
+      for (let i = 0; i < ids.length; i += 500)
+        await db
+          .deleteFrom(TABLES[s.table])
+          .where('id', 'in', ids.slice(i, i + 500))
+          .execute();
+    }
   }
 }

@@ -220,21 +220,48 @@ export class TwinsService {
 
   static async load(repo: TwinsRepository, limits: Partial<TwinsLimits> = {}): Promise<TwinsService> {
     const s = new TwinsService(repo, { ...DEFAULT_TWINS_LIMITS, ...limits });
-    const fill = async <T extends { id: string }>(
-      map: Map<string, T>,
-      table: Parameters<TwinsRepository['all']>[0],
-    ) => {
-      for (const r of await repo.all<T>(table)) map.set(r.id, r);
-    };
-    await fill(s.models, 'model');
-    await fill(s.instances, 'instance');
-    await fill(s.statics, 'static');
-    await fill(s.parameters, 'parameter');
-    await fill(s.dynamics, 'dynamic');
-    await fill(s.transformations, 'transformation');
-    await fill(s.nodes, 'node');
-    await fill(s.placements, 'placement');
+    await s.#fill(repo);
     return s;
+  }
+
+  async #fill(repo: TwinsRepository): Promise<void> {
+    const read = async <T extends { id: string }>(table: Parameters<TwinsRepository['all']>[0]) =>
+      new Map((await repo.all<T>(table)).map((r) => [r.id, r] as const));
+    // Everything is read first, then swapped in at once: no reader sees half a configuration.
+    const fresh = {
+      models: await read<ModelRecord>('model'),
+      instances: await read<InstanceRecord>('instance'),
+      statics: await read<KeyValueRecord>('static'),
+      parameters: await read<KeyValueRecord>('parameter'),
+      dynamics: await read<DynamicAttributeRecord>('dynamic'),
+      transformations: await read<TransformationRecord>('transformation'),
+      nodes: await read<HierarchyNodeRecord>('node'),
+      placements: await read<PlacementRecord>('placement'),
+    };
+    for (const [name, map] of Object.entries(fresh) as [keyof typeof fresh, Map<string, object>][]) {
+      const mine = this[name] as Map<string, object>;
+      mine.clear();
+      for (const [id, r] of map) mine.set(id, r);
+    }
+  }
+
+  /**
+   * Reads the whole configuration again from the database (after a configuration template was
+   * applied in a transaction of its own) and tells the listeners once (`reload`): the runtime
+   * re-resolves every instance, keeping their last values.
+   */
+  async reload(): Promise<void> {
+    await this.#fill(this.#repo);
+    this.#changed('reload', '*');
+  }
+
+  /**
+   * A service over `repo` (one bound to a transaction: `TwinsRepository.inTransaction`) with these
+   * limits and no listeners: the configuration apply writes through it, so that its rules are the
+   * API's.
+   */
+  async over(repo: TwinsRepository): Promise<TwinsService> {
+    return TwinsService.load(repo, this.limits);
   }
 
   onChange(listener: (change: TwinsChange) => void): () => void {

@@ -79,9 +79,20 @@ export interface PlacementRecord {
   metadata: unknown;
 }
 
-/** What changed in the twins' configuration (the runtime re-resolves on it). */
+/**
+ * What changed in the twins' configuration (the runtime re-resolves on it). `reload`: the whole
+ * configuration was read again from the database (`TwinsService.reload`, id `*`).
+ */
 export interface TwinsChange {
   kind:
-    'model' | 'instance' | 'static' | 'dynamic' | 'parameter' | 'transformation' | 'hierarchy' | 'placement';
+    | 'model'
+    | 'instance'
+    | 'static'
+    | 'dynamic'
+    | 'parameter'
+    | 'transformation'
+    | 'hierarchy'
+    | 'placement'
+    | 'reload';
   id: string;
 }

@@ -143,21 +143,22 @@ export function diffByKey<T>(
 
 /**
  * The union of `current` and `template` by key, the template's version of an item winning; a
- * secret field the template leaves out (exported without a key) keeps the current value. Answers
+ * secret field (if the items have one) the template leaves out (exported without a key) keeps the
+ * current value. Answers
  * the ids of existing items the union would change (a merge asks for confirmation of those).
  */
 export function mergeByKey<T extends object>(
   current: readonly T[],
   template: readonly T[],
   key: (item: T) => string,
-  secretField: keyof T,
+  secretField?: keyof T,
 ): { merged: T[]; overwrites: string[] } {
   const byId = new Map(current.map((c) => [key(c), c]));
   const overwrites: string[] = [];
   for (const t of template) {
     const id = key(t);
     const c = byId.get(id);
-    const keepSecret = !t[secretField] && c?.[secretField];
+    const keepSecret = secretField !== undefined && !t[secretField] && c?.[secretField];
     const m = { ...c, ...t, ...(keepSecret ? { [secretField]: c[secretField] } : {}) } as T;
     if (c && canonical(c) !== canonical(m)) overwrites.push(id);
     byId.set(id, m);

@@ -9,7 +9,7 @@ import { MILLWRIGHT_VERSION } from '../kernel/version.js';
 import { AppError } from '../kernel/errors.js';
 import { EDGE_OPTIONS, toEdgeConfig, type EdgeConfig } from '../edge/options.js';
 import { startEdge, type EdgeService } from '../edge/service.js';
-import { addServiceOptions, resolveOptions } from './options.js';
+import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
 import { edgeConfigCommands } from './edge-config.js';
 import { join } from 'node:path';
@@ -31,14 +31,33 @@ const program = new Command('millwright')
   .enablePositionalOptions()
   .exitOverride();
 
+/** The UNS's and the manager's options under `up`: `--uns-<option>`, `--manager-<option>` (not --host). */
+const UP_UNS_OPTIONS = UNS_OPTIONS.filter((o) => o.name !== 'host');
+const UP_MANAGER_OPTIONS = MANAGER_OPTIONS.filter((o) => o.name !== 'host');
 const up = addServiceOptions(
-  program
-    .command('up')
-    .description(
-      'the first look: start the platform in one process with embedded defaults (for now the edge service)',
+  addServiceOptions(
+    addServiceOptions(
+      program
+        .command('up')
+        .description(
+          'the first look: the edge service, the unified namespace (UNS) and the edge manager in one process, with embedded defaults; prints every address and first-run credential',
+        )
+        .addHelpText(
+          'after',
+          '\nThe edge options are the flags without a prefix (as `millwright edge`); the UNS and the manager take\n' +
+            'theirs with a prefix (`--uns-port`, `--manager-port`) or from MILLWRIGHT_UNS_* / MILLWRIGHT_MANAGER_*.\n' +
+            'With --data-dir DIR, the UNS keeps its data in DIR/uns and the manager in DIR/manager.',
+        ),
+      'edge',
+      EDGE_OPTIONS,
     ),
-  'edge',
-  EDGE_OPTIONS,
+    'uns',
+    UP_UNS_OPTIONS,
+    'uns-',
+  ),
+  'manager',
+  UP_MANAGER_OPTIONS,
+  'manager-',
 ).action(async () => {
   const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
   const config = toEdgeConfig(resolveOptions(up, 'edge', EDGE_OPTIONS, sources));
@@ -53,6 +72,7 @@ const up = addServiceOptions(
   const unsFlags = {
     host: config.host,
     ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'uns') }),
+    ...prefixedFlags(up, UP_UNS_OPTIONS, 'uns-'),
   };
   const unsConfig = toUnsConfig(loadConfig('uns', UNS_OPTIONS, unsFlags, process.env, unsSources));
   let uns: UnsService;
@@ -72,6 +92,7 @@ const up = addServiceOptions(
   const mFlags = {
     host: config.host,
     ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
+    ...prefixedFlags(up, UP_MANAGER_OPTIONS, 'manager-'),
   };
   const mConfig = toManagerConfig(loadConfig('manager', MANAGER_OPTIONS, mFlags, process.env, mSources));
   const manager = await startManager(mConfig, {
@@ -94,7 +115,9 @@ const up = addServiceOptions(
 const edge = addServiceOptions(
   program
     .command('edge')
-    .description('the edge service, as deployed on a site (see `millwright edge --help`)'),
+    .description(
+      'the edge service, as deployed on a site; its subcommands administer it (API clients, tokens, access keys, the admin password, devices and tags, live values)',
+    ),
   'edge',
   EDGE_OPTIONS,
 ).action(async () => {
@@ -112,7 +135,7 @@ const uns = addServiceOptions(
   program
     .command('uns')
     .description(
-      'the unified namespace service: MQTT broker, accounts and rules (see `millwright uns --help`)',
+      'the unified namespace service (MQTT broker, accounts and rules), as deployed; its subcommands administer it',
     ),
   'uns',
   UNS_OPTIONS,
@@ -258,7 +281,9 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
-    process.exit(err.exitCode);
+    // --help and --version end with 0; every usage error (unknown option, missing argument, bad
+    // choice) with 2, as docs/cli.md says.
+    process.exit(err.exitCode === 0 ? 0 : 2);
   }
   if (err instanceof ConfigError || err instanceof AppError) {
     process.stderr.write(`millwright: ${err.message}\n`);

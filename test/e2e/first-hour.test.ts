@@ -5,6 +5,13 @@ import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { http } from '../helpers/edge.js';
 import { unsToken } from '../helpers/uns.js';
 import { runCli, startCli, tempDirs } from '../helpers/cli.js';
+import { execFile } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { MILLWRIGHT_VERSION } from '../../src/kernel/version.js';
+
+const run = promisify(execFile);
 
 const dirs = tempDirs('mw-first-hour-');
 after(() => dirs.removeAll());
@@ -107,4 +114,41 @@ test('`millwright uns admin reset-password` prints a new password for the admini
   } finally {
     await uns.stop();
   }
+});
+
+test('the CLI: usage errors exit 2, help texts say what each command is, `up` shows the UNS and manager options', async () => {
+  for (const args of [
+    ['up', '--no-such-option'],
+    ['edge', 'api-client', 'create'],
+    ['edge', '--log-level', 'loud'],
+  ]) {
+    const r = await runCli(args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+  }
+  assert.equal((await runCli(['--version'])).code, 0);
+  const upHelp = await runCli(['up', '--help']);
+  assert.equal(upHelp.code, 0);
+  assert.doesNotMatch(upHelp.stdout, /for now the edge service/);
+  assert.match(upHelp.stdout, /--uns-port <n>/);
+  assert.match(upHelp.stdout, /--uns-mqtt-port <n>/);
+  assert.match(upHelp.stdout, /--manager-port <n>/);
+  const top = await runCli(['--help']);
+  assert.doesNotMatch(top.stdout, /see `millwright edge --help`/);
+  assert.match(top.stdout, /unified namespace/);
+});
+
+test('`npm run millwright` builds once: a second call neither rebuilds nor waits for tsc', async () => {
+  const root = join(import.meta.dirname, '../..');
+  const script = join(root, 'scripts/millwright.mjs');
+  const first = await run(process.execPath, [script, '--version'], { cwd: root });
+  assert.equal(first.stdout.trim(), MILLWRIGHT_VERSION);
+  const builtAt = statSync(join(root, 'dist/.millwright-built')).mtimeMs;
+  const second = await run(process.execPath, [script, '--version'], { cwd: root });
+  assert.equal(second.stdout.trim(), MILLWRIGHT_VERSION);
+  assert.doesNotMatch(second.stderr, /building/);
+  assert.equal(statSync(join(root, 'dist/.millwright-built')).mtimeMs, builtAt, 'dist/ was not rebuilt');
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  assert.equal(pkg.scripts.premillwright, undefined, 'no build before every call');
 });

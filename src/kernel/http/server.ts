@@ -12,6 +12,8 @@ import cookie from '@fastify/cookie';
 import type { Logger } from 'pino';
 import { generate } from 'selfsigned';
 import { installErrorHandler } from './error-handler.js';
+import { installJsonBodyParser } from './json-body.js';
+import { answerPlainHttpOnTls } from './plain-http-hint.js';
 import { ConfigError, PortInUseError, type GraphqlConfig } from '../config.js';
 import { setGraphqlDefaults } from '../graphql/mount.js';
 
@@ -125,6 +127,8 @@ export async function createHttpApp(
       },
     },
   }) as unknown as FastifyInstance;
+  if (tls) answerPlainHttpOnTls(app.server);
+  installJsonBodyParser(app);
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },

@@ -65,7 +65,8 @@ const up = addServiceOptions(
   const edge = await startEdge(config, {
     pickFreePorts: (['port', 'datahub-port'] as const).filter((o) => sources[o] === 'default'),
   });
-  announce(edge, config);
+  // The banner is printed whole, once everything is up (log lines would otherwise split it).
+  let banner = announce(edge, config);
   // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
   // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
   const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
@@ -86,7 +87,7 @@ const up = addServiceOptions(
     await edge.close();
     throw err;
   }
-  announceUns(uns, unsConfig);
+  banner += announceUns(uns, unsConfig);
   // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
   const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
   const mFlags = {
@@ -101,9 +102,10 @@ const up = addServiceOptions(
     await Promise.all([edge.close(), uns.close()]);
     throw err;
   });
-  announceManager(manager, mConfig);
+  banner += announceManager(manager, mConfig);
   const enrolled = await enrolLocalEdge(edge, manager);
-  if (enrolled) process.stdout.write(`  local edge enrolled in the manager as device ${enrolled}\n`);
+  if (enrolled) banner += `  local edge enrolled in the manager as device ${enrolled}\n`;
+  process.stdout.write(banner);
   ready({
     edge: edgeReady(edge, config),
     uns: unsReady(uns, unsConfig),
@@ -123,7 +125,7 @@ const edge = addServiceOptions(
 ).action(async () => {
   const config = toEdgeConfig(resolveOptions(edge, 'edge', EDGE_OPTIONS));
   const service = await startEdge(config);
-  announce(service, config);
+  process.stdout.write(announce(service, config));
   ready({ edge: edgeReady(service, config) });
   stopOnSignals([service]);
 });
@@ -142,8 +144,7 @@ const uns = addServiceOptions(
 ).action(async () => {
   const config = toUnsConfig(resolveOptions(uns, 'uns', UNS_OPTIONS));
   const service = await startUns(config);
-  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n`);
-  announceUns(service, config);
+  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceUns(service, config)}`);
   ready({ uns: unsReady(service, config) });
   stopOnSignals([service]);
 });
@@ -151,8 +152,7 @@ uns.enablePositionalOptions();
 unsAdminCommands(uns);
 
 managerCommands(program, (service, config) => {
-  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n`);
-  announceManager(service, config);
+  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceManager(service, config)}`);
   ready({ manager: managerReady(service, config) });
   stopOnSignals([service]);
 });
@@ -189,7 +189,7 @@ function unsReady(uns: UnsService, config: UnsConfig): ReadyService {
   };
 }
 
-function announceUns(service: UnsService, config: UnsConfig): void {
+function announceUns(service: UnsService, config: UnsConfig): string {
   const lines = [
     ...service.notes.map((n) => `  ${n}`),
     `  unified namespace ${service.url}/mqtt/gql  (GraphQL; token: POST ${service.url}/auth/realms/standalone/protocol/openid-connect/token)`,
@@ -208,10 +208,10 @@ function announceUns(service: UnsService, config: UnsConfig): void {
   lines.push(
     `  UNS users and accounts: millwright uns user create --data-dir ${config.dataDir} --username U --password P`,
   );
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
-function announce(edge: EdgeService, config: EdgeConfig): void {
+function announce(edge: EdgeService, config: EdgeConfig): string {
   const lines = [
     `Millwright ${MILLWRIGHT_VERSION}`,
     ...edge.notes.map((n) => `  ${n}`),
@@ -233,7 +233,7 @@ function announce(edge: EdgeService, config: EdgeConfig): void {
   lines.push(
     `  API client for scripts: millwright edge api-client create --data-dir ${config.dataDir} --name NAME`,
   );
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
 /**

@@ -12,6 +12,9 @@ import { startEdge, type EdgeService } from '../edge/service.js';
 import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
 import { edgeConfigCommands } from './edge-config.js';
+import { edgeWatchCommand } from './edge-watch.js';
+import { MillwrightClientError } from '../client/errors.js';
+import { edgeDeviceCommands } from './edge-devices.js';
 import { join } from 'node:path';
 import { loadConfig } from '../kernel/config.js';
 import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
@@ -132,6 +135,8 @@ const edge = addServiceOptions(
 edge.enablePositionalOptions();
 edgeAdminCommands(edge);
 edgeConfigCommands(edge);
+edgeWatchCommand(edge);
+edgeDeviceCommands(edge);
 
 const uns = addServiceOptions(
   program
@@ -288,6 +293,11 @@ try {
   if (err instanceof ConfigError || err instanceof AppError) {
     process.stderr.write(`millwright: ${err.message}\n`);
     process.exit(2);
+  }
+  if (err instanceof MillwrightClientError) {
+    // The edge (or UNS) answered no, or could not be reached: its message, without a stack.
+    process.stderr.write(`millwright: ${err.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`millwright: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);

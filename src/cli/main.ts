@@ -20,6 +20,7 @@ import { loadConfig } from '../kernel/config.js';
 import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
 import { startUns, type UnsService } from '../uns/service.js';
 import { unsAdminCommands } from './uns-admin.js';
+import { unsWatchCommand } from './uns-watch.js';
 import { formatReadyLine, type ReadyLine, type ReadyService } from '../kernel/ready.js';
 import { announceManager, enrolLocalEdge, managerCommands, managerReady } from './manager.js';
 import { MANAGER_OPTIONS, toManagerConfig } from '../manager/options.js';
@@ -155,6 +156,7 @@ const uns = addServiceOptions(
 });
 uns.enablePositionalOptions();
 unsAdminCommands(uns);
+unsWatchCommand(uns);
 
 managerCommands(program, (service, config) => {
   process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceManager(service, config)}`);

@@ -34,7 +34,12 @@ export function addEdgeClientOptions(cmd: Command, { credentials = true } = {}):
     );
     cmd.addOption(new Option('--client-secret <secret>', 'its secret [MILLWRIGHT_EDGE_CLIENT_SECRET]'));
   }
-  cmd.addOption(new Option('--ca <file>', "PEM certificate to trust (the edge's <data-dir>/tls/server.crt)"));
+  cmd.addOption(
+    new Option(
+      '--ca <file>',
+      "PEM certificate to trust (the edge's <data-dir>/tls/server.crt) [MILLWRIGHT_EDGE_CA]",
+    ),
+  );
   cmd.addOption(new Option('--insecure', 'accept any certificate (the self-signed one of a test edge)'));
   return cmd;
 }
@@ -51,7 +56,9 @@ export function edgeClientFrom(flags: EdgeClientFlags, { credentials = true } = 
     url: flags.url ?? 'https://localhost:8443',
     ...(flags.natsUrl ? { natsUrl: flags.natsUrl } : {}),
     ...(credentials && clientId && clientSecret ? { credentials: { clientId, clientSecret } } : {}),
-    ...(flags.ca ? { ca: readFileSync(flags.ca) } : {}),
+    ...((flags.ca ?? process.env.MILLWRIGHT_EDGE_CA)
+      ? { ca: readFileSync(flags.ca ?? process.env.MILLWRIGHT_EDGE_CA!) }
+      : {}),
     ...(flags.insecure ? { insecure: true } : {}),
   });
 }

@@ -70,6 +70,62 @@ export function edgeWatchCommand(edge: Command): void {
     });
 }
 
+/**
+ * `millwright edge write DEVICE TAG VALUE`: a write through the tag's Command subject; prints the
+ * write response and exits 1 when the write failed.
+ */
+export function edgeWriteCommand(edge: Command): void {
+  const write = addEdgeClientOptions(
+    edge
+      .command('write')
+      .description('write a value to a tag (devicehub.command.<device>.<tag>); prints the write response')
+      .argument('<device>', 'device name')
+      .argument('<tag>', 'tag name')
+      .argument('<value>', 'a JSON value (12.5, true, "text"); anything else is sent as a string'),
+    { credentials: false },
+  )
+    .addOption(
+      new Option(
+        '--nats-url <url>',
+        'the DataHub (default nats://<host of --url>:4222) [MILLWRIGHT_EDGE_NATS_URL]',
+      ),
+    )
+    .addOption(
+      new Option('--access-key <key>', 'DataHub access key, for a remote edge [MILLWRIGHT_EDGE_ACCESS_KEY]'),
+    )
+    .action(async (device: string, tag: string, value: string) => {
+      const o = write.opts<EdgeClientFlags & { accessKey?: string }>();
+      const client = edgeClientFrom(
+        { ...o, natsUrl: o.natsUrl ?? process.env.MILLWRIGHT_EDGE_NATS_URL },
+        { credentials: false },
+      );
+      const accessKey = o.accessKey ?? process.env.MILLWRIGHT_EDGE_ACCESS_KEY;
+      const nc = await client.nats(accessKey ? { accessKey } : {});
+      let payload: string;
+      try {
+        JSON.parse(value);
+        payload = value;
+      } catch {
+        payload = JSON.stringify(value);
+      }
+      try {
+        const m = await nc.request(`devicehub.command.${device}.${tag}`, new TextEncoder().encode(payload), {
+          timeout: 10_000,
+        });
+        const answer = JSON.parse(new TextDecoder().decode(m.data)) as { success?: boolean; error?: string };
+        process.stdout.write(`${JSON.stringify(answer)}\n`);
+        if (answer.success === false) process.exitCode = 1;
+      } catch (err) {
+        throw new Error(
+          `no answer on devicehub.command.${device}.${tag} (is there a tag "${tag}" on device "${device}"?): ${(err as Error).message}`,
+        );
+      } finally {
+        await nc.close();
+        client.close();
+      }
+    });
+}
+
 /** Rows by tag (`device/tag`, from the payload) or by subject; redrawn at most 5 times a second. */
 class Table {
   readonly #rows = new Map<string, Row>();

@@ -12,7 +12,7 @@ import { startEdge, type EdgeService } from '../edge/service.js';
 import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
 import { edgeConfigCommands } from './edge-config.js';
-import { edgeWatchCommand } from './edge-watch.js';
+import { edgeWatchCommand, edgeWriteCommand } from './edge-watch.js';
 import { MillwrightClientError } from '../client/errors.js';
 import { edgeDeviceCommands } from './edge-devices.js';
 import { join } from 'node:path';
@@ -137,6 +137,7 @@ edge.enablePositionalOptions();
 edgeAdminCommands(edge);
 edgeConfigCommands(edge);
 edgeWatchCommand(edge);
+edgeWriteCommand(edge);
 edgeDeviceCommands(edge);
 
 const uns = addServiceOptions(

@@ -106,6 +106,18 @@ export function edgeAdminCommands(edge: Command): void {
       }),
     );
   datahubAccessKeyCommands(edge);
+
+  const admin = edge.command('admin').description('the local admin user (the first-run login)');
+  const reset = storeCommand(
+    admin,
+    'reset-password',
+    'give the admin a new one-time password, printed once; the next login must accept the EULA (if not yet) and change it',
+  ).action(() =>
+    withAuth(reset, async (auth) => ({
+      ...(await auth.resetAdminPassword()),
+      next: 'POST /auth/v2/login with it, then PUT /auth/v2/password to choose your own',
+    })),
+  );
 }
 
 /** `millwright edge access-key create|list|revoke`: DataHub access keys for remote NATS clients. */

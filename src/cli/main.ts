@@ -9,15 +9,19 @@ import { MILLWRIGHT_VERSION } from '../kernel/version.js';
 import { AppError } from '../kernel/errors.js';
 import { EDGE_OPTIONS, toEdgeConfig, type EdgeConfig } from '../edge/options.js';
 import { startEdge, type EdgeService } from '../edge/service.js';
-import { addServiceOptions, resolveOptions } from './options.js';
+import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
 import { edgeConfigCommands } from './edge-config.js';
+import { edgeWatchCommand, edgeWriteCommand } from './edge-watch.js';
+import { MillwrightClientError } from '../client/errors.js';
+import { edgeDeviceCommands } from './edge-devices.js';
 import { join } from 'node:path';
 import { loadConfig } from '../kernel/config.js';
 import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
 import { startUns, type UnsService } from '../uns/service.js';
 import { unsAdminCommands } from './uns-admin.js';
 import { startUnsFeed } from './uns-feed.js';
+import { unsWatchCommand } from './uns-watch.js';
 import { formatReadyLine, type ReadyLine, type ReadyService } from '../kernel/ready.js';
 import { announceManager, enrolLocalEdge, managerCommands, managerReady } from './manager.js';
 import { MANAGER_OPTIONS, toManagerConfig } from '../manager/options.js';
@@ -32,14 +36,33 @@ const program = new Command('millwright')
   .enablePositionalOptions()
   .exitOverride();
 
+/** The UNS's and the manager's options under `up`: `--uns-<option>`, `--manager-<option>` (not --host). */
+const UP_UNS_OPTIONS = UNS_OPTIONS.filter((o) => o.name !== 'host');
+const UP_MANAGER_OPTIONS = MANAGER_OPTIONS.filter((o) => o.name !== 'host');
 const up = addServiceOptions(
-  program
-    .command('up')
-    .description(
-      'the first look: start the platform in one process with embedded defaults (for now the edge service)',
+  addServiceOptions(
+    addServiceOptions(
+      program
+        .command('up')
+        .description(
+          'the first look: the edge service, the unified namespace (UNS) and the edge manager in one process, with embedded defaults; prints every address and first-run credential',
+        )
+        .addHelpText(
+          'after',
+          '\nThe edge options are the flags without a prefix (as `millwright edge`); the UNS and the manager take\n' +
+            'theirs with a prefix (`--uns-port`, `--manager-port`) or from MILLWRIGHT_UNS_* / MILLWRIGHT_MANAGER_*.\n' +
+            'With --data-dir DIR, the UNS keeps its data in DIR/uns and the manager in DIR/manager.',
+        ),
+      'edge',
+      EDGE_OPTIONS,
     ),
-  'edge',
-  EDGE_OPTIONS,
+    'uns',
+    UP_UNS_OPTIONS,
+    'uns-',
+  ),
+  'manager',
+  UP_MANAGER_OPTIONS,
+  'manager-',
 ).action(async () => {
   const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
   const config = toEdgeConfig(resolveOptions(up, 'edge', EDGE_OPTIONS, sources));
@@ -47,13 +70,15 @@ const up = addServiceOptions(
   const edge = await startEdge(config, {
     pickFreePorts: (['port', 'datahub-port', 'opcua-port'] as const).filter((o) => sources[o] === 'default'),
   });
-  announce(edge, config);
+  // The banner is printed whole, once everything is up (log lines would otherwise split it).
+  let banner = announce(edge, config);
   // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
   // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
   const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
   const unsFlags = {
     host: config.host,
     ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'uns') }),
+    ...prefixedFlags(up, UP_UNS_OPTIONS, 'uns-'),
   };
   const unsConfig = toUnsConfig(loadConfig('uns', UNS_OPTIONS, unsFlags, process.env, unsSources));
   let uns: UnsService;
@@ -67,14 +92,15 @@ const up = addServiceOptions(
     await edge.close();
     throw err;
   }
-  announceUns(uns, unsConfig);
+  banner += announceUns(uns, unsConfig);
   const feed = await startUnsFeed(edge, uns, config);
-  if (feed) process.stdout.write(`${feed}\n`);
+  if (feed) banner += `${feed}\n`;
   // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
   const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
   const mFlags = {
     host: config.host,
     ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
+    ...prefixedFlags(up, UP_MANAGER_OPTIONS, 'manager-'),
   };
   const mConfig = toManagerConfig(loadConfig('manager', MANAGER_OPTIONS, mFlags, process.env, mSources));
   const manager = await startManager(mConfig, {
@@ -83,9 +109,10 @@ const up = addServiceOptions(
     await Promise.all([edge.close(), uns.close()]);
     throw err;
   });
-  announceManager(manager, mConfig);
+  banner += announceManager(manager, mConfig);
   const enrolled = await enrolLocalEdge(edge, manager);
-  if (enrolled) process.stdout.write(`  local edge enrolled in the manager as device ${enrolled}\n`);
+  if (enrolled) banner += `  local edge enrolled in the manager as device ${enrolled}\n`;
+  process.stdout.write(banner);
   ready({
     edge: edgeReady(edge, config),
     uns: unsReady(uns, unsConfig),
@@ -97,42 +124,46 @@ const up = addServiceOptions(
 const edge = addServiceOptions(
   program
     .command('edge')
-    .description('the edge service, as deployed on a site (see `millwright edge --help`)'),
+    .description(
+      'the edge service, as deployed on a site; its subcommands administer it (API clients, tokens, access keys, the admin password, devices and tags, live values)',
+    ),
   'edge',
   EDGE_OPTIONS,
 ).action(async () => {
   const config = toEdgeConfig(resolveOptions(edge, 'edge', EDGE_OPTIONS));
   const service = await startEdge(config);
-  announce(service, config);
+  process.stdout.write(announce(service, config));
   ready({ edge: edgeReady(service, config) });
   stopOnSignals([service]);
 });
 edge.enablePositionalOptions();
 edgeAdminCommands(edge);
 edgeConfigCommands(edge);
+edgeWatchCommand(edge);
+edgeWriteCommand(edge);
+edgeDeviceCommands(edge);
 
 const uns = addServiceOptions(
   program
     .command('uns')
     .description(
-      'the unified namespace service: MQTT broker, accounts and rules (see `millwright uns --help`)',
+      'the unified namespace service (MQTT broker, accounts and rules), as deployed; its subcommands administer it',
     ),
   'uns',
   UNS_OPTIONS,
 ).action(async () => {
   const config = toUnsConfig(resolveOptions(uns, 'uns', UNS_OPTIONS));
   const service = await startUns(config);
-  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n`);
-  announceUns(service, config);
+  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceUns(service, config)}`);
   ready({ uns: unsReady(service, config) });
   stopOnSignals([service]);
 });
 uns.enablePositionalOptions();
 unsAdminCommands(uns);
+unsWatchCommand(uns);
 
 managerCommands(program, (service, config) => {
-  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n`);
-  announceManager(service, config);
+  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceManager(service, config)}`);
   ready({ manager: managerReady(service, config) });
   stopOnSignals([service]);
 });
@@ -175,7 +206,7 @@ function unsReady(uns: UnsService, config: UnsConfig): ReadyService {
   };
 }
 
-function announceUns(service: UnsService, config: UnsConfig): void {
+function announceUns(service: UnsService, config: UnsConfig): string {
   const lines = [
     ...service.notes.map((n) => `  ${n}`),
     `  unified namespace ${service.url}/mqtt/gql  (GraphQL; token: POST ${service.url}/auth/realms/standalone/protocol/openid-connect/token)`,
@@ -194,10 +225,10 @@ function announceUns(service: UnsService, config: UnsConfig): void {
   lines.push(
     `  UNS users and accounts: millwright uns user create --data-dir ${config.dataDir} --username U --password P`,
   );
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
-function announce(edge: EdgeService, config: EdgeConfig): void {
+function announce(edge: EdgeService, config: EdgeConfig): string {
   const lines = [
     `Millwright ${MILLWRIGHT_VERSION}`,
     ...edge.notes.map((n) => `  ${n}`),
@@ -227,7 +258,7 @@ function announce(edge: EdgeService, config: EdgeConfig): void {
   lines.push(
     `  API client for scripts: millwright edge api-client create --data-dir ${config.dataDir} --name NAME`,
   );
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
 /**
@@ -275,11 +306,18 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
-    process.exit(err.exitCode);
+    // --help and --version end with 0; every usage error (unknown option, missing argument, bad
+    // choice) with 2, as docs/cli.md says.
+    process.exit(err.exitCode === 0 ? 0 : 2);
   }
   if (err instanceof ConfigError || err instanceof AppError) {
     process.stderr.write(`millwright: ${err.message}\n`);
     process.exit(2);
+  }
+  if (err instanceof MillwrightClientError) {
+    // The edge (or UNS) answered no, or could not be reached: its message, without a stack.
+    process.stderr.write(`millwright: ${err.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`millwright: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);

@@ -170,7 +170,8 @@ export function managerReady(service: ManagerService, config: ManagerConfig): Re
   };
 }
 
-export function announceManager(service: ManagerService, config: ManagerConfig): void {
+/** The manager's lines of the start-up banner. */
+export function announceManager(service: ManagerService, config: ManagerConfig): string {
   const lines = [
     ...service.notes.map((n) => `  ${n}`),
     `  edge manager   ${service.url}/api/v1  (X-AuthToken; the edge link at ${service.url.replace(/^http/, 'ws')}/dm/link)`,
@@ -178,7 +179,7 @@ export function announceManager(service: ManagerService, config: ManagerConfig):
     `  manager data   ${config.dataDir}`,
     `  API token:     millwright manager token create --data-dir ${config.dataDir} --name NAME`,
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
 /**

@@ -2,13 +2,20 @@
 import { Command, Option } from 'commander';
 import { envName, loadConfig, type ConfigValues, type OptionSpec } from '../kernel/config.js';
 
-export function addServiceOptions(cmd: Command, service: string, specs: readonly OptionSpec[]): Command {
-  cmd.addOption(
-    new Option(
-      '--config <file>',
-      `JSON config file (keys as the flags below) [${envName(service, 'config')}]`,
-    ),
-  );
+export function addServiceOptions(
+  cmd: Command,
+  service: string,
+  specs: readonly OptionSpec[],
+  /** For a service beside another (`up`): its flags are `--<prefix><name>`, without `--config`. */
+  prefix = '',
+): Command {
+  if (!prefix)
+    cmd.addOption(
+      new Option(
+        '--config <file>',
+        `JSON config file (keys as the flags below) [${envName(service, 'config')}]`,
+      ),
+    );
   for (const spec of specs) {
     const env = envName(service, spec.name);
     const shownDefault =
@@ -17,13 +24,13 @@ export function addServiceOptions(cmd: Command, service: string, specs: readonly
     // others (true/false, yes/no, on/off, 1/0), so that a bad one is named like any bad value.
     const flag =
       spec.type === 'bool'
-        ? `--${spec.name} [true|false]`
-        : `--${spec.name} <${spec.type === 'int' ? 'n' : 'value'}>`;
+        ? `--${prefix}${spec.name} [true|false]`
+        : `--${prefix}${spec.name} <${spec.type === 'int' ? 'n' : 'value'}>`;
     const opt = new Option(flag, `${spec.description}${shownDefault} [${env}]`);
     if (spec.values) opt.choices(spec.values as string[]);
     cmd.addOption(opt);
     if (spec.type === 'bool')
-      cmd.addOption(new Option(`--no-${spec.name}`, `the same as --${spec.name}=false`));
+      cmd.addOption(new Option(`--no-${prefix}${spec.name}`, `the same as --${prefix}${spec.name}=false`));
   }
   return cmd;
 }
@@ -37,4 +44,19 @@ export function resolveOptions(
 ): ConfigValues {
   const raw = cmd.opts() as Record<string, unknown>;
   return loadConfig(service, specs, raw, process.env, sources);
+}
+
+/** The flags of a prefixed service (`--uns-port` → `port`), keyed by option name, for loadConfig. */
+export function prefixedFlags(
+  cmd: Command,
+  specs: readonly OptionSpec[],
+  prefix: string,
+): Record<string, unknown> {
+  const raw = cmd.opts() as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const spec of specs) {
+    const camel = `${prefix}${spec.name}`.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    if (raw[camel] !== undefined) out[spec.name] = raw[camel];
+  }
+  return out;
 }

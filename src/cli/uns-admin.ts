@@ -11,6 +11,7 @@ import { openUnsDatabase } from '../uns/service.js';
 import { AccountRepository, AccountService, PERMS, type Perm, type RuleSpec } from '../uns/accounts/index.js';
 import { IdentityRepository, IdentityService, USER_ROLES, type UserRole } from '../uns/oidc/index.js';
 import { resolveOptions, addServiceOptions } from './options.js';
+import { randomPassword } from '../kernel/crypto.js';
 
 const STORE_OPTIONS = UNS_OPTIONS.filter((o) => o.name === 'data-dir' || o.name === 'database-url');
 
@@ -95,6 +96,25 @@ export function unsAdminCommands(uns: Command): void {
         return identity.setPassword(o.username, o.password);
       }),
     );
+
+  const admin = uns.command('admin').description('the administrator created on first start');
+  const reset = storeCommand(
+    admin,
+    'reset-password',
+    'give the administrator "admin" a new one-time password, printed once; its older tokens stop working',
+  ).action(() =>
+    withStores(reset, async ({ identity }) => {
+      const password = randomPassword();
+      const users = await identity.listUsers();
+      if (users.some((u) => u.username === 'admin')) await identity.setPassword('admin', password);
+      else await identity.createUser('admin', password, 'admin');
+      return {
+        username: 'admin',
+        password,
+        next: 'sign in with it (password grant), then change it: millwright uns user set-password',
+      };
+    }),
+  );
 
   const accounts = uns.command('account').description('MQTT accounts and their rules');
   const acreate = storeCommand(accounts, 'create', 'create an MQTT account')

@@ -178,6 +178,14 @@ export const COMMON_OPTIONS: readonly OptionSpec[] = [
     description: 'lowest level logged',
   },
   {
+    name: 'log-format',
+    type: 'enum',
+    values: ['auto', 'pretty', 'json'],
+    default: 'auto',
+    description:
+      'log lines on standard output: pretty (for people), json (for services and log collectors), auto (pretty on a terminal, else json)',
+  },
+  {
     name: 'log-retention-entries',
     type: 'int',
     min: 1000,

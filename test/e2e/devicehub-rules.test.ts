@@ -6,12 +6,23 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } from '../helpers/edge.js';
 
 const PATH = '/devicehub/v2';
 let t: TestEdge;
 let auth: string;
 let seq = 0;
+/**
+ * The devices made here are polled by the acquisition engine: they point at peers of this test
+ * only, never at the host's own ports (127.0.0.1:502) or serial lines (/dev/ttyS0). A TCP peer
+ * that closes every connection, and a serial path in the edge's data directory that does not exist.
+ */
+let peer: Server;
+let peerPort = 0;
+let peerConnections = 0;
+const noSuchTty = () => join(t.dataDir, 'no-such-tty');
 
 async function gql(query: string, variables?: Record<string, unknown>): Promise<any> {
   const r = await graphql(t, PATH, auth, query, variables);
@@ -72,7 +83,7 @@ async function requiredProps(
         p.Name === 'host'
           ? '127.0.0.1'
           : p.Name === 'serialPort'
-            ? '/dev/ttyS0'
+            ? noSuchTty()
             : p.Name === 'endpointUrl'
               ? 'opc.tcp://localhost:4840'
               : 'x',
@@ -80,10 +91,19 @@ async function requiredProps(
   );
 }
 
+/** The TCP port of this test's peer, for drivers with a `port` the caller did not give. */
+async function peerPortProp(drv: string, given: Set<string>): Promise<Array<{ Key: string; Value: string }>> {
+  return !given.has('port') && (await devProp(drv, 'port')) ? [{ Key: 'port', Value: String(peerPort) }] : [];
+}
+
 async function device(drv: string, props: Array<{ Key: string; Value: string }> = []): Promise<any> {
   const name = `dev-${++seq}`;
   const given = new Set(props.map((p) => p.Key));
-  const all = [...(await requiredProps(drv)).filter((p) => !given.has(p.Key)), ...props];
+  const all = [
+    ...(await requiredProps(drv)).filter((p) => !given.has(p.Key)),
+    ...(await peerPortProp(drv, given)),
+    ...props,
+  ];
   return (await ok(CREATE_DEVICE, { in: { Name: name, DriverID: drv, Properties: all } })).CreateDevice;
 }
 async function deviceRefused(
@@ -93,7 +113,11 @@ async function deviceRefused(
 ) {
   const name = `dev-${++seq}`;
   const given = new Set(props.map((p) => p.Key));
-  const all = [...(await requiredProps(drv)).filter((p) => !given.has(p.Key)), ...props];
+  const all = [
+    ...(await requiredProps(drv)).filter((p) => !given.has(p.Key)),
+    ...(await peerPortProp(drv, given)),
+    ...props,
+  ];
   return refused(
     CREATE_DEVICE,
     { in: { Name: name, DriverID: drv, Properties: all } },
@@ -161,11 +185,20 @@ const valueOf = (props: Array<{ Key?: string; Name?: string; Value: string }>, n
   props.find((p) => (p.Key ?? p.Name) === name)?.Value;
 
 before(async () => {
+  peer = createServer((socket) => {
+    peerConnections++;
+    socket.destroy();
+  });
+  await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+  peerPort = (peer.address() as { port: number }).port;
   t = await startTestEdge();
   const admin = await bootstrapAdmin(t);
   auth = `Bearer ${(await clientToken(t, admin)).token}`;
 });
-after(() => t.stop());
+after(async () => {
+  await t.stop();
+  await new Promise((r) => peer.close(r));
+});
 
 describe('DeviceHub 4.4.x rules (contract part 2.4)', () => {
   const FOURTEEN = [
@@ -615,4 +648,10 @@ describe('DeviceHub 4.4.x rules (contract part 2.4)', () => {
       .ListDrivers;
     assert.equal(filtered.Total, pollable.length);
   });
+});
+
+test('the devices made here are polled at the peer of this test, not at ports of the host', async () => {
+  const deadline = Date.now() + 15_000;
+  while (peerConnections === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  assert.ok(peerConnections > 0, 'the acquisition engine connected to the test peer');
 });

@@ -459,7 +459,7 @@ interface TagRuntime {
   /** Undefined until a first read. */
   ok: boolean | undefined;
   reason: string;
-  /** When `ok` or `reason` last changed. */
+  /** When `ok`, `reason` or the value last changed. */
   at: number;
   formulaError: string | undefined;
 }
@@ -541,7 +541,10 @@ class DeviceRunner {
   tagState(id: string): TagRuntimeState | undefined {
     const rt = this.#tags.get(id);
     if (!rt || rt.ok === undefined) return undefined;
-    return { state: rt.ok ? 'OK' : 'Failed', reason: rt.reason, at: rt.at };
+    // The value is the one kept for PublishCoV (no copy); `at` is also set when it changes.
+    return rt.ok && rt.hasLast
+      ? { state: 'OK', reason: rt.reason, at: rt.at, value: rt.last, hasValue: true }
+      : { state: rt.ok ? 'OK' : 'Failed', reason: rt.reason, at: rt.at };
   }
 
   /** Sets or updates one tag; its state carries over, its last value does not (settings changed). */
@@ -862,7 +865,10 @@ class DeviceRunner {
     }
     this.status.reads++;
     if (rt.ok !== true) this.#tagState(tag, rt, true, '');
-    if (tag.publishCoV && rt.hasLast && sameValue(rt.last, value)) return;
+    const same = rt.hasLast && sameValue(rt.last, value);
+    if (tag.publishCoV && same) return;
+    // `at` doubles as the value's timestamp (GetTagStatus): no more memory per tag.
+    if (!same) rt.at = timestamp;
     rt.last = value;
     rt.hasLast = true;
     if (tag.formula && typeof value === 'number' && !Number.isInteger(value) && datatype !== 'float64')

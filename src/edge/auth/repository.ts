@@ -68,6 +68,20 @@ export class AuthRepository {
       .execute();
   }
 
+  /** A one-time password: the user must change it at the next login; older sessions end. */
+  async resetUserPassword(username: string, passwordHash: string, now: number): Promise<void> {
+    await this.db
+      .updateTable('auth_user')
+      .set({
+        password_hash: passwordHash,
+        must_change_password: 1,
+        sessions_valid_after: now,
+        updated_at: now,
+      })
+      .where('username', '=', username)
+      .execute();
+  }
+
   async insertClient(row: ApiClientRow): Promise<void> {
     await this.db.insertInto('auth_api_client').values(row).execute();
   }

@@ -146,6 +146,29 @@ export class AuthService {
     return initialPassword === undefined ? { created: true, generatedPassword: password } : { created: true };
   }
 
+  /**
+   * A new one-time password for the local admin (created if absent), answered once: the older
+   * sessions end and the bootstrap asks for a password change again at the next login. For
+   * `millwright edge admin reset-password`, which works whether or not the edge runs.
+   */
+  async resetAdminPassword(): Promise<{ username: string; password: string }> {
+    const password = randomPassword();
+    const now = Date.now();
+    const hash = await hashPassword(password);
+    const created = await this.#repo.createUserIfAbsent({
+      username: ADMIN_USERNAME,
+      password_hash: hash,
+      must_change_password: 1,
+      sessions_valid_after: now,
+      created_at: now,
+      updated_at: now,
+    });
+    if (!created) await this.#repo.resetUserPassword(ADMIN_USERNAME, hash, now);
+    await this.#loadBootstrapState();
+    this.#log.info({ username: ADMIN_USERNAME }, 'admin password reset');
+    return { username: ADMIN_USERNAME, password };
+  }
+
   /** What the admin still has to do before its session may do anything else. */
   bootstrapSteps(): string[] {
     const steps: string[] = [];
@@ -173,6 +196,9 @@ export class AuthService {
       this.#log.warn({ username }, 'login refused');
       throw new AppError(401, 'invalid_credentials', 'invalid username or password');
     }
+    // The stored flag, not the one read at start: `edge admin reset-password` may have run since.
+    this.#mustChangePassword = user.must_change_password === 1;
+    this.#sessionsValidAfter = user.sessions_valid_after;
     this.#log.info({ username }, 'login');
     return this.#sessionToken(username);
   }

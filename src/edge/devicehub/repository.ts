@@ -129,6 +129,14 @@ export class DevicehubRepository {
     return db.selectFrom('dh_device').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /** A device by ID, or else by name (as DriverID takes a driver's name). */
+  async getDeviceByIdOrName(idOrName: string): Promise<DeviceRow | undefined> {
+    return (
+      (await this.getDevice(idOrName)) ??
+      (await this.db.selectFrom('dh_device').selectAll().where('name', '=', idOrName).executeTakeFirst())
+    );
+  }
+
   /** Every device (no `ids`), or those of `ids` that exist. */
   async getDevices(ids?: readonly string[]): Promise<DeviceRow[]> {
     if (!ids) return this.db.selectFrom('dh_device').selectAll().orderBy('id').execute();

@@ -261,12 +261,13 @@ export class DeviceHubService {
     for (const [i, input] of inputs.entries()) {
       let device = devices.get(input.DeviceID);
       if (!device) {
-        device = await this.#repo.getDevice(input.DeviceID);
+        device = await this.#repo.getDeviceByIdOrName(input.DeviceID);
         if (!device)
           throw notFound(
             `tag ${JSON.stringify(input.TagName ?? '')}: device ${JSON.stringify(input.DeviceID)} not found`,
           );
         devices.set(device.id, device);
+        devices.set(input.DeviceID, device);
       }
       const row = buildRegisterRow(device, input, undefined, now);
       const key = `${device.id}\u0000${row.tag_name}`;
@@ -360,12 +361,13 @@ export class DeviceHubService {
     input: ListRegistersRequest | null | undefined,
     allDevices: boolean,
   ): Promise<RegisterPage> {
-    const i = input ?? {};
+    let i = input ?? {};
     if (!allDevices) {
       if (!i.DeviceID)
         throw badRequest('ListRegisters needs DeviceID; use ListRegistersFromAllDevices for every device');
-      if (!(await this.#repo.getDevice(i.DeviceID)))
-        throw notFound(`device ${JSON.stringify(i.DeviceID)} not found`);
+      const device = await this.#repo.getDeviceByIdOrName(i.DeviceID);
+      if (!device) throw notFound(`device ${JSON.stringify(i.DeviceID)} not found`);
+      i = { ...i, DeviceID: device.id };
     }
     let limit = i.Limit ?? DEFAULT_REGISTER_LIMIT;
     limit = Math.min(Math.max(Math.trunc(limit), 1), MAX_REGISTER_LIMIT);
@@ -410,6 +412,8 @@ export class DeviceHubService {
         State: s?.state ?? 'Unknown',
         Reason: s?.reason ?? '',
         UpdateTime: s ? iso(s.at) : null,
+        Value: s?.hasValue ? (s.value ?? null) : null,
+        Timestamp: s?.hasValue ? iso(s.at) : null,
       });
     }
     return out;

@@ -121,6 +121,10 @@ export interface TagStatus {
   State: TagState;
   Reason: string;
   UpdateTime: string | null;
+  /** The last value read (after TagFormula), null while there is none (not read yet, or failed). */
+  Value: unknown;
+  /** When that value was first read (it has not changed since), ISO 8601; null without a value. */
+  Timestamp: string | null;
 }
 
 export const DEFAULT_REGISTER_LIMIT = 100;
@@ -183,8 +187,11 @@ export interface DevicehubChange {
 export interface TagRuntimeState {
   state: 'OK' | 'Failed';
   reason: string;
-  /** When the state last changed (epoch ms). */
+  /** When the state or the value last changed (epoch ms). */
   at: number;
+  /** The last value read, when the state is OK and a value was read (`hasValue`). */
+  value?: unknown;
+  hasValue?: boolean;
 }
 
 /** Where `GetTagStatus` reads tag runtime state: set by the acquisition engine when it starts. */

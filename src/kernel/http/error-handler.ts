@@ -45,8 +45,24 @@ export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     let appErr: AppError;
     if (err instanceof AppError) appErr = err;
-    else if (err.validation) appErr = validationToAppError(err);
-    else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    else if (err.validation) {
+      appErr = validationToAppError(err);
+      // A form (or any body that is not JSON) posted where JSON is expected: say so first.
+      const type = String(request.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
+      const context = (err as FastifyError & { validationContext?: string }).validationContext ?? 'body';
+      if (context === 'body' && type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
+        appErr = new AppError(
+          400,
+          appErr.code,
+          `this route expects a JSON body (content-type: application/json), got ${type}` +
+            `${type === 'application/x-www-form-urlencoded' ? " (curl -d sends a form unless -H 'content-type: application/json')" : ''}` +
+            `: ${appErr.message}`,
+        );
+      }
+    } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       // Fastify's own client errors: malformed JSON, unsupported media type, body too large...
       appErr = new AppError(err.statusCode, (err.code ?? 'bad_request').toLowerCase(), err.message);
     } else {

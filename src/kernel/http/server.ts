@@ -12,6 +12,8 @@ import cookie from '@fastify/cookie';
 import type { Logger } from 'pino';
 import { generate } from 'selfsigned';
 import { installErrorHandler } from './error-handler.js';
+import { installJsonBodyParser } from './json-body.js';
+import { answerPlainHttpOnTls } from './plain-http-hint.js';
 import { ConfigError, PortInUseError, type GraphqlConfig } from '../config.js';
 import { setGraphqlDefaults } from '../graphql/mount.js';
 
@@ -112,6 +114,8 @@ export async function createHttpApp(
     ),
     ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
+    // One line per request, at debug (below): at info, two lines a request drown everything else.
+    disableRequestLogging: true,
     // Idle keep-alive connections are closed at shutdown; in-flight requests finish first.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -125,6 +129,13 @@ export async function createHttpApp(
       },
     },
   }) as unknown as FastifyInstance;
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.log.level === 'debug' || request.log.level === 'trace')
+      request.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    done();
+  });
+  if (tls) answerPlainHttpOnTls(app.server);
+  installJsonBodyParser(app);
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },

@@ -18,6 +18,7 @@ import { createLogger } from '../logging/logger.js';
 import { closeGracefully, createHttpApp, type TlsMaterial } from '../http/server.js';
 import { healthRoutes } from '../http/health.js';
 import { CleanupStack } from './cleanup.js';
+import { prettyDestination, resolveLogFormat } from '../logging/pretty.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { PortPolicy } from './ports.js';
 import type { ModuleContext, ModuleList, ServiceModule } from './module.js';
@@ -33,6 +34,8 @@ export interface ShellConfig extends Partial<GraphqlConfig> {
   tlsKey?: string | undefined;
   databaseUrl?: string | undefined;
   logLevel: string;
+  /** `pretty`, `json` or `auto` (pretty on a terminal); json when absent. */
+  logFormat?: string | undefined;
   logRetentionEntries: number;
   logRetentionDays: number;
   shutdownTimeout: number;
@@ -140,6 +143,9 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
       level: config.logLevel as 'info',
       store: logStore,
       component: definition.name,
+      ...(resolveLogFormat(config.logFormat ?? 'json') === 'pretty'
+        ? { destination: prettyDestination() }
+        : {}),
     });
     let shell: ServiceShell<Config, Modules> | undefined;
     try {

@@ -124,6 +124,14 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     default: 30_000,
     description: 'longest wait between reconnect attempts to a device, milliseconds',
   },
+  {
+    name: 'analytics-persist-interval',
+    type: 'int',
+    min: 1000,
+    max: 3_600_000,
+    default: 30_000,
+    description: 'how often analytics windows longer than a minute save their state, milliseconds',
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -151,6 +159,7 @@ export interface EdgeConfig {
   datahubMaxPrefixes: number;
   natsUrl?: string | undefined;
   acquisitionBackoffMax: number;
+  analyticsPersistInterval: number;
   graphqlMaxQueryBytes: number;
   graphqlMaxAliases: number;
   graphqlMaxFields: number;

@@ -23,6 +23,7 @@ import { devicehubModule } from './devicehub/module.js';
 import { acquisitionModule } from './acquisition/module.js';
 import { dmModule } from './dm/module.js';
 import { configModule } from './config/module.js';
+import { analyticsModule } from './analytics/module.js';
 import type { DataHubService } from './datahub/index.js';
 import type { Devicehub } from './devicehub/index.js';
 import type { AcquisitionEngine } from './acquisition/index.js';
@@ -53,6 +54,7 @@ export const EDGE_MODULES = [
   acquisitionModule,
   dmModule,
   configModule,
+  analyticsModule,
 ] as const;
 
 export const EDGE_SERVICE: ServiceDefinition<EdgeConfig, EdgeModules> = {

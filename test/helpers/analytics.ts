@@ -51,3 +51,34 @@ export async function waitFor<T>(fn: () => T | undefined | false, ms: number, wh
 }
 
 export const CREATE_INSTANCE = `mutation($in: CreateProcessorInstanceRequest!) { CreateProcessorInstance(input: $in) { ID Name Kind Parameters State Error OutputSubject GroupID Position { X Y } } }`;
+
+/** A GraphQL subscription over WebSocket (graphql-transport-ws) on /analytics/v3. */
+export async function subscribe(
+  t: TestEdge,
+  auth: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ items: any[]; errors: any[]; close(): void }> {
+  const { default: WebSocket } = await import('ws');
+  const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}${ANALYTICS}`, 'graphql-transport-ws', {
+    headers: { authorization: auth },
+    rejectUnauthorized: false,
+  });
+  const items: any[] = [];
+  const errors: any[] = [];
+  await new Promise<void>((resolve, reject) => {
+    ws.once('error', reject);
+    ws.once('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: {} })));
+    ws.on('message', (raw) => {
+      const m = JSON.parse(String(raw));
+      if (m.type === 'connection_ack') {
+        ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables } }));
+        resolve();
+      } else if (m.type === 'next') {
+        if (m.payload.errors) errors.push(...m.payload.errors);
+        else items.push(m.payload.data);
+      } else if (m.type === 'error') errors.push(...(Array.isArray(m.payload) ? m.payload : [m.payload]));
+    });
+  });
+  return { items, errors, close: () => ws.close() };
+}

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
 import { aok, collect, CREATE_INSTANCE, waitFor } from '../helpers/analytics.js';
+import { ModbusPeer } from '../helpers/peers/modbus.js';
 
 let e: AcqEdge;
 let ws: string;
@@ -130,5 +131,46 @@ describe('analytics: live processors', () => {
     assert.equal(m.items.at(-1).tagName, 'max of 5');
     a.stop();
     m.stop();
+  });
+
+  test('a threshold alarm with hysteresis on a Modbus tag', async () => {
+    const peer = new ModbusPeer(16);
+    peer.holding[3] = 50;
+    await peer.start();
+    try {
+      const dev = await e.createDevice('plc', 'Modbus TCP', { host: '127.0.0.1', port: String(peer.port) });
+      await e.createTags(dev, [
+        { Name: 'HR', TagName: 'level', ValueType: 'uint16', IntervalMs: 50, Properties: { address: '3' } },
+      ]);
+      const alarm = await create({
+        Name: 'level high',
+        Kind: 'threshold',
+        Parameters: { inputs: [{ subject: 'devicehub.raw.plc.level' }], limit: 80, hysteresis: 10 },
+      });
+      const out = collect(e.nc, `analytics.publish.${alarm.ID}`);
+      const last = () => out.items.at(-1);
+      // The first value gives the initial state (off); then only changes are published.
+      await waitFor(() => last()?.value === false, 5000, 'initial off');
+      const step = async (v: number, expect: boolean, changes: number) => {
+        peer.holding[3] = v;
+        await waitFor(
+          () => out.items.length === changes && last().value === expect && last().metadata.input === v,
+          3000,
+          `state after ${v}`,
+        );
+      };
+      await step(81, true, 2); // above 80: on
+      peer.holding[3] = 75; // below the limit, inside the hysteresis band: stays on
+      await new Promise((r) => setTimeout(r, 400));
+      assert.equal(out.items.length, 2);
+      await step(69, false, 3); // below 80 - 10: off
+      peer.holding[3] = 79; // back up, not above the limit: stays off
+      await new Promise((r) => setTimeout(r, 400));
+      assert.equal(out.items.length, 3);
+      await step(90, true, 4);
+      out.stop();
+    } finally {
+      await peer.stop();
+    }
   });
 });

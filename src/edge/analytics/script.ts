@@ -13,6 +13,30 @@ import {
 } from 'quickjs-emscripten';
 import { LIMITS } from './catalogue.js';
 
+/**
+ * quickjs-emscripten 0.32's memory limit bounds one allocation, not the total of large strings
+ * and typed arrays (justjake/quickjs-emscripten#271), and QuickJS checks for interrupts only every
+ * 10,000 steps: a script could grow the shared WebAssembly heap to its 2 GiB maximum. So the
+ * growth itself is bounded: while a script runs (calls run one at a time), the QuickJS memory may
+ * not grow past the heap size at the call's start plus the script's limit; a refused growth is a
+ * failed malloc inside QuickJS, which throws "out of memory" in the script. Other WebAssembly
+ * memories of the process are not affected (the check compares the memory's buffer).
+ */
+let guard: { buffer: () => ArrayBufferLike; cap: number } | undefined;
+interface WasmMemory {
+  buffer: ArrayBufferLike;
+  grow(delta: number): number;
+}
+const memoryProto = (globalThis as unknown as { WebAssembly: { Memory: { prototype: WasmMemory } } })
+  .WebAssembly.Memory.prototype;
+const nativeGrow = memoryProto.grow; // eslint-disable-line @typescript-eslint/unbound-method
+memoryProto.grow = function grow(this: WasmMemory, delta: number): number {
+  const g = guard;
+  if (g !== undefined && this.buffer === g.buffer() && this.buffer.byteLength + delta * 65536 > g.cap)
+    throw new RangeError('analytics script memory limit');
+  return nativeGrow.call(this, delta);
+};
+
 let modulePromise: Promise<QuickJSWASMModule> | undefined;
 /** The QuickJS WebAssembly module, loaded once per process. */
 export const loadQuickJs = (): Promise<QuickJSWASMModule> => (modulePromise ??= getQuickJS());
@@ -62,13 +86,34 @@ export class ScriptSandbox {
   #deadline = 0;
   #console: string[] = [];
   #disposed = false;
+  /** Size of the WebAssembly heap when the current call began, and when usage was last checked. */
+  readonly #heap: () => number;
+  readonly #buffer: () => ArrayBufferLike;
+  #heapAtStart = 0;
+  #heapChecked = 0;
+  #calls = 0;
+  #outOfMemory = false;
 
   private constructor(qjs: QuickJSWASMModule, limits: ScriptLimits) {
     this.#limits = limits;
     this.#rt = qjs.newRuntime();
     this.#rt.setMemoryLimit(limits.memoryBytes);
     this.#rt.setMaxStackSize(512 * 1024);
-    this.#rt.setInterruptHandler(() => Date.now() > this.#deadline);
+    // quickjs-emscripten 0.32's memory limit bounds one allocation, not the total of large strings
+    // and typed arrays (justjake/quickjs-emscripten#271): the host bounds the total itself. Calls
+    // run one at a time, so heap growth during a call is the running script's: past the limit the
+    // call is interrupted; after calls that grew the heap (and every 256th), the runtime's usage is
+    // measured and a script above its limit is stopped.
+    const mod = (qjs as unknown as { module: { HEAPU8: Uint8Array } }).module;
+    this.#heap = () => mod.HEAPU8.byteLength;
+    this.#buffer = () => mod.HEAPU8.buffer;
+    this.#rt.setInterruptHandler(() => {
+      if (this.#heap() - this.#heapAtStart > this.#limits.memoryBytes) {
+        this.#outOfMemory = true;
+        return true;
+      }
+      return Date.now() > this.#deadline;
+    });
     this.#ctx = this.#rt.newContext();
     const ctx = this.#ctx;
     const consoleObj = ctx.newObject();
@@ -106,10 +151,19 @@ export class ScriptSandbox {
   ): { sandbox: ScriptSandbox; console: string[] } | { error: string; failure: ScriptFailure } {
     const s = new ScriptSandbox(qjs, limits);
     s.#deadline = Date.now() + Math.max(limits.timeoutMs, 100);
-    const r = s.#ctx.evalCode(`${source}\n;${WRAPPER}`, 'script.js');
-    if (r.error) {
-      const c = classify(s.#ctx.dump(r.error));
-      r.error.dispose();
+    s.#heapAtStart = s.#heap();
+    guard = { buffer: s.#buffer, cap: s.#heapAtStart + limits.memoryBytes };
+    let r;
+    try {
+      r = s.#ctx.evalCode(`${source}\n;${WRAPPER}`, 'script.js');
+    } finally {
+      guard = undefined;
+    }
+    const over = s.#overLimit();
+    if (r.error || over) {
+      const c = over ?? classify(s.#ctx.dump(r.error!));
+      r.error?.dispose();
+      if (!r.error) r.value.dispose();
       s.dispose();
       return c;
     }
@@ -130,25 +184,44 @@ export class ScriptSandbox {
     const v = ctx.newString(variablesJson);
     this.#console = [];
     this.#deadline = Date.now() + this.#limits.timeoutMs;
+    this.#heapAtStart = this.#heap();
     let r;
     try {
+      guard = { buffer: this.#buffer, cap: this.#heapAtStart + this.#limits.memoryBytes };
       r = ctx.callFunction(this.#run, ctx.undefined, m, p, v);
     } finally {
+      guard = undefined;
       m.dispose();
       p.dispose();
       v.dispose();
     }
     const lines = this.#console;
     this.#console = [];
-    if (r.error) {
-      const c = classify(ctx.dump(r.error));
-      r.error.dispose();
+    const over = this.#overLimit();
+    if (r.error || over) {
+      const c = over ?? classify(ctx.dump(r.error!));
+      if (r.error) r.error.dispose();
+      else r.value.dispose();
       return { ok: false, ...c, console: lines };
     }
     const text: unknown = ctx.dump(r.value);
     r.value.dispose();
     if (text === undefined) return { ok: true, result: undefined, console: lines };
     return { ok: true, result: JSON.parse(text as string), console: lines };
+  }
+
+  /** A memory failure when the isolate went past its limit (checked cheaply, see the constructor). */
+  #overLimit(): { failure: ScriptFailure; error: string } | undefined {
+    const limit = this.#limits.memoryBytes;
+    const failure = {
+      failure: 'memory' as const,
+      error: `memory limit exceeded: the script used more than ${limit} bytes`,
+    };
+    if (this.#outOfMemory) return failure;
+    const heap = this.#heap();
+    if (heap === this.#heapChecked && ++this.#calls % 64 !== 0) return undefined;
+    this.#heapChecked = heap;
+    return this.memoryUsed() > limit ? failure : undefined;
   }
 
   /** Heap bytes the isolate uses now. */

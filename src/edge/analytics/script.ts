@@ -29,7 +29,7 @@ interface WasmMemory {
 }
 const memoryProto = (globalThis as unknown as { WebAssembly: { Memory: { prototype: WasmMemory } } })
   .WebAssembly.Memory.prototype;
-const nativeGrow = memoryProto.grow; // eslint-disable-line @typescript-eslint/unbound-method
+const nativeGrow = memoryProto.grow;
 memoryProto.grow = function grow(this: WasmMemory, delta: number): number {
   const g = guard;
   if (g !== undefined && this.buffer === g.buffer() && this.buffer.byteLength + delta * 65536 > g.cap)

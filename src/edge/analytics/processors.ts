@@ -159,7 +159,7 @@ export class WindowProcessor implements Processor {
     this.#sumSq = q;
   }
 
-  #out(timestamp: number, metadata: Record<string, unknown>): Output {
+  #out(timestamp: number, windowStart?: number, windowEnd?: number): Output {
     const value = statistic(
       this.#stat,
       this.#p,
@@ -169,10 +169,14 @@ export class WindowProcessor implements Processor {
       this.#sum,
       this.#sumSq,
     );
+    const count = this.#values.length - this.#head;
     return {
       value,
       timestamp,
-      metadata: { statistic: this.#stat, count: this.#values.length - this.#head, ...metadata },
+      metadata:
+        windowStart === undefined
+          ? { statistic: this.#stat, count }
+          : { statistic: this.#stat, count, windowStart, windowEnd },
     };
   }
 
@@ -188,12 +192,12 @@ export class WindowProcessor implements Processor {
         while (this.#values.length - this.#head > this.#count!) this.#shift();
       }
       this.#exact();
-      return this.#out(t, {});
+      return this.#out(t);
     }
     if (this.#count !== undefined) {
       this.#push(v, t);
       if (this.#values.length - this.#head < this.#count) return undefined;
-      const o = this.#out(t, { windowStart: this.#times[this.#head], windowEnd: t });
+      const o = this.#out(t, this.#times[this.#head], t);
       this.#reset();
       return o;
     }
@@ -213,10 +217,7 @@ export class WindowProcessor implements Processor {
   #close(): Output | undefined {
     const start = this.#windowStart!;
     const end = start + this.#ms!;
-    const o =
-      this.#values.length - this.#head > 0
-        ? this.#out(end, { windowStart: start, windowEnd: end })
-        : undefined;
+    const o = this.#values.length - this.#head > 0 ? this.#out(end, start, end) : undefined;
     this.#reset();
     this.#windowStart = undefined;
     return o;

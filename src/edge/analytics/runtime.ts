@@ -53,6 +53,7 @@ export interface StateStore {
 
 interface Running {
   def: InstanceDef;
+  subject: string;
   key: string;
   processor: Processor | undefined;
   subs: Subscription[];
@@ -138,6 +139,7 @@ export class AnalyticsRuntime {
     if (cur) this.#stop(cur, true);
     const r: Running = {
       def,
+      subject: outputSubject(def.id),
       key,
       processor: undefined,
       subs: [],
@@ -233,12 +235,18 @@ export class AnalyticsRuntime {
   }
 
   #publish(r: Running, out: Output | Output[]): void {
-    const list = Array.isArray(out) ? out : [out];
-    const subject = outputSubject(r.def.id);
-    for (const o of list) {
+    if (!Array.isArray(out)) {
+      this.#publishOne(r, out);
+      return;
+    }
+    for (const o of out) this.#publishOne(r, o);
+  }
+
+  #publishOne(r: Running, o: Output): void {
+    {
       r.status.messagesOut++;
       this.messagesOut++;
-      this.#hub.publish(subject, {
+      this.#hub.publish(r.subject, {
         success: o.value !== null && o.value !== undefined,
         datatype: datatypeOf(o.value),
         timestamp: o.timestamp,

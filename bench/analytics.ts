@@ -83,12 +83,20 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
 }
 
-async function run(name: string, hub: DataHub, outputs: () => number): Promise<Row> {
+async function run(
+  name: string,
+  hub: DataHub,
+  outputs: () => number,
+  means: Float64Array,
+  snapshot: Float64Array[],
+): Promise<Row> {
   // Warm-up, then throughput.
   for (let k = 0; k < Math.min(VALUES, 50_000); k++) publishOne(hub);
   const t0 = performance.now();
   for (let k = 0; k < VALUES; k++) publishOne(hub);
   const throughput = VALUES / ((performance.now() - t0) / 1000);
+  // Every case has seen the very same values here: the means to compare.
+  snapshot.push(Float64Array.from(means));
   // Paced phase.
   const lat = new Float64Array(RATE * SECONDS);
   let n = 0;
@@ -229,8 +237,7 @@ for (const c of ['bare', 'window', 'script'] as const) {
   const hub = new DataHub();
   if (c === 'bare') {
     const b = bare(hub);
-    rows.push(await run('(a) bare subscriber, plain code (ceiling)', hub, b.outputs));
-    results.push(b.means);
+    rows.push(await run('(a) bare subscriber, plain code (ceiling)', hub, b.outputs, b.means, results));
   } else {
     const p = await processors(hub, c);
     rows.push(
@@ -238,9 +245,10 @@ for (const c of ['bare', 'window', 'script'] as const) {
         c === 'window' ? '(b) 1,000 built-in mean processors' : '(c) 1,000 script processors (QuickJS)',
         hub,
         p.outputs,
+        p.means,
+        results,
       ),
     );
-    results.push(p.means);
     const counts = p.rt.counts;
     if (counts.failed > 0) {
       const failed = Array.from({ length: N }, (_, i) => p.rt.status(`p${i}`)).find(

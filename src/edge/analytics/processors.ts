@@ -17,6 +17,8 @@ export interface Output {
 export interface ProcessorContext {
   /** Global variables merged with this instance's component variables. */
   variables(): Record<string, unknown>;
+  /** The same as JSON text. */
+  variablesJson(): string;
 }
 
 export interface Processor {
@@ -528,11 +530,7 @@ export class ScriptProcessor implements Processor {
   }
   input(i: number, value: unknown, t: number, payload: unknown): Output | Output[] | undefined {
     const message = { input: this.inputs[i]!.name, value, timestamp: t, payload };
-    const r = this.sandbox.call(
-      JSON.stringify(message),
-      this.#paramsJson,
-      JSON.stringify(this.ctx.variables()),
-    );
+    const r = this.sandbox.call(JSON.stringify(message), this.#paramsJson, this.ctx.variablesJson());
     if (r.console.length) this.onConsole(r.console);
     if (!r.ok) throw new ScriptStopped(r.failure, r.error);
     return scriptOutputs(r.result, t);

@@ -77,6 +77,8 @@ export interface RuntimeOptions {
   log: AnalyticsLog;
   store: StateStore;
   variables: (instanceId: string) => Record<string, unknown>;
+  /** Changes whenever a variable changes (default: always 0, variables read once). */
+  variablesVersion?: () => number;
   /** How often persistent state is saved (ms); 0: only at close. */
   persistIntervalMs: number;
 }
@@ -86,6 +88,7 @@ export class AnalyticsRuntime {
   readonly #log: AnalyticsLog;
   readonly #store: StateStore;
   readonly #variables: RuntimeOptions['variables'];
+  readonly #variablesVersion: () => number;
   readonly #running = new Map<string, Running>();
   readonly #tick: NodeJS.Timeout;
   readonly #persist: NodeJS.Timeout | undefined;
@@ -99,6 +102,7 @@ export class AnalyticsRuntime {
     this.#log = options.log;
     this.#store = options.store;
     this.#variables = options.variables;
+    this.#variablesVersion = options.variablesVersion ?? (() => 0);
     this.#tick = setInterval(() => this.#onTick(), 250);
     this.#tick.unref();
     if (options.persistIntervalMs > 0) {
@@ -178,7 +182,22 @@ export class AnalyticsRuntime {
 
   #build(r: Running): Processor {
     const def = r.def;
-    const ctx = { variables: () => this.#variables(def.id) };
+    // Variables as an object and as JSON, derived again only when a variable changed.
+    let version = -1;
+    let vars: Record<string, unknown> = {};
+    let json = '{}';
+    const fresh = () => {
+      const v = this.#variablesVersion();
+      if (v !== version) {
+        version = v;
+        vars = this.#variables(def.id);
+        json = JSON.stringify(vars);
+      }
+    };
+    const ctx = {
+      variables: () => (fresh(), vars),
+      variablesJson: () => (fresh(), json),
+    };
     if (def.kind !== 'script') return createProcessor(def.kind, def.parameters, ctx);
     const made = ScriptSandbox.createSync(this.#qjs!, def.parameters.script as string, {
       memoryBytes: def.parameters.memoryBytes as number,

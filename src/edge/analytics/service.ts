@@ -196,6 +196,7 @@ export class AnalyticsService {
       store,
       persistIntervalMs,
       variables: (id) => this.variablesFor(id),
+      variablesVersion: () => this.variablesVersion,
     });
   }
 
@@ -271,6 +272,9 @@ export class AnalyticsService {
   }
 
   /** What a processor sees as variables: the global ones, then its own component variables. */
+  /** Bumped on every variable change: processors cache what they derive from the variables. */
+  variablesVersion = 0;
+
   variablesFor(instanceId: string): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const v of this.variables.values()) out[v.name] = v.value;
@@ -779,6 +783,7 @@ export class AnalyticsService {
       .execute();
     const v = { name, value: value ?? null, updatedAt: now };
     this.variables.set(name, v);
+    this.variablesVersion++;
     return v;
   }
 
@@ -786,6 +791,7 @@ export class AnalyticsService {
     if (!this.variables.has(name)) return false;
     await this.#db.deleteFrom('analytics_variable').where('name', '=', name).execute();
     this.variables.delete(name);
+    this.variablesVersion++;
     return true;
   }
 
@@ -812,6 +818,7 @@ export class AnalyticsService {
       .execute();
     const v = { component, name, value: value ?? null, updatedAt: now };
     this.#componentMap(component).set(name, v);
+    this.variablesVersion++;
     return v;
   }
 
@@ -823,6 +830,7 @@ export class AnalyticsService {
       .where('name', '=', name)
       .execute();
     this.componentVariables.get(component)!.delete(name);
+    this.variablesVersion++;
     return true;
   }
 

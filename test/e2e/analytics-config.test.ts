@@ -40,7 +40,9 @@ describe('analytics configuration section', () => {
         Parameters: { inputs: [{ processor: a.ID }], limit: 3 },
       },
     });
-    await aok(t, auth, `mutation($v: JSON) { SetVariable(input: { Name: "k", Value: $v }) { Name } }`, { v: { a: 1 } });
+    await aok(t, auth, `mutation($v: JSON) { SetVariable(input: { Name: "k", Value: $v }) { Name } }`, {
+      v: { a: 1 },
+    });
     const saved = (await call('/config/templates', { json: { name: 'with-analytics' } })).body;
     assert.ok(saved.sections.includes('analytics'), JSON.stringify(saved.sections));
     const doc = (await call(`/config/templates/${saved.id}/download`, { json: {} })).body;

@@ -216,6 +216,19 @@ describe('script isolation', () => {
       )
     ).TestProcessorScript;
     assert.equal(loop.Failure, 'timeout');
+    const withPayload = (
+      await ok(
+        `mutation($in: TestProcessorScriptRequest!) { TestProcessorScript(input: $in) { Outputs Error } }`,
+        {
+          in: {
+            Script:
+              'function onMessage(m) { return m.payload.metadata.unit + ":" + m.value + ":" + Object.keys(m).join(",") }',
+            Messages: [{ value: 3, timestamp: 9, metadata: { unit: 'bar' } }],
+          },
+        },
+      )
+    ).TestProcessorScript;
+    assert.deepEqual(withPayload.Outputs, [[{ value: 'bar:3:input,value,timestamp,payload', timestamp: 9 }]]);
   });
 
   test('a script sees its parameters and variables; console lines are kept on the instance', async () => {

@@ -518,6 +518,8 @@ export class ScriptStopped extends Error {
 
 export class ScriptProcessor implements Processor {
   readonly #paramsJson: string;
+  /** Input names as JSON strings. */
+  readonly #names: string[];
   constructor(
     private readonly sandbox: ScriptSandbox,
     params: Record<string, unknown>,
@@ -527,10 +529,11 @@ export class ScriptProcessor implements Processor {
   ) {
     const { script: _s, ...rest } = params;
     this.#paramsJson = JSON.stringify(rest);
+    this.#names = inputs.map((x) => JSON.stringify(x.name));
   }
   input(i: number, value: unknown, t: number, payload: unknown): Output | Output[] | undefined {
-    const message = { input: this.inputs[i]!.name, value, timestamp: t, payload };
-    const r = this.sandbox.call(JSON.stringify(message), this.#paramsJson, this.ctx.variablesJson());
+    const message = `{"input":${this.#names[i]},"value":${JSON.stringify(value)},"timestamp":${t}}`;
+    const r = this.sandbox.call(message, JSON.stringify(payload), this.#paramsJson, this.ctx.variablesJson());
     if (r.console.length) this.onConsole(r.console);
     if (!r.ok) throw new ScriptStopped(r.failure, r.error);
     return scriptOutputs(r.result, t);

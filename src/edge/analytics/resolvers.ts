@@ -419,8 +419,8 @@ export const resolvers: IResolvers<any, Ctx> = {
         for (const m of messages) {
           const ts = (m as { timestamp?: unknown })?.timestamp;
           const t = typeof ts === 'number' ? ts : Date.now();
-          const message = { input: 'in0', value: readPath(m, steps), timestamp: t, payload: m };
-          const r = sandbox.call(JSON.stringify(message), paramsJson, varsJson);
+          const message = { input: 'in0', value: readPath(m, steps) ?? null, timestamp: t };
+          const r = sandbox.call(JSON.stringify(message), JSON.stringify(m), paramsJson, varsJson);
           consoleLines.push(...r.console);
           if (!r.ok)
             return {

@@ -59,11 +59,23 @@ export interface ScriptIssue {
 }
 
 const WRAPPER = `
-globalThis.__mw_run = function (m, p, v) {
-  if (typeof onMessage !== 'function') throw new TypeError('the script defines no function onMessage(message, parameters, variables)');
-  const r = onMessage(JSON.parse(m), JSON.parse(p), JSON.parse(v));
-  return r === undefined ? undefined : JSON.stringify(r);
-};`;
+(function () {
+  const parse = JSON.parse, stringify = JSON.stringify, define = Object.defineProperty;
+  const freeze = (o) => { if (o && typeof o === 'object') { Object.freeze(o); for (const k in o) freeze(o[k]); } return o; };
+  // Parameters and variables are parsed again only when their text changed (frozen: shared by calls);
+  // the payload is parsed only when the script reads message.payload.
+  let pText, pObj, vText, vObj;
+  globalThis.__mw_run = function (m, pj, p, v) {
+    if (typeof onMessage !== 'function') throw new TypeError('the script defines no function onMessage(message, parameters, variables)');
+    if (p !== pText) { pText = p; pObj = freeze(parse(p)); }
+    if (v !== vText) { vText = v; vObj = freeze(parse(v)); }
+    const msg = parse(m);
+    let payload;
+    define(msg, 'payload', { enumerable: true, configurable: true, get() { return payload === undefined ? (payload = parse(pj)) : payload; } });
+    const r = onMessage(msg, pObj, vObj);
+    return r === undefined ? undefined : stringify(r);
+  };
+})();`;
 
 function classify(err: unknown): { failure: ScriptFailure; error: string } {
   const e = err as { name?: string; message?: string; stack?: string } | string;
@@ -175,11 +187,21 @@ export class ScriptSandbox {
   }
 
   /** Calls `onMessage` with JSON texts; never throws for what the script does. */
-  call(messageJson: string, parametersJson: string, variablesJson: string): ScriptResult {
+  /**
+   * `message` is `{ input, value, timestamp }` as JSON; `payload` the whole payload as JSON (parsed
+   * in the isolate only when the script reads `message.payload`).
+   */
+  call(
+    messageJson: string,
+    payloadJson: string,
+    parametersJson: string,
+    variablesJson: string,
+  ): ScriptResult {
     if (this.#disposed || !this.#run)
       return { ok: false, failure: 'error', error: 'script disposed', console: [] };
     const ctx = this.#ctx;
     const m = ctx.newString(messageJson);
+    const pj = ctx.newString(payloadJson);
     const p = ctx.newString(parametersJson);
     const v = ctx.newString(variablesJson);
     this.#console = [];
@@ -188,10 +210,11 @@ export class ScriptSandbox {
     let r;
     try {
       guard = { buffer: this.#buffer, cap: this.#heapAtStart + this.#limits.memoryBytes };
-      r = ctx.callFunction(this.#run, ctx.undefined, m, p, v);
+      r = ctx.callFunction(this.#run, ctx.undefined, m, pj, p, v);
     } finally {
       guard = undefined;
       m.dispose();
+      pj.dispose();
       p.dispose();
       v.dispose();
     }

@@ -47,7 +47,7 @@ export class AnalyticsConfigSection implements ConfigSection<AnalyticsSection> {
     return Promise.resolve({ workspaces, variables });
   }
 
-  validate(doc: unknown): SectionIssue[] {
+  async validate(doc: unknown): Promise<SectionIssue[]> {
     const issues: SectionIssue[] = [];
     if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
       return [{ path: '', message: 'must be an object' }];
@@ -63,7 +63,7 @@ export class AnalyticsConfigSection implements ConfigSection<AnalyticsSection> {
       issues.push({ path: 'variables', message: 'must be an object' });
     const names = new Map<string, number>();
     for (const [i, w] of (Array.isArray(d.workspaces) ? d.workspaces : []).entries()) {
-      for (const m of AnalyticsService.documentIssues(w))
+      for (const m of await AnalyticsService.documentIssues(w))
         issues.push({ path: `workspaces[${i}]`, message: m });
       const name = (w as WorkspaceDocument)?.workspace?.name;
       if (typeof name === 'string') {

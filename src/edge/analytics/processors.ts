@@ -3,7 +3,7 @@
  * input and answers the outputs it causes; `tick` (about every 250 ms) lets time-driven kinds
  * emit (tumbling windows closing, debounce, downsampling). No bus, no GraphQL, no I/O here.
  */
-import { compile, type EvalFunction } from 'mathjs';
+import type { EvalFunction } from 'mathjs';
 import { badRequest } from '../../kernel/errors.js';
 import { LIMITS, type InputSpec, type Statistic } from './catalogue.js';
 import type { ScriptSandbox } from './script.js';
@@ -348,9 +348,19 @@ function rangeTest(min: number, max: number, h: number) {
 }
 
 /** The math expression language: mathjs, compiled once; scope is the inputs and the variables. */
+let mathjs: typeof import('mathjs') | undefined;
+/**
+ * Loads the expression library (mathjs takes most of a second to import on a slow machine: it is
+ * loaded when the first expression is checked, not at every start of the edge).
+ */
+export async function loadExpressions(): Promise<void> {
+  mathjs ??= await import('mathjs');
+}
+
 export function compileExpression(text: string): EvalFunction {
+  if (!mathjs) throw new Error('the expression library is not loaded (loadExpressions)');
   try {
-    return compile(text);
+    return mathjs.compile(text);
   } catch (err) {
     throw badRequest(`Parameters.expression: ${(err as Error).message}`);
   }

@@ -9,7 +9,7 @@ import type { Database } from '../../kernel/db/index.js';
 import { badRequest, conflict, notFound } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import { checkParameters, LIMITS, type InputSpec } from './catalogue.js';
-import { compileExpression } from './processors.js';
+import { compileExpression, loadExpressions } from './processors.js';
 import { AnalyticsRuntime, type InstanceDef, type StateStore } from './runtime.js';
 import type { AnalyticsLog } from './log.js';
 import type { DataHub } from '../datahub/bus.js';
@@ -214,6 +214,7 @@ export class AnalyticsService {
     );
     await s.runtime.init();
     await s.#load();
+    if ([...s.instances.values()].some((i) => i.kind === 'expression')) await loadExpressions();
     for (const i of s.instances.values()) await s.runtime.apply(s.#def(i));
     return s;
   }
@@ -554,6 +555,7 @@ export class AnalyticsService {
   }
 
   async createInstance(input: CreateInstanceInput, id = uuidv7()): Promise<Instance> {
+    if (input.kind === 'expression') await loadExpressions();
     this.workspace(input.workspaceId);
     if (this.instances.size >= LIMITS.maxInstances)
       throw conflict(`at most ${LIMITS.maxInstances} processor instances can exist`);
@@ -597,6 +599,7 @@ export class AnalyticsService {
   }
 
   async updateInstance(input: UpdateInstanceInput): Promise<Instance> {
+    if ((input.kind ?? this.instances.get(input.id)?.kind) === 'expression') await loadExpressions();
     const cur = this.instance(input.id);
     const kind = input.kind ?? cur.kind;
     const parameters =
@@ -871,7 +874,7 @@ export class AnalyticsService {
   }
 
   /** Problems of a workspace document (empty when it can be imported). */
-  static documentIssues(doc: unknown): string[] {
+  static async documentIssues(doc: unknown): Promise<string[]> {
     const d = doc as WorkspaceDocument;
     if (
       !d ||
@@ -900,7 +903,10 @@ export class AnalyticsService {
         for (const i of params.inputs)
           if (i.processor && !keys.has(i.processor))
             issues.push(`processors[${n}] reads unknown key "${i.processor}"`);
-        if (p.kind === 'expression') compileExpression(params.expression as string);
+        if (p.kind === 'expression') {
+          await loadExpressions();
+          compileExpression(params.expression as string);
+        }
       } catch (err) {
         issues.push(`processors[${n}]: ${(err as Error).message}`);
       }
@@ -910,7 +916,7 @@ export class AnalyticsService {
 
   /** Creates a new workspace from a document (new IDs; references inside it follow). */
   async importWorkspace(doc: unknown, name?: string | null): Promise<Workspace> {
-    const issues = AnalyticsService.documentIssues(doc);
+    const issues = await AnalyticsService.documentIssues(doc);
     if (issues.length) throw badRequest(`Document: ${issues.join('; ')}`);
     const d = doc as WorkspaceDocument;
     const ws = await this.createWorkspace({

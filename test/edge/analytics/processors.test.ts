@@ -1,8 +1,15 @@
 /** The processor kinds of the catalogue, as plain state machines (no bus). */
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkParameters, parsePath, readPath } from '../../../src/edge/analytics/catalogue.js';
-import { createProcessor, type Output, type Processor } from '../../../src/edge/analytics/processors.js';
+import {
+  createProcessor,
+  loadExpressions,
+  type Output,
+  type Processor,
+} from '../../../src/edge/analytics/processors.js';
+
+before(() => loadExpressions());
 
 const ctx = (vars: Record<string, unknown> = {}) => ({
   variables: () => vars,

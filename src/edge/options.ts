@@ -170,6 +170,14 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     default: '0.0.0.0',
     description: 'address the OPC UA server listens on',
   },
+  {
+    name: 'analytics-persist-interval',
+    type: 'int',
+    min: 1000,
+    max: 3_600_000,
+    default: 30_000,
+    description: 'how often analytics windows longer than a minute save their state, milliseconds',
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -203,6 +211,7 @@ export interface EdgeConfig {
   opcuaEnabled: boolean;
   opcuaPort: number;
   opcuaHost: string;
+  analyticsPersistInterval: number;
   graphqlMaxQueryBytes: number;
   graphqlMaxAliases: number;
   graphqlMaxFields: number;

@@ -26,6 +26,7 @@ import { configModule } from './config/module.js';
 import { twinsModule } from './twins/module.js';
 import { integrationsModule } from './integrations/module.js';
 import { opcuaModule } from './opcua/module.js';
+import { analyticsModule } from './analytics/module.js';
 import type { DataHubService } from './datahub/index.js';
 import type { Devicehub } from './devicehub/index.js';
 import type { AcquisitionEngine } from './acquisition/index.js';
@@ -58,6 +59,7 @@ export const EDGE_MODULES = [
   opcuaModule,
   twinsModule,
   integrationsModule,
+  analyticsModule,
   configModule,
 ] as const;
 

@@ -1,0 +1,362 @@
+/**
+ * The analytics runtime: runs processor instances on the DataHub bus. Each instance subscribes to
+ * its inputs (DataHub subjects, or `analytics.publish.<id>` of the instance it reads), feeds its
+ * processor, and publishes each output on `analytics.publish.<instanceId>` in the DataHub's flat
+ * payload shape, so that one instance's output feeds another's input through the bus itself.
+ * Windowed state of windows longer than a minute is saved periodically and restored at start.
+ * No GraphQL here.
+ */
+import { createHash } from 'node:crypto';
+import type { DataHub, Message, Subscription } from '../datahub/bus.js';
+import type { QuickJSWASMModule } from 'quickjs-emscripten';
+import { parsePath, readPath, type InputSpec, type PathStep } from './catalogue.js';
+import {
+  createProcessor,
+  persistentWindowMs,
+  ScriptProcessor,
+  ScriptStopped,
+  type Output,
+  type Processor,
+} from './processors.js';
+import { loadQuickJs, ScriptSandbox } from './script.js';
+import type { AnalyticsLog } from './log.js';
+
+export const OUTPUT_PREFIX = 'analytics.publish.';
+export const outputSubject = (id: string) => `${OUTPUT_PREFIX}${id}`;
+
+export interface InstanceDef {
+  id: string;
+  workspaceId: string;
+  name: string;
+  kind: string;
+  parameters: Record<string, unknown> & { inputs: InputSpec[] };
+  enabled: boolean;
+}
+
+export type InstanceState = 'Running' | 'Stopped' | 'Failed';
+
+export interface InstanceStatus {
+  state: InstanceState;
+  error: string | null;
+  messagesIn: number;
+  messagesOut: number;
+  errors: number;
+  console: string[];
+}
+
+/** Where saved state goes (the service's repository). */
+export interface StateStore {
+  load(id: string): Promise<{ configKey: string; state: unknown } | undefined>;
+  save(rows: Array<{ id: string; configKey: string; state: unknown }>): Promise<void>;
+  remove(id: string): Promise<void>;
+}
+
+interface Running {
+  def: InstanceDef;
+  subject: string;
+  key: string;
+  processor: Processor | undefined;
+  subs: Subscription[];
+  paths: PathStep[][];
+  status: InstanceStatus;
+  persistent: boolean;
+  lastErrorLog: number;
+}
+
+export const configKey = (def: Pick<InstanceDef, 'kind' | 'parameters' | 'enabled'>): string =>
+  createHash('sha256')
+    .update(JSON.stringify([def.kind, def.parameters, def.enabled]))
+    .digest('base64url')
+    .slice(0, 22);
+
+/** Windows longer than this keep their state over a restart. */
+export const PERSIST_MIN_WINDOW_MS = 60_000;
+
+export interface RuntimeOptions {
+  hub: DataHub;
+  log: AnalyticsLog;
+  store: StateStore;
+  variables: (instanceId: string) => Record<string, unknown>;
+  /** Changes whenever a variable changes (default: always 0, variables read once). */
+  variablesVersion?: () => number;
+  /** How often persistent state is saved (ms); 0: only at close. */
+  persistIntervalMs: number;
+}
+
+export class AnalyticsRuntime {
+  readonly #hub: DataHub;
+  readonly #log: AnalyticsLog;
+  readonly #store: StateStore;
+  readonly #variables: RuntimeOptions['variables'];
+  readonly #variablesVersion: () => number;
+  readonly #running = new Map<string, Running>();
+  readonly #tick: NodeJS.Timeout;
+  readonly #persist: NodeJS.Timeout | undefined;
+  #qjs: QuickJSWASMModule | undefined;
+  #closed = false;
+  messagesIn = 0;
+  messagesOut = 0;
+
+  constructor(options: RuntimeOptions) {
+    this.#hub = options.hub;
+    this.#log = options.log;
+    this.#store = options.store;
+    this.#variables = options.variables;
+    this.#variablesVersion = options.variablesVersion ?? (() => 0);
+    this.#tick = setInterval(() => this.#onTick(), 250);
+    this.#tick.unref();
+    if (options.persistIntervalMs > 0) {
+      this.#persist = setInterval(() => void this.saveState(), options.persistIntervalMs);
+      this.#persist.unref();
+    }
+  }
+
+  async init(): Promise<void> {
+    this.#qjs = await loadQuickJs();
+  }
+
+  status(id: string): InstanceStatus | undefined {
+    return this.#running.get(id)?.status;
+  }
+
+  get counts(): { total: number; running: number; failed: number } {
+    let running = 0;
+    let failed = 0;
+    for (const r of this.#running.values()) {
+      if (r.status.state === 'Running') running++;
+      else if (r.status.state === 'Failed') failed++;
+    }
+    return { total: this.#running.size, running, failed };
+  }
+
+  /**
+   * Starts or changes an instance. When its kind, parameters and enabled flag are unchanged (a
+   * rename, a move, a new group), the running processor and its state are kept.
+   */
+  async apply(def: InstanceDef): Promise<void> {
+    const key = configKey(def);
+    const cur = this.#running.get(def.id);
+    if (cur && cur.key === key) {
+      cur.def = def;
+      return;
+    }
+    if (cur) this.#stop(cur, true);
+    const r: Running = {
+      def,
+      subject: outputSubject(def.id),
+      key,
+      processor: undefined,
+      subs: [],
+      paths: def.parameters.inputs.map((i) => parsePath(i.path ?? 'value')),
+      status: { state: 'Stopped', error: null, messagesIn: 0, messagesOut: 0, errors: 0, console: [] },
+      persistent: persistentWindowMs(def.kind, def.parameters) > PERSIST_MIN_WINDOW_MS,
+      lastErrorLog: 0,
+    };
+    this.#running.set(def.id, r);
+    if (!def.enabled || this.#closed) return;
+    try {
+      r.processor = this.#build(r);
+    } catch (err) {
+      this.#fail(r, (err as Error).message);
+      return;
+    }
+    if (r.persistent && r.processor.restore) {
+      const saved = await this.#store.load(def.id).catch(() => undefined);
+      if (saved && saved.configKey === key) r.processor.restore(saved.state);
+    }
+    if (this.#running.get(def.id) !== r) return;
+    r.status.state = 'Running';
+    def.parameters.inputs.forEach((input, i) => {
+      const subject = input.subject ?? outputSubject(input.processor!);
+      r.subs.push(this.#hub.subscribe(subject, { callback: (msg) => this.#deliver(r, i, msg) }));
+    });
+  }
+
+  /** Stops and forgets an instance (and its saved state). */
+  async remove(id: string): Promise<void> {
+    const r = this.#running.get(id);
+    if (r) this.#stop(r, false);
+    this.#running.delete(id);
+    await this.#store.remove(id).catch(() => undefined);
+  }
+
+  #build(r: Running): Processor {
+    const def = r.def;
+    // Variables as an object and as JSON, derived again only when a variable changed.
+    let version = -1;
+    let vars: Record<string, unknown> = {};
+    let json = '{}';
+    const fresh = () => {
+      const v = this.#variablesVersion();
+      if (v !== version) {
+        version = v;
+        vars = this.#variables(def.id);
+        json = JSON.stringify(vars);
+      }
+    };
+    const ctx = {
+      variables: () => (fresh(), vars),
+      variablesJson: () => (fresh(), json),
+    };
+    if (def.kind !== 'script') return createProcessor(def.kind, def.parameters, ctx);
+    const made = ScriptSandbox.createSync(this.#qjs!, def.parameters.script as string, {
+      memoryBytes: def.parameters.memoryBytes as number,
+      timeoutMs: def.parameters.timeoutMs as number,
+    });
+    if ('error' in made) throw new Error(`script failed to start (${made.failure}): ${made.error}`);
+    this.#console(r, made.console);
+    return new ScriptProcessor(made.sandbox, def.parameters, def.parameters.inputs, ctx, (lines) =>
+      this.#console(r, lines),
+    );
+  }
+
+  #console(r: Running, lines: string[]): void {
+    if (lines.length === 0) return;
+    const c = r.status.console;
+    c.push(...lines);
+    if (c.length > 20) c.splice(0, c.length - 20);
+  }
+
+  #deliver(r: Running, i: number, msg: Message): void {
+    const p = r.processor;
+    if (!p || r.status.state !== 'Running') return;
+    let payload: unknown;
+    try {
+      payload = msg.json();
+    } catch {
+      payload = msg.string();
+    }
+    const value = readPath(payload, r.paths[i]!);
+    if (value === undefined) return;
+    const ts = (payload as { timestamp?: unknown })?.timestamp;
+    const t = typeof ts === 'number' ? ts : Date.now();
+    r.status.messagesIn++;
+    this.messagesIn++;
+    let out: Output | Output[] | undefined;
+    try {
+      out = p.input(i, value, t, payload);
+    } catch (err) {
+      if (err instanceof ScriptStopped) {
+        this.#fail(r, `${err.message}; the instance is stopped`, err.failure);
+        return;
+      }
+      r.status.errors++;
+      const now = Date.now();
+      if (now - r.lastErrorLog > 10_000) {
+        r.lastErrorLog = now;
+        this.#log.write('warn', `processor "${r.def.name}" failed on a value: ${(err as Error).message}`, {
+          instanceId: r.def.id,
+        });
+      }
+      return;
+    }
+    if (out !== undefined) this.#publish(r, out);
+  }
+
+  #publish(r: Running, out: Output | Output[]): void {
+    if (!Array.isArray(out)) {
+      this.#publishOne(r, out);
+      return;
+    }
+    for (const o of out) this.#publishOne(r, o);
+  }
+
+  #publishOne(r: Running, o: Output): void {
+    {
+      r.status.messagesOut++;
+      this.messagesOut++;
+      this.#hub.publish(r.subject, {
+        success: o.value !== null && o.value !== undefined,
+        datatype: datatypeOf(o.value),
+        timestamp: o.timestamp,
+        registerId: r.def.id,
+        value: o.value ?? null,
+        deviceID: r.def.workspaceId,
+        deviceName: 'analytics',
+        tagName: r.def.name,
+        description: r.def.kind,
+        metadata: o.metadata ?? {},
+      });
+    }
+  }
+
+  #fail(r: Running, message: string, failure?: string): void {
+    r.status.state = 'Failed';
+    r.status.error = message;
+    for (const s of r.subs) s.unsubscribe();
+    r.subs = [];
+    r.processor?.close?.();
+    r.processor = undefined;
+    this.#log.write('error', `processor "${r.def.name}" failed: ${message}`, {
+      instanceId: r.def.id,
+      kind: r.def.kind,
+      ...(failure ? { failure } : {}),
+    });
+  }
+
+  #stop(r: Running, keepSaved: boolean): void {
+    for (const s of r.subs) s.unsubscribe();
+    r.subs = [];
+    r.processor?.close?.();
+    r.processor = undefined;
+    r.status.state = 'Stopped';
+    if (!keepSaved) return;
+  }
+
+  #onTick(): void {
+    const now = Date.now();
+    for (const r of this.#running.values()) {
+      const p = r.processor;
+      if (!p?.tick || r.status.state !== 'Running') continue;
+      try {
+        const out = p.tick(now);
+        if (out !== undefined) this.#publish(r, out);
+      } catch (err) {
+        r.status.errors++;
+        this.#log.write('warn', `processor "${r.def.name}" failed on its timer: ${(err as Error).message}`, {
+          instanceId: r.def.id,
+        });
+      }
+    }
+  }
+
+  /** Saves the state of the instances whose windows are longer than a minute. */
+  async saveState(): Promise<number> {
+    const rows: Array<{ id: string; configKey: string; state: unknown }> = [];
+    for (const r of this.#running.values()) {
+      if (!r.persistent || !r.processor?.snapshot) continue;
+      rows.push({ id: r.def.id, configKey: r.key, state: r.processor.snapshot() });
+    }
+    if (rows.length > 0) {
+      try {
+        await this.#store.save(rows);
+      } catch (err) {
+        this.#log.write('warn', `analytics state not saved: ${(err as Error).message}`);
+      }
+    }
+    return rows.length;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    clearInterval(this.#tick);
+    if (this.#persist) clearInterval(this.#persist);
+    await this.saveState();
+    this.#closed = true;
+    for (const r of this.#running.values()) this.#stop(r, true);
+    this.#running.clear();
+  }
+}
+
+export function datatypeOf(v: unknown): string {
+  switch (typeof v) {
+    case 'number':
+      return 'float64';
+    case 'boolean':
+      return 'bool';
+    case 'string':
+      return 'string';
+    default:
+      return v === null || v === undefined ? 'null' : 'json';
+  }
+}

@@ -5,6 +5,7 @@ import {
   defaultDataDir,
   toConfigObject,
   type ConfigValues,
+  type HttpConfig,
   type OptionSpec,
 } from '../kernel/config.js';
 
@@ -124,10 +125,18 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     default: 30_000,
     description: 'longest wait between reconnect attempts to a device, milliseconds',
   },
+  {
+    name: 'devicehub-csv-max-bytes',
+    type: 'int',
+    min: 1024,
+    max: 1024 * 1024 * 1024,
+    default: 64 * 1024 * 1024,
+    description: 'largest CSV file UploadCsv accepts, bytes (a larger one is refused whole)',
+  },
   ...COMMON_OPTIONS,
 ];
 
-export interface EdgeConfig {
+export interface EdgeConfig extends HttpConfig {
   port: number;
   host: string;
   dataDir: string;
@@ -151,6 +160,7 @@ export interface EdgeConfig {
   datahubMaxPrefixes: number;
   natsUrl?: string | undefined;
   acquisitionBackoffMax: number;
+  devicehubCsvMaxBytes: number;
   graphqlMaxQueryBytes: number;
   graphqlMaxAliases: number;
   graphqlMaxFields: number;

@@ -12,7 +12,8 @@ import cookie from '@fastify/cookie';
 import type { Logger } from 'pino';
 import { generate } from 'selfsigned';
 import { installErrorHandler } from './error-handler.js';
-import { ConfigError, PortInUseError, type GraphqlConfig } from '../config.js';
+import { AppError } from '../errors.js';
+import { ConfigError, PortInUseError, type GraphqlConfig, type HttpConfig } from '../config.js';
 import { setGraphqlDefaults } from '../graphql/mount.js';
 
 export interface HttpAppOptions {
@@ -27,6 +28,35 @@ export interface HttpAppOptions {
   tlsCertFile?: string | undefined;
   tlsKeyFile?: string | undefined;
   bodyLimit?: number;
+  /**
+   * The service's HTTP timeouts and connection limit (`--http-*`); a missing one takes its
+   * default (`HTTP_DEFAULTS`).
+   */
+  limits?: Partial<HttpConfig>;
+}
+
+/** Defaults of the `--http-*` options (the same as in COMMON_OPTIONS). */
+export const HTTP_DEFAULTS: HttpConfig = {
+  httpHeadersTimeout: 20_000,
+  httpRequestTimeout: 300_000,
+  httpKeepAliveTimeout: 10_000,
+  httpIdleTimeout: 120_000,
+  httpMaxConnections: 25_000,
+};
+
+/** The `--http-*` options with their defaults filled in, checked against each other. */
+export function httpLimits(given: Partial<HttpConfig> = {}): HttpConfig {
+  const limits = { ...HTTP_DEFAULTS };
+  for (const key of Object.keys(HTTP_DEFAULTS) as (keyof HttpConfig)[]) {
+    const v = given[key];
+    if (v !== undefined) limits[key] = v;
+  }
+  if (limits.httpHeadersTimeout > limits.httpRequestTimeout) {
+    throw new ConfigError(
+      `http-headers-timeout (${limits.httpHeadersTimeout}) cannot be longer than http-request-timeout (${limits.httpRequestTimeout})`,
+    );
+  }
+  return limits;
 }
 
 export interface TlsMaterial {
@@ -99,6 +129,17 @@ export async function createHttpApp(
   const tls = options.plainHttp
     ? null
     : await ensureCertificate(options.dataDir, options.tlsCertFile, options.tlsKeyFile);
+  const limits = httpLimits(options.limits);
+  // Node checks the header and request deadlines of open connections on an interval: a tenth of
+  // the shorter deadline (at least 50 ms, at most Node's default of 30 s) keeps the overshoot small.
+  const nodeServerOptions = {
+    headersTimeout: limits.httpHeadersTimeout,
+    requestTimeout: limits.httpRequestTimeout,
+    connectionsCheckingInterval: Math.min(
+      30_000,
+      Math.max(50, Math.floor(Math.min(limits.httpHeadersTimeout, limits.httpRequestTimeout) / 10)),
+    ),
+  };
   const app = Fastify({
     // Request logs carry method, path and peer; never headers, and no secret query values.
     loggerInstance: options.logger.child(
@@ -110,7 +151,21 @@ export async function createHttpApp(
         },
       },
     ),
-    ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
+    // A TLS handshake that does not finish within the headers deadline is cut too (silent sockets).
+    ...(tls
+      ? {
+          https: {
+            cert: tls.cert,
+            key: tls.key,
+            handshakeTimeout: limits.httpHeadersTimeout,
+            ...nodeServerOptions,
+          },
+        }
+      : { http: nodeServerOptions }),
+    requestTimeout: limits.httpRequestTimeout,
+    keepAliveTimeout: limits.httpKeepAliveTimeout,
+    // Inactivity of the socket (neither side sends); upgraded sockets (WebSockets) are left alone.
+    connectionTimeout: limits.httpIdleTimeout,
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
     // Idle keep-alive connections are closed at shutdown; in-flight requests finish first.
     forceCloseConnections: 'idle',
@@ -125,6 +180,8 @@ export async function createHttpApp(
       },
     },
   }) as unknown as FastifyInstance;
+  // Connections beyond the limit are closed by Node as they are accepted.
+  app.server.maxConnections = limits.httpMaxConnections;
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },
@@ -141,6 +198,15 @@ export async function createHttpApp(
   routeLists.set(app, routes);
   await app.register(cookie);
   installErrorHandler(app);
+  // `1e309` and `Infinity` pass the schema as numbers (Ajv coerces query strings to Infinity, and
+  // JSON.parse reads 1e309 as Infinity), and no route means to take them: a 400 before the handler.
+  app.addHook('preHandler', async (request) => {
+    const where =
+      nonFinite(request.query, 'querystring') ??
+      nonFinite(request.params, 'params') ??
+      nonFinite(request.body, 'body');
+    if (where) throw new AppError(400, 'bad_request', `${where} must be a finite number`);
+  });
   if (options.graphql) {
     const g = options.graphql;
     setGraphqlDefaults(app, {
@@ -151,6 +217,31 @@ export async function createHttpApp(
     });
   }
   return { app, tls };
+}
+
+/**
+ * The path of the first non-finite number in a parsed query, params or JSON body, if any (walked
+ * without recursion, so a deeply nested body cannot overflow the stack; at most 1,000,000 values).
+ */
+function nonFinite(root: unknown, name: string): string | undefined {
+  const stack: Array<[unknown, string]> = [[root, '']];
+  for (let budget = 1_000_000; stack.length > 0 && budget > 0; budget--) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return path ? `${name} ${path}` : name;
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}[${i}]`]);
+      continue;
+    }
+    // Plain objects only (JSON, and the query string's null-prototype records), no class instances.
+    const proto = Object.getPrototypeOf(value) as object | null;
+    if (proto !== null && proto !== Object.prototype && Object.getPrototypeOf(proto) !== null) continue;
+    for (const [key, v] of Object.entries(value).reverse()) stack.push([v, path ? `${path}.${key}` : key]);
+  }
+  return undefined;
 }
 
 export interface RouteInfo {

@@ -35,7 +35,7 @@ const JSONScalar = new GraphQLScalarType({
 });
 
 /**
- * The file of a GraphQL multipart request: graphql-upload-minimal (through mercurius-upload) puts
+ * The file of a GraphQL multipart request: graphql-upload-minimal (through acceptGraphqlUploads) puts
  * an upload object in the variable; its `promise` gives `{ filename, createReadStream }`.
  */
 const UploadScalar = new GraphQLScalarType({

@@ -5,6 +5,8 @@
  * to change when a port is taken and finishes in-flight requests on shutdown.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -182,6 +184,7 @@ export async function createHttpApp(
   }) as unknown as FastifyInstance;
   // Connections beyond the limit are closed by Node as they are accepted.
   app.server.maxConnections = limits.httpMaxConnections;
+  trackConnections(app);
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },
@@ -290,9 +293,58 @@ export async function listen(app: FastifyInstance, options: ListenOptions, secur
   return `${secure ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+interface ConnectionTracker {
+  /** Every accepted TCP connection (for HTTPS the raw socket under the TLS one). */
+  sockets: Set<Socket>;
+  /** Connections with a request between its complete headers and the end of its reply. */
+  busy: Set<Socket>;
+  /** Connections handed over to a WebSocket (closed by their own plugin). */
+  upgraded: Set<Socket>;
+}
+
+const trackers = new WeakMap<FastifyInstance, ConnectionTracker>();
+
+/** The TCP connection under a socket (the raw one of a TLS socket). */
+const rawOf = (socket: Socket): Socket => ((socket as Socket & { _parent?: Socket })._parent ?? socket) as Socket;
+
+function trackConnections(app: FastifyInstance): void {
+  const t: ConnectionTracker = { sockets: new Set(), busy: new Set(), upgraded: new Set() };
+  trackers.set(app, t);
+  const server = app.server;
+  server.on('connection', (socket: Socket) => {
+    t.sockets.add(socket);
+    socket.once('close', () => {
+      t.sockets.delete(socket);
+      t.busy.delete(socket);
+      t.upgraded.delete(socket);
+    });
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = rawOf(req.socket);
+    t.busy.add(socket);
+    res.once('close', () => t.busy.delete(socket));
+  });
+  server.on('upgrade', (req: IncomingMessage) => t.upgraded.add(rawOf(req.socket)));
+}
+
+/**
+ * At shutdown, the connections that carry no request: idle keep-alive ones, and those that never
+ * delivered complete headers (a silent socket, a TLS handshake never finished, half a header).
+ * Waiting for them would let any client hold the shutdown for the headers timeout.
+ */
+function dropConnectionsWithoutRequest(app: FastifyInstance): void {
+  app.server.closeIdleConnections();
+  const t = trackers.get(app);
+  if (!t) return;
+  for (const socket of t.sockets) {
+    if (!t.busy.has(socket) && !t.upgraded.has(socket)) socket.destroy();
+  }
+}
+
 /**
  * Graceful close: stop accepting, let in-flight requests finish, and after `timeoutMs` cut the
- * connections still open. Answers whether everything finished in time.
+ * connections still open. Connections without a request in progress are closed at once.
+ * Answers whether everything finished in time.
  */
 export async function closeGracefully(
   app: FastifyInstance,
@@ -305,9 +357,10 @@ export async function closeGracefully(
     timer.unref();
   });
   const closing = app.close();
+  dropConnectionsWithoutRequest(app);
   // A keep-alive connection whose request finishes after close() began becomes idle only then:
   // close idle connections as they appear, so that close() does not wait for the client.
-  const sweeper = setInterval(() => app.server.closeIdleConnections(), 25);
+  const sweeper = setInterval(() => dropConnectionsWithoutRequest(app), 25);
   const result = await Promise.race([closing.then(() => 'closed' as const), timeout]);
   clearInterval(sweeper);
   clearTimeout(timer);

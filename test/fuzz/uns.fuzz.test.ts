@@ -22,7 +22,16 @@ import {
   unsToken,
   type UnsProcess,
 } from '../helpers/uns.js';
-import { checkHttp, checkProcess, errorLines, exchange, httpRequest, params, tokenSoup } from './support.js';
+import {
+  ANSWER_MS,
+  checkHttp,
+  checkProcess,
+  errorLines,
+  exchange,
+  httpRequest,
+  params,
+  tokenSoup,
+} from './support.js';
 
 let p: UnsProcess;
 let port: number;

@@ -305,7 +305,8 @@ interface ConnectionTracker {
 const trackers = new WeakMap<FastifyInstance, ConnectionTracker>();
 
 /** The TCP connection under a socket (the raw one of a TLS socket). */
-const rawOf = (socket: Socket): Socket => ((socket as Socket & { _parent?: Socket })._parent ?? socket) as Socket;
+const rawOf = (socket: Socket): Socket =>
+  ((socket as Socket & { _parent?: Socket })._parent ?? socket) as Socket;
 
 function trackConnections(app: FastifyInstance): void {
   const t: ConnectionTracker = { sockets: new Set(), busy: new Set(), upgraded: new Set() };

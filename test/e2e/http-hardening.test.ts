@@ -420,6 +420,50 @@ describe('UNS: HTTP timeouts', () => {
   });
 });
 
+describe('manager: HTTP timeouts on both listeners (API and admin console)', () => {
+  test('item 7: silent sockets and half headers on --port and --admin-port are closed within the headers timeout', async () => {
+    const mgr = await startCli(
+      [
+        'manager',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--admin-port',
+        '0',
+        '--data-dir',
+        dirs.make(),
+        ...SHORT_TIMEOUTS,
+      ],
+      { env: cleanEnv() },
+    );
+    try {
+      const ready = mgr.ready.services.manager!;
+      const baseline = fds(mgr.pid);
+      const t0 = Date.now();
+      const sockets = [ready.url, ready.adminUrl!].flatMap((u) => {
+        const port = Number(new URL(u).port);
+        return [
+          ...Array.from({ length: 50 }, () => watched(net.connect(port, '127.0.0.1'), t0)),
+          ...Array.from({ length: 50 }, () =>
+            watched(
+              tlsSocket(port, (s) => s.write('GET /health HTTP/1.1\r\nHo')),
+              t0,
+            ),
+          ),
+        ];
+      });
+      await sleep(300);
+      assert.equal((await http(`${ready.adminUrl}/health`)).status, 200);
+      const worst = Math.max(...(await Promise.all(sockets.map((s) => s.closedAt))));
+      assert.ok(worst <= HEADERS_MS + SLACK_MS, `the last one closed after ${worst} ms`);
+      assert.ok((await fdsBackTo(mgr.pid, baseline)) <= baseline + 3);
+    } finally {
+      await mgr.stop();
+    }
+  });
+});
+
 describe('item 10: SIGTERM', () => {
   test('the edge exits at once although silent sockets, half headers and a NATS subscriber are connected', async () => {
     const e = await startEdge();

@@ -168,7 +168,7 @@ function coerce(spec: OptionSpec, src: Source): ConfigValue {
   }
 }
 
-/** Options every service has: its log, its log store's retention and its shutdown. */
+/** Options every service has: its log, its log store's retention, its shutdown, GraphQL limits, HTTP timeouts. */
 export const COMMON_OPTIONS: readonly OptionSpec[] = [
   {
     name: 'log-level',

@@ -246,9 +246,10 @@ describe('edge: HTTP timeouts, connection limit and malformed requests', () => {
     const baseline = fds(e.p.pid);
     const t0 = Date.now();
     const sockets = Array.from({ length: 700 }, () => watched(net.connect(e.port, '127.0.0.1'), t0));
-    const times = await Promise.all(sockets.map((s) => s.closedAt));
-    // The headers timeout closes the accepted ones after about a second; the refused ones go at once.
-    const early = times.filter((t) => t < HEADERS_MS - 300);
+    // An accepted connection lives at least the headers timeout from its TCP connection; one
+    // closed sooner was refused at the limit.
+    const lifetimes = await Promise.all(sockets.map((s) => s.lifetime));
+    const early = lifetimes.filter((t) => t < HEADERS_MS - 100);
     assert.ok(early.length >= 90, `${early.length} of 700 closed at once (limit 600)`);
     assert.ok(Date.now() - t0 <= HEADERS_MS + SLACK_MS + 600, `all closed after ${Date.now() - t0} ms`);
     assert.ok((await fdsBackTo(e.p.pid, baseline)) <= baseline + 3);

@@ -176,11 +176,11 @@ describe('edge: HTTP timeouts, connection limit and malformed requests', () => {
   });
   after(() => e.p.stop());
 
-  test('item 7: 200 silent sockets, 100 silent TLS connections, 100 half headers and 50 half bodies are closed within their timeouts; descriptors return to the baseline; normal requests succeed meanwhile', async () => {
+  test('item 7: 200 silent sockets, 50 silent TLS connections, 100 half headers and 50 half bodies are closed within their timeouts; descriptors return to the baseline; normal requests succeed meanwhile', async () => {
     const baseline = fds(e.p.pid);
     const t0 = Date.now();
     const silent = Array.from({ length: 200 }, () => watched(net.connect(e.port, '127.0.0.1'), t0));
-    const silentTls = Array.from({ length: 100 }, () => watched(tlsSocket(e.port), t0));
+    const silentTls = Array.from({ length: 50 }, () => watched(tlsSocket(e.port), t0));
     const halfHeader = Array.from({ length: 100 }, () =>
       watched(
         tlsSocket(e.port, (s) => s.write('GET /health HTTP/1.1\r\nHost: x\r\nX-Half: ')),
@@ -198,7 +198,7 @@ describe('edge: HTTP timeouts, connection limit and malformed requests', () => {
       ),
     );
     await sleep(300);
-    assert.ok(fds(e.p.pid) > baseline + 200, `the sockets are open: ${fds(e.p.pid)} vs ${baseline}`);
+    assert.ok(fds(e.p.pid) > baseline + 150, `the sockets are open: ${fds(e.p.pid)} vs ${baseline}`);
     // Meanwhile, the service answers.
     const health = await http(`${e.url}/health`);
     assert.equal(health.status, 200, health.text);
@@ -256,11 +256,11 @@ describe('edge: HTTP timeouts, connection limit and malformed requests', () => {
     assert.equal((await http(`${e.url}/health`)).status, 200);
   });
 
-  test('items 7 and 8: 400 multipart requests without a boundary, and bodies that are not multipart, are answered 400 at once; descriptors return', async () => {
+  test('items 7 and 8: 200 multipart requests without a boundary, and bodies that are not multipart, are answered 400 at once; descriptors return', async () => {
     const baseline = fds(e.p.pid);
     const t0 = Date.now();
     const replies: string[] = [];
-    for (let batch = 0; batch < 4; batch++) {
+    for (let batch = 0; batch < 2; batch++) {
       replies.push(
         ...(await Promise.all(
           Array.from({ length: 100 }, () => {

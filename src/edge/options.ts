@@ -5,6 +5,7 @@ import {
   defaultDataDir,
   toConfigObject,
   type ConfigValues,
+  type HttpConfig,
   type OptionSpec,
 } from '../kernel/config.js';
 
@@ -178,10 +179,18 @@ export const EDGE_OPTIONS: readonly OptionSpec[] = [
     default: 30_000,
     description: 'how often analytics windows longer than a minute save their state, milliseconds',
   },
+  {
+    name: 'devicehub-csv-max-bytes',
+    type: 'int',
+    min: 1024,
+    max: 1024 * 1024 * 1024,
+    default: 64 * 1024 * 1024,
+    description: 'largest CSV file UploadCsv accepts, bytes (a larger one is refused whole)',
+  },
   ...COMMON_OPTIONS,
 ];
 
-export interface EdgeConfig {
+export interface EdgeConfig extends HttpConfig {
   port: number;
   host: string;
   dataDir: string;
@@ -212,6 +221,7 @@ export interface EdgeConfig {
   opcuaPort: number;
   opcuaHost: string;
   analyticsPersistInterval: number;
+  devicehubCsvMaxBytes: number;
   graphqlMaxQueryBytes: number;
   graphqlMaxAliases: number;
   graphqlMaxFields: number;

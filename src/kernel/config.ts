@@ -168,7 +168,7 @@ function coerce(spec: OptionSpec, src: Source): ConfigValue {
   }
 }
 
-/** Options every service has: its log, its log store's retention and its shutdown. */
+/** Options every service has: its log, its log store's retention, its shutdown, GraphQL limits, HTTP timeouts. */
 export const COMMON_OPTIONS: readonly OptionSpec[] = [
   {
     name: 'log-level',
@@ -241,7 +241,58 @@ export const COMMON_OPTIONS: readonly OptionSpec[] = [
     default: 64 * 1024 * 1024,
     description: 'memory for the parsed and compiled GraphQL query caches of each endpoint, bytes',
   },
+  {
+    name: 'http-headers-timeout',
+    type: 'int',
+    min: 100,
+    max: 600_000,
+    default: 20_000,
+    description:
+      'milliseconds a connection gets to finish its TLS handshake and send the complete headers of a request',
+  },
+  {
+    name: 'http-request-timeout',
+    type: 'int',
+    min: 100,
+    max: 3_600_000,
+    default: 300_000,
+    description: 'milliseconds a client gets to send one whole request, body included',
+  },
+  {
+    name: 'http-keep-alive-timeout',
+    type: 'int',
+    min: 100,
+    max: 600_000,
+    default: 10_000,
+    description: 'milliseconds an idle keep-alive connection is kept open between requests',
+  },
+  {
+    name: 'http-idle-timeout',
+    type: 'int',
+    min: 100,
+    max: 3_600_000,
+    default: 120_000,
+    description:
+      'milliseconds a connection may stay silent (neither side sends) before it is closed; WebSockets excepted',
+  },
+  {
+    name: 'http-max-connections',
+    type: 'int',
+    min: 1,
+    max: 1_000_000,
+    default: 25_000,
+    description: 'HTTP(S) connections open at once; beyond, new connections are closed at once',
+  },
 ];
+
+/** The HTTP server options every service has, as config keys. */
+export interface HttpConfig {
+  httpHeadersTimeout: number;
+  httpRequestTimeout: number;
+  httpKeepAliveTimeout: number;
+  httpIdleTimeout: number;
+  httpMaxConnections: number;
+}
 
 /** The GraphQL options every service has, as config keys. */
 export interface GraphqlConfig {

@@ -5,6 +5,7 @@ import {
   defaultDataDir,
   toConfigObject,
   type ConfigValues,
+  type HttpConfig,
   type OptionSpec,
 } from '../kernel/config.js';
 
@@ -98,7 +99,7 @@ export const MANAGER_OPTIONS: readonly OptionSpec[] = [
   ...COMMON_OPTIONS,
 ];
 
-export interface ManagerConfig {
+export interface ManagerConfig extends HttpConfig {
   port: number;
   adminPort: number;
   host: string;

@@ -5,6 +5,7 @@ import {
   defaultDataDir,
   toConfigObject,
   type ConfigValues,
+  type HttpConfig,
   type OptionSpec,
 } from '../kernel/config.js';
 import type { BrokerLimits } from './broker/broker.js';
@@ -156,7 +157,7 @@ export const UNS_OPTIONS: readonly OptionSpec[] = [
   ...COMMON_OPTIONS,
 ];
 
-export interface UnsConfig {
+export interface UnsConfig extends HttpConfig {
   port: number;
   mqttPort: number;
   mqttsPort: number;

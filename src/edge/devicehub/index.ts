@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { mercuriusUpload } from 'mercurius-upload';
 import type { Database } from '../../kernel/db/index.js';
 import { mountGraphql } from '../../kernel/graphql.js';
+import { acceptGraphqlUploads } from '../../kernel/graphql/upload.js';
 import { LIST_SDL } from '../../kernel/paging.js';
 import { BrowseService } from './browse.js';
 import { DevicehubConfigSection } from './config-section.js';
@@ -69,14 +69,20 @@ export function createDevicehub(database: Database): Devicehub {
 }
 
 /** Mounts `/devicehub/v2` on `app` (in its own scope, so that multipart bodies are parsed only there). */
-export async function mountDevicehub(app: FastifyInstance, hub: Devicehub): Promise<void> {
+export async function mountDevicehub(
+  app: FastifyInstance,
+  hub: Devicehub,
+  options: { csvMaxBytes?: number } = {},
+): Promise<void> {
+  const csvMaxBytes = options.csvMaxBytes ?? MAX_CSV_BYTES;
   await app.register(async (scope) => {
-    await scope.register(mercuriusUpload, { maxFileSize: MAX_CSV_BYTES, maxFiles: 1 });
+    // One byte over the limit lets busboy tell a file of exactly the limit from a larger one.
+    acceptGraphqlUploads(scope, { maxFileSize: csvMaxBytes + 1, maxFiles: 1 });
     await mountGraphql<DevicehubContext>(scope, {
       path: DEVICEHUB_PATH,
       schema: devicehubSchema(),
       resolvers,
-      context: () => ({ devicehub: hub.service, browse: hub.browse }),
+      context: () => ({ devicehub: hub.service, browse: hub.browse, csvMaxBytes }),
       maxCost: DEVICEHUB_MAX_COST,
     });
   });

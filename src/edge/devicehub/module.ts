@@ -12,6 +12,7 @@ export const devicehubModule: EdgeModule<'devicehub'> = {
   name: 'devicehub',
   migrations: devicehubMigrations,
   start: (ctx) => createDevicehub(ctx.database),
-  mount: (ctx, devicehub) => mountDevicehub(ctx.app, devicehub),
+  mount: (ctx, devicehub) =>
+    mountDevicehub(ctx.app, devicehub, { csvMaxBytes: ctx.config.devicehubCsvMaxBytes }),
   configSection: (devicehub) => devicehub.configSection,
 };

@@ -3,6 +3,7 @@ import { GraphQLScalarType, valueFromASTUntyped } from 'graphql';
 import type { IResolvers } from 'mercurius';
 import { badRequest } from '../../kernel/errors.js';
 import type { GraphqlContext } from '../../kernel/graphql.js';
+import { readUploadedFile } from '../../kernel/graphql/upload.js';
 import type { DriverDef, ListValue, PropertyDef } from './catalogue/index.js';
 import type { BrowseService, FoldersSelection } from './browse.js';
 import type { DeviceHubService } from './service.js';
@@ -17,11 +18,13 @@ import type {
 export interface DevicehubContext {
   devicehub: DeviceHubService;
   browse: BrowseService;
+  /** Largest CSV accepted by UploadCsv, bytes (`--devicehub-csv-max-bytes`). */
+  csvMaxBytes: number;
 }
 
 type Ctx = GraphqlContext & DevicehubContext;
 
-/** Largest CSV accepted by UploadCsv. */
+/** Largest CSV accepted by UploadCsv, by default (`--devicehub-csv-max-bytes`). */
 export const MAX_CSV_BYTES = 64 * 1024 * 1024;
 
 const JSONScalar = new GraphQLScalarType({
@@ -32,7 +35,7 @@ const JSONScalar = new GraphQLScalarType({
 });
 
 /**
- * The file of a GraphQL multipart request: graphql-upload-minimal (through mercurius-upload) puts
+ * The file of a GraphQL multipart request: graphql-upload-minimal (through acceptGraphqlUploads) puts
  * an upload object in the variable; its `promise` gives `{ filename, createReadStream }`.
  */
 const UploadScalar = new GraphQLScalarType({
@@ -54,17 +57,9 @@ const UploadScalar = new GraphQLScalarType({
   },
 });
 
-async function readUpload(file: unknown): Promise<string> {
-  const f = (await file) as { createReadStream: () => NodeJS.ReadableStream };
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of f.createReadStream()) {
-    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += b.length;
-    if (size > MAX_CSV_BYTES) throw badRequest(`the CSV is larger than ${MAX_CSV_BYTES} bytes`);
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** The uploaded CSV, whole: one over the limit or cut off on the way is refused, nothing stored. */
+async function readUpload(file: unknown, maxBytes: number): Promise<string> {
+  return (await readUploadedFile(file, maxBytes, 'the CSV file')).toString('utf8');
 }
 
 const listValues = (v: ListValue[] | undefined) => (v ?? []).map((x) => ({ Value: x.value, Label: x.label }));
@@ -168,7 +163,7 @@ export const resolvers: IResolvers<any, Ctx> = {
       ctx.devicehub.updateRegister(args.input),
     DeleteRegisters: (_r, args: { IDs: string[] }, ctx) => ctx.devicehub.deleteRegisters(args.IDs),
     UploadCsv: async (_r, args: { File: unknown }, ctx) =>
-      ctx.devicehub.uploadCsv(await readUpload(args.File)),
+      ctx.devicehub.uploadCsv(await readUpload(args.File, ctx.csvMaxBytes)),
     CreateBrowseTask: (_r, args: { input: { DeviceID: string } }, ctx) =>
       ctx.browse.createTask(args.input.DeviceID),
     BrowseTask_CreateRegistersByFoldersSelection: (_r, args: { input: FoldersSelection }, ctx) =>

@@ -50,7 +50,11 @@ export async function logsRoutes(app: FastifyInstance, options: LogsRoutesOption
 
 /** The query string as store parameters; a 400 for what the contract refuses. */
 export function toQueryParams(query: LogQuery): LogQueryParams {
-  const params: LogQueryParams = { limit: query.limit ?? 100 };
+  const limit = query.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw badRequest(`limit must be an integer from 1 to 1000, got ${String(limit)}`);
+  }
+  const params: LogQueryParams = { limit };
   if (query.level) params.level = level(query.level);
   if (query.component) params.component = query.component;
   if (query.search) params.search = query.search;

@@ -5,6 +5,8 @@
  * to change when a port is taken and finishes in-flight requests on shutdown.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -14,7 +16,8 @@ import { generate } from 'selfsigned';
 import { installErrorHandler } from './error-handler.js';
 import { installJsonBodyParser } from './json-body.js';
 import { answerPlainHttpOnTls } from './plain-http-hint.js';
-import { ConfigError, PortInUseError, type GraphqlConfig } from '../config.js';
+import { AppError } from '../errors.js';
+import { ConfigError, PortInUseError, type GraphqlConfig, type HttpConfig } from '../config.js';
 import { setGraphqlDefaults } from '../graphql/mount.js';
 
 export interface HttpAppOptions {
@@ -29,6 +32,35 @@ export interface HttpAppOptions {
   tlsCertFile?: string | undefined;
   tlsKeyFile?: string | undefined;
   bodyLimit?: number;
+  /**
+   * The service's HTTP timeouts and connection limit (`--http-*`); a missing one takes its
+   * default (`HTTP_DEFAULTS`).
+   */
+  limits?: Partial<HttpConfig>;
+}
+
+/** Defaults of the `--http-*` options (the same as in COMMON_OPTIONS). */
+export const HTTP_DEFAULTS: HttpConfig = {
+  httpHeadersTimeout: 20_000,
+  httpRequestTimeout: 300_000,
+  httpKeepAliveTimeout: 10_000,
+  httpIdleTimeout: 120_000,
+  httpMaxConnections: 25_000,
+};
+
+/** The `--http-*` options with their defaults filled in, checked against each other. */
+export function httpLimits(given: Partial<HttpConfig> = {}): HttpConfig {
+  const limits = { ...HTTP_DEFAULTS };
+  for (const key of Object.keys(HTTP_DEFAULTS) as (keyof HttpConfig)[]) {
+    const v = given[key];
+    if (v !== undefined) limits[key] = v;
+  }
+  if (limits.httpHeadersTimeout > limits.httpRequestTimeout) {
+    throw new ConfigError(
+      `http-headers-timeout (${limits.httpHeadersTimeout}) cannot be longer than http-request-timeout (${limits.httpRequestTimeout})`,
+    );
+  }
+  return limits;
 }
 
 export interface TlsMaterial {
@@ -101,6 +133,17 @@ export async function createHttpApp(
   const tls = options.plainHttp
     ? null
     : await ensureCertificate(options.dataDir, options.tlsCertFile, options.tlsKeyFile);
+  const limits = httpLimits(options.limits);
+  // Node checks the header and request deadlines of open connections on an interval: a tenth of
+  // the shorter deadline (at least 50 ms, at most Node's default of 30 s) keeps the overshoot small.
+  const nodeServerOptions = {
+    headersTimeout: limits.httpHeadersTimeout,
+    requestTimeout: limits.httpRequestTimeout,
+    connectionsCheckingInterval: Math.min(
+      30_000,
+      Math.max(50, Math.floor(Math.min(limits.httpHeadersTimeout, limits.httpRequestTimeout) / 10)),
+    ),
+  };
   const app = Fastify({
     // Request logs carry method, path and peer; never headers, and no secret query values.
     loggerInstance: options.logger.child(
@@ -112,7 +155,21 @@ export async function createHttpApp(
         },
       },
     ),
-    ...(tls ? { https: { cert: tls.cert, key: tls.key } } : {}),
+    // A TLS handshake that does not finish within the headers deadline is cut too (silent sockets).
+    ...(tls
+      ? {
+          https: {
+            cert: tls.cert,
+            key: tls.key,
+            handshakeTimeout: limits.httpHeadersTimeout,
+            ...nodeServerOptions,
+          },
+        }
+      : { http: nodeServerOptions }),
+    requestTimeout: limits.httpRequestTimeout,
+    keepAliveTimeout: limits.httpKeepAliveTimeout,
+    // Inactivity of the socket (neither side sends); upgraded sockets (WebSockets) are left alone.
+    connectionTimeout: limits.httpIdleTimeout,
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
     // One line per request, at debug (below): at info, two lines a request drown everything else.
     disableRequestLogging: true,
@@ -136,6 +193,9 @@ export async function createHttpApp(
   });
   if (tls) answerPlainHttpOnTls(app.server);
   installJsonBodyParser(app);
+  // Connections beyond the limit are closed by Node as they are accepted.
+  app.server.maxConnections = limits.httpMaxConnections;
+  trackConnections(app);
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },
@@ -152,6 +212,15 @@ export async function createHttpApp(
   routeLists.set(app, routes);
   await app.register(cookie);
   installErrorHandler(app);
+  // `1e309` and `Infinity` pass the schema as numbers (Ajv coerces query strings to Infinity, and
+  // JSON.parse reads 1e309 as Infinity), and no route means to take them: a 400 before the handler.
+  app.addHook('preHandler', async (request) => {
+    const where =
+      nonFinite(request.query, 'querystring') ??
+      nonFinite(request.params, 'params') ??
+      nonFinite(request.body, 'body');
+    if (where) throw new AppError(400, 'bad_request', `${where} must be a finite number`);
+  });
   if (options.graphql) {
     const g = options.graphql;
     setGraphqlDefaults(app, {
@@ -162,6 +231,31 @@ export async function createHttpApp(
     });
   }
   return { app, tls };
+}
+
+/**
+ * The path of the first non-finite number in a parsed query, params or JSON body, if any (walked
+ * without recursion, so a deeply nested body cannot overflow the stack; at most 1,000,000 values).
+ */
+function nonFinite(root: unknown, name: string): string | undefined {
+  const stack: Array<[unknown, string]> = [[root, '']];
+  for (let budget = 1_000_000; stack.length > 0 && budget > 0; budget--) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return path ? `${name} ${path}` : name;
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}[${i}]`]);
+      continue;
+    }
+    // Plain objects only (JSON, and the query string's null-prototype records), no class instances.
+    const proto = Object.getPrototypeOf(value) as object | null;
+    if (proto !== null && proto !== Object.prototype && Object.getPrototypeOf(proto) !== null) continue;
+    for (const [key, v] of Object.entries(value).reverse()) stack.push([v, path ? `${path}.${key}` : key]);
+  }
+  return undefined;
 }
 
 export interface RouteInfo {
@@ -210,9 +304,59 @@ export async function listen(app: FastifyInstance, options: ListenOptions, secur
   return `${secure ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+interface ConnectionTracker {
+  /** Every accepted TCP connection (for HTTPS the raw socket under the TLS one). */
+  sockets: Set<Socket>;
+  /** Connections with a request between its complete headers and the end of its reply. */
+  busy: Set<Socket>;
+  /** Connections handed over to a WebSocket (closed by their own plugin). */
+  upgraded: Set<Socket>;
+}
+
+const trackers = new WeakMap<FastifyInstance, ConnectionTracker>();
+
+/** The TCP connection under a socket (the raw one of a TLS socket). */
+const rawOf = (socket: Socket): Socket =>
+  ((socket as Socket & { _parent?: Socket })._parent ?? socket) as Socket;
+
+function trackConnections(app: FastifyInstance): void {
+  const t: ConnectionTracker = { sockets: new Set(), busy: new Set(), upgraded: new Set() };
+  trackers.set(app, t);
+  const server = app.server;
+  server.on('connection', (socket: Socket) => {
+    t.sockets.add(socket);
+    socket.once('close', () => {
+      t.sockets.delete(socket);
+      t.busy.delete(socket);
+      t.upgraded.delete(socket);
+    });
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = rawOf(req.socket);
+    t.busy.add(socket);
+    res.once('close', () => t.busy.delete(socket));
+  });
+  server.on('upgrade', (req: IncomingMessage) => t.upgraded.add(rawOf(req.socket)));
+}
+
+/**
+ * At shutdown, the connections that carry no request: idle keep-alive ones, and those that never
+ * delivered complete headers (a silent socket, a TLS handshake never finished, half a header).
+ * Waiting for them would let any client hold the shutdown for the headers timeout.
+ */
+function dropConnectionsWithoutRequest(app: FastifyInstance): void {
+  app.server.closeIdleConnections();
+  const t = trackers.get(app);
+  if (!t) return;
+  for (const socket of t.sockets) {
+    if (!t.busy.has(socket) && !t.upgraded.has(socket)) socket.destroy();
+  }
+}
+
 /**
  * Graceful close: stop accepting, let in-flight requests finish, and after `timeoutMs` cut the
- * connections still open. Answers whether everything finished in time.
+ * connections still open. Connections without a request in progress are closed at once.
+ * Answers whether everything finished in time.
  */
 export async function closeGracefully(
   app: FastifyInstance,
@@ -225,9 +369,10 @@ export async function closeGracefully(
     timer.unref();
   });
   const closing = app.close();
+  dropConnectionsWithoutRequest(app);
   // A keep-alive connection whose request finishes after close() began becomes idle only then:
   // close idle connections as they appear, so that close() does not wait for the client.
-  const sweeper = setInterval(() => app.server.closeIdleConnections(), 25);
+  const sweeper = setInterval(() => dropConnectionsWithoutRequest(app), 25);
   const result = await Promise.race([closing.then(() => 'closed' as const), timeout]);
   clearInterval(sweeper);
   clearTimeout(timer);

@@ -25,8 +25,10 @@ export class CleanupStack {
     this.#running ??= (async () => {
       let first: unknown;
       for (const step of this.#steps.reverse()) {
+        const began = performance.now();
         try {
           await step.run();
+          logger?.debug({ step: step.name, ms: Math.round(performance.now() - began) }, 'closed');
         } catch (err) {
           first ??= err;
           logger?.error({ err, step: step.name }, 'error while closing');

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Database, type ModuleMigrations } from '../db/index.js';
-import type { GraphqlConfig } from '../config.js';
+import type { GraphqlConfig, HttpConfig } from '../config.js';
 import { LogStore } from '../logging/log-store.js';
 import { createLogger } from '../logging/logger.js';
 import { closeGracefully, createHttpApp, type TlsMaterial } from '../http/server.js';
@@ -25,7 +25,7 @@ import type { ModuleContext, ModuleList, ServiceModule } from './module.js';
 import type { ConfigSection } from './config-section.js';
 
 /** The options every service shell reads from its service's config. */
-export interface ShellConfig extends Partial<GraphqlConfig> {
+export interface ShellConfig extends Partial<GraphqlConfig>, Partial<HttpConfig> {
   host: string;
   port: number;
   dataDir: string;
@@ -154,6 +154,7 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
       cleanup.defer('stopped', () => logger.info(`${definition.label} stopped`));
       const { app, tls } = await createHttpApp({
         graphql: config,
+        limits: config,
         logger: logger.child({ component: `${definition.name}.http` }),
         plainHttp: config.http,
         dataDir: config.dataDir,

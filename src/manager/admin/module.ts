@@ -30,6 +30,8 @@ export const adminModule: ManagerModule<'admin'> = {
   requires: ['auth'],
   async start(ctx) {
     const { app } = await createHttpApp({
+      // The same timeouts and connection limit as the main API (`--http-*`).
+      limits: ctx.config,
       logger: ctx.logger.child({ component: 'manager.admin.http' }),
       plainHttp: ctx.config.http,
       dataDir: ctx.config.dataDir,

@@ -239,7 +239,7 @@ export class OpcuaConfigSection implements ConfigSection<OpcuaSection> {
     });
     ctx.progress(1, 2);
     await attempt('nodes', async () => {
-      const plan = await this.#service.planHierarchy(nodes, target.nodes);
+      const plan = await this.#service.planHierarchy(nodes, target.nodes, ctx.trx);
       await repo.saveNodes(plan.upserts, plan.deletes);
     });
     ctx.progress(2, 2);

@@ -9,6 +9,7 @@ import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js
 import { hashPassword, verifyPassword } from '../../kernel/crypto.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import type { DevicehubChange, DevicehubReadModel, TagConfig } from '../devicehub/index.js';
+import type { Transaction } from '../../kernel/db/index.js';
 import type { OpcuaRepository } from './repository.js';
 import { NodeTree } from './tree.js';
 import {
@@ -417,13 +418,16 @@ export class OpcuaService {
 
   /**
    * What uploading `nodes` over the tree of `base` (nodes read in a configuration apply's
-   * transaction) writes: the rules are those of an upload. Changes nothing here.
+   * transaction `trx`, where the origins are read too) writes: the rules are those of an upload.
+   * Changes nothing here.
    */
   async planHierarchy(
     base: readonly OpcuaNode[],
     nodes: HierarchyInput[],
+    trx: Transaction<any>,
   ): Promise<{ upserts: OpcuaNode[]; deletes: string[] }> {
-    const plan = this.#plan(nodes, await this.#origins(nodes), new NodeTree([...base]));
+    const reader = this.#readModel.inTransaction?.(trx) ?? this.#readModel;
+    const plan = this.#plan(nodes, await this.#origins(nodes, reader), new NodeTree([...base]));
     return { upserts: plan.upserts, deletes: plan.removed.map((n) => n.ref) };
   }
 
@@ -512,7 +516,7 @@ export class OpcuaService {
   }
 
   /** The DeviceHub devices and tags an uploaded hierarchy names as origins. */
-  async #origins(nodes: HierarchyInput[]) {
+  async #origins(nodes: HierarchyInput[], reader: DevicehubReadModel = this.#readModel) {
     const deviceIds = new Set<string>();
     const tagIds = new Set<string>();
     let count = 0;
@@ -525,8 +529,8 @@ export class OpcuaService {
     };
     walk(nodes);
     const [devices, tags] = await Promise.all([
-      deviceIds.size ? this.#readModel.devices([...deviceIds]) : Promise.resolve([]),
-      this.#readModel.tags([...tagIds]),
+      deviceIds.size ? reader.devices([...deviceIds]) : Promise.resolve([]),
+      reader.tags([...tagIds]),
     ]);
     return { devices: new Set(devices.map((d) => d.id)), tags: new Map(tags.map((t) => [t.id, t])) };
   }

@@ -3,6 +3,7 @@
  * events, and the slot where `GetTagStatus` finds the tag runtime state. What other modules (the
  * acquisition engine) get of the DeviceHub; the tables stay behind it.
  */
+import type { Transaction } from '../../kernel/db/index.js';
 import type { DevicehubRepository } from './repository.js';
 import { deviceConfig, tagConfig } from './rows.js';
 import type {
@@ -34,6 +35,11 @@ export class DevicehubReader implements DevicehubReadModel {
   async tags(ids: readonly string[]): Promise<TagConfig[]> {
     if (ids.length === 0) return [];
     return (await this.#repo.getRegistersByIds(ids)).map(tagConfig);
+  }
+
+  /** Reads through `trx` (no change events: those follow the commit, from this reader). */
+  inTransaction(trx: Transaction<any>): DevicehubReadModel {
+    return new DevicehubReader(this.#repo.inTransaction(trx));
   }
 
   onChange(listener: (change: DevicehubChange) => void): () => void {

@@ -99,6 +99,14 @@ export class DevicehubRepository {
     this.db = database.db as unknown as Db;
   }
 
+  /**
+   * The repository reading through `trx`, a transaction someone else owns (a configuration apply's);
+   * for reads (writes that open a transaction of their own would not be part of `trx`).
+   */
+  inTransaction(trx: Transaction<any>): DevicehubRepository {
+    return new DevicehubRepository(Object.create(this.database, { db: { value: trx } }) as Database);
+  }
+
   transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(fn);
   }

@@ -17,6 +17,7 @@ import {
   UaServer,
   type OpcuaModuleApi,
 } from './index.js';
+import { opcuaConfigSection } from './config-section.js';
 import { opcuaRoutes } from './routes.js';
 
 declare module '../modules.js' {
@@ -72,6 +73,7 @@ export const opcuaModule: EdgeModule<'opcua'> = {
     await mountOpcua(ctx.app, api);
     await ctx.app.register(opcuaRoutes, { opcua: api });
   },
+  configSection: (api) => opcuaConfigSection(api.service),
   async listening(ctx, api) {
     const reserved = reservations.get(api);
     if (!api.enabled || !reserved) return;

@@ -1,7 +1,13 @@
-/** The OPC UA module's tables (`opcua_*`), private to it. */
-import type { Database } from '../../kernel/db/index.js';
+/**
+ * The OPC UA module's tables (`opcua_*`), private to it.
+ *
+ * `OpcuaRepository.inTransaction(trx)` is the same repository bound to a transaction that someone
+ * else owns (the configuration apply's): every read and write goes through `trx`, and the writes
+ * that take a transaction of their own (`saveNodes`, `commitStage`) run in it instead.
+ */
+import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
 import { SettingsTable } from '../../kernel/db/settings.js';
-import type { OpcuaNode, SyncRun } from './types.js';
+import { DEFAULT_SETTINGS, type OpcuaNode, type ServerSettings, type SyncRun } from './types.js';
 
 interface NodeRow {
   ref: string;
@@ -81,23 +87,48 @@ const syncFromRow = (r: SyncRow): SyncRun => ({
 const CHUNK = 200;
 
 export class OpcuaRepository {
-  readonly #database: Database;
+  readonly #db: Kysely<any>;
+  /** null: bound to a transaction owned elsewhere (`inTransaction`). */
+  readonly #database: Database | null;
   readonly settings: SettingsTable;
 
-  constructor(database: Database) {
-    this.#database = database;
-    this.settings = new SettingsTable(database.db, 'opcua_setting');
+  /** `trx`: bind to a transaction owned elsewhere; use `inTransaction` for that. */
+  constructor(database: Database | null, trx?: Kysely<any>) {
+    if (!database && !trx) throw new Error('OpcuaRepository needs a database or a transaction');
+    this.#database = trx ? null : database;
+    this.#db = trx ?? database!.db;
+    this.settings = new SettingsTable(this.#db, 'opcua_setting');
+  }
+
+  /** The repository bound to `trx` (see the file comment); `trx` is not committed here. */
+  static inTransaction(trx: Transaction<any>): OpcuaRepository {
+    return new OpcuaRepository(null, trx as Kysely<any>);
+  }
+
+  /** Runs `fn` in a transaction of its own, or in the bound one. */
+  #transaction(fn: (trx: Kysely<any>) => Promise<void>): Promise<void> {
+    return this.#database ? this.#database.transaction(fn) : fn(this.#db);
+  }
+
+  /** The stored server settings over the defaults. */
+  async loadSettings(): Promise<ServerSettings> {
+    const stored = await this.settings.get('server');
+    return { ...DEFAULT_SETTINGS, ...(stored ? (JSON.parse(stored) as object) : {}) };
+  }
+
+  async saveSettings(settings: ServerSettings): Promise<void> {
+    await this.settings.put('server', JSON.stringify(settings));
   }
 
   async loadNodes(): Promise<OpcuaNode[]> {
-    const rows = (await this.#database.db.selectFrom('opcua_node').selectAll().execute()) as NodeRow[];
+    const rows = (await this.#db.selectFrom('opcua_node').selectAll().execute()) as NodeRow[];
     return rows.map(fromRow);
   }
 
   /** Writes upserted nodes and deletes removed ones in one transaction. */
   async saveNodes(upserts: readonly OpcuaNode[], deletes: readonly string[]): Promise<void> {
     if (upserts.length === 0 && deletes.length === 0) return;
-    await this.#database.transaction(async (trx) => {
+    await this.#transaction(async (trx) => {
       for (let i = 0; i < deletes.length; i += CHUNK) {
         await trx
           .deleteFrom('opcua_node')
@@ -143,7 +174,7 @@ export class OpcuaRepository {
       modified: run.modified,
       error: run.error,
     };
-    await this.#database.db
+    await this.#db
       .insertInto('opcua_sync')
       .values(row)
       .onConflict((oc) =>
@@ -160,7 +191,7 @@ export class OpcuaRepository {
   }
 
   async lastSync(): Promise<SyncRun | null> {
-    const row = (await this.#database.db
+    const row = (await this.#db
       .selectFrom('opcua_sync')
       .selectAll()
       .orderBy('started_at', 'desc')
@@ -172,7 +203,7 @@ export class OpcuaRepository {
 
   /** A sync that was running when the edge stopped never finishes: it is marked Failed. */
   async failInterruptedSyncs(now: number): Promise<void> {
-    await this.#database.db
+    await this.#db
       .updateTable('opcua_sync')
       .set({ state: 'Failed', finished_at: now, error: 'the edge stopped during the sync' })
       .where('state', '=', 'Running')
@@ -180,18 +211,14 @@ export class OpcuaRepository {
   }
 
   async putStage(id: string, tree: unknown, nodeCount: number, now: number): Promise<void> {
-    await this.#database.db
+    await this.#db
       .insertInto('opcua_stage')
       .values({ id, tree: JSON.stringify(tree), node_count: nodeCount, created_at: now })
       .execute();
   }
 
   async getStage(id: string): Promise<{ tree: unknown; nodeCount: number; createdAt: number } | null> {
-    const row = await this.#database.db
-      .selectFrom('opcua_stage')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await this.#db.selectFrom('opcua_stage').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return null;
     return {
       tree: JSON.parse(row.tree as string) as unknown,
@@ -201,13 +228,13 @@ export class OpcuaRepository {
   }
 
   async deleteStage(id: string): Promise<boolean> {
-    const r = await this.#database.db.deleteFrom('opcua_stage').where('id', '=', id).executeTakeFirst();
+    const r = await this.#db.deleteFrom('opcua_stage').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 
   /** Commits a staged tree: the node rows are replaced and the stage deleted, in one transaction. */
   async commitStage(id: string, upserts: readonly OpcuaNode[], deletes: readonly string[]): Promise<void> {
-    await this.#database.transaction(async (trx) => {
+    await this.#transaction(async (trx) => {
       const r = await trx.deleteFrom('opcua_stage').where('id', '=', id).executeTakeFirst();
       if (Number(r.numDeletedRows) === 0) throw new Error(`staged hierarchy ${id} is gone`);
       for (let i = 0; i < deletes.length; i += CHUNK) {
@@ -228,7 +255,7 @@ export class OpcuaRepository {
   }
 
   async users(): Promise<Array<{ username: string; createdAt: number }>> {
-    const rows = await this.#database.db
+    const rows = await this.#db
       .selectFrom('opcua_user')
       .select(['username', 'created_at'])
       .orderBy('username')
@@ -237,7 +264,7 @@ export class OpcuaRepository {
   }
 
   async userHash(username: string): Promise<string | undefined> {
-    const row = await this.#database.db
+    const row = await this.#db
       .selectFrom('opcua_user')
       .select('password_hash')
       .where('username', '=', username)
@@ -246,7 +273,7 @@ export class OpcuaRepository {
   }
 
   async putUser(username: string, hash: string, now: number): Promise<void> {
-    await this.#database.db
+    await this.#db
       .insertInto('opcua_user')
       .values({ username, password_hash: hash, created_at: now })
       .onConflict((oc) => oc.column('username').doUpdateSet({ password_hash: hash }))
@@ -254,10 +281,7 @@ export class OpcuaRepository {
   }
 
   async deleteUser(username: string): Promise<boolean> {
-    const r = await this.#database.db
-      .deleteFrom('opcua_user')
-      .where('username', '=', username)
-      .executeTakeFirst();
+    const r = await this.#db.deleteFrom('opcua_user').where('username', '=', username).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 }

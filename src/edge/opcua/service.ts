@@ -9,10 +9,10 @@ import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js
 import { hashPassword, verifyPassword } from '../../kernel/crypto.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import type { DevicehubChange, DevicehubReadModel, TagConfig } from '../devicehub/index.js';
+import type { Transaction } from '../../kernel/db/index.js';
 import type { OpcuaRepository } from './repository.js';
 import { NodeTree } from './tree.js';
 import {
-  DEFAULT_SETTINGS,
   RESTART_SETTINGS,
   SECURITY_MODES,
   SECURITY_POLICIES,
@@ -104,11 +104,7 @@ export class OpcuaService {
     logger?: Logger,
   ): Promise<OpcuaService> {
     await repo.failInterruptedSyncs(Date.now());
-    const stored = await repo.settings.get('server');
-    const settings: ServerSettings = {
-      ...DEFAULT_SETTINGS,
-      ...(stored ? (JSON.parse(stored) as object) : {}),
-    };
+    const settings = await repo.loadSettings();
     return new OpcuaService(repo, readModel, await repo.loadNodes(), settings, await repo.lastSync(), logger);
   }
 
@@ -417,20 +413,52 @@ export class OpcuaService {
 
   /** The tree as an uploadable hierarchy (what UploadHierarchy takes). */
   exportHierarchy(): HierarchyInput[] {
-    const walk = (parent: string | null): HierarchyInput[] =>
-      this.#tree.children(parent).map((n) => {
-        const children = walk(n.ref);
-        return {
-          ID: n.id,
-          Kind: n.kind,
-          ...(n.name !== n.id ? { Name: n.name } : {}),
-          ...(n.description ? { Description: n.description } : {}),
-          ...(n.originId ? { OriginID: n.originId } : {}),
-          ...(n.kind === 'Tag' ? { AccessControl: n.accessControl } : {}),
-          ...(children.length ? { Children: children } : {}),
-        };
-      });
-    return walk(null);
+    return hierarchyOf(this.#tree);
+  }
+
+  /**
+   * What uploading `nodes` over the tree of `base` (nodes read in a configuration apply's
+   * transaction `trx`, where the origins are read too) writes: the rules are those of an upload.
+   * Changes nothing here.
+   */
+  async planHierarchy(
+    base: readonly OpcuaNode[],
+    nodes: HierarchyInput[],
+    trx: Transaction<any>,
+  ): Promise<{ upserts: OpcuaNode[]; deletes: string[] }> {
+    const reader = this.#readModel.inTransaction?.(trx) ?? this.#readModel;
+    const plan = this.#plan(nodes, await this.#origins(nodes, reader), new NodeTree([...base]));
+    return { upserts: plan.upserts, deletes: plan.removed.map((n) => n.ref) };
+  }
+
+  /**
+   * Reads the tree and the settings again from the database (after a configuration template was
+   * applied in a transaction of its own): the running address space follows the tree, the
+   * settings that apply live are applied, and those that need a restart stay pending
+   * (`restartPending`, RestartRequired).
+   */
+  reload(): Promise<void> {
+    return this.#exclusive(async () => {
+      const [nodes, settings] = [await this.#repo.loadNodes(), await this.#repo.loadSettings()];
+      const old = this.#tree;
+      const tree = new NodeTree(nodes);
+      const added: string[] = [];
+      const modified: string[] = [];
+      for (const n of tree.all()) {
+        const was = old.get(n.ref);
+        if (!was) added.push(n.ref);
+        else if (JSON.stringify(was) !== JSON.stringify(n)) modified.push(n.ref);
+      }
+      const removed = [...old.all()].filter((n) => !tree.get(n.ref)).map((n) => n.ref);
+      this.#tree = tree;
+      this.#sink?.reconcile(this.#tree);
+      if (added.length + removed.length + modified.length > 0)
+        this.#emit({ type: 'tree', change: { reason: 'Template', added, removed, modified } });
+      if (JSON.stringify(settings) !== JSON.stringify(this.#settings)) {
+        this.#settings = settings;
+        this.#emitSettings?.(settings);
+      }
+    });
   }
 
   /** Checks a hierarchy as an upload would, changing nothing; answers the problem or null. */
@@ -488,7 +516,7 @@ export class OpcuaService {
   }
 
   /** The DeviceHub devices and tags an uploaded hierarchy names as origins. */
-  async #origins(nodes: HierarchyInput[]) {
+  async #origins(nodes: HierarchyInput[], reader: DevicehubReadModel = this.#readModel) {
     const deviceIds = new Set<string>();
     const tagIds = new Set<string>();
     let count = 0;
@@ -501,15 +529,18 @@ export class OpcuaService {
     };
     walk(nodes);
     const [devices, tags] = await Promise.all([
-      deviceIds.size ? this.#readModel.devices([...deviceIds]) : Promise.resolve([]),
-      this.#readModel.tags([...tagIds]),
+      deviceIds.size ? reader.devices([...deviceIds]) : Promise.resolve([]),
+      reader.tags([...tagIds]),
     ]);
     return { devices: new Set(devices.map((d) => d.id)), tags: new Map(tags.map((t) => [t.id, t])) };
   }
 
   /** The tree an upload makes, and what it changes against the current one. */
-  #plan(input: HierarchyInput[], origins: { devices: Set<string>; tags: Map<string, TagConfig> }) {
-    const old = this.#tree;
+  #plan(
+    input: HierarchyInput[],
+    origins: { devices: Set<string>; tags: Map<string, TagConfig> },
+    old: NodeTree = this.#tree,
+  ) {
     const oldByPath = new Map<string, OpcuaNode>();
     for (const n of old.all()) oldByPath.set(old.path(n.ref), n);
     const tree = new NodeTree();
@@ -926,28 +957,9 @@ export class OpcuaService {
     restartRequired: boolean;
     pending: Array<keyof ServerSettings>;
   }> {
-    const next: ServerSettings = { ...this.#settings };
-    for (const [k, v] of Object.entries(input) as Array<[keyof ServerSettings, unknown]>) {
-      if (v === null || v === undefined) continue;
-      (next as unknown as Record<string, unknown>)[k] = v;
-    }
-    if (next.securityPolicies.length === 0)
-      throw badRequest('SecurityPolicies must name at least one policy');
-    if (next.securityModes.length === 0) throw badRequest('SecurityModes must name at least one mode');
-    for (const p of next.securityPolicies)
-      if (!SECURITY_POLICIES.includes(p)) throw badRequest(`security policy ${String(p)} is not offered`);
-    for (const m of next.securityModes)
-      if (!SECURITY_MODES.includes(m)) throw badRequest(`security mode ${String(m)} is not offered`);
-    const hasNone = next.securityPolicies.includes('None');
-    const hasSecure = next.securityPolicies.some((p) => p !== 'None');
-    if (next.securityModes.includes('None') && !hasNone)
-      throw badRequest('security mode None needs security policy None');
-    if (next.securityModes.some((m) => m !== 'None') && !hasSecure)
-      throw badRequest('security modes Sign and SignAndEncrypt need a policy other than None');
-    if (!Number.isInteger(next.maxSessions) || next.maxSessions < 1 || next.maxSessions > 10_000)
-      throw badRequest('MaxSessions must be between 1 and 10000');
+    const next = resolveSettings(this.#settings, input);
     this.#settings = next;
-    await this.#repo.settings.put('server', JSON.stringify(next));
+    await this.#repo.saveSettings(next);
     this.#emitSettings?.(next);
     const pending = this.restartPending();
     return { settings: { ...next }, restartRequired: pending.length > 0, pending };
@@ -998,3 +1010,45 @@ function errorText(err: unknown): string {
 }
 
 export { conflict };
+
+/** A tree as an uploadable hierarchy (what UploadHierarchy takes). */
+export function hierarchyOf(tree: NodeTree): HierarchyInput[] {
+  const walk = (parent: string | null): HierarchyInput[] =>
+    tree.children(parent).map((n) => {
+      const children = walk(n.ref);
+      return {
+        ID: n.id,
+        Kind: n.kind,
+        ...(n.name !== n.id ? { Name: n.name } : {}),
+        ...(n.description ? { Description: n.description } : {}),
+        ...(n.originId ? { OriginID: n.originId } : {}),
+        ...(n.kind === 'Tag' ? { AccessControl: n.accessControl } : {}),
+        ...(children.length ? { Children: children } : {}),
+      };
+    });
+  return walk(null);
+}
+
+/** `input` over `base` (null and undefined keep the value), checked as UpdateServerSettings does. */
+export function resolveSettings(base: ServerSettings, input: Partial<ServerSettings>): ServerSettings {
+  const next: ServerSettings = { ...base };
+  for (const [k, v] of Object.entries(input) as Array<[keyof ServerSettings, unknown]>) {
+    if (v === null || v === undefined) continue;
+    (next as unknown as Record<string, unknown>)[k] = v;
+  }
+  if (next.securityPolicies.length === 0) throw badRequest('SecurityPolicies must name at least one policy');
+  if (next.securityModes.length === 0) throw badRequest('SecurityModes must name at least one mode');
+  for (const p of next.securityPolicies)
+    if (!SECURITY_POLICIES.includes(p)) throw badRequest(`security policy ${String(p)} is not offered`);
+  for (const m of next.securityModes)
+    if (!SECURITY_MODES.includes(m)) throw badRequest(`security mode ${String(m)} is not offered`);
+  const hasNone = next.securityPolicies.includes('None');
+  const hasSecure = next.securityPolicies.some((p) => p !== 'None');
+  if (next.securityModes.includes('None') && !hasNone)
+    throw badRequest('security mode None needs security policy None');
+  if (next.securityModes.some((m) => m !== 'None') && !hasSecure)
+    throw badRequest('security modes Sign and SignAndEncrypt need a policy other than None');
+  if (!Number.isInteger(next.maxSessions) || next.maxSessions < 1 || next.maxSessions > 10_000)
+    throw badRequest('MaxSessions must be between 1 and 10000');
+  return next;
+}

@@ -128,7 +128,8 @@ export interface CertificateInfo {
 
 /** What changed in the tree, for subscribers (SubscribeTreeChanged). */
 export interface TreeChange {
-  reason: 'Sync' | 'Upload' | 'Commit' | 'Update' | 'Delete' | 'AccessControl';
+  /** `Template`: a configuration template was applied (the tree was read again). */
+  reason: 'Sync' | 'Upload' | 'Commit' | 'Update' | 'Delete' | 'AccessControl' | 'Template';
   added: string[];
   removed: string[];
   modified: string[];

@@ -1,6 +1,7 @@
 /**
- * The OPC UA module's configuration section: export, validate, diff and apply (replace and
- * merge-apply), on an edge built without listening (the OPC UA server off).
+ * The OPC UA module's configuration section: export, validate, diff, merge and apply in the apply's
+ * transaction (legacy, use, merge-apply; failFast), on an edge built without listening (the OPC UA
+ * server off; a stand-in address space shows what the running server would be told).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,26 +10,57 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildEdgeApp, type EdgeShell } from '../../../src/edge/service.js';
 import { edgeConfigWith } from '../../../src/edge/options.js';
+import type { ApplyMode } from '../../../src/kernel/service/config-section.js';
 import {
   opcuaConfigSection,
+  type OpcuaConfigSection,
   type OpcuaSection,
-  type OpcuaSectionDraft,
 } from '../../../src/edge/opcua/config-section.js';
+import type { NodeTree } from '../../../src/edge/opcua/tree.js';
+import type { OpcuaEvent } from '../../../src/edge/opcua/types.js';
 
 let shell: EdgeShell;
-let section: OpcuaSectionDraft;
+let section: OpcuaConfigSection;
+/** Paths of the trees the stand-in address space was told about. */
+const reconciled: string[][] = [];
+const events: OpcuaEvent[] = [];
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-opcua-section-'));
 
 before(async () => {
   shell = await buildEdgeApp(
     edgeConfigWith({ dataDir, datahubGateway: false, opcuaEnabled: false, logLevel: 'error' }),
   );
-  section = opcuaConfigSection(shell.module('opcua').service);
+  const service = shell.module('opcua').service;
+  section = opcuaConfigSection(service);
+  service.attach({ reconcile: (tree: NodeTree) => reconciled.push(paths(tree)) });
+  service.onEvent((e) => events.push(e));
 });
 after(async () => {
   await shell.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
+
+const paths = (tree: NodeTree) => [...tree.all()].map((n) => tree.path(n.ref)).sort();
+
+/** Applies `next` in a transaction of the edge's database, as the configuration module does. */
+async function apply(next: OpcuaSection, mode: ApplyMode, failFast = true) {
+  const after: Array<() => void | Promise<void>> = [];
+  const failed: Array<{ item: string; message: string }> = [];
+  const progress: string[] = [];
+  await shell.database.transaction((trx) =>
+    section.apply(next, {
+      mode,
+      trx,
+      failFast,
+      fail: (item, message) => failed.push({ item, message }),
+      afterCommit: (fn) => after.push(fn),
+      progress: (done, total) => progress.push(`${done}/${total}`),
+    }),
+  );
+  const before = await section.export();
+  for (const fn of after) await fn();
+  return { failed, progress, before };
+}
 
 const plant = [
   {
@@ -50,9 +82,15 @@ test('apply replaces the tree and the settings; export gives them back', async (
     removed: [],
     restarts: [],
   });
-  await section.apply(next, 'legacy');
+  const done = await apply(next, 'legacy');
+  assert.deepEqual(done.progress, ['1/2', '2/2']);
+  assert.deepEqual(done.before.nodes, [], 'the live service waits for the commit');
   const after = await section.export();
   assert.equal(after.settings.maxSessions, 12);
+  assert.deepEqual(reconciled.at(-1), ['Plant', 'Plant/level'], 'the address space follows');
+  const tree = events.filter((e) => e.type === 'tree').at(-1);
+  assert.equal(tree?.type === 'tree' && tree.change.reason, 'Template');
+  assert.deepEqual(section.diff(after, next, 'use'), { added: [], changed: [], removed: [], restarts: [] });
   assert.deepEqual(after.nodes, [
     {
       ID: 'Plant',
@@ -62,24 +100,103 @@ test('apply replaces the tree and the settings; export gives them back', async (
   ]);
 });
 
-test('merge-apply lays the template over the tree; a security setting names the restart', async () => {
+test('merge names what it overwrites; merge-apply lays the template over the tree field by field', async () => {
   const current = await section.export();
-  const next: OpcuaSection = {
-    settings: { ...current.settings, allowAnonymous: true },
+  const template: OpcuaSection = {
+    settings: { allowAnonymous: true } as OpcuaSection['settings'],
+    nodes: [
+      { ID: 'Plant', Kind: 'Folder', Children: [{ ID: 'level', Kind: 'Tag', AccessControl: 'ReadWrite' }] },
+      { ID: 'Line', Kind: 'Folder' },
+    ],
+  };
+  const { merged, overwrites } = section.merge(current, template);
+  assert.deepEqual(overwrites, ['settings.allowAnonymous', 'nodes/Plant/level']);
+  assert.deepEqual(merged.nodes, [
+    {
+      ID: 'Plant',
+      Kind: 'Folder',
+      Children: [{ ID: 'level', Kind: 'Tag', Description: 'tank level', AccessControl: 'ReadWrite' }],
+    },
+    { ID: 'Line', Kind: 'Folder' },
+  ]);
+  assert.equal(merged.settings.maxSessions, 12);
+  const diff = section.diff(current, template, 'merge-apply');
+  assert.deepEqual(diff, {
+    added: ['nodes/Line'],
+    changed: ['nodes/Plant/level', 'settings.allowAnonymous'],
+    removed: [],
+    restarts: ['opcua server'],
+  });
+  // legacy replaces the level tag as a whole (its Description goes) and keeps the rest.
+  assert.deepEqual(section.diff(current, template, 'legacy').changed, [
+    'nodes/Plant/level',
+    'settings.allowAnonymous',
+  ]);
+  assert.deepEqual(section.diff(current, template, 'legacy').removed, []);
+  await apply(template, 'merge-apply');
+  const after = await section.export();
+  assert.deepEqual(after.nodes, merged.nodes);
+  assert.equal(after.settings.allowAnonymous, true);
+  // A setting that needs a restart is stored, and pending until the server restarts.
+  assert.deepEqual(shell.module('opcua').service.restartPending(), ['allowAnonymous']);
+});
+
+test('legacy replaces the nodes it names and keeps the others; use makes the section the template', async () => {
+  const current = await section.export();
+  await apply(
+    {
+      settings: {} as OpcuaSection['settings'],
+      nodes: [{ ID: 'Line', Kind: 'Folder', Description: 'line 1' }],
+    },
+    'legacy',
+  );
+  const legacy = await section.export();
+  assert.deepEqual(
+    legacy.nodes.map((n) => [n.ID, n.Description]),
+    [
+      ['Plant', undefined],
+      ['Line', 'line 1'],
+    ],
+  );
+  assert.deepEqual(legacy.settings, current.settings, 'settings left out are kept');
+
+  const only: OpcuaSection = {
+    settings: { maxSessions: 7 } as OpcuaSection['settings'],
     nodes: [{ ID: 'Line', Kind: 'Folder' }],
   };
-  const diff = section.diff(current, next, 'merge-apply');
-  assert.deepEqual(diff.added, ['nodes/Line']);
-  assert.deepEqual(diff.removed, []);
-  assert.deepEqual(diff.restarts, ['opcua server']);
-  assert.deepEqual(section.diff(current, next, 'legacy').removed, ['nodes/Plant', 'nodes/Plant/level']);
-  await section.apply(next, 'merge-apply');
-  const after = await section.export();
+  assert.deepEqual(section.diff(legacy, only, 'use').removed, ['nodes/Plant', 'nodes/Plant/level']);
+  await apply(only, 'use');
+  const used = await section.export();
+  assert.deepEqual(used.nodes, [{ ID: 'Line', Kind: 'Folder' }]);
+  assert.equal(used.settings.maxSessions, 7);
+  assert.equal(used.settings.allowAnonymous, false, 'settings left out take their defaults');
+  assert.deepEqual(reconciled.at(-1), ['Line']);
+  assert.deepEqual(shell.module('opcua').service.restartPending(), []);
+});
+
+test('a failing item: failFast rolls everything back; without it the item is skipped', async () => {
+  const current = await section.export();
+  const bad: OpcuaSection = {
+    settings: { ...current.settings, maxSessions: 99 },
+    nodes: [{ ID: 'Cell', Kind: 'Folder', OriginID: 'nope' }],
+  };
+  await assert.rejects(apply(bad, 'use'), /section opcua: nodes: folder Cell cannot have an OriginID/);
+  assert.deepEqual(await section.export(), current, 'nothing of the failed apply stays');
+  const { failed } = await apply(bad, 'use', false);
   assert.deepEqual(
-    after.nodes.map((n) => n.ID),
-    ['Plant', 'Line'],
+    failed.map((f) => f.item),
+    ['opcua: nodes'],
   );
-  assert.equal(after.settings.allowAnonymous, true);
+  const after = await section.export();
+  assert.equal(after.settings.maxSessions, 99);
+  assert.deepEqual(after.nodes, current.nodes);
+  // A setting the rules refuse (Sign needs a policy other than None).
+  const refused: OpcuaSection = {
+    settings: { ...after.settings, securityPolicies: ['None'], securityModes: ['Sign'] },
+    nodes: after.nodes,
+  };
+  await assert.rejects(apply(refused, 'legacy'), /section opcua: settings: security modes Sign/);
+  assert.deepEqual(await section.export(), after);
 });
 
 test('validate names the bad items', async () => {

@@ -58,7 +58,8 @@ test(
         assert.match(watch[1]!, /-t 'site1\/edge1\/#'/);
         // The printed command, as a newcomer pastes it.
         let received = '';
-        sub = spawn('sh', ['-c', watch[1]!], { stdio: ['ignore', 'pipe', 'pipe'] });
+        // exec: the shell becomes mosquitto_sub, so that kill() stops it (an orphan would hold the pipes).
+        sub = spawn('sh', ['-c', `exec ${watch[1]!}`], { stdio: ['ignore', 'pipe', 'pipe'] });
         sub.stdout!.on('data', (d) => (received += d));
         sub.stderr!.on('data', (d) => (received += d));
         await new Promise((r) => setTimeout(r, 700));

@@ -5,15 +5,17 @@
  */
 import type { Server as NetServer, Socket } from 'node:net';
 
-export function answerPlainHttpOnTls(server: NetServer): void {
+export function answerPlainHttpOnTls(server: NetServer, options: { firstByteTimeoutMs: number }): void {
   const tlsListeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
-  const onConnection = (socket: Socket): void => {
+  const onConnection = (socket: Socket, timer: NodeJS.Timeout): void => {
     const first = socket.read(1) as Buffer | null;
     if (first === null) {
-      socket.once('readable', () => onConnection(socket));
+      socket.once('readable', () => onConnection(socket, timer));
       return;
     }
+    // The TLS server's own timeouts take over from here.
+    clearTimeout(timer);
     socket.unshift(first);
     if (first[0] === 0x16 || first[0]! < 0x20 || first[0]! >= 0x7f) {
       for (const l of tlsListeners) l.call(server, socket);
@@ -24,7 +26,12 @@ export function answerPlainHttpOnTls(server: NetServer): void {
   server.on('connection', (socket: Socket) => {
     // A peer that goes away before its first byte is no error of ours.
     socket.on('error', () => socket.destroy());
-    onConnection(socket);
+    // A peer that sends nothing is closed after the headers timeout, as it would be by the HTTP
+    // server: the server's timers start only once the connection is handed to it.
+    const timer = setTimeout(() => socket.destroy(), options.firstByteTimeoutMs);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    onConnection(socket, timer);
   });
 }
 

@@ -191,7 +191,7 @@ export async function createHttpApp(
       request.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
     done();
   });
-  if (tls) answerPlainHttpOnTls(app.server);
+  if (tls) answerPlainHttpOnTls(app.server, { firstByteTimeoutMs: limits.httpHeadersTimeout });
   installJsonBodyParser(app);
   // Connections beyond the limit are closed by Node as they are accepted.
   app.server.maxConnections = limits.httpMaxConnections;

@@ -112,6 +112,7 @@ test(
         assert.doesNotMatch(out, /watch it/);
         const url = second.ready.services.edge!.url.replace('localhost', '127.0.0.1');
         const t = {
+          url,
           call: (p: string, o?: Parameters<typeof http>[1]) => http(`${url}${p}`, o),
         } as unknown as TestEdge;
         const { token } = await clientToken(t, await bootstrapAdmin(t));

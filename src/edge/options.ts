@@ -202,6 +202,7 @@ export interface EdgeConfig extends HttpConfig {
   tokenTtl: number;
   authRateLimit: number;
   logLevel: string;
+  logFormat: string;
   logRetentionEntries: number;
   logRetentionDays: number;
   shutdownTimeout: number;

@@ -180,10 +180,10 @@ export const COMMON_OPTIONS: readonly OptionSpec[] = [
   {
     name: 'log-format',
     type: 'enum',
-    values: ['auto', 'pretty', 'json'],
+    values: ['auto', 'pretty', 'json', 'none'],
     default: 'auto',
     description:
-      'log lines on standard output: pretty (for people), json (for services and log collectors), auto (pretty on a terminal, else json)',
+      'log lines on standard output: pretty (for people), json (for services and log collectors), auto (pretty on a terminal, else json), none (the log store only)',
   },
   {
     name: 'log-retention-entries',

@@ -115,6 +115,7 @@ export interface ManagerConfig extends HttpConfig {
   activationTtl: number;
   activationRateLimit: number;
   logLevel: string;
+  logFormat: string;
   logRetentionEntries: number;
   logRetentionDays: number;
   shutdownTimeout: number;

@@ -182,6 +182,7 @@ export interface UnsConfig extends HttpConfig {
   queueOverflow: 'drop-newest' | 'drop-oldest';
   maxInflightInbound: number;
   logLevel: string;
+  logFormat: string;
   logRetentionEntries: number;
   logRetentionDays: number;
   shutdownTimeout: number;

@@ -1,7 +1,7 @@
 /** Issue 11, item 5: what a person sees on the console (readable logs, quiet requests, a whole banner). */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { http } from '../helpers/edge.js';
+import { http, startTestEdge } from '../helpers/edge.js';
 import { startCli, tempDirs } from '../helpers/cli.js';
 import { prettyLine } from '../../src/kernel/logging/pretty.js';
 
@@ -117,6 +117,29 @@ test('`up` prints its banner whole, once every service is ready, right before th
     assert.equal(banner.filter((l) => l.includes('first-run login')).length, 1);
   } finally {
     await p.stop();
+  }
+});
+
+test('`--log-format none`: nothing on standard output, every entry still in the log store', async () => {
+  const written: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+    written.push(String(chunk));
+    return write(chunk, ...rest);
+  }) as typeof process.stdout.write;
+  let t: Awaited<ReturnType<typeof startTestEdge>> | undefined;
+  try {
+    t = await startTestEdge({ logFormat: 'none', logLevel: 'info' });
+    await t.edge.shell.logStore.flush();
+  } finally {
+    process.stdout.write = write;
+  }
+  try {
+    assert.ok(!written.some((l) => l.includes('"level"') || / INFO {2}edge/.test(l)), written.join(''));
+    const stored = await t.edge.shell.logStore.query({ level: 'info' });
+    assert.ok(stored.entries.length > 0, 'the start-up entries are in the log store');
+  } finally {
+    await t.stop();
   }
 });
 

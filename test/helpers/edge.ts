@@ -10,6 +10,7 @@ import { edgeConfigWith, type EdgeConfig } from '../../src/edge/options.js';
 import { startEdge, type EdgeService } from '../../src/edge/service.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { EdgeClient } from '../../src/client/index.js';
+import { TEST_LOG_FORMAT } from './log-format.js';
 
 export const ADMIN_PASSWORD = 'first-run-password';
 
@@ -78,6 +79,7 @@ export async function startTestEdge(overrides: Partial<EdgeConfig> = {}): Promis
       dataDir,
       adminPassword: ADMIN_PASSWORD,
       logLevel: 'warn',
+      logFormat: TEST_LOG_FORMAT,
       // The OPC UA server's start costs seconds (node-opcua loads its standard address space):
       // off unless a suite asks for it (test/e2e/opcua-*.test.ts).
       opcuaEnabled: false,

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { managerConfigWith, type ManagerConfig } from '../../src/manager/options.js';
 import { startManager, type ManagerService } from '../../src/manager/service.js';
 import { http, type HttpReply } from './edge.js';
+import { TEST_LOG_FORMAT } from './log-format.js';
 
 export interface TestManager {
   manager: ManagerService;
@@ -38,6 +39,7 @@ export async function startTestManager(overrides: Partial<ManagerConfig> = {}): 
       adminPort: 0,
       dataDir,
       logLevel: 'warn',
+      logFormat: TEST_LOG_FORMAT,
       heartbeatInterval: 300,
       bridgeTimeout: 5000,
       ...overrides,

@@ -11,6 +11,7 @@ import { connectMqtt as clientConnectMqtt, UnsClient } from '../../src/client/in
 import { unsConfigWith, type UnsConfig } from '../../src/uns/options.js';
 import { startUns, type UnsService } from '../../src/uns/service.js';
 import { http, type HttpReply } from './edge.js';
+import { TEST_LOG_FORMAT } from './log-format.js';
 
 export const UNS_ADMIN_PASSWORD = 'uns-admin-password';
 export const TOKEN_PATH = '/auth/realms/standalone/protocol/openid-connect/token';
@@ -36,6 +37,7 @@ export async function startTestUns(overrides: Partial<UnsConfig> = {}): Promise<
       dataDir,
       adminPassword: UNS_ADMIN_PASSWORD,
       logLevel: 'warn',
+      logFormat: TEST_LOG_FORMAT,
       authRateLimit: 10_000,
       ...overrides,
     }),

@@ -52,11 +52,14 @@ export function prettyDestination(
   return { write: (line: string) => void out.write(prettyLine(line, colour)) };
 }
 
-/** `auto`: pretty on a terminal, JSON lines otherwise. */
+/** A pino destination that drops every line (`--log-format none`: the log store keeps them). */
+export const discardDestination: DestinationStream = { write: () => undefined };
+
+/** `auto`: pretty on a terminal, JSON lines otherwise; `none`: nothing on standard output. */
 export function resolveLogFormat(
   format: string | undefined,
   isTTY = Boolean(process.stdout.isTTY),
-): 'pretty' | 'json' {
-  if (format === 'pretty' || format === 'json') return format;
+): 'pretty' | 'json' | 'none' {
+  if (format === 'pretty' || format === 'json' || format === 'none') return format;
   return isTTY ? 'pretty' : 'json';
 }

@@ -18,7 +18,7 @@ import { createLogger } from '../logging/logger.js';
 import { closeGracefully, createHttpApp, type TlsMaterial } from '../http/server.js';
 import { healthRoutes } from '../http/health.js';
 import { CleanupStack } from './cleanup.js';
-import { prettyDestination, resolveLogFormat } from '../logging/pretty.js';
+import { discardDestination, prettyDestination, resolveLogFormat } from '../logging/pretty.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { PortPolicy } from './ports.js';
 import type { ModuleContext, ModuleList, ServiceModule } from './module.js';
@@ -139,13 +139,13 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
       throw err;
     }
     cleanup.defer('log store', () => logStore.close());
+    const logFormat = resolveLogFormat(config.logFormat ?? 'json');
     const logger = createLogger({
       level: config.logLevel as 'info',
       store: logStore,
       component: definition.name,
-      ...(resolveLogFormat(config.logFormat ?? 'json') === 'pretty'
-        ? { destination: prettyDestination() }
-        : {}),
+      ...(logFormat === 'pretty' ? { destination: prettyDestination() } : {}),
+      ...(logFormat === 'none' ? { destination: discardDestination } : {}),
     });
     let shell: ServiceShell<Config, Modules> | undefined;
     try {

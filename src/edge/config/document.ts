@@ -135,11 +135,33 @@ const PLACEHOLDER_OR_ESCAPE = /\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g
  * not a template parameter), so that `substitute` gives the exported text back.
  */
 export function escapePlaceholders<T>(content: T): T {
-  if (typeof content === 'string')
-    return (content.includes('{{') ? content.replace(/\{\{/g, '\\{{') : content) as T;
-  if (Array.isArray(content)) return content.map(escapePlaceholders) as T;
-  if (content && typeof content === 'object')
-    return Object.fromEntries(Object.entries(content).map(([k, v]) => [k, escapePlaceholders(v)])) as T;
+  return copyOnWrite(content, (text) => (text.includes('{{') ? text.replace(/\{\{/g, '\\{{') : text)) as T;
+}
+
+/**
+ * `content` with `map` applied to every string; unchanged arrays and objects are shared, not
+ * copied (an export of 100,000 tags has a few strings to change, if any).
+ */
+function copyOnWrite(content: unknown, map: (text: string) => string): unknown {
+  if (typeof content === 'string') return map(content);
+  if (Array.isArray(content)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < content.length; i++) {
+      const v = copyOnWrite(content[i], map);
+      if (v !== content[i]) (out ??= [...content])[i] = v;
+    }
+    return out ?? content;
+  }
+  if (content && typeof content === 'object') {
+    const obj = content as Record<string, unknown>;
+    let out: Record<string, unknown> | undefined;
+    for (const k in obj) {
+      if (!Object.hasOwn(obj, k)) continue;
+      const v = copyOnWrite(obj[k], map);
+      if (v !== obj[k]) (out ??= { ...obj })[k] = v;
+    }
+    return out ?? content;
+  }
   return content;
 }
 
@@ -260,27 +282,53 @@ type SecretAction = (secret: Record<string, string>, path: string) => Record<str
  * A copy of `content` where every secret (`{ "$secret" }` or `{ "$encrypted" }`) is replaced by
  * what `action` answers (removed when it answers undefined). Unchanged parts are shared.
  */
-export function walkSecrets(content: unknown, action: SecretAction, path = ''): unknown {
+export function walkSecrets(content: unknown, action: SecretAction): unknown {
+  return walk(content, action, undefined);
+}
+
+/** A path built only when a secret is met (most of a document has none). */
+interface PathLink {
+  parent: PathLink | undefined;
+  key: string | number;
+}
+
+function pathText(link: PathLink | undefined): string {
+  const keys: Array<string | number> = [];
+  for (let l = link; l; l = l.parent) keys.push(l.key);
+  let out = '';
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const key = keys[i]!;
+    out = typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${key}` : key;
+  }
+  return out;
+}
+
+function walk(content: unknown, action: SecretAction, path: PathLink | undefined): unknown {
   if (Array.isArray(content)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < content.length; i++) {
-      const v = walkSecrets(content[i], action, `${path}[${i}]`);
-      if (v !== content[i]) (out ??= [...content])[i] = v;
+      const item = content[i];
+      if (item === null || typeof item !== 'object') continue;
+      const v = walk(item, action, { parent: path, key: i });
+      if (v !== item) (out ??= [...content])[i] = v;
     }
     return out ?? content;
   }
   if (content && typeof content === 'object') {
     const obj = content as Record<string, unknown>;
     let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(obj)) {
+    for (const k in obj) {
+      if (!Object.hasOwn(obj, k)) continue;
+      const v = obj[k];
+      if (v === null || typeof v !== 'object') continue;
       if (isSecretLike(v)) {
-        const n = action(v as Record<string, string>, path ? `${path}.${k}` : k);
+        const n = action(v as Record<string, string>, pathText({ parent: path, key: k }));
         out ??= { ...obj };
         if (n === undefined) delete out[k];
         else out[k] = n;
         continue;
       }
-      const n = walkSecrets(v, action, path ? `${path}.${k}` : k);
+      const n = walk(v, action, { parent: path, key: k });
       if (n !== v) (out ??= { ...obj })[k] = n;
     }
     return out ?? content;

@@ -118,13 +118,13 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
   );
 
   const download = async (id: string, key: string | undefined, reply: import('fastify').FastifyReply) => {
-    const doc = await config.download(id, key);
+    const text = await config.download(id, key);
     const meta = await config.getTemplate(id);
     const file = meta.name.replace(/[^A-Za-z0-9._-]+/g, '_') || 'template';
     return reply
       .header('content-disposition', `attachment; filename="${file}.json"`)
       .type('application/json')
-      .send(JSON.stringify(doc));
+      .send(text);
   };
 
   app.get<{ Params: S.IdParams }>(

@@ -484,11 +484,18 @@ export class ConfigService {
     throw notFound(`template or snapshot "${id}" not found`);
   }
 
-  /** A saved template as it leaves the edge: secrets encrypted under the key, or left out. */
-  async download(id: string, encryptionKey?: string): Promise<TemplateDocument> {
+  /**
+   * A saved template as it leaves the edge, as JSON text: secrets encrypted under the key, or left
+   * out. A template without secrets leaves as it was stored (the text `JSON.stringify` gave when it
+   * was saved), without being parsed and written again.
+   */
+  async download(id: string, encryptionKey?: string): Promise<string> {
     const t = await this.#repo.getTemplate(id);
     if (!t) throw notFound(`template "${id}" not found`);
-    return protectSecrets(JSON.parse(await unpack(t.document)) as TemplateDocument, encryptionKey);
+    const text = await unpack(t.document);
+    if (!text.includes('"$secret"') && !text.includes('"$encrypted"') && !text.includes('"encryption"'))
+      return text;
+    return JSON.stringify(await protectSecrets(JSON.parse(text) as TemplateDocument, encryptionKey));
   }
 
   /**

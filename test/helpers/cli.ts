@@ -89,7 +89,10 @@ export async function startCli(
   } = {},
 ): Promise<CliProcess> {
   if (options.built) buildOnce();
-  const child = spawn(process.execPath, [...(options.built ? BUILT_CLI_ARGS : CLI_ARGS), ...args], {
+  // Node flags for the service processes while investigating (`--cpu-prof --cpu-prof-dir=/tmp/p`).
+  const nodeArgs = process.env.MILLWRIGHT_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const cli = options.built ? BUILT_CLI_ARGS : CLI_ARGS;
+  const child = spawn(process.execPath, [...nodeArgs, ...cli, ...args], {
     env: options.env ?? cleanEnv(),
     stdio: ['ignore', 'pipe', options.inheritStderr ? 'inherit' : 'pipe'],
   });

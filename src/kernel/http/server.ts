@@ -16,6 +16,7 @@ import { generate } from 'selfsigned';
 import { installErrorHandler } from './error-handler.js';
 import { installJsonBodyParser } from './json-body.js';
 import { answerPlainHttpOnTls } from './plain-http-hint.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { AppError } from '../errors.js';
 import { ConfigError, PortInUseError, type GraphqlConfig, type HttpConfig } from '../config.js';
 import { setGraphqlDefaults } from '../graphql/mount.js';
@@ -173,6 +174,8 @@ export async function createHttpApp(
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
     // One line per request, at debug (below): at info, two lines a request drown everything else.
     disableRequestLogging: true,
+    // A request's logger is made when the request first logs (most never do).
+    childLoggerFactory: lazyRequestLogger,
     // Idle keep-alive connections are closed at shutdown; in-flight requests finish first.
     forceCloseConnections: 'idle',
     return503OnClosing: true,

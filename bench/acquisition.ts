@@ -203,11 +203,16 @@ const heapOf = async () => {
     const line = text.split('\n').find((l) => l.startsWith(`${name} `));
     return line ? Number(line.slice(name.length + 1)) / 2 ** 20 : NaN;
   };
-  return { used: get('nodejs_heap_size_used_bytes'), total: get('nodejs_heap_size_total_bytes') };
+  const spaces = text
+    .split('\n')
+    .filter((l) => l.startsWith('nodejs_heap_space_size_used_bytes{'))
+    .map((l) => `${/space="(\w+)"/.exec(l)?.[1]} ${(Number(l.split(' ').pop()) / 2 ** 20).toFixed(0)}`)
+    .join(', ');
+  return { used: get('nodejs_heap_size_used_bytes'), total: get('nodejs_heap_size_total_bytes'), spaces };
 };
 const heapSetup = await heapOf();
 console.log(
-  `after set-up: RSS ${rssSetup.toFixed(0)} MiB, JavaScript heap ${heapSetup.used.toFixed(0)} MiB used of ${heapSetup.total.toFixed(0)} MiB`,
+  `after set-up: RSS ${rssSetup.toFixed(0)} MiB, JavaScript heap ${heapSetup.used.toFixed(0)} MiB used of ${heapSetup.total.toFixed(0)} MiB (used by space, MiB: ${heapSetup.spaces})`,
 );
 
 const metricsOf = async () => {

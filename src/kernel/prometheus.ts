@@ -8,6 +8,8 @@
  *
  * Label values are escaped (backslash, double quote, newline); label order is the object's.
  */
+import { getHeapSpaceStatistics } from 'node:v8';
+
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 export type MetricType = 'counter' | 'gauge' | 'histogram' | 'summary' | 'untyped';
@@ -80,6 +82,19 @@ export function writeProcessMetrics(out: PrometheusWriter): PrometheusWriter {
   out.family('nodejs_heap_size_total_bytes', 'gauge', 'JavaScript heap reserved', [
     [undefined, mem.heapTotal],
   ]);
+  const spaces = getHeapSpaceStatistics();
+  out.family(
+    'nodejs_heap_space_size_used_bytes',
+    'gauge',
+    'JavaScript heap in use, by space',
+    spaces.map((s) => [{ space: s.space_name.replace(/_space$/, '') }, s.space_used_size]),
+  );
+  out.family(
+    'nodejs_heap_space_size_total_bytes',
+    'gauge',
+    'JavaScript heap reserved, by space',
+    spaces.map((s) => [{ space: s.space_name.replace(/_space$/, '') }, s.space_size]),
+  );
   out.family(
     'nodejs_external_memory_bytes',
     'gauge',

@@ -4,6 +4,7 @@
  * resolvers translate. Objects returned are in the wire shape (PascalCase), as the contract names
  * them; other modules read the domain shape through `readModel`.
  */
+import { noteBulkChange } from '../../kernel/memory.js';
 import { badRequest, conflict, notFound } from '../../kernel/errors.js';
 import { Database } from '../../kernel/db/index.js';
 import { uuidv7 } from '../../kernel/ids.js';
@@ -83,7 +84,10 @@ export class DeviceHubService {
   }
 
   #changed(change: Partial<DevicehubChange>): void {
-    this.#reader.emit({ devices: change.devices ?? [], tags: change.tags ?? [] });
+    const devices = change.devices ?? [];
+    const tags = change.tags ?? [];
+    this.#reader.emit({ devices, tags });
+    noteBulkChange(devices.length + tags.length);
   }
 
   // --- drivers

@@ -1,0 +1,23 @@
+/** A bulk change is followed by full collections once it settles; small changes are not. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BULK_CHANGE_ITEMS, bulkCollections, noteBulkChange } from '../../src/kernel/memory.js';
+
+test('a bulk change runs a full collection 2 s after it settles; a small change runs none', async () => {
+  const before = bulkCollections();
+  noteBulkChange(BULK_CHANGE_ITEMS - 1);
+  await new Promise((r) => setTimeout(r, 2300));
+  assert.equal(bulkCollections(), before, 'a small change schedules nothing');
+
+  let garbage: object[] | null = Array.from({ length: 300_000 }, (_, i) => ({ i, s: `x${i}` }));
+  assert.equal(garbage.length, 300_000);
+  garbage = null;
+  const heapBefore = process.memoryUsage().heapUsed;
+  noteBulkChange(BULK_CHANGE_ITEMS);
+  noteBulkChange(BULK_CHANGE_ITEMS * 10); // settles again: still one round
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(bulkCollections(), before, 'not before the change settled');
+  await new Promise((r) => setTimeout(r, 900));
+  assert.equal(bulkCollections(), before + 1, 'the first pass ran');
+  assert.ok(process.memoryUsage().heapUsed < heapBefore, 'the garbage was collected');
+});

@@ -96,6 +96,23 @@ export const MANAGER_OPTIONS: readonly OptionSpec[] = [
     default: 600,
     description: 'activation attempts (POST /dm/activate) per minute per client address',
   },
+  {
+    name: 'task-concurrency',
+    type: 'int',
+    min: 1,
+    max: 10_000,
+    default: 64,
+    description: 'subtasks (e.g. one template apply on one edge) this process runs at once',
+  },
+  {
+    name: 'task-lease',
+    type: 'int',
+    min: 1000,
+    max: 3_600_000,
+    default: 15_000,
+    description:
+      "milliseconds a claimed subtask stays claimed without renewal; a stopped manager's claims are taken over after it",
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -114,6 +131,8 @@ export interface ManagerConfig extends HttpConfig {
   maxLinks: number;
   activationTtl: number;
   activationRateLimit: number;
+  taskConcurrency: number;
+  taskLease: number;
   logLevel: string;
   logRetentionEntries: number;
   logRetentionDays: number;

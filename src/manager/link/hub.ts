@@ -99,6 +99,7 @@ export class LinkHub {
   readonly #o: LinkHubOptions;
   readonly #links = new Map<string, Link>();
   readonly #timer: NodeJS.Timeout;
+  readonly #linkedListeners: ((deviceId: string) => void)[] = [];
   #closed = false;
 
   constructor(options: LinkHubOptions) {
@@ -113,6 +114,16 @@ export class LinkHub {
 
   isOnline(deviceId: string): boolean {
     return this.#links.has(deviceId);
+  }
+
+  /** The devices whose link this process holds (the task runner claims only their subtasks). */
+  linkedDevices(): string[] {
+    return [...this.#links.keys()];
+  }
+
+  /** Calls `listener` each time a device's link is up (after its welcome). */
+  onLinked(listener: (deviceId: string) => void): void {
+    this.#linkedListeners.push(listener);
   }
 
   /**
@@ -186,6 +197,7 @@ export class LinkHub {
       features: [LINK_FEATURE_INLINE],
     });
     this.#o.logger.info({ deviceId, remote, version: first.version }, 'edge linked');
+    for (const l of this.#linkedListeners) l(deviceId);
   }
 
   #onMessage(link: Link, data: Buffer, binary: boolean): void {

@@ -118,51 +118,45 @@ export class TaskRepository {
   /**
    * Claims up to `limit` subtasks due now, for devices in `devices` (the links this process
    * holds) or for no device: open and due, or running under a lease that expired (its holder
-   * stopped). PostgreSQL: `FOR UPDATE SKIP LOCKED`, so two managers never claim the same row;
-   * SQLite has one writer. Answers the claimed rows as they were before the claim.
+   * stopped). One statement (`UPDATE ... WHERE id IN (SELECT ...) RETURNING`); on PostgreSQL the
+   * inner select takes its rows `FOR UPDATE SKIP LOCKED`, so two managers never claim the same
+   * row and never wait on each other. Answers the claimed rows (`sent_at` is the earlier
+   * holder's mark, if any).
    */
   async claim(instance: string, devices: string[], limit: number, leaseMs: number): Promise<SubtaskRow[]> {
     if (limit <= 0) return [];
     const now = Date.now();
-    return this.db.transaction().execute(async (trx) => {
-      let q = trx
-        .selectFrom('mgr_subtask')
-        .selectAll()
-        .where('deadline_at', '>', now)
-        .where((eb) =>
-          eb.or([
-            eb.and([eb('status', 'in', ['PENDING', 'RETRY']), eb('next_attempt_at', '<=', now)]),
-            eb.and([eb('status', '=', 'RUNNING'), eb('lease_until', '<', now)]),
-          ]),
-        )
-        .where((eb) =>
-          devices.length
-            ? eb.or([eb('device_id', 'is', null), eb('device_id', 'in', devices)])
-            : eb('device_id', 'is', null),
-        )
-        .orderBy('next_attempt_at')
-        .orderBy('id')
-        .limit(limit);
-      if (this.database.dialect === 'postgres') q = q.forUpdate().skipLocked();
-      const rows = await q.execute();
-      if (rows.length === 0) return [];
-      await trx
-        .updateTable('mgr_subtask')
-        .set({
-          status: 'RUNNING',
-          claimed_by: instance,
-          lease_until: now + leaseMs,
-          started_at: sql<number>`coalesce(started_at, ${now})`,
-          updated_at: now,
-        })
-        .where(
-          'id',
-          'in',
-          rows.map((r) => r.id),
-        )
-        .execute();
-      return rows;
-    });
+    let due = this.db
+      .selectFrom('mgr_subtask')
+      .select('id')
+      .where('deadline_at', '>', now)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', 'in', ['PENDING', 'RETRY']), eb('next_attempt_at', '<=', now)]),
+          eb.and([eb('status', '=', 'RUNNING'), eb('lease_until', '<', now)]),
+        ]),
+      )
+      .where((eb) =>
+        devices.length
+          ? eb.or([eb('device_id', 'is', null), eb('device_id', 'in', devices)])
+          : eb('device_id', 'is', null),
+      )
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(limit);
+    if (this.database.dialect === 'postgres') due = due.forUpdate().skipLocked();
+    return this.db
+      .updateTable('mgr_subtask')
+      .set({
+        status: 'RUNNING',
+        claimed_by: instance,
+        lease_until: now + leaseMs,
+        started_at: sql<number>`coalesce(started_at, ${now})`,
+        updated_at: now,
+      })
+      .where('id', 'in', due)
+      .returningAll()
+      .execute();
   }
 
   /** Marks the start of an attempt that reaches the device (committed before the call is sent). */

@@ -433,7 +433,7 @@ export class TaskService {
       }
       const maybeSent = row.sent_at !== null;
       let attempts = row.attempts;
-      if (row.status === 'RUNNING')
+      if (maybeSent)
         await log(
           'warn',
           `taken over from a manager process that stopped (lease expired); attempt ${attempts}`,

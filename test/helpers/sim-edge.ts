@@ -29,6 +29,7 @@ export class SimEdge {
   #sessions = new Map<string, Buffer>();
   #next = 1;
   #linkUrl = '';
+  #reconnecting = false;
 
   constructor(readonly options: SimEdgeOptions = {}) {}
 
@@ -95,16 +96,26 @@ export class SimEdge {
         if (!this.connected) reject(err);
       });
       ws.on('close', () => {
+        reject(new Error('the link closed before the welcome'));
         this.connected = false;
         if (hb) clearInterval(hb);
-        if (this.#stopped) return;
-        const again = () => {
-          if (this.#stopped) return;
-          this.connect().catch(() => setTimeout(again, 200).unref());
-        };
-        setTimeout(again, 200).unref();
+        if (!this.#stopped) this.#reconnect();
       });
     });
+  }
+
+  /** One reconnect loop at a time: every 200 ms until linked again (or stopped). */
+  #reconnect(): void {
+    if (this.#reconnecting) return;
+    this.#reconnecting = true;
+    const again = () => {
+      if (this.#stopped) return;
+      this.connect().then(
+        () => (this.#reconnecting = false),
+        () => setTimeout(again, 200).unref(),
+      );
+    };
+    setTimeout(again, 200).unref();
   }
 
   async #answer(ws: WebSocket, m: Extract<LinkMessage, { t: 'req' }>, body: Buffer): Promise<void> {

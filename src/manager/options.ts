@@ -97,6 +97,12 @@ export const MANAGER_OPTIONS: readonly OptionSpec[] = [
     description: 'activation attempts (POST /dm/activate) per minute per client address',
   },
   {
+    name: 'peer-url',
+    type: 'url',
+    description:
+      'address at which other manager processes on the same database reach this one (default: the listening address)',
+  },
+  {
     name: 'task-concurrency',
     type: 'int',
     min: 1,
@@ -131,6 +137,7 @@ export interface ManagerConfig extends HttpConfig {
   maxLinks: number;
   activationTtl: number;
   activationRateLimit: number;
+  peerUrl?: string | undefined;
   taskConcurrency: number;
   taskLease: number;
   logLevel: string;

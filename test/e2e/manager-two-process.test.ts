@@ -5,7 +5,8 @@
  * over the 20 is shared by both runners, and one manager is killed with SIGKILL half way. Its
  * edges link again through the same address to the survivor, which takes the killed process's
  * claims over once their lease expires; every subtask ends SUCCEEDED and every edge received
- * its apply exactly once.
+ * its apply exactly once. Before the task, a bridged call to each edge through either manager
+ * reaches it (the process without the link forwards it to the one holding it).
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -130,6 +131,19 @@ test('two managers share one task over 20 edges; one killed half way; each subta
     15_000,
     'all linked',
   );
+  // A bridged call reaches every device through either manager, whichever holds its link.
+  for (const p of [a, b]) {
+    for (const sim of sims) {
+      const r = await http(
+        `${p.ready.services.manager!.url}/api/v1/edge/${projectId}/${sim.deviceId}/config/templates`,
+        {
+          headers: { 'x-authtoken': token },
+        },
+      );
+      assert.equal(r.status, 200, `${sim.deviceId} through ${p.pid}: ${r.text}`);
+      assert.equal(r.body.total, 0);
+    }
+  }
   const tpl = await api('/api/v1/template/create/v2', {
     json: {
       friendlyName: 'fleet',

@@ -174,7 +174,9 @@ export class LinkPeers {
           headers: { ...req.headers, [PEER_HEADER]: secret },
           timeout: timeoutMs,
           // A connection of its own, pinned to the peer's recorded certificate (no agent).
-          ...(secure ? { createConnection: pinnedConnection(owner.fingerprint!) as never } : { agent: false }),
+          ...(secure
+            ? { createConnection: pinnedConnection(owner.fingerprint!) as never }
+            : { agent: false }),
         },
         (res) => {
           const headers: LinkHeaders = {};

@@ -281,6 +281,33 @@ describe('templates', () => {
     assert.equal(subs[0].status, 'CANCELLED');
   });
 
+  test('a caller scoped to another project sees none of these templates and tasks', async () => {
+    const other = await makeProject(m, 'other-co', 'other');
+    await m.admin('/admin/v1/users', { json: { username: 'vera', password: 'long-password' } });
+    const g = await m.admin('/admin/v1/user/project/roles', {
+      json: { username: 'vera', role: 'operator', projectId: other.projectId },
+    });
+    assert.equal(g.status, 201, g.text);
+    const t = (await m.admin('/admin/v1/api-tokens', { json: { name: 'vera', username: 'vera' } })).body
+      .token;
+    assert.equal((await m.call(`/api/v1/template/content?id=${templateId}`, { token: t })).status, 404);
+    const list = await m.call('/api/v1/template/list', { token: t });
+    assert.equal(
+      list.body.items.some((x: any) => x.id === templateId),
+      false,
+    );
+    const hist = await m.call('/api/v1/async-task/subtasks', { token: t });
+    assert.equal(hist.status, 200, hist.text);
+    assert.equal(hist.body.total, 0);
+    const apply = await m.call('/api/v1/async-task/template-apply', {
+      token: t,
+      json: { templateId, deviceIds: [ids[0]] },
+    });
+    assert.equal(apply.status, 404, apply.text);
+    // The admin sees the history of every task.
+    assert.ok((await m.call('/api/v1/async-task/subtasks')).body.total >= 4);
+  });
+
   test('POST /api/v1/template/apply is gone: an unknown route', async () => {
     const r = await m.call('/api/v1/template/apply', { json: { templateId, deviceIds: ids } });
     assert.equal(r.status, 404, r.text);

@@ -82,7 +82,8 @@ export const linkModule: ManagerModule<'link'> = {
       bridgeTimeoutMs: ctx.config.bridgeTimeout,
       maxPendingPerDevice: ctx.config.bridgeMaxPending,
       maxLinks: ctx.config.maxLinks,
-      peers,
+      // Forwarding between processes: PostgreSQL only (SQLite has one process per database).
+      peers: ctx.database.dialect === 'postgres' ? peers : undefined,
     });
     peersOf.set(hub, peers);
     return hub;

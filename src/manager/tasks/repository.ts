@@ -104,6 +104,14 @@ export class TaskRepository {
     return this.db.selectFrom('mgr_subtask as s').selectAll('s');
   }
 
+  /** Subtasks with their task's scope (`t.company_id`, `t.project_id`) to filter on. */
+  scopedSubtaskListQuery() {
+    return this.db
+      .selectFrom('mgr_subtask as s')
+      .innerJoin('mgr_task as t', 't.id', 's.task_id')
+      .selectAll('s');
+  }
+
   /** Counts of a task's subtasks by status. */
   async counts(taskId: string): Promise<Record<string, number>> {
     const rows = await this.db
@@ -176,7 +184,7 @@ export class TaskRepository {
   async finish(
     id: string,
     instance: string,
-    status: 'SUCCEEDED' | 'FAILED',
+    status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED',
     result: unknown,
     error: string | null,
   ): Promise<boolean> {

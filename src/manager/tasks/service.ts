@@ -279,13 +279,12 @@ export class TaskService {
 
   /** Subtasks of every task the caller may read, created in [from, to], paged. */
   async subtaskHistory(principal: Principal, spec: ListSpec, range: { from?: number; to?: number }) {
-    let q = this.#repo.subtaskListQuery();
+    const global = isGlobal(principal, 'viewer');
+    let q = global
+      ? this.#repo.subtaskListQuery()
+      : this.#scoped(this.#repo.scopedSubtaskListQuery(), principal, 't');
     if (range.from !== undefined) q = q.where('s.created_at', '>=', range.from);
     if (range.to !== undefined) q = q.where('s.created_at', '<=', range.to);
-    if (!isGlobal(principal, 'viewer')) {
-      q = q.innerJoin('mgr_task as t', 't.id', 's.task_id').selectAll('s') as unknown as typeof q;
-      q = this.#scoped(q, principal, 't');
-    }
     const page = await runList(this.#repo.database, q, SUBTASK_LIST, spec);
     return { items: page.items.map(subtaskView), total: page.total };
   }
@@ -428,7 +427,8 @@ export class TaskService {
         return;
       }
       if ((await this.#repo.status(task.id)) !== 'RUNNING') {
-        await this.#repo.finish(row.id, this.instance, 'FAILED', undefined, 'the task was cancelled');
+        await this.#repo.finish(row.id, this.instance, 'CANCELLED', undefined, 'the task was cancelled');
+        await this.#repo.settle(task.id);
         return;
       }
       const maybeSent = row.sent_at !== null;

@@ -121,6 +121,18 @@ forEachDialect('task repository', (ctx) => {
     assert.match(s!.error!, /deadline passed/);
   });
 
+  test('a task whose subtasks all ended without a settle is found and settled', async () => {
+    const { task, subtasks } = rows('unsettled', ['u1']);
+    await a.insertTask(task, subtasks);
+    const [c] = await a.claim('A', ['u1'], 1, 60_000);
+    assert.equal(await a.finish(c!.id, 'A', 'SUCCEEDED', {}, null), true);
+    // The process stopped here, before its settle.
+    assert.ok((await b.unsettled()).includes('unsettled'));
+    await b.settle('unsettled');
+    assert.equal(await a.status('unsettled'), 'SUCCEEDED');
+    assert.equal((await b.unsettled()).includes('unsettled'), false);
+  });
+
   test('logs are bounded per subtask', async () => {
     for (let i = 0; i < 8; i++)
       await a.addLog(

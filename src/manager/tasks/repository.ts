@@ -285,6 +285,28 @@ export class TaskRepository {
     });
   }
 
+  /** Running tasks whose subtasks have all ended (a process stopped between the two writes). */
+  async unsettled(): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('mgr_task as t')
+      .select('t.id')
+      .where('t.status', 'in', ['RUNNING', 'CANCELLED'])
+      .where('t.finished_at', 'is', null)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('mgr_subtask as s')
+              .select('s.id')
+              .whereRef('s.task_id', '=', 't.id')
+              .where('s.status', 'in', ['PENDING', 'RUNNING', 'RETRY']),
+          ),
+        ),
+      )
+      .limit(100)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
   /** Cancels a running task: its waiting subtasks are cancelled; running ones end on their own. */
   async cancel(taskId: string): Promise<boolean> {
     const now = Date.now();

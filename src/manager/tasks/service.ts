@@ -362,6 +362,7 @@ export class TaskService {
     if (now - this.#lastSweep > 1000) {
       this.#lastSweep = now;
       for (const taskId of await this.#repo.failOverdue()) await this.#repo.settle(taskId);
+      for (const taskId of await this.#repo.unsettled()) await this.#repo.settle(taskId);
     }
     const free = this.#o.concurrency - this.#inflight.size;
     if (free <= 0) return;

@@ -281,6 +281,39 @@ describe('templates', () => {
     assert.equal(subs[0].status, 'CANCELLED');
   });
 
+  test('secrets travel encrypted under the user key: an API client of edge A works on edge B', async () => {
+    const made = await m.call(`/api/v1/device/${ids[0]}/oauth-clients`, {
+      json: { name: 'robot', role: 'viewer' },
+    });
+    assert.equal(made.status, 201, made.text);
+    const tpl = await m.call('/api/v1/template/create', {
+      json: { friendlyName: 'with secrets', deviceId: ids[0], userEncryptionKey: 'k-secret-2026' },
+    });
+    assert.equal(tpl.status, 201, tpl.text);
+    assert.equal(tpl.body.encrypted, true);
+    const content = await m.call(`/api/v1/template/content?id=${tpl.body.id}`);
+    assert.equal(content.text.includes(made.body.clientSecret), false);
+    assert.match(JSON.stringify(content.body.sections.auth), /\$encrypted/);
+    const started = await m.call('/api/v1/async-task/template-apply', {
+      json: { templateId: tpl.body.id, deviceIds: [ids[1]] },
+    });
+    assert.equal(started.status, 202, started.text);
+    await eventually(
+      async () => (await m.call(`/api/v1/async-task/${started.body.taskId}`)).body.status !== 'RUNNING',
+      20_000,
+    );
+    const [sub] = (await m.call(`/api/v1/async-task/${started.body.taskId}/subtasks`)).body.items;
+    assert.equal(sub.status, 'SUCCEEDED', JSON.stringify(sub));
+    const token = await edges[1]!.call('/auth/v3/oauth/token', {
+      form: {
+        grant_type: 'client_credentials',
+        client_id: made.body.clientId,
+        client_secret: made.body.clientSecret,
+      },
+    });
+    assert.equal(token.status, 200, token.text);
+  });
+
   test('a caller scoped to another project sees none of these templates and tasks', async () => {
     const other = await makeProject(m, 'other-co', 'other');
     await m.admin('/admin/v1/users', { json: { username: 'vera', password: 'long-password' } });

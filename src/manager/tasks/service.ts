@@ -463,7 +463,7 @@ export class TaskService {
       } catch (err) {
         if (err instanceof LostClaim) throw err;
         const e = err as AppError;
-        const transient = e instanceof AppError && (e.status === 503 || e.status === 504 || e.status === 429);
+        const transient = e instanceof AppError && [429, 502, 503, 504].includes(e.status);
         outcome = transient
           ? { status: 'RETRY', error: e.message }
           : { status: 'FAILED', error: (err as Error).message };

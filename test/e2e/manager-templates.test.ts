@@ -25,6 +25,7 @@ let m: TestManager;
 const edges: TestEdge[] = [];
 const ids: string[] = [];
 let projectId: string;
+let companyId: string;
 let templateId: string;
 let stoppedDir: string;
 
@@ -55,7 +56,7 @@ const online = (id: string, want: boolean) =>
 
 before(async () => {
   m = await startTestManager({ heartbeatInterval: 300 });
-  ({ projectId } = await makeProject(m));
+  ({ projectId, companyId } = await makeProject(m));
   stoppedDir = mkdtempSync(join(tmpdir(), 'mw-edge-c-'));
   for (let i = 0; i < 3; i++) {
     const e = await startTestEdge(i === 2 ? { dataDir: stoppedDir } : {});
@@ -415,6 +416,21 @@ describe('uploads and contract part 7', () => {
       json: { friendlyName: 'v2', content: doc, projectId },
     });
     assert.equal(r.status, 201, r.text);
+    const byCompany = await m.call('/api/v1/template/create/v2', {
+      json: { friendlyName: 'company-wide', content: doc, companyId },
+    });
+    assert.equal(byCompany.status, 201, byCompany.text);
+    assert.equal(byCompany.body.companyId, companyId);
+    assert.equal(byCompany.body.projectId, null);
+    const unknown = await m.call('/api/v1/template/create/v2', {
+      json: { friendlyName: 'nowhere', content: doc, companyId: 'no-such-company' },
+    });
+    assert.equal(unknown.status, 404, unknown.text);
+    const preview = await m.call('/api/v1/template/preview', {
+      json: { templateId: byCompany.body.id, companyId },
+    });
+    assert.equal(preview.status, 200, preview.text);
+    assert.equal(preview.body.total, 3);
     const missing = await m.call('/api/v1/template/create', { json: { deviceId: ids[0] } });
     assert.equal(missing.status, 400);
     assert.match(missing.body.message, /friendly name is required/);

@@ -236,9 +236,10 @@ export class TemplateService {
     return scope;
   }
 
+  /** The company by id, when the caller may read it (404 otherwise, from the fleet). */
   async #companyById(principal: Principal, id: string) {
-    const page = await this.#fleet.listCompanies(principal, { offset: 0, limit: 1000, sort: [], filter: [] });
-    return page.items.find((c) => c.id === id);
+    await this.#fleet.listProjects(principal, { companyId: id }, { offset: 0, limit: 1, sort: [], filter: [] });
+    return { id };
   }
 
   async #readable(principal: Principal, id: string): Promise<TemplateRow> {
@@ -629,7 +630,6 @@ export class TemplateService {
     if (req.projectId) projectIds.push((await this.#fleet.project(principal, req.projectId)).id);
     else {
       const c = await this.#companyById(principal, req.companyId!);
-      if (!c) throw notFound(`company "${req.companyId}" not found`);
       for (let offset = 0; ; offset += 1000) {
         const page = await this.#fleet.listProjects(
           principal,

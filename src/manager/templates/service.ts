@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../kernel/errors.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
-import { checkEnvelope, type TemplateDocument } from '../../edge/config/document.js';
+import { checkEnvelope, type TemplateDocument } from './document.js';
 import { isGlobal, requireRole, roleAt, type Principal } from '../auth/index.js';
 import type { FleetService } from '../fleet/service.js';
 import type { SecretBox } from '../fleet/secret-box.js';
@@ -238,7 +238,11 @@ export class TemplateService {
 
   /** The company by id, when the caller may read it (404 otherwise, from the fleet). */
   async #companyById(principal: Principal, id: string) {
-    await this.#fleet.listProjects(principal, { companyId: id }, { offset: 0, limit: 1, sort: [], filter: [] });
+    await this.#fleet.listProjects(
+      principal,
+      { companyId: id },
+      { offset: 0, limit: 1, sort: [], filter: [] },
+    );
     return { id };
   }
 

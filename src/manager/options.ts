@@ -96,6 +96,29 @@ export const MANAGER_OPTIONS: readonly OptionSpec[] = [
     default: 600,
     description: 'activation attempts (POST /dm/activate) per minute per client address',
   },
+  {
+    name: 'peer-url',
+    type: 'url',
+    description:
+      'address at which other manager processes on the same database reach this one (default: the listening address)',
+  },
+  {
+    name: 'task-concurrency',
+    type: 'int',
+    min: 1,
+    max: 10_000,
+    default: 64,
+    description: 'subtasks (e.g. one template apply on one edge) this process runs at once',
+  },
+  {
+    name: 'task-lease',
+    type: 'int',
+    min: 1000,
+    max: 3_600_000,
+    default: 15_000,
+    description:
+      "milliseconds a claimed subtask stays claimed without renewal; a stopped manager's claims are taken over after it",
+  },
   ...COMMON_OPTIONS,
 ];
 
@@ -114,6 +137,9 @@ export interface ManagerConfig extends HttpConfig {
   maxLinks: number;
   activationTtl: number;
   activationRateLimit: number;
+  peerUrl?: string | undefined;
+  taskConcurrency: number;
+  taskLease: number;
   logLevel: string;
   logFormat: string;
   logRetentionEntries: number;

@@ -1,7 +1,8 @@
 /**
  * The edge manager: a list of modules run by the kernel's service shell. Identity (`auth/`), the
  * admin console API on its own port (`admin/`), the fleet (`fleet/`), the edge links (`link/`)
- * and the bridge to each edge's API (`bridge/`).
+ * the bridge to each edge's API (`bridge/`), asynchronous tasks (`tasks/`), templates applied to
+ * many edges (`templates/`) and the remote image pull (`registry/`).
  *
  * `buildManagerApp` opens the stores and mounts every module without binding a port (tests
  * `inject`); `startManager` also listens on the main and the admin console ports.
@@ -24,6 +25,11 @@ import type { FleetService } from './fleet/service.js';
 import { linkModule } from './link/module.js';
 import type { LinkHub } from './link/hub.js';
 import { bridgeModule } from './bridge/module.js';
+import { tasksModule } from './tasks/module.js';
+import type { TaskService } from './tasks/service.js';
+import { templatesModule } from './templates/module.js';
+import type { TemplateService } from './templates/service.js';
+import { registryModule } from './registry/module.js';
 import type { ManagerModules } from './modules.js';
 import type { ManagerConfig } from './options.js';
 
@@ -36,6 +42,9 @@ export const MANAGER_MODULES = [
   fleetModule,
   linkModule,
   bridgeModule,
+  tasksModule,
+  templatesModule,
+  registryModule,
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerConfig, ManagerModules> = {
@@ -58,6 +67,8 @@ export interface ManagerService {
   auth: ManagerAuthService;
   fleet: FleetService;
   links: LinkHub;
+  tasks: TaskService;
+  templates: TemplateService;
   database: Database;
   logger: Logger;
   tls: TlsMaterial | null;
@@ -104,6 +115,8 @@ export async function startManager(
     auth: shell.module('auth'),
     fleet: shell.module('fleet'),
     links: shell.module('link'),
+    tasks: shell.module('tasks'),
+    templates: shell.module('templates'),
     database: shell.database,
     logger: shell.logger,
     tls: shell.tls,

@@ -19,6 +19,8 @@ const OPEN = new Set([
   'HEAD /dm/link',
   // Authenticated by the activation code, below.
   'POST /dm/activate',
+  // Calls forwarded by another manager process: authenticated by the managers' shared secret, below.
+  ...['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => `${m} /dm/peer/:deviceId/*`),
 ]);
 
 let m: TestManager;
@@ -57,6 +59,14 @@ describe('anonymous calls', () => {
     assert.equal(act.status, 401);
     assert.equal(act.body.code, 'invalid_activation_code');
     assert.equal((await m.call('/no/such/route', { token: null })).status, 401);
+    const peer = await http(`${m.url}/dm/peer/${'a'.repeat(25)}/devicehub/version`);
+    assert.equal(peer.status, 401);
+    const wrongPeer = await http(`${m.url}/dm/peer/${'a'.repeat(25)}/devicehub/version`, {
+      headers: { 'x-millwright-peer': 'nope' },
+    });
+    assert.equal(wrongPeer.status, 401);
+    // The main API token is not the managers' secret either.
+    assert.equal((await m.call(`/dm/peer/${'a'.repeat(25)}/devicehub/version`)).status, 401);
   });
 });
 

@@ -31,10 +31,12 @@ export async function http(
     headers?: Record<string, string>;
     json?: unknown;
     form?: Record<string, string>;
+    /** A raw body (with its content type in `headers`). */
+    body?: string | Buffer;
   } = {},
 ): Promise<HttpReply> {
   const headers: Record<string, string> = { ...options.headers };
-  let body: string | undefined;
+  let body: string | Buffer | undefined = options.body;
   if (options.json !== undefined) {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(options.json);

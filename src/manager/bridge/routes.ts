@@ -57,11 +57,30 @@ export async function callEdgeJson(
   path: string,
   json?: unknown,
 ): Promise<{ status: number; body: any }> {
+  return callEdgeBytes(
+    options,
+    deviceId,
+    method,
+    path,
+    json === undefined
+      ? undefined
+      : { contentType: 'application/json', bytes: Buffer.from(JSON.stringify(json)) },
+  );
+}
+
+/** A call to a device's edge with a raw body (e.g. a template upload chunk), answering its parsed body. */
+export async function callEdgeBytes(
+  options: BridgeOptions,
+  deviceId: string,
+  method: string,
+  path: string,
+  content?: { contentType: string; bytes: Buffer },
+): Promise<{ status: number; body: any }> {
   const res = await callEdge(options, deviceId, {
     method,
     path,
-    headers: json === undefined ? {} : { 'content-type': 'application/json' },
-    body: json === undefined ? null : Readable.from([Buffer.from(JSON.stringify(json))]),
+    headers: content === undefined ? {} : { 'content-type': content.contentType },
+    body: content === undefined ? null : Readable.from([content.bytes]),
   });
   let raw: Buffer;
   if (Buffer.isBuffer(res.body)) raw = res.body;

@@ -181,13 +181,19 @@ export class FleetRepository {
     });
   }
   /** At start: nobody is connected yet; open connection rows end with the last run. */
-  async resetOnline(now: number): Promise<void> {
-    await this.db.updateTable('mgr_device').set({ online: 0 }).where('online', '=', 1).execute();
-    await this.db
+  async resetOnline(now: number, keep: string[] = []): Promise<void> {
+    if (keep.length > 30_000) return;
+    let devices = this.db.updateTable('mgr_device').set({ online: 0 }).where('online', '=', 1);
+    let connections = this.db
       .updateTable('mgr_connection')
       .set({ disconnected_at: now, reason: 'manager restarted' })
-      .where('disconnected_at', 'is', null)
-      .execute();
+      .where('disconnected_at', 'is', null);
+    if (keep.length) {
+      devices = devices.where('id', 'not in', keep);
+      connections = connections.where('device_id', 'not in', keep);
+    }
+    await devices.execute();
+    await connections.execute();
   }
 
   async insertCodes(rows: CodeRow[]): Promise<void> {

@@ -665,8 +665,9 @@ export class FleetService {
     );
   }
 
-  resetOnline() {
-    return this.#repo.resetOnline(Date.now());
+  /** Marks every device offline (the manager starts), but those in `keep` (linked to another live manager process). */
+  resetOnline(keep: string[] = []) {
+    return this.#repo.resetOnline(Date.now(), keep);
   }
 }
 

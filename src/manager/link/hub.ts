@@ -21,6 +21,7 @@ import {
 } from '../../kernel/link/protocol.js';
 import { holdWrites } from '../../kernel/link/batch.js';
 import type { FleetService } from '../fleet/service.js';
+import type { LinkPeers } from './peers.js';
 
 export interface LinkHubOptions {
   fleet: FleetService;
@@ -29,6 +30,8 @@ export interface LinkHubOptions {
   bridgeTimeoutMs: number;
   maxPendingPerDevice: number;
   maxLinks: number;
+  /** Other manager processes on the same database (links held there are reached through them). */
+  peers?: LinkPeers | undefined;
 }
 
 export interface BridgeRequest {
@@ -99,6 +102,7 @@ export class LinkHub {
   readonly #o: LinkHubOptions;
   readonly #links = new Map<string, Link>();
   readonly #timer: NodeJS.Timeout;
+  readonly #linkedListeners: ((deviceId: string) => void)[] = [];
   #closed = false;
 
   constructor(options: LinkHubOptions) {
@@ -113,6 +117,16 @@ export class LinkHub {
 
   isOnline(deviceId: string): boolean {
     return this.#links.has(deviceId);
+  }
+
+  /** The devices whose link this process holds (the task runner claims only their subtasks). */
+  linkedDevices(): string[] {
+    return [...this.#links.keys()];
+  }
+
+  /** Calls `listener` each time a device's link is up (after its welcome). */
+  onLinked(listener: (deviceId: string) => void): void {
+    this.#linkedListeners.push(listener);
   }
 
   /**
@@ -172,6 +186,13 @@ export class LinkHub {
     }
     this.#links.set(deviceId, current);
     link = current;
+    if (this.#o.peers) {
+      try {
+        await this.#o.peers.held(deviceId);
+      } catch (err) {
+        this.#o.logger.warn({ err, deviceId }, 'recording the link holder failed');
+      }
+    }
     for (const m of early) this.#onMessage(current, m.data, m.binary);
     socket.once(
       'close',
@@ -186,6 +207,7 @@ export class LinkHub {
       features: [LINK_FEATURE_INLINE],
     });
     this.#o.logger.info({ deviceId, remote, version: first.version }, 'edge linked');
+    for (const l of this.#linkedListeners) l(deviceId);
   }
 
   #onMessage(link: Link, data: Buffer, binary: boolean): void {
@@ -288,7 +310,12 @@ export class LinkHub {
       else p.reject(err);
     }
     const current = this.#links.get(link.deviceId) === link;
-    if (current) this.#links.delete(link.deviceId);
+    if (current) {
+      this.#links.delete(link.deviceId);
+      await this.#o.peers
+        ?.released(link.deviceId)
+        .catch((err: unknown) => this.#o.logger.warn({ err }, 'recording the end of a link holder failed'));
+    }
     const why = reason || (code === 1006 ? 'connection lost' : `closed (${code})`);
     this.#o.logger.info({ deviceId: link.deviceId, code, reason: why }, 'edge unlinked');
     try {
@@ -298,8 +325,21 @@ export class LinkHub {
     }
   }
 
-  /** Sends a request down the link of `deviceId`; answers once the edge sent status and headers. */
+  /**
+   * Sends a request to the edge of `deviceId`: down its link when this process holds it, else
+   * through the manager process that does (same database); answers once the edge sent status and
+   * headers.
+   */
   async request(deviceId: string, req: BridgeRequest): Promise<BridgeResponse> {
+    if (!this.#links.has(deviceId) && this.#o.peers) {
+      const owner = await this.#o.peers.ownerOf(deviceId);
+      if (owner) return this.#o.peers.forward(owner, deviceId, req, this.#o.bridgeTimeoutMs);
+    }
+    return this.requestLocal(deviceId, req);
+  }
+
+  /** Sends a request down the link of `deviceId` that this process holds (503 when it does not). */
+  async requestLocal(deviceId: string, req: BridgeRequest): Promise<BridgeResponse> {
     const link = this.#links.get(deviceId);
     if (!link || link.socket.readyState !== link.socket.OPEN) {
       throw new AppError(

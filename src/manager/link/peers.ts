@@ -1,0 +1,215 @@
+/**
+ * Manager processes sharing one database (PostgreSQL): each records itself (its address for the
+ * others and its certificate's fingerprint, with a heartbeat) and the links it holds. A bridged
+ * call (or any call the manager makes on an edge) for a device whose link another live process
+ * holds is forwarded to that process at `/dm/peer/{deviceId}/<path>`, over TLS pinned to its
+ * recorded certificate, with a secret the processes share through the database.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import https from 'node:https';
+import http from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Database, Kysely } from '../../kernel/db/index.js';
+import { AppError } from '../../kernel/errors.js';
+import { pinnedConnection } from '../../kernel/link/pinned.js';
+import type { LinkHeaders } from '../../kernel/link/protocol.js';
+
+interface PeerTables {
+  mgr_link_instance: {
+    id: string;
+    url: string;
+    fingerprint: string | null;
+    started_at: number;
+    seen_at: number;
+  };
+  mgr_link_owner: { device_id: string; instance_id: string; since: number };
+  mgr_link_setting: { key: string; value: string };
+}
+
+/** Header carrying the shared secret on a forwarded call. */
+export const PEER_HEADER = 'x-millwright-peer';
+/** A process not seen for this long is taken for stopped (its links are not forwarded to). */
+export const PEER_HEARTBEAT_MS = 3000;
+export const PEER_STALE_MS = 3 * PEER_HEARTBEAT_MS;
+
+export class LinkPeers {
+  readonly #db: Kysely<PeerTables>;
+  readonly #log: Logger;
+  readonly instance: string;
+  #secret: Buffer | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  /** Owners by device, briefly (a forwarded call costs no database read for a second). */
+  readonly #owners = new Map<
+    string,
+    { owner: { id: string; url: string; fingerprint: string | null } | null; until: number }
+  >();
+
+  constructor(database: Database, logger: Logger, instance: string) {
+    this.#db = database.db as Kysely<PeerTables>;
+    this.#log = logger;
+    this.instance = instance;
+  }
+
+  /** The shared secret (made by the first process on the database). */
+  async secret(): Promise<Buffer> {
+    if (this.#secret) return this.#secret;
+    try {
+      await this.#db
+        .insertInto('mgr_link_setting')
+        .values({ key: 'peer_secret', value: randomBytes(32).toString('base64url') })
+        .execute();
+    } catch {
+      // another process made it first
+    }
+    const row = await this.#db
+      .selectFrom('mgr_link_setting')
+      .select('value')
+      .where('key', '=', 'peer_secret')
+      .executeTakeFirstOrThrow();
+    this.#secret = Buffer.from(row.value);
+    return this.#secret;
+  }
+
+  async checkSecret(given: string | undefined): Promise<boolean> {
+    if (!given) return false;
+    const want = await this.secret();
+    const got = Buffer.from(given);
+    return got.length === want.length && timingSafeEqual(got, want);
+  }
+
+  /** Forgets every process and link holder (SQLite: one process per database, the previous one is gone). */
+  async forgetAll(): Promise<void> {
+    await this.#db.deleteFrom('mgr_link_owner').execute();
+    await this.#db.deleteFrom('mgr_link_instance').execute();
+  }
+
+  /** Devices whose links live processes hold (kept online when a process starts). */
+  async heldElsewhere(): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('mgr_link_owner as o')
+      .innerJoin('mgr_link_instance as i', 'i.id', 'o.instance_id')
+      .select('o.device_id')
+      .where('i.seen_at', '>', Date.now() - PEER_STALE_MS)
+      .where('i.id', '!=', this.instance)
+      .execute();
+    return rows.map((r) => r.device_id);
+  }
+
+  /** Records this process (once its address is known) and keeps its heartbeat. */
+  async register(url: string, fingerprint: string | null): Promise<void> {
+    const now = Date.now();
+    await this.#db
+      .insertInto('mgr_link_instance')
+      .values({ id: this.instance, url, fingerprint, started_at: now, seen_at: now })
+      .execute();
+    await this.#db
+      .deleteFrom('mgr_link_instance')
+      .where('seen_at', '<', now - 24 * 3600_000)
+      .execute();
+    this.#timer = setInterval(() => {
+      this.#db
+        .updateTable('mgr_link_instance')
+        .set({ seen_at: Date.now() })
+        .where('id', '=', this.instance)
+        .execute()
+        .catch((err: unknown) => this.#log.warn({ err }, 'manager heartbeat failed'));
+    }, PEER_HEARTBEAT_MS);
+    this.#timer.unref();
+  }
+
+  async held(deviceId: string): Promise<void> {
+    const now = Date.now();
+    await this.#db.deleteFrom('mgr_link_owner').where('device_id', '=', deviceId).execute();
+    await this.#db
+      .insertInto('mgr_link_owner')
+      .values({ device_id: deviceId, instance_id: this.instance, since: now })
+      .execute();
+    this.#owners.delete(deviceId);
+  }
+
+  async released(deviceId: string): Promise<void> {
+    await this.#db
+      .deleteFrom('mgr_link_owner')
+      .where('device_id', '=', deviceId)
+      .where('instance_id', '=', this.instance)
+      .execute();
+  }
+
+  /** The live process that holds the device's link, other than this one; null when none. */
+  async ownerOf(deviceId: string) {
+    const now = Date.now();
+    const hit = this.#owners.get(deviceId);
+    if (hit && hit.until > now) return hit.owner;
+    const row = await this.#db
+      .selectFrom('mgr_link_owner as o')
+      .innerJoin('mgr_link_instance as i', 'i.id', 'o.instance_id')
+      .select(['i.id', 'i.url', 'i.fingerprint'])
+      .where('o.device_id', '=', deviceId)
+      .where('i.seen_at', '>', now - PEER_STALE_MS)
+      .executeTakeFirst();
+    const owner = row && row.id !== this.instance ? row : null;
+    if (this.#owners.size > 10_000) this.#owners.clear();
+    this.#owners.set(deviceId, { owner, until: now + 1000 });
+    return owner;
+  }
+
+  /** Sends the call to the process holding the link; answers its status, headers and streamed body. */
+  async forward(
+    owner: { url: string; fingerprint: string | null },
+    deviceId: string,
+    req: { method: string; path: string; headers: LinkHeaders; body: Readable | null },
+    timeoutMs: number,
+  ): Promise<{ status: number; headers: LinkHeaders; body: Readable }> {
+    const secret = (await this.secret()).toString();
+    const target = new URL(`/dm/peer/${encodeURIComponent(deviceId)}${req.path}`, owner.url);
+    const secure = target.protocol === 'https:';
+    if (secure && !owner.fingerprint)
+      throw new AppError(502, 'peer_error', 'the manager holding the link has no recorded certificate');
+    return new Promise((resolve, reject) => {
+      const r = (secure ? https : http).request(
+        target,
+        {
+          method: req.method,
+          headers: { ...req.headers, [PEER_HEADER]: secret },
+          timeout: timeoutMs,
+          // A connection of its own, pinned to the peer's recorded certificate (no agent).
+          ...(secure
+            ? { createConnection: pinnedConnection(owner.fingerprint!) as never }
+            : { agent: false }),
+        },
+        (res) => {
+          const headers: LinkHeaders = {};
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = v;
+          resolve({ status: res.statusCode ?? 502, headers, body: res });
+        },
+      );
+      r.on('timeout', () =>
+        r.destroy(
+          new AppError(
+            504,
+            'edge_timeout',
+            `the manager holding the link of "${deviceId}" did not answer in time`,
+          ),
+        ),
+      );
+      r.on('error', (err) =>
+        reject(
+          err instanceof AppError
+            ? err
+            : new AppError(
+                502,
+                'peer_error',
+                `forwarding to the manager holding the link failed: ${err.message}`,
+              ),
+        ),
+      );
+      if (req.body) req.body.pipe(r);
+      else r.end();
+    });
+  }
+
+  close(): void {
+    if (this.#timer) clearInterval(this.#timer);
+  }
+}

@@ -1,8 +1,9 @@
 /**
  * Configuration templates against `millwright edge` as a process: the CLI (`edge config export |
  * apply | snapshot`) through the typed client, and the crash test: the edge killed with SIGKILL in
- * the middle of a large apply; after a restart the configuration is the old one or the new one,
- * never a mixture, and the snapshot taken before the apply exists.
+ * the middle of a large apply (an analytics workspace and 60,000 tags); after a restart the
+ * configuration is the old one or the new one, never a mixture (analytics included), and the
+ * snapshot taken before the apply exists.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,11 +43,41 @@ async function startEdge(dir: string): Promise<CliProcess & { url: string }> {
   return Object.assign(p, { url: p.ready.services.edge!.url });
 }
 
-function bigTemplate(devices: number, tagsPerDevice: number): string {
+/** With `analytics`, an analytics workspace first (written in the transaction before the devices). */
+function bigTemplate(devices: number, tagsPerDevice: number, analytics = false): string {
   return JSON.stringify({
     format: 'millwright.config-template',
     version: 1,
     sections: {
+      ...(analytics
+        ? {
+            analytics: {
+              workspaces: [
+                {
+                  version: 1,
+                  workspace: { name: 'crash', description: '' },
+                  groups: [],
+                  processors: [
+                    {
+                      key: 'p1',
+                      name: 'mean',
+                      kind: 'window',
+                      group: null,
+                      enabled: true,
+                      position: { x: 0, y: 0 },
+                      parameters: {
+                        inputs: [{ subject: 'devicehub.raw.big-0.tag-0' }],
+                        statistic: 'mean',
+                        windowCount: 10,
+                      },
+                    },
+                  ],
+                },
+              ],
+              variables: { crash: 1 },
+            },
+          }
+        : {}),
       devicehub: {
         devices: Array.from({ length: devices }, (_, d) => ({
           Name: `big-${d}`,
@@ -113,7 +144,7 @@ test('CLI: export, apply with a progress line, snapshot list/capture/prune; SIGK
   const config = new EdgeConfigClient(api);
   const before = (await config.snapshots()).length;
   let finished = false;
-  const apply = config.apply(bigTemplate(40, 1500), { mode: 'use' }).then(
+  const apply = config.apply(bigTemplate(40, 1500, true), { mode: 'use' }).then(
     () => (finished = true),
     () => undefined,
   );
@@ -148,6 +179,13 @@ test('CLI: export, apply with a progress line, snapshot list/capture/prune; SIGK
   assert.ok(
     old || next,
     `a mixture: ${devices.length} devices, tags ${devices.map((d) => d.Tags.length).join(',')}`,
+  );
+  // The analytics part of the same apply landed with the devices, or not at all.
+  const analytics = (after.sections as any).analytics as { workspaces: any[]; variables: object };
+  assert.deepEqual(
+    [analytics.workspaces.map((w) => w.workspace.name), analytics.variables],
+    next ? [['crash'], { crash: 1 }] : [[], {}],
+    `devices ${next ? 'new' : 'old'}, analytics ${JSON.stringify(analytics)}`,
   );
   const snaps = await new EdgeConfigClient(again).snapshots();
   assert.ok(snaps.length > before, 'the snapshot captured before the apply exists');

@@ -7,12 +7,20 @@
  *       "variables": { "<name>": <JSON value> } }
  *
  * Workspaces are keyed by name, variables by name. `validate` checks every processor against the
- * catalogue (kinds, parameters, references, expressions). The analytics runtime owns its rows and
- * its running processors, so `apply` records the change in the apply's transaction only as far as
- * the check goes, and carries it out after the transaction committed (`afterCommit`): a workspace
- * of the template that exists is replaced (its groups and processors made anew), one that does
- * not is created; with mode `use`, workspaces and variables not in the template are deleted.
+ * catalogue (kinds, parameters, references, expressions).
+ *
+ * `apply` writes through an `AnalyticsService` over the apply's transaction
+ * (`AnalyticsService.over` with `AnalyticsRepository.inTransaction(ctx.trx)`), with the rules of
+ * the API (names, limits, references, cycles): a workspace of the template that exists and differs
+ * is replaced (its groups and processors made anew), one that does not exist is created; with mode
+ * `use`, workspaces and variables not in the template are deleted. An item that fails aborts the
+ * whole apply (`failFast`), or is reported with `ctx.fail` and rolled back to a savepoint so that
+ * the rest applies. Nothing touches the running processors until the transaction committed; then
+ * the live service reads its tables again (`reload`): processors of workspaces the apply replaced
+ * or removed stop and start anew (their window state is lost), the others keep running untouched.
  */
+import { sql } from '../../kernel/db/index.js';
+import { AppError } from '../../kernel/errors.js';
 import { canonical } from '../../kernel/service/section-shape.js';
 import type {
   ApplyMode,
@@ -21,6 +29,7 @@ import type {
   SectionDiff,
   SectionIssue,
 } from '../../kernel/service/index.js';
+import { AnalyticsRepository } from './repository.js';
 import { AnalyticsService, type WorkspaceDocument } from './service.js';
 
 export interface AnalyticsSection {
@@ -37,14 +46,7 @@ export class AnalyticsConfigSection implements ConfigSection<AnalyticsSection> {
   }
 
   export(): Promise<AnalyticsSection> {
-    const s = this.#service;
-    const workspaces = [...s.workspaces.values()]
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      .map((w) => s.exportWorkspace(w.id));
-    const variables: Record<string, unknown> = {};
-    for (const v of [...s.variables.values()].sort((a, b) => (a.name < b.name ? -1 : 1)))
-      variables[v.name] = v.value;
-    return Promise.resolve({ workspaces, variables });
+    return Promise.resolve(exportAnalytics(this.#service));
   }
 
   async validate(doc: unknown): Promise<SectionIssue[]> {
@@ -140,40 +142,89 @@ export class AnalyticsConfigSection implements ConfigSection<AnalyticsSection> {
   }
 
   async apply(next: AnalyticsSection, ctx: SectionApplyContext): Promise<void> {
-    const current = await this.export();
+    const repo = AnalyticsRepository.inTransaction(ctx.trx);
+    // A service over the apply's transaction: every read and write below goes through ctx.trx.
+    let x = await this.#service.over(repo);
+    const current = exportAnalytics(x);
     const target = ctx.mode === 'merge-apply' ? this.merge(current, next).merged : this.#norm(next);
     const plan = this.diff(current, target, ctx.mode === 'use' ? 'use' : 'legacy');
-    const s = this.#service;
-    ctx.afterCommit(async () => {
-      const byName = new Map([...s.workspaces.values()].map((w) => [w.name, w]));
-      const touched = new Set([...plan.added, ...plan.changed]);
-      for (const w of target.workspaces) {
-        if (!touched.has(`workspace ${w.workspace.name}`)) continue;
-        const existing = byName.get(w.workspace.name);
-        try {
-          if (existing) {
-            await s.deleteWorkspaceContent(existing.id);
-            await s.updateWorkspace({ id: existing.id, description: w.workspace.description ?? '' });
-            await s.importInto(existing.id, w);
-          } else {
-            await s.importWorkspace(w);
-          }
-        } catch (err) {
-          s.log.write(
-            'error',
-            `configuration apply: workspace "${w.workspace.name}" failed: ${(err as Error).message}`,
-          );
+    const touched = new Set([...plan.added, ...plan.changed]);
+    let savepoints = 0;
+    /** Runs one item; a failure aborts the apply (failFast) or is reported and undone. */
+    const attempt = async (item: string, fn: () => Promise<unknown>): Promise<void> => {
+      const savepoint = `analytics_item_${++savepoints}`;
+      if (!ctx.failFast) await sql`savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);
+      try {
+        await fn();
+        if (!ctx.failFast) await sql`release savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);
+      } catch (err) {
+        const text = err instanceof Error ? err.message : String(err);
+        const message = `section analytics: ${item}: ${text}`;
+        if (ctx.failFast)
+          throw err instanceof AppError
+            ? new AppError(err.status, err.code, message, { cause: err })
+            : new Error(message, { cause: err });
+        await sql`rollback to savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);
+        await sql`release savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);
+        ctx.fail(`analytics: ${item}`, message);
+        // The service's memory held the undone writes: read the transaction's view again.
+        x = await this.#service.over(repo);
+      }
+    };
+    const total = plan.added.length + plan.changed.length + plan.removed.length;
+    let done = 0;
+    const step = () => ctx.progress(++done, total);
+    const byName = () => new Map([...x.workspaces.values()].map((w) => [w.name, w]));
+
+    // 1. use: what the template does not have goes first (names and the instance limit free up).
+    for (const r of plan.removed) {
+      if (r.startsWith('workspace ')) {
+        const name = r.slice('workspace '.length);
+        await attempt(`workspace "${name}" (removing)`, async () => {
+          const w = byName().get(name);
+          if (w) await x.deleteWorkspace(w.id);
+        });
+      } else {
+        const name = r.slice('variable '.length);
+        await attempt(`variables.${name} (removing)`, () => x.deleteVariable(name));
+      }
+      step();
+    }
+
+    // 2. workspaces that are new or differ: made (anew) from the document.
+    for (const [i, w] of target.workspaces.entries()) {
+      if (!touched.has(`workspace ${w.workspace.name}`)) continue;
+      await attempt(`workspaces[${i}] (${w.workspace.name})`, async () => {
+        const existing = byName().get(w.workspace.name);
+        if (!existing) {
+          await x.importWorkspace(w);
+          return;
         }
-      }
-      for (const [n, v] of Object.entries(target.variables)) {
-        if (touched.has(`variable ${n}`)) await s.setVariable(n, v);
-      }
-      for (const r of plan.removed) {
-        if (r.startsWith('workspace ')) {
-          const w = byName.get(r.slice('workspace '.length));
-          if (w) await s.deleteWorkspace(w.id);
-        } else await s.deleteVariable(r.slice('variable '.length));
-      }
-    });
+        await x.deleteWorkspaceContent(existing.id);
+        await x.updateWorkspace({ id: existing.id, description: w.workspace.description ?? '' });
+        await x.importInto(existing.id, w);
+      });
+      step();
+    }
+
+    // 3. variables
+    for (const [n, v] of Object.entries(target.variables)) {
+      if (!touched.has(`variable ${n}`)) continue;
+      await attempt(`variables.${n}`, () => x.setVariable(n, v));
+      step();
+    }
+
+    if (total > 0) ctx.afterCommit(() => this.#service.reload());
   }
+}
+
+/** The section of the configuration held by `s` (the live service, or one over a transaction). */
+export function exportAnalytics(s: AnalyticsService): AnalyticsSection {
+  const workspaces = [...s.workspaces.values()]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((w) => s.exportWorkspace(w.id));
+  const variables: Record<string, unknown> = {};
+  for (const v of [...s.variables.values()].sort((a, b) => (a.name < b.name ? -1 : 1)))
+    variables[v.name] = v.value;
+  return { workspaces, variables };
 }

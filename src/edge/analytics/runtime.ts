@@ -24,6 +24,26 @@ import type { AnalyticsLog } from './log.js';
 export const OUTPUT_PREFIX = 'analytics.publish.';
 export const outputSubject = (id: string) => `${OUTPUT_PREFIX}${id}`;
 
+/**
+ * `s` as an internalized (flat, hashed once) string: the bus looks every published subject up in
+ * a map, and a concatenated string is hashed again on each lookup until flattened.
+ */
+const internal = (s: string): string => Object.keys({ [s]: 0 })[0]!;
+
+/** How an input reads its value from a payload: one top-level key (the common case) or a path. */
+type Reader = (payload: unknown) => unknown;
+
+function readerOf(steps: PathStep[]): Reader {
+  if (steps.length === 1 && typeof steps[0] === 'string') {
+    const key = steps[0];
+    return (payload) =>
+      payload !== null && typeof payload === 'object' && Object.hasOwn(payload, key)
+        ? (payload as Record<string, unknown>)[key]
+        : undefined;
+  }
+  return (payload) => readPath(payload, steps);
+}
+
 export interface InstanceDef {
   id: string;
   workspaceId: string;
@@ -57,7 +77,7 @@ interface Running {
   key: string;
   processor: Processor | undefined;
   subs: Subscription[];
-  paths: PathStep[][];
+  readers: Reader[];
   status: InstanceStatus;
   persistent: boolean;
   lastErrorLog: number;
@@ -143,11 +163,11 @@ export class AnalyticsRuntime {
     if (cur) this.#stop(cur, true);
     const r: Running = {
       def,
-      subject: outputSubject(def.id),
+      subject: internal(outputSubject(def.id)),
       key,
       processor: undefined,
       subs: [],
-      paths: def.parameters.inputs.map((i) => parsePath(i.path ?? 'value')),
+      readers: def.parameters.inputs.map((i) => readerOf(parsePath(i.path ?? 'value'))),
       status: { state: 'Stopped', error: null, messagesIn: 0, messagesOut: 0, errors: 0, console: [] },
       persistent: persistentWindowMs(def.kind, def.parameters) > PERSIST_MIN_WINDOW_MS,
       lastErrorLog: 0,
@@ -220,15 +240,18 @@ export class AnalyticsRuntime {
   #deliver(r: Running, i: number, msg: Message): void {
     const p = r.processor;
     if (!p || r.status.state !== 'Running') return;
-    let payload: unknown;
-    try {
-      payload = msg.json();
-    } catch {
-      payload = msg.string();
+    // In-process publishers hand over the payload object itself: no parse.
+    let payload: unknown = msg.data;
+    if (payload === null || typeof payload !== 'object' || payload instanceof Uint8Array) {
+      try {
+        payload = msg.json();
+      } catch {
+        payload = msg.string();
+      }
     }
-    const value = readPath(payload, r.paths[i]!);
+    const value = r.readers[i]!(payload);
     if (value === undefined) return;
-    const ts = (payload as { timestamp?: unknown })?.timestamp;
+    const ts = (payload as { timestamp?: unknown } | null)?.timestamp;
     const t = typeof ts === 'number' ? ts : Date.now();
     r.status.messagesIn++;
     this.messagesIn++;
@@ -262,22 +285,22 @@ export class AnalyticsRuntime {
   }
 
   #publishOne(r: Running, o: Output): void {
-    {
-      r.status.messagesOut++;
-      this.messagesOut++;
-      this.#hub.publish(r.subject, {
-        success: o.value !== null && o.value !== undefined,
-        datatype: datatypeOf(o.value),
-        timestamp: o.timestamp,
-        registerId: r.def.id,
-        value: o.value ?? null,
-        deviceID: r.def.workspaceId,
-        deviceName: 'analytics',
-        tagName: r.def.name,
-        description: r.def.kind,
-        metadata: o.metadata ?? {},
-      });
-    }
+    r.status.messagesOut++;
+    this.messagesOut++;
+    const value = o.value ?? null;
+    const def = r.def;
+    this.#hub.publish(r.subject, {
+      success: value !== null,
+      datatype: datatypeOf(value),
+      timestamp: o.timestamp,
+      registerId: def.id,
+      value,
+      deviceID: def.workspaceId,
+      deviceName: 'analytics',
+      tagName: def.name,
+      description: def.kind,
+      metadata: o.metadata ?? {},
+    });
   }
 
   #fail(r: Running, message: string, failure?: string): void {

@@ -1,10 +1,14 @@
 /**
  * The analytics domain: workspaces, groups, processor instances (checked against the catalogue),
- * variables and component variables, export and import. Rows live in the module's tables and in
- * memory (read on start); every change goes to the database first, then to the runtime. No
- * GraphQL here.
+ * variables and component variables, export and import. Rows live in the module's tables (through
+ * `AnalyticsRepository`: no SQL here) and in memory (read on start); every change goes to the
+ * database first, then to the runtime. No GraphQL here.
+ *
+ * `over(repo)` gives a service over a repository bound to someone else's transaction (the
+ * configuration apply's), without a runtime: the apply writes through it with the API's rules, and
+ * after the commit the live service reads its tables again (`reload`), restarting only the
+ * processors whose kind, parameters or enabled flag changed.
  */
-import type { Kysely } from '../../kernel/db/index.js';
 import type { Database } from '../../kernel/db/index.js';
 import { badRequest, conflict, notFound } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
@@ -13,51 +17,18 @@ import { compileExpression, loadExpressions } from './processors.js';
 import { AnalyticsRuntime, type InstanceDef, type StateStore } from './runtime.js';
 import type { AnalyticsLog } from './log.js';
 import type { DataHub } from '../datahub/bus.js';
+import {
+  AnalyticsRepository,
+  type AnalyticsContent,
+  type ComponentVariable,
+  type Group,
+  type Instance,
+  type Position,
+  type Variable,
+  type Workspace,
+} from './repository.js';
 
-export interface Workspace {
-  id: string;
-  name: string;
-  description: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface Group {
-  id: string;
-  workspaceId: string;
-  name: string;
-  description: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface Position {
-  x: number;
-  y: number;
-}
-
-export interface Instance {
-  id: string;
-  workspaceId: string;
-  groupId: string | null;
-  name: string;
-  kind: string;
-  parameters: Record<string, unknown> & { inputs: InputSpec[] };
-  enabled: boolean;
-  position: Position;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface Variable {
-  name: string;
-  value: unknown;
-  updatedAt: number;
-}
-
-export interface ComponentVariable extends Variable {
-  component: string;
-}
+export type { ComponentVariable, Group, Instance, Position, Variable, Workspace } from './repository.js';
 
 /** A workspace as a portable document (ExportWorkspace, ImportWorkspace, the config section). */
 export interface WorkspaceDocument {
@@ -74,40 +45,6 @@ export interface WorkspaceDocument {
     /** Inputs that read another processor of the document name it by its `key`. */
     parameters: Record<string, unknown>;
   }>;
-}
-
-interface Tables {
-  analytics_workspace: {
-    id: string;
-    name: string;
-    description: string;
-    created_at: number;
-    updated_at: number;
-  };
-  analytics_group: {
-    id: string;
-    workspace_id: string;
-    name: string;
-    description: string;
-    created_at: number;
-    updated_at: number;
-  };
-  analytics_instance: {
-    id: string;
-    workspace_id: string;
-    group_id: string | null;
-    name: string;
-    kind: string;
-    parameters: string;
-    enabled: number;
-    position_x: number;
-    position_y: number;
-    created_at: number;
-    updated_at: number;
-  };
-  analytics_variable: { name: string; value: string; updated_at: number };
-  analytics_component_variable: { component: string; name: string; value: string; updated_at: number };
-  analytics_state: { instance_id: string; config_key: string; state: string; saved_at: number };
 }
 
 const checkName = (what: string, name: unknown): string => {
@@ -139,9 +76,9 @@ export interface UpdateInstanceInput {
 }
 
 export class AnalyticsService {
-  readonly #db: Kysely<Tables>;
-  readonly #database: Database;
-  readonly runtime: AnalyticsRuntime;
+  readonly #repo: AnalyticsRepository;
+  /** undefined: a service over a transaction (`over`), which runs no processors. */
+  readonly #runtime: AnalyticsRuntime | undefined;
   readonly log: AnalyticsLog;
   readonly workspaces = new Map<string, Workspace>();
   readonly groups = new Map<string, Group>();
@@ -150,54 +87,33 @@ export class AnalyticsService {
   readonly componentVariables = new Map<string, Map<string, ComponentVariable>>();
   readonly startedAt = Date.now();
 
-  private constructor(database: Database, hub: DataHub, log: AnalyticsLog, persistIntervalMs: number) {
-    this.#database = database;
-    this.#db = database.db as Kysely<Tables>;
+  private constructor(
+    repo: AnalyticsRepository,
+    log: AnalyticsLog,
+    live?: { hub: DataHub; persistIntervalMs: number },
+  ) {
+    this.#repo = repo;
     this.log = log;
-    const db = this.#db;
+    if (!live) return;
     const store: StateStore = {
-      async load(id) {
-        const row = await db
-          .selectFrom('analytics_state')
-          .selectAll()
-          .where('instance_id', '=', id)
-          .executeTakeFirst();
-        return row ? { configKey: row.config_key, state: JSON.parse(row.state) } : undefined;
-      },
-      async save(rows) {
-        const now = Date.now();
-        await db.transaction().execute(async (trx) => {
-          for (const r of rows) {
-            const values = {
-              instance_id: r.id,
-              config_key: r.configKey,
-              state: JSON.stringify(r.state),
-              saved_at: now,
-            };
-            await trx
-              .insertInto('analytics_state')
-              .values(values)
-              .onConflict((oc) =>
-                oc
-                  .column('instance_id')
-                  .doUpdateSet({ config_key: values.config_key, state: values.state, saved_at: now }),
-              )
-              .execute();
-          }
-        });
-      },
-      async remove(id) {
-        await db.deleteFrom('analytics_state').where('instance_id', '=', id).execute();
-      },
+      load: (id) => repo.loadState(id),
+      save: (rows) => repo.saveState(rows),
+      remove: (id) => repo.removeState(id),
     };
-    this.runtime = new AnalyticsRuntime({
-      hub,
+    this.#runtime = new AnalyticsRuntime({
+      hub: live.hub,
       log,
       store,
-      persistIntervalMs,
+      persistIntervalMs: live.persistIntervalMs,
       variables: (id) => this.variablesFor(id),
       variablesVersion: () => this.variablesVersion,
     });
+  }
+
+  /** The running processors (only the live service has them). */
+  get runtime(): AnalyticsRuntime {
+    if (!this.#runtime) throw new Error('this analytics service runs over a transaction: no runtime');
+    return this.#runtime;
   }
 
   static async open(options: {
@@ -206,64 +122,61 @@ export class AnalyticsService {
     log: AnalyticsLog;
     persistIntervalMs?: number;
   }): Promise<AnalyticsService> {
-    const s = new AnalyticsService(
-      options.database,
-      options.hub,
-      options.log,
-      options.persistIntervalMs ?? 30_000,
-    );
+    const s = new AnalyticsService(new AnalyticsRepository(options.database), options.log, {
+      hub: options.hub,
+      persistIntervalMs: options.persistIntervalMs ?? 30_000,
+    });
     await s.runtime.init();
-    await s.#load();
+    s.#fill(await s.#repo.load());
     if ([...s.instances.values()].some((i) => i.kind === 'expression')) await loadExpressions();
     for (const i of s.instances.values()) await s.runtime.apply(s.#def(i));
     return s;
   }
 
-  async #load(): Promise<void> {
-    const db = this.#db;
-    for (const r of await db.selectFrom('analytics_workspace').selectAll().execute())
-      this.workspaces.set(r.id, {
-        id: r.id,
-        name: r.name,
-        description: r.description,
-        createdAt: Number(r.created_at),
-        updatedAt: Number(r.updated_at),
-      });
-    for (const r of await db.selectFrom('analytics_group').selectAll().execute())
-      this.groups.set(r.id, {
-        id: r.id,
-        workspaceId: r.workspace_id,
-        name: r.name,
-        description: r.description,
-        createdAt: Number(r.created_at),
-        updatedAt: Number(r.updated_at),
-      });
-    for (const r of await db.selectFrom('analytics_instance').selectAll().orderBy('id').execute())
-      this.instances.set(r.id, {
-        id: r.id,
-        workspaceId: r.workspace_id,
-        groupId: r.group_id,
-        name: r.name,
-        kind: r.kind,
-        parameters: JSON.parse(r.parameters),
-        enabled: Boolean(r.enabled),
-        position: { x: Number(r.position_x), y: Number(r.position_y) },
-        createdAt: Number(r.created_at),
-        updatedAt: Number(r.updated_at),
-      });
-    for (const r of await db.selectFrom('analytics_variable').selectAll().execute())
-      this.variables.set(r.name, {
-        name: r.name,
-        value: JSON.parse(r.value),
-        updatedAt: Number(r.updated_at),
-      });
-    for (const r of await db.selectFrom('analytics_component_variable').selectAll().execute())
-      this.#componentMap(r.component).set(r.name, {
-        component: r.component,
-        name: r.name,
-        value: JSON.parse(r.value),
-        updatedAt: Number(r.updated_at),
-      });
+  /**
+   * A service over `repo` (one bound to a transaction: `AnalyticsRepository.inTransaction`) with
+   * no runtime: the configuration apply writes through it, so that its rules are the API's.
+   */
+  async over(repo: AnalyticsRepository): Promise<AnalyticsService> {
+    const s = new AnalyticsService(repo, this.log);
+    s.#fill(await repo.load());
+    return s;
+  }
+
+  /**
+   * Reads the whole configuration again from the database (after a configuration template was
+   * applied in a transaction of its own) and brings the runtime to it: instances that are gone
+   * stop, new ones start, and those whose kind, parameters and enabled flag are unchanged keep
+   * running with their window state (a rename or a move does not restart them).
+   */
+  async reload(): Promise<void> {
+    const content = await this.#repo.load();
+    const before = new Set(this.instances.keys());
+    this.#fill(content);
+    this.variablesVersion++;
+    if (!this.#runtime) return;
+    if (content.instances.some((i) => i.kind === 'expression')) await loadExpressions();
+    for (const id of before) if (!this.instances.has(id)) await this.#runtime.remove(id);
+    for (const i of this.instances.values()) await this.#runtime.apply(this.#def(i));
+  }
+
+  /** Swaps `content` in at once: no reader sees half a configuration. */
+  #fill(content: AnalyticsContent): void {
+    this.workspaces.clear();
+    for (const w of content.workspaces) this.workspaces.set(w.id, w);
+    this.groups.clear();
+    for (const g of content.groups) this.groups.set(g.id, g);
+    this.instances.clear();
+    for (const i of content.instances) this.instances.set(i.id, i);
+    this.variables.clear();
+    for (const v of content.variables) this.variables.set(v.name, v);
+    this.componentVariables.clear();
+    for (const v of content.componentVariables) this.#componentMap(v.component).set(v.name, v);
+  }
+
+  /** An info entry of the live service (one over a transaction logs nothing: it may roll back). */
+  #note(message: string, fields: Record<string, unknown>): void {
+    if (this.#runtime) this.log.write('info', message, fields);
   }
 
   #componentMap(component: string): Map<string, ComponentVariable> {
@@ -319,12 +232,9 @@ export class AnalyticsService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.#db
-      .insertInto('analytics_workspace')
-      .values({ id: w.id, name: w.name, description: w.description, created_at: now, updated_at: now })
-      .execute();
+    await this.#repo.insertWorkspace(w);
     this.workspaces.set(w.id, w);
-    this.log.write('info', `workspace "${name}" created`, { workspaceId: w.id });
+    this.#note(`workspace "${name}" created`, { workspaceId: w.id });
     return w;
   }
 
@@ -337,11 +247,7 @@ export class AnalyticsService {
     const name = input.name == null ? w.name : checkName('Name', input.name);
     this.#nameTaken(name, w.id);
     const next = { ...w, name, description: input.description ?? w.description, updatedAt: Date.now() };
-    await this.#db
-      .updateTable('analytics_workspace')
-      .set({ name: next.name, description: next.description, updated_at: next.updatedAt })
-      .where('id', '=', w.id)
-      .execute();
+    await this.#repo.updateWorkspace(next);
     this.workspaces.set(w.id, next);
     return next;
   }
@@ -349,9 +255,9 @@ export class AnalyticsService {
   async deleteWorkspace(id: string): Promise<boolean> {
     this.workspace(id);
     await this.deleteWorkspaceContent(id);
-    await this.#db.deleteFrom('analytics_workspace').where('id', '=', id).execute();
+    await this.#repo.deleteWorkspace(id);
     this.workspaces.delete(id);
-    this.log.write('info', 'workspace deleted', { workspaceId: id });
+    this.#note('workspace deleted', { workspaceId: id });
     return true;
   }
 
@@ -364,31 +270,14 @@ export class AnalyticsService {
     const instances = [...this.instances.values()].filter(
       (i) => workspaceId === undefined || i.workspaceId === workspaceId,
     );
-    await this.#database.transaction(async (trx) => {
-      const t = trx as unknown as Kysely<Tables>;
-      if (groups.length)
-        await t
-          .deleteFrom('analytics_group')
-          .where(
-            'id',
-            'in',
-            groups.map((g) => g.id),
-          )
-          .execute();
-      if (instances.length)
-        await t
-          .deleteFrom('analytics_instance')
-          .where(
-            'id',
-            'in',
-            instances.map((i) => i.id),
-          )
-          .execute();
+    await this.#repo.transaction(async (repo) => {
+      await repo.deleteInstances(instances.map((i) => i.id));
+      await repo.deleteGroups(groups.map((g) => g.id));
     });
     for (const g of groups) this.groups.delete(g.id);
     for (const i of instances) {
       this.instances.delete(i.id);
-      await this.runtime.remove(i.id);
+      await this.#runtime?.remove(i.id);
     }
     return { groups: groups.length, instances: instances.length };
   }
@@ -436,17 +325,7 @@ export class AnalyticsService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.#db
-      .insertInto('analytics_group')
-      .values({
-        id: g.id,
-        workspace_id: g.workspaceId,
-        name,
-        description: g.description,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    await this.#repo.insertGroup(g);
     this.groups.set(g.id, g);
     if (input.processorIds?.length) await this.addToGroup(g.id, input.processorIds);
     return g;
@@ -464,11 +343,7 @@ export class AnalyticsService {
       description: input.description ?? g.description,
       updatedAt: Date.now(),
     };
-    await this.#db
-      .updateTable('analytics_group')
-      .set({ name: next.name, description: next.description, updated_at: next.updatedAt })
-      .where('id', '=', g.id)
-      .execute();
+    await this.#repo.updateGroup(next);
     this.groups.set(g.id, next);
     return next;
   }
@@ -479,7 +354,7 @@ export class AnalyticsService {
     const members = this.groupProcessorIds(id);
     if (deleteProcessors) for (const p of members) await this.deleteInstance(p);
     else await this.removeFromGroup(id, members);
-    await this.#db.deleteFrom('analytics_group').where('id', '=', id).execute();
+    await this.#repo.deleteGroups([id]);
     this.groups.delete(id);
     return true;
   }
@@ -507,11 +382,7 @@ export class AnalyticsService {
   async #setGroup(ids: string[], groupId: string | null): Promise<void> {
     if (ids.length === 0) return;
     const now = Date.now();
-    await this.#db
-      .updateTable('analytics_instance')
-      .set({ group_id: groupId, updated_at: now })
-      .where('id', 'in', ids)
-      .execute();
+    await this.#repo.setGroup(ids, groupId, now);
     for (const id of ids) {
       const i = this.instances.get(id)!;
       this.instances.set(id, { ...i, groupId, updatedAt: now });
@@ -576,26 +447,10 @@ export class AnalyticsService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.#db.insertInto('analytics_instance').values(this.#row(i)).execute();
+    await this.#repo.insertInstance(i);
     this.instances.set(id, i);
-    await this.runtime.apply(this.#def(i));
+    await this.#runtime?.apply(this.#def(i));
     return i;
-  }
-
-  #row(i: Instance): Tables['analytics_instance'] {
-    return {
-      id: i.id,
-      workspace_id: i.workspaceId,
-      group_id: i.groupId,
-      name: i.name,
-      kind: i.kind,
-      parameters: JSON.stringify(i.parameters),
-      enabled: i.enabled ? 1 : 0,
-      position_x: i.position.x,
-      position_y: i.position.y,
-      created_at: i.createdAt,
-      updated_at: i.updatedAt,
-    };
   }
 
   async updateInstance(input: UpdateInstanceInput): Promise<Instance> {
@@ -618,10 +473,9 @@ export class AnalyticsService {
       groupId: input.groupId === undefined ? cur.groupId : input.groupId,
       updatedAt: Date.now(),
     };
-    const { id: _id, ...set } = this.#row(next);
-    await this.#db.updateTable('analytics_instance').set(set).where('id', '=', cur.id).execute();
+    await this.#repo.updateInstance(next);
     this.instances.set(cur.id, next);
-    await this.runtime.apply(this.#def(next));
+    await this.#runtime?.apply(this.#def(next));
     return next;
   }
 
@@ -634,26 +488,19 @@ export class AnalyticsService {
       throw conflict(
         `processor instance ${id} feeds ${readers.map((r) => `"${r.name}"`).join(', ')}: reconnect or delete those first`,
       );
-    await this.#db.deleteFrom('analytics_instance').where('id', '=', id).execute();
+    await this.#repo.deleteInstances([id]);
     this.instances.delete(id);
-    await this.runtime.remove(id);
+    await this.#runtime?.remove(id);
     return true;
   }
 
   async deleteAllInstances(workspaceId?: string): Promise<number> {
     const list = this.workspaceInstances(workspaceId);
     if (list.length === 0) return 0;
-    await this.#db
-      .deleteFrom('analytics_instance')
-      .where(
-        'id',
-        'in',
-        list.map((i) => i.id),
-      )
-      .execute();
+    await this.#repo.deleteInstances(list.map((i) => i.id));
     for (const i of list) {
       this.instances.delete(i.id);
-      await this.runtime.remove(i.id);
+      await this.#runtime?.remove(i.id);
     }
     return list.length;
   }
@@ -749,15 +596,7 @@ export class AnalyticsService {
         throw badRequest('positions must be finite numbers');
     }
     const now = Date.now();
-    await this.#database.transaction(async (trx) => {
-      const t = trx as unknown as Kysely<Tables>;
-      for (const p of list)
-        await t
-          .updateTable('analytics_instance')
-          .set({ position_x: p.x, position_y: p.y, updated_at: now })
-          .where('id', '=', p.id)
-          .execute();
-    });
+    await this.#repo.setPositions(list, now);
     return list.map((p) => {
       const next = { ...this.instance(p.id), position: { x: p.x, y: p.y }, updatedAt: now };
       this.instances.set(p.id, next);
@@ -779,12 +618,8 @@ export class AnalyticsService {
     const text = JSON.stringify(value ?? null);
     if (text.length > 64 * 1024) throw badRequest('a variable value is at most 64 KiB of JSON');
     const now = Date.now();
-    await this.#db
-      .insertInto('analytics_variable')
-      .values({ name, value: text, updated_at: now })
-      .onConflict((oc) => oc.column('name').doUpdateSet({ value: text, updated_at: now }))
-      .execute();
     const v = { name, value: value ?? null, updatedAt: now };
+    await this.#repo.upsertVariable(v);
     this.variables.set(name, v);
     this.variablesVersion++;
     return v;
@@ -792,7 +627,7 @@ export class AnalyticsService {
 
   async deleteVariable(name: string): Promise<boolean> {
     if (!this.variables.has(name)) return false;
-    await this.#db.deleteFrom('analytics_variable').where('name', '=', name).execute();
+    await this.#repo.deleteVariable(name);
     this.variables.delete(name);
     this.variablesVersion++;
     return true;
@@ -814,12 +649,8 @@ export class AnalyticsService {
     const text = JSON.stringify(value ?? null);
     if (text.length > 64 * 1024) throw badRequest('a variable value is at most 64 KiB of JSON');
     const now = Date.now();
-    await this.#db
-      .insertInto('analytics_component_variable')
-      .values({ component, name, value: text, updated_at: now })
-      .onConflict((oc) => oc.columns(['component', 'name']).doUpdateSet({ value: text, updated_at: now }))
-      .execute();
     const v = { component, name, value: value ?? null, updatedAt: now };
+    await this.#repo.upsertComponentVariable(v);
     this.#componentMap(component).set(name, v);
     this.variablesVersion++;
     return v;
@@ -827,11 +658,7 @@ export class AnalyticsService {
 
   async deleteComponentVariable(component: string, name: string): Promise<boolean> {
     this.componentVariable(component, name);
-    await this.#db
-      .deleteFrom('analytics_component_variable')
-      .where('component', '=', component)
-      .where('name', '=', name)
-      .execute();
+    await this.#repo.deleteComponentVariable(component, name);
     this.componentVariables.get(component)!.delete(name);
     this.variablesVersion++;
     return true;
@@ -975,6 +802,6 @@ export class AnalyticsService {
   }
 
   async close(): Promise<void> {
-    await this.runtime.close();
+    await this.#runtime?.close();
   }
 }

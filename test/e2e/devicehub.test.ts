@@ -348,6 +348,7 @@ describe('registers', () => {
       { Name: 'amplitude', Value: '10' },
       { Name: 'offset', Value: '0' },
       { Name: 'periodMs', Value: '10000' },
+      { Name: 'DataType', Value: r.ValueType },
     ]);
     assert.deepEqual(
       r.Topics.map((x: any) => [x.Format, x.Topic, x.Direction]),

@@ -129,15 +129,27 @@ describe('public clients: the wire notes documents, verbatim', () => {
     assert.equal(byTag.get('press-2_t06')!.DeviceID, devices['press-2']!.id);
   });
 
-  test(
-    'the data type looked up in Properties by DataType',
-    { todo: 'no driver of the catalogue has a DataType register property; the type is in ValueType' },
-    async () => {
-      const page = (await edge.graphql(PATH, LIST_ALL_REGISTERS, { input: { Limit: 1 } }))
-        .ListRegistersFromAllDevices;
-      assert.equal(dataType(page.Registers[0]), 'float64');
-    },
-  );
+  test('the data type looked up in Properties by DataType; the properties read can be sent back', async () => {
+    const page = (await edge.graphql(PATH, LIST_ALL_REGISTERS, { input: { Limit: 1 } }))
+      .ListRegistersFromAllDevices;
+    const reg = page.Registers[0]!;
+    assert.equal(dataType(reg), 'float64');
+    assert.equal(dataType(reg), reg.ValueType);
+    // A client that sends back the properties it read (DataType included) changes nothing else.
+    const update = `mutation($input: UpdateRegisterRequest!) { UpdateRegister(input: $input) { ID Properties { Name Value } } }`;
+    const back = reg.Properties.map((p: { Name: string; Value: string }) => ({
+      Name: p.Name,
+      Value: p.Value,
+    }));
+    const updated = (await edge.graphql(PATH, update, { input: { ID: reg.ID, Properties: back } }))
+      .UpdateRegister;
+    assert.deepEqual(updated.Properties, reg.Properties);
+    // A DataType that is not the ValueType is refused, and says where the type lives.
+    const refused = await edge.graphqlRaw(PATH, update, {
+      input: { ID: reg.ID, Properties: [{ Name: 'DataType', Value: 'int16' }] },
+    });
+    assert.match(refused.text, /DataType \\"int16\\" differs from ValueType \\"float64\\"/);
+  });
 
   test('ListDevices with ListDevicesRequest answers the device fields clients read', async () => {
     const all = (await edge.graphql(PATH, LIST_DEVICES, { input: { Limit: 2 } })).ListDevices;

@@ -7,6 +7,7 @@ import { uuidv7 } from '../../kernel/ids.js';
 import { findDriver } from './catalogue/index.js';
 import type { DeviceRow, RegisterRow, RegisterWithDevice } from './repository.js';
 import {
+  DATA_TYPE_PROPERTY,
   DEFAULT_INTERVAL_MS,
   MAX_INTERVAL_MS,
   MIN_INTERVAL_MS,
@@ -71,6 +72,28 @@ export function params(subject: string, field: string, list: ParamInput[] | null
   return out;
 }
 
+/**
+ * A register's properties without the `DataType` its view shows (the tag's `ValueType`, see
+ * `views.ts`), so that a client may send back the properties it read. Given, it must name the
+ * tag's `ValueType`; it is never stored. A driver with a `DataType` property of its own keeps it.
+ */
+function withoutDataType<P extends { Name: string; Value?: string | null | undefined }>(
+  subject: string,
+  defs: readonly { name: string }[],
+  valueType: string,
+  given: readonly P[],
+): P[] {
+  if (defs.some((d) => d.name === DATA_TYPE_PROPERTY)) return [...given];
+  return given.filter((p) => {
+    if (p.Name !== DATA_TYPE_PROPERTY) return true;
+    if (p.Value !== null && p.Value !== undefined && p.Value !== '' && p.Value !== valueType)
+      throw badRequest(
+        `${subject}: property DataType ${JSON.stringify(p.Value)} differs from ValueType ${JSON.stringify(valueType)}; a tag's data type is its ValueType`,
+      );
+    return false;
+  });
+}
+
 /** Validates a tag against its device's driver; answers the row to store (a fresh ID). */
 export function buildRegisterRow(
   device: DeviceRow,
@@ -101,7 +124,10 @@ export function buildRegisterRow(
     subject,
     `register "${reg.name}" of driver "${driver.name}"`,
     reg.properties,
-    (input.Properties ?? []).map((p) => ({ name: p.Name, value: p.Value })),
+    withoutDataType(subject, reg.properties, input.ValueType, input.Properties ?? []).map((p) => ({
+      name: p.Name,
+      value: p.Value,
+    })),
     base,
   );
   return {

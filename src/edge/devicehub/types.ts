@@ -131,6 +131,8 @@ export interface TagStatus {
 export const DEFAULT_REGISTER_LIMIT = 100;
 export const MAX_REGISTER_LIMIT = 1000;
 export const DEFAULT_INTERVAL_MS = 1000;
+/** The property a register's view adds with its `ValueType` (clients look the data type up there). */
+export const DATA_TYPE_PROPERTY = 'DataType';
 export const MIN_INTERVAL_MS = 10;
 export const MAX_INTERVAL_MS = 86_400_000;
 

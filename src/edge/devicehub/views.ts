@@ -3,7 +3,7 @@ import { findDriver } from './catalogue/index.js';
 import type { DeviceRow, RegisterWithDevice } from './repository.js';
 import { parseJson } from './rows.js';
 import { topicsOf, type Topic } from './topics.js';
-import type { Device, NameValue, Register } from './types.js';
+import { DATA_TYPE_PROPERTY, type Device, type NameValue, type Register } from './types.js';
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -58,9 +58,16 @@ class RegisterNode implements Register {
     this.IntervalMs = row.interval_ms;
   }
 
+  /**
+   * The register's properties, and its data type as `DataType` (the tag's `ValueType`), where
+   * the product family's clients look it up (wire notes); a driver's own `DataType` wins.
+   */
   get Properties(): NameValue[] {
     const props = parseJson(this.#row.properties) as Record<string, string>;
-    return Object.entries(props).map(([Name, Value]) => ({ Name, Value }));
+    const out = Object.entries(props).map(([Name, Value]) => ({ Name, Value }));
+    if (!Object.hasOwn(props, DATA_TYPE_PROPERTY))
+      out.push({ Name: DATA_TYPE_PROPERTY, Value: this.ValueType });
+    return out;
   }
 
   get MetaData(): Record<string, unknown> {

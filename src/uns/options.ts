@@ -161,7 +161,8 @@ export const UNS_OPTIONS: readonly OptionSpec[] = [
     min: 1,
     max: 1_000_000,
     default: 1000,
-    description: 'subscriptions of one connection at most (one more is refused: SUBACK 0x97, MQTT 3.1.1 0x80)',
+    description:
+      'subscriptions of one connection at most (one more is refused: SUBACK 0x97, MQTT 3.1.1 0x80)',
   },
   {
     name: 'topic-alias-maximum',

@@ -33,6 +33,7 @@ import { SharedSubscriptions } from './shared.js';
 import {
   mqttPacket,
   parseShared,
+  REFUSED_PREFIX,
   RC,
   underlyingFilter,
   Wire,
@@ -160,6 +161,8 @@ export class UnsBroker {
   readonly #log: Logger;
   readonly #persistence: AsyncPersistence;
   readonly #state = new WeakMap<Client, ConnState>();
+  /** The account of each authenticated connection, kept after it closes (for a delayed will). */
+  readonly #accountOf = new WeakMap<Client, string>();
   readonly #live = new Map<string, Set<Client>>();
   readonly #seen = new Map<string, Map<string, ClientInfo>>();
   readonly #servers: Server[] = [];
@@ -272,7 +275,8 @@ export class UnsBroker {
         mqttPacket.writeToStream({ cmd: 'disconnect', reasonCode: RC.KEEP_ALIVE_TIMEOUT }, c.conn, {
           protocolVersion: 5,
         });
-        c.conn.uncork();
+        // Flush now: aedes destroys the socket right after this event (mqtt-packet corks too).
+        while (c.conn.writableCorked > 0) c.conn.uncork();
       } catch {
         // the connection is closing anyway
       }
@@ -378,6 +382,7 @@ export class UnsBroker {
           lastSeen: Date.now(),
         };
         this.#state.set(client, { accountId: account.id, rules: new ConnectionRules(compiled), info });
+        this.#accountOf.set(client, account.id);
         let live = this.#live.get(account.id);
         if (!live) this.#live.set(account.id, (live = new Set()));
         live.add(client);
@@ -430,6 +435,13 @@ export class UnsBroker {
     }
     const state = this.#state.get(client);
     if (state && state.rules.canPublish(packet.topic)) return done(null);
+    if (!state && client.closed) {
+      // A will published after its connection closed (MQTT 5 will delay): the account's rules now.
+      const accountId = this.#accountOf.get(client);
+      const account = accountId ? this.#accounts.get(accountId) : undefined;
+      const compiled = accountId ? this.#accounts.compiled(accountId) : undefined;
+      if (account?.enabled && compiled?.canPublish(packet.topic)) return done(null);
+    }
     this.#log.info({ clientId: client.id, topic: packet.topic }, 'mqtt publish refused by the account rules');
     // MQTT 5: aedes answers PUBACK/PUBREC 0x87 with this message as the reason string.
     const err = new Error(`publish to "${packet.topic}" not allowed`);
@@ -451,6 +463,7 @@ export class UnsBroker {
       return done(Object.assign(new Error('topic filter with NUL'), { logged: true }));
     }
     const wire = wireOf(client);
+    if (sub.topic.startsWith(REFUSED_PREFIX)) return done(null, null); // refused by wire.ts
     const filter = underlyingFilter(sub.topic);
     const problem = sharedProblemOf(sub.topic) ?? this.#topicProblem(filter);
     if (problem) {
@@ -509,7 +522,8 @@ export class UnsBroker {
           'account disabled or deleted: closing its connection',
         );
         this.#forget(client);
-        client.close();
+        // MQTT 5: DISCONNECT 0x98 (Administrative action) first.
+        kick(client, 0x98);
         continue;
       }
       state.rules.replace(change.compiled);
@@ -523,7 +537,8 @@ export class UnsBroker {
           'subscription no longer allowed by the account rules: closing the connection',
         );
         this.#forget(client);
-        client.close();
+        // MQTT 5: DISCONNECT 0x87 (Not authorized) first.
+        kick(client, RC.NOT_AUTHORIZED);
       }
     }
   }
@@ -728,6 +743,12 @@ function breakEmitterRecursion(mq: EmitterInternals): void {
     }
   };
   mq._do = guarded;
+}
+
+/** Closes a connection; an MQTT 5 client is told why with a DISCONNECT first. */
+function kick(client: Client, reasonCode: number): void {
+  const c = client as unknown as { disconnect: (o: { reasonCode: number }) => void };
+  c.disconnect({ reasonCode });
 }
 
 /** Topics no client publishes to: the internal names of shared subscriptions. */

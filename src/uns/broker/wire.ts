@@ -86,8 +86,7 @@ function installWriteHook(): void {
   const original = mqttPacket.writeToStream;
   mqttPacket.writeToStream = function writeToStream(packet, stream, opts) {
     const hook = (stream as unknown as Record<symbol, unknown>)[HOOK] as
-      | ((packet: WirePacket, opts: { protocolVersion?: number } | undefined) => boolean)
-      | undefined;
+      ((packet: WirePacket, opts: { protocolVersion?: number } | undefined) => boolean) | undefined;
     return hook ? hook(packet, opts) : original(packet, stream, opts);
   };
   originalWrite = original;
@@ -258,9 +257,14 @@ export class Wire {
     let any = false;
     order.forEach((topic, i) => {
       const s = last.get(topic)!;
-      const problem = sharedProblem(topic) ?? this.#opts.topicProblem(underlyingFilter(topic));
+      const shared = sharedProblem(topic);
+      const wildcards = filterProblem(underlyingFilter(topic));
+      const problem = shared ?? this.#opts.topicProblem(underlyingFilter(topic)) ?? wildcards;
+      if (problem === wildcards && wildcards && !this.v5) return; // MQTT 3.1.1: aedes closes
       if (problem) {
         this.refused.add(s);
+        // aedes would close the connection for a malformed filter: it gets a placeholder.
+        if (shared || wildcards) s.topic = `${REFUSED_PREFIX}${i}`;
         codes[i] = this.v5 ? RC.TOPIC_FILTER_INVALID : 0x80;
         any = true;
         return;
@@ -376,6 +380,21 @@ export class Wire {
     }
     return originalWrite(packet, this.client.conn, opts);
   }
+}
+
+/** What a malformed filter refused here is renamed to before aedes sees it. */
+export const REFUSED_PREFIX = '$refused/';
+
+/** Whether the wildcards of a filter are misplaced (MQTT-4.7.1-1, 4.7.1-2), or null. */
+export function filterProblem(filter: string): string | null {
+  const levels = filter.split('/');
+  for (let i = 0; i < levels.length; i++) {
+    const level = levels[i]!;
+    if (level.includes('#') && (level !== '#' || i !== levels.length - 1))
+      return '# must be the last level, alone';
+    if (level.includes('+') && level !== '+') return '+ must be alone in its level';
+  }
+  return null;
 }
 
 function toInternal(topic: string): string {

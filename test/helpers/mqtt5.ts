@@ -89,10 +89,15 @@ export function collect(client: MqttClient): Message5[] {
   return got;
 }
 
-export async function until(cond: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
+export async function until(
+  cond: () => boolean,
+  ms = 5000,
+  what: string | (() => string) = 'condition',
+): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
-    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms`);
+    if (Date.now() > end)
+      throw new Error(`${typeof what === 'function' ? what() : what} not met within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -229,6 +229,44 @@ describe('UNS broker on MQTT 5', () => {
     }
   });
 
+  test('the topic tree (GraphQL) shows the properties of a retained message', async () => {
+    const { client } = await connect5(url, READER);
+    try {
+      await publish5(client, 'free/tree/state', '{"on":true}', {
+        qos: 1,
+        retain: true,
+        properties: {
+          contentType: 'application/json',
+          payloadFormatIndicator: true,
+          userProperties: { line: '1', tag: ['a', 'b'] },
+        },
+      });
+      const q = `{ topic(path: "free/tree/state") { retained lastValue retainedProperties { contentType payloadFormatIndicator responseTopic userProperties { name value } } } }`;
+      const res = await gql(t, token, q);
+      assert.deepEqual(res.topic, {
+        retained: true,
+        lastValue: '{"on":true}',
+        retainedProperties: {
+          contentType: 'application/json',
+          payloadFormatIndicator: true,
+          responseTopic: null,
+          userProperties: [
+            { name: 'line', value: '1' },
+            { name: 'tag', value: 'a' },
+            { name: 'tag', value: 'b' },
+          ],
+        },
+      });
+      // Cleared with the retained message.
+      await publish5(client, 'free/tree/state', '', { qos: 1, retain: true });
+      const cleared = await gql(t, token, q);
+      assert.equal(cleared.topic.retained, false);
+      assert.equal(cleared.topic.retainedProperties, null);
+    } finally {
+      await end5(client);
+    }
+  });
+
   test('mosquitto_pub and mosquitto_sub -V 5: user properties delivered, refusals reported', async () => {
     const port = String(t.mqttPort);
     const sub = run('mosquitto_sub', [

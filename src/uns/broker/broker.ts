@@ -197,7 +197,7 @@ export class UnsBroker {
     this.#limits = limits;
     this.#failures = new RateLimiter({ max: limits.authFailuresPerMinute, windowMs: 60_000 });
     this.#onChange = (change) => this.#applyChange(change);
-    this.shared = new SharedSubscriptions(aedes, persistence);
+    this.shared = new SharedSubscriptions(aedes, persistence, Boolean(options.redisUrl));
     this.#accounts.on('change', this.#onChange);
   }
 
@@ -250,6 +250,7 @@ export class UnsBroker {
       throw err;
     }
     broker.#wire(options);
+    await broker.shared.start();
     return broker;
   }
 
@@ -267,6 +268,8 @@ export class UnsBroker {
       this.shared.disconnected(client);
     });
     aedes.on('sessionExpired', (client: Client) => this.shared.expired(client.id));
+    aedes.on('subscribe', () => this.shared.changed());
+    aedes.on('unsubscribe', () => this.shared.changed());
     aedes.on('keepaliveTimeout', (client: Client) => {
       // MQTT 5: say why before aedes closes the connection (DISCONNECT 0x8D).
       const c = client as unknown as ClientInternals & { version: number };
@@ -675,6 +678,7 @@ export class UnsBroker {
     if (this.#closed) return;
     this.#closed = true;
     this.#accounts.off('change', this.#onChange);
+    this.shared.stop();
     // Stop accepting first; a server's close completes once aedes has closed its connections.
     const stopped = Promise.all(this.#servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
     await new Promise<void>((r) => this.aedes.close(() => r()));

@@ -8,7 +8,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { pgTestDatabase } from '../helpers/postgres.js';
 import { createAccount, gql, startTestUns, unsToken, ACCOUNT_FIELDS, type TestUns } from '../helpers/uns.js';
 import {
   collect,
@@ -534,47 +536,67 @@ describe('UNS broker on MQTT 5', () => {
 });
 
 describe('UNS broker on MQTT 5 across restarts', () => {
-  test('server shutdown: DISCONNECT 0x8B; message expiry holds across a restart (SQLite session store)', async () => {
-    const t = await startTestUns();
-    const token = await unsToken(t);
-    await createAccount(t, token, 'dev', 'dev-password', [{ path: '#', perm: 'PubSub' }]);
-    const url = () => `mqtt://127.0.0.1:${t.mqttPort}`;
-    const opts = {
-      username: 'dev',
-      password: 'dev-password',
-      clientId: 'restart-sub',
-      clean: false,
-      properties: { sessionExpiryInterval: 3600 },
-    };
-    const s = await connect5(url(), opts);
-    await subscribe5(s.client, 'r/#', { qos: 1 });
-    await end5(s.client);
-    const pub = await connect5(url(), { username: 'dev', password: 'dev-password' });
-    await publish5(pub.client, 'r/short', 'short', { qos: 1, properties: { messageExpiryInterval: 2 } });
-    await publish5(pub.client, 'r/long', 'long', { qos: 1, properties: { messageExpiryInterval: 3600 } });
-    const reasons: number[] = [];
-    pub.client.on('disconnect', (p) => reasons.push(p.reasonCode ?? 0));
-    const dataDir = t.dataDir;
-    await t.stop({ keepData: true });
-    await until(() => reasons.length > 0);
-    assert.deepEqual(reasons, [0x8b]);
-    await end5(pub.client);
-    await sleep(2500);
-    const t2 = await startTestUns({ dataDir });
-    try {
-      const s2 = await connect5(`mqtt://127.0.0.1:${t2.mqttPort}`, opts);
-      const got = collect(s2.client);
-      assert.equal(s2.connack.sessionPresent, true);
-      await sleep(800);
-      assert.deepEqual(
-        got.map((m) => m.payload),
-        ['long'],
-      );
-      await end5(s2.client);
-    } finally {
-      await t2.stop();
-      const { rmSync } = await import('node:fs');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+  for (const dialect of ['SQLite', 'PostgreSQL'] as const) {
+    test(`server shutdown: DISCONNECT 0x8B; message expiry and properties hold across a restart (${dialect} session store)`, async (ctx) => {
+      let databaseUrl: string | undefined;
+      if (dialect === 'PostgreSQL') {
+        const pg = await pgTestDatabase(ctx);
+        if (!pg) return;
+        databaseUrl = pg.url;
+      }
+      const t = await startTestUns({ databaseUrl });
+      const token = await unsToken(t);
+      await createAccount(t, token, 'dev', 'dev-password', [{ path: '#', perm: 'PubSub' }]);
+      const url = () => `mqtt://127.0.0.1:${t.mqttPort}`;
+      const opts = {
+        username: 'dev',
+        password: 'dev-password',
+        clientId: 'restart-sub',
+        clean: false,
+        properties: { sessionExpiryInterval: 3600 },
+      };
+      const s = await connect5(url(), opts);
+      await subscribe5(s.client, 'r/#', { qos: 1 });
+      await end5(s.client);
+      const pub = await connect5(url(), { username: 'dev', password: 'dev-password' });
+      await publish5(pub.client, 'r/short', 'short', { qos: 1, properties: { messageExpiryInterval: 2 } });
+      await publish5(pub.client, 'r/long', 'long', {
+        qos: 1,
+        properties: {
+          messageExpiryInterval: 3600,
+          correlationData: Buffer.from('corr'),
+          userProperties: { k: 'v' },
+          contentType: 'text/plain',
+        },
+      });
+      const reasons: number[] = [];
+      pub.client.on('disconnect', (p) => reasons.push(p.reasonCode ?? 0));
+      const dataDir = t.dataDir;
+      await t.stop({ keepData: true });
+      await until(() => reasons.length > 0);
+      assert.deepEqual(reasons, [0x8b]);
+      await end5(pub.client);
+      await sleep(2500);
+      const t2 = await startTestUns({ dataDir, databaseUrl });
+      try {
+        const s2 = await connect5(`mqtt://127.0.0.1:${t2.mqttPort}`, opts);
+        const got = collect(s2.client);
+        assert.equal(s2.connack.sessionPresent, true);
+        await sleep(800);
+        assert.deepEqual(
+          got.map((m) => m.payload),
+          ['long'],
+        );
+        const p = got[0]!.packet.properties;
+        assert.equal(Buffer.from(p.correlationData).toString(), 'corr');
+        assert.deepEqual({ ...p.userProperties }, { k: 'v' });
+        assert.equal(p.contentType, 'text/plain');
+        assert.ok(p.messageExpiryInterval <= 3600 && p.messageExpiryInterval > 3500);
+        await end5(s2.client);
+      } finally {
+        await t2.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
 });

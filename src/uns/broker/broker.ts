@@ -572,7 +572,7 @@ export class UnsBroker {
           `mqtt connection closed: ${err.message}`,
         );
       },
-      onAcked: (w, messageId) => this.shared.onAcked(w, messageId),
+      onDelivered: (w, messageId) => this.shared.onAcked(w, messageId),
       onPublishOut: (w, packet) => this.shared.onPublishOut(w, packet),
       onUnsubscribe: (w, topic) => {
         if (parseShared(topic) && w.client.id) this.shared.leave(w.client.id, topic);

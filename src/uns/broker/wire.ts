@@ -122,8 +122,8 @@ export interface WireOptions {
   onInflightExceeded: (client: WireClient, err: Error) => void;
   /** Outbound messages dropped because the held queue was full. */
   onHeldDropped: (client: WireClient, packet: WirePacket) => void;
-  /** A QoS 1/2 message the client acknowledged (PUBACK, PUBCOMP, or a failed PUBREC). */
-  onAcked?: (wire: Wire, messageId: number) => void;
+  /** The client has (or refused) a QoS 1/2 message it was sent: PUBACK or PUBREC. */
+  onDelivered?: (wire: Wire, messageId: number) => void;
   /** An outbound PUBLISH about to be written (after flow control). */
   onPublishOut?: (wire: Wire, packet: WirePacket) => void;
   /** Called for every inbound SUBSCRIBE/UNSUBSCRIBE topic after renaming (shared membership). */
@@ -217,10 +217,15 @@ export class Wire {
         this.awaitingRel.delete(packet.messageId as number);
         return true;
       case 'puback':
+        this.#opts.onDelivered?.(this, packet.messageId as number);
+        this.#acked(packet.messageId as number);
+        return true;
       case 'pubcomp':
         this.#acked(packet.messageId as number);
         return true;
       case 'pubrec':
+        // The client has the QoS 2 message (or refused it): it is not to be sent to another.
+        this.#opts.onDelivered?.(this, packet.messageId as number);
         if ((packet.reasonCode ?? 0) >= 0x80) this.#acked(packet.messageId as number);
         return true;
       case 'subscribe':
@@ -284,7 +289,6 @@ export class Wire {
 
   #acked(messageId: number): void {
     if (!this.inflightOut.delete(messageId)) return;
-    this.#opts.onAcked?.(this, messageId);
     this.#drainHeld();
   }
 

@@ -491,6 +491,8 @@ export class UnsBroker {
       return done(null, sub);
     }
     this.#log.info({ clientId: client.id, topic: sub.topic }, 'mqtt subscribe refused by the account rules');
+    const held = (client as unknown as { subscriptions?: Record<string, unknown> }).subscriptions;
+    if (!held?.[sub.topic]) wire?.admitted.delete(sub.topic);
     done(null, null); // SUBACK 0x80 (MQTT 5: 0x87)
   }
 

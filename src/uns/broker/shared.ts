@@ -165,8 +165,10 @@ export class SharedSubscriptions {
       next: 0,
       listener: (packet, cb) => {
         // Several nodes: the node the message was published on hands it to the group.
-        if (!this.#clustered || packet.brokerId === this.#aedes.id) this.#dispatch(g, packet);
-        cb();
+        // The member's delivery completes the message (as aedes's own subscriptions do), so
+        // that a slow group slows its publishers down rather than filling the broker's memory.
+        if (!this.#clustered || packet.brokerId === this.#aedes.id) this.#dispatch(g, packet, NONE, cb);
+        else cb();
       },
     };
     this.#groups.set(internal, g);
@@ -249,16 +251,17 @@ export class SharedSubscriptions {
     pending!.byKey.delete(key);
   }
 
-  #dispatch(group: Group, packet: WirePacket, exclude: Set<string> = NONE): void {
+  #dispatch(group: Group, packet: WirePacket, exclude: Set<string> = NONE, cb: () => void = noop): void {
     const topic = packet.topic as string;
     // Wildcards do not match `$` topics (MQTT-4.7.2-1); the broker's own `$SYS` never goes here.
-    if (topic.charCodeAt(0) === 36) return;
-    if (typeof packet.messageExpiry === 'number' && packet.messageExpiry <= Date.now()) return;
+    if (topic.charCodeAt(0) === 36) return cb();
+    if (typeof packet.messageExpiry === 'number' && packet.messageExpiry <= Date.now()) return cb();
     const member = this.#pick(group, exclude);
     if (member && member.node === undefined) {
-      this.#deliver(member.client!, group, packet);
+      this.#deliver(member.client!, group, packet, cb);
       return;
     }
+    cb();
     if (member) {
       this.#forward(member.node!, member.id, group, packet, exclude);
       return;
@@ -442,7 +445,7 @@ export class SharedSubscriptions {
     return copy;
   }
 
-  #deliver(client: AedesClient, group: Group, packet: WirePacket): void {
+  #deliver(client: AedesClient, group: Group, packet: WirePacket, cb: () => void = noop): void {
     const sub = client.subscriptions[group.internal]!;
     const qos = Math.min(packet.qos ?? 0, sub.qos);
     const copy = this.#copy(packet, qos);
@@ -458,11 +461,11 @@ export class SharedSubscriptions {
     }
     if (qos > 0 && !client.clean) {
       this.#persistence.outgoingEnqueue({ clientId: client.id }, copy as never).then(
-        () => sub.func(copy, noop),
-        () => {},
+        () => sub.func(copy, cb),
+        () => cb(),
       );
     } else {
-      sub.func(copy, noop);
+      sub.func(copy, cb);
     }
   }
 }

@@ -156,6 +156,8 @@ export class Wire {
   readonly pubackCodes = new Map<number, number>();
   /** Subscription objects refused here (aedes asks authorizeSubscribe; it answers no). */
   readonly refused = new WeakSet<object>();
+  /** Topics admitted by the subscription quota (until the rules refuse them or they are unsubscribed). */
+  readonly admitted = new Set<string>();
   /** The client's Topic Alias Maximum (from its CONNECT): aliases this layer may assign. */
   clientAliasMax = 0;
 
@@ -235,6 +237,7 @@ export class Wire {
         if (Array.isArray(packet.unsubscriptions)) {
           packet.unsubscriptions = (packet.unsubscriptions as string[]).map((t) => {
             const internal = toInternal(t);
+            this.admitted.delete(internal);
             this.#opts.onUnsubscribe?.(this, internal);
             return internal;
           });
@@ -257,8 +260,10 @@ export class Wire {
       last.set(s.topic, s);
     }
     const codes: (number | undefined)[] = [];
-    const existing = Object.keys(this.client.subscriptions ?? {});
-    let count = existing.length;
+    // What the connection holds: aedes's subscriptions and those admitted here that aedes may not
+    // have added yet (SUBSCRIBEs read in one batch).
+    const existing = new Set([...Object.keys(this.client.subscriptions ?? {}), ...this.admitted]);
+    let count = existing.size;
     let any = false;
     order.forEach((topic, i) => {
       const s = last.get(topic)!;
@@ -274,7 +279,7 @@ export class Wire {
         any = true;
         return;
       }
-      if (!existing.includes(topic)) {
+      if (!existing.has(topic)) {
         if (count >= this.#opts.maxSubscriptions) {
           this.refused.add(s);
           codes[i] = this.v5 ? RC.QUOTA_EXCEEDED : 0x80;
@@ -282,6 +287,7 @@ export class Wire {
           return;
         }
         count++;
+        this.admitted.add(topic);
       }
     });
     if (any && typeof packet.messageId === 'number') this.subackCodes.set(packet.messageId, codes);

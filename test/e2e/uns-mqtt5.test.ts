@@ -311,6 +311,74 @@ describe('UNS broker on MQTT 5', () => {
     assert.match(refused, /PUBACK.*rc=135|Not authorized/i);
   });
 
+  test('mosquitto -V 5: properties, subscription identifier, message expiry, 0x90 and 0x97 seen by the tools', async () => {
+    const port = String(t.mqttPort);
+    const conn = (u: { username: string; password: string }) => [
+      ...['-V', '5', '-h', '127.0.0.1', '-p', port, '-u', u.username, '-P', u.password],
+    ];
+    const quiet = (p: Promise<{ stdout: string; stderr: string }>) =>
+      p.then(
+        (r) => r.stdout + r.stderr,
+        (e: { stdout: string; stderr: string }) => e.stdout + e.stderr,
+      );
+    const sub = run('mosquitto_sub', [
+      ...conn(READER),
+      ...['-t', 'free/mosq/#', '-C', '1', '-W', '10', '-q', '1', '-F', '%t|%p|%C|%R|%P|%S|%F'],
+      ...['-D', 'subscribe', 'subscription-identifier', '7'],
+    ]);
+    await sleep(400);
+    await run('mosquitto_pub', [
+      ...conn(SENSOR),
+      ...['-t', 'free/mosq/a', '-m', 'hello', '-q', '1'],
+      ...['-D', 'publish', 'content-type', 'text/plain', '-D', 'publish', 'response-topic', 'free/reply'],
+      ...['-D', 'publish', 'user-property', 'k', 'v', '-D', 'publish', 'payload-format-indicator', '1'],
+    ]);
+    assert.equal((await sub).stdout.trim(), 'free/mosq/a|hello|text/plain|free/reply|k:v|7|1');
+
+    // Message expiry through a persistent session (-c -x): the expired one is never delivered.
+    const id = ['-i', 'mosq-exp', '-c', '-x', '300'];
+    await quiet(run('mosquitto_sub', [...conn(READER), ...id, '-t', 'free/mexp/#', '-q', '1', '-W', '1']));
+    await run('mosquitto_pub', [
+      ...conn(SENSOR),
+      ...['-t', 'free/mexp/a', '-m', 'expires', '-q', '1', '-D', 'publish', 'message-expiry-interval', '1'],
+    ]);
+    await run('mosquitto_pub', [
+      ...conn(SENSOR),
+      ...['-t', 'free/mexp/b', '-m', 'stays', '-q', '1', '-D', 'publish', 'message-expiry-interval', '300'],
+    ]);
+    await sleep(2200);
+    const resumed = await quiet(
+      run('mosquitto_sub', [
+        ...conn(READER),
+        ...id,
+        '-t',
+        'free/mexp/#',
+        '-q',
+        '1',
+        '-C',
+        '1',
+        '-W',
+        '3',
+        '-F',
+        '%p %E',
+      ]),
+    );
+    const [payload, left] = resumed.trim().split(' ');
+    assert.equal(payload, 'stays');
+    assert.ok(Number(left) > 290 && Number(left) <= 300, resumed);
+
+    // A topic refused by the limits: PUBACK 0x90 (144) in mosquitto_pub's debug output.
+    const deep = Array.from({ length: 40 }, (_, i) => `l${i}`).join('/');
+    const bad = await quiet(
+      run('mosquitto_pub', [...conn(SENSOR), '-t', `free/${deep}`, '-m', 'x', '-q', '1', '-d']),
+    );
+    assert.match(bad, /PUBACK.*rc=144|Topic name invalid/i);
+    // More subscriptions than --max-subscriptions (8): the ninth is refused.
+    const many = Array.from({ length: 9 }, (_, i) => ['-t', `free/many/${i}`]).flat();
+    const quota = await quiet(run('mosquitto_sub', [...conn(READER), ...many, '-d', '-W', '1']));
+    assert.match(quota, /Subscribed \(mid: \d+\): 0, 0, 0, 0, 0, 0, 0, 0, 151/);
+  });
+
   test('message expiry: an expired queued message is never delivered, a live one carries its remaining interval', async () => {
     const { client: s1 } = await connect5(url, {
       ...READER,

@@ -165,7 +165,7 @@ describe('UNS broker on MQTT 5', () => {
     await end5(dev2);
   });
 
-  test('refusals by the limits: bad topic 0x90, bad filter 0x8F, quota 0x97, packet too large DISCONNECT 0x95', async () => {
+  test('refusals by the limits: bad topic 0x90, bad filter 0x8F, quota 0x97, packet too large DISCONNECT 0x95, receive maximum 0x93', async () => {
     const { client } = await connect5(url, READER);
     try {
       const deep = Array.from({ length: 40 }, (_, i) => `l${i}`).join('/');
@@ -201,6 +201,16 @@ describe('UNS broker on MQTT 5', () => {
     raw.send({ cmd: 'publish', topic: 'free/big', payload: Buffer.alloc(70 * 1024), qos: 0 });
     assert.equal((await raw.next('disconnect')).reasonCode, 0x95);
     await raw.closed();
+    // QoS 2 messages awaiting PUBREL beyond the Receive Maximum (100): DISCONNECT 0x93.
+    const hoarder = await raw5(t.mqttPort, { clientId: 'qos2-hoarder', ...READER });
+    assert.equal((await hoarder.next('connack')).properties?.receiveMaximum, 100);
+    for (let id = 1; id <= 100; id++)
+      hoarder.send({ cmd: 'publish', topic: 'free/q2', payload: Buffer.from('v'), qos: 2, messageId: id });
+    await until(() => hoarder.packets.filter((p) => p.cmd === 'pubrec').length === 100);
+    assert.equal(hoarder.isClosed(), false);
+    hoarder.send({ cmd: 'publish', topic: 'free/q2', payload: Buffer.from('v'), qos: 2, messageId: 101 });
+    assert.equal((await hoarder.next('disconnect')).reasonCode, 0x93);
+    await hoarder.closed();
   });
 
   test('user properties, content type, payload format, response topic and correlation data are forwarded; QoS 2 end to end', async () => {

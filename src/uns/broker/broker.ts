@@ -557,6 +557,7 @@ export class UnsBroker {
     new Wire(client as unknown as WireClient, {
       maxInflightInbound: this.#limits.maxInflightInbound,
       maxSubscriptions: this.#limits.maxSubscriptions,
+      maxOutboundAliases: this.#limits.topicAliasMaximum,
       maxHeld: MAX_HELD,
       topicProblem: (topic) => this.#topicProblem(topic),
       onOversized: (c, packet) => this.#oversized(c, packet),

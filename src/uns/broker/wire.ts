@@ -112,6 +112,8 @@ export interface WireClient {
 export interface WireOptions {
   maxInflightInbound: number;
   maxSubscriptions: number;
+  /** Topic aliases assigned towards one client at most (whatever its own Topic Alias Maximum). */
+  maxOutboundAliases: number;
   /** Held outbound QoS 1/2 messages beyond the client's Receive Maximum, at most. */
   maxHeld: number;
   /** A refusal of a topic or filter by the limits, or null. */
@@ -190,7 +192,12 @@ export class Wire {
     switch (packet.cmd) {
       case 'connect':
         this.version = Number(packet.protocolVersion) || 4;
-        if (this.version === 5) this.clientAliasMax = Number(packet.properties?.topicAliasMaximum ?? 0);
+        // Aliases this layer assigns: the client's maximum, bounded by ours (memory per connection).
+        if (this.version === 5)
+          this.clientAliasMax = Math.min(
+            Number(packet.properties?.topicAliasMaximum ?? 0),
+            this.#opts.maxOutboundAliases,
+          );
         return true;
       case 'publish':
         if (packet.qos === 2 && typeof packet.messageId === 'number') {

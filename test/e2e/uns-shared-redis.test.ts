@@ -112,3 +112,62 @@ test('shared subscriptions across two nodes over Redis: round robin over all mem
     await b.stop();
   }
 });
+
+test('MQTT 5 across two nodes over Redis: properties and message expiry through a session moved between nodes', async (t) => {
+  const redisUrl = await redisTestUrl(t);
+  if (!redisUrl) return;
+  const pg = await pgTestDatabase(t);
+  if (!pg) return;
+  const a = await startTestUns({ redisUrl, databaseUrl: pg.url });
+  const b = await startTestUns({ redisUrl, databaseUrl: pg.url });
+  const run = randomBytes(4).toString('hex');
+  const base = `v5node/${run}`;
+  const creds = { username: `v5node-${run}`, password: 'v5-node-password' };
+  try {
+    const token = await unsToken(a);
+    const id = await createAccount(a, token, creds.username, creds.password, [
+      { path: 'v5node/#', perm: 'PubSub' },
+    ]);
+    const tokenB = await unsToken(b);
+    for (let i = 0; i < 40; i++) {
+      if ((await gql(b, tokenB, `query($id: ID) { account(id: $id) { id } }`, { id })).account.length === 1)
+        break;
+      await sleep(100);
+    }
+    const session = {
+      ...creds,
+      clientId: `v5s-${run}`,
+      clean: false,
+      properties: { sessionExpiryInterval: 300 },
+    };
+    const s1 = (await connect5(`mqtt://127.0.0.1:${a.mqttPort}`, session)).client;
+    await subscribe5(s1, `${base}/#`, { qos: 1 });
+    await new Promise<void>((r) => s1.end(true, {}, () => r()));
+    const pub = (await connect5(`mqtt://127.0.0.1:${b.mqttPort}`, creds)).client;
+    await publish5(pub, `${base}/short`, 'short', { qos: 1, properties: { messageExpiryInterval: 1 } });
+    await publish5(pub, `${base}/long`, 'long', {
+      qos: 1,
+      properties: {
+        messageExpiryInterval: 300,
+        userProperties: { site: 'north' },
+        correlationData: Buffer.from('c-1'),
+        contentType: 'text/plain',
+      },
+    });
+    await new Promise<void>((r) => pub.end(true, {}, () => r()));
+    await sleep(2200);
+    const s2 = await connect5(`mqtt://127.0.0.1:${b.mqttPort}`, session);
+    const got = collect(s2.client);
+    assert.equal(s2.connack.sessionPresent, true);
+    await sleep(800);
+    assert.deepEqual(texts(got), ['long']);
+    const p = got[0]!.packet.properties;
+    assert.deepEqual({ ...p.userProperties }, { site: 'north' });
+    assert.equal(Buffer.from(p.correlationData).toString(), 'c-1');
+    assert.equal(p.contentType, 'text/plain');
+    await new Promise<void>((r) => s2.client.end(true, {}, () => r()));
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});

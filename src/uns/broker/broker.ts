@@ -34,6 +34,7 @@ import {
   mqttPacket,
   parseShared,
   REFUSED_PREFIX,
+  sharedProblem,
   RC,
   underlyingFilter,
   Wire,
@@ -468,7 +469,7 @@ export class UnsBroker {
     const wire = wireOf(client);
     if (sub.topic.startsWith(REFUSED_PREFIX)) return done(null, null); // refused by wire.ts
     const filter = underlyingFilter(sub.topic);
-    const problem = sharedProblemOf(sub.topic) ?? this.#topicProblem(filter);
+    const problem = sharedProblem(sub.topic) ?? this.#topicProblem(filter);
     if (problem) {
       this.counters.topicRefused++;
       this.#log.warn(
@@ -762,14 +763,6 @@ function kick(client: Client, reasonCode: number): void {
 function reservedProblem(topic: string): string | null {
   if (topic.startsWith(SHARE_PREFIX) || topic.startsWith(SHARED_PREFIX))
     return `a topic cannot start with ${SHARE_PREFIX} or ${SHARED_PREFIX}`;
-  return null;
-}
-
-function sharedProblemOf(topic: string): string | null {
-  const shared = parseShared(topic);
-  if (!shared) return null;
-  if (!shared.group || !shared.filter) return 'a shared subscription is $share/<group>/<filter>';
-  if (/[+#]/.test(shared.group)) return 'a shared subscription group cannot contain + or #';
   return null;
 }
 

@@ -20,6 +20,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
+import { filterProblem } from '../accounts/index.js';
 
 const require = createRequire(import.meta.url);
 
@@ -401,18 +402,6 @@ export class Wire {
 
 /** What a malformed filter refused here is renamed to before aedes sees it. */
 export const REFUSED_PREFIX = '$refused/';
-
-/** Whether the wildcards of a filter are misplaced (MQTT-4.7.1-1, 4.7.1-2), or null. */
-export function filterProblem(filter: string): string | null {
-  const levels = filter.split('/');
-  for (let i = 0; i < levels.length; i++) {
-    const level = levels[i]!;
-    if (level.includes('#') && (level !== '#' || i !== levels.length - 1))
-      return '# must be the last level, alone';
-    if (level.includes('+') && level !== '+') return '+ must be alone in its level';
-  }
-  return null;
-}
 
 function toInternal(topic: string): string {
   return topic.startsWith(SHARE_PREFIX) ? SHARED_PREFIX + topic.slice(SHARE_PREFIX.length) : topic;

@@ -275,6 +275,8 @@ export class Wire {
     let any = false;
     order.forEach((topic, i) => {
       const s = last.get(topic)!;
+      // A filter with NUL closes the connection (1.5.3-2): authorizeSubscribe does it.
+      if (topic.includes('\u0000')) return;
       const shared = sharedProblem(topic);
       const wildcards = filterProblem(underlyingFilter(topic));
       const problem = shared ?? this.#opts.topicProblem(underlyingFilter(topic)) ?? wildcards;

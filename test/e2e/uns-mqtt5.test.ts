@@ -72,6 +72,25 @@ describe('UNS broker on MQTT 5', () => {
         await end5(client);
       }
     }
+    // Publish over WebSocket, receive over TLS, both MQTT 5, properties kept.
+    const tls = (await connect5(`mqtts://127.0.0.1:${t.mqttsPort}`, READER)).client;
+    const ws = (await connect5(t.uns.wsUrl, { ...SENSOR, wsOptions: { rejectUnauthorized: false } } as never))
+      .client;
+    try {
+      const got = collect(tls);
+      assert.deepEqual(await subscribe5(tls, 'plant/#', { qos: 1 }), [1]);
+      const rc = await publish5(ws, 'plant/line1/ws', 'via ws', {
+        qos: 1,
+        properties: { userProperties: { via: 'ws' } },
+      });
+      assert.equal(rc, 0);
+      await until(() => got.length === 1);
+      assert.deepEqual({ ...got[0]!.packet.properties?.userProperties }, { via: 'ws' });
+      assert.equal(await publish5(ws, 'plant/line2/ws', 'refused', { qos: 1 }), 0x87);
+    } finally {
+      await end5(tls);
+      await end5(ws);
+    }
     // Refused CONNECTs carry MQTT 5 reason codes.
     await assert.rejects(
       connect5(url, { username: 'reader5', password: 'wrong-password' }),

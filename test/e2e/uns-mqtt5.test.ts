@@ -529,6 +529,12 @@ describe('UNS broker on MQTT 5', () => {
         pubs().map((p) => p.payload.toString()),
         ['m1', 'm2', 'm3', 'm4', 'm5'],
       );
+      const { broker } = await gql(
+        t,
+        token,
+        '{ broker { refusals { oversizedDropped subscriptionsRefused } } }',
+      );
+      assert.ok(broker.refusals.oversizedDropped >= 1, JSON.stringify(broker.refusals));
     } finally {
       await end5(pub);
       small.socket.destroy();

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import {
   connectMqtt,
   createAccount,
+  gql,
   startTestUns,
   subscribe,
   unsToken,
@@ -39,9 +40,10 @@ function payloads(got: Message5[]): string[] {
 describe('UNS shared subscriptions on one node', () => {
   let t: TestUns;
   let url: string;
+  let token: string;
   before(async () => {
     t = await startTestUns();
-    const token = await unsToken(t);
+    token = await unsToken(t);
     url = `mqtt://127.0.0.1:${t.mqttPort}`;
     await createAccount(t, token, DEV.username, DEV.password, [{ path: 'plant/#', perm: 'PubSub' }]);
     await createAccount(t, token, LIMITED.username, LIMITED.password, [
@@ -144,6 +146,15 @@ describe('UNS shared subscriptions on one node', () => {
       assert.equal(got.length, 12, 'nothing twice');
       assert.deepEqual([...got].sort(), Array.from({ length: 12 }, (_, i) => `j${i}`).sort(), 'nothing lost');
       for (const u of unacked) assert.ok(got.includes(u));
+      // Counted for operators (GraphQL broker { shared }).
+      const { broker } = await gql(
+        t,
+        token,
+        '{ broker { protocols shared { delivered redelivered dropped } } }',
+      );
+      assert.ok(broker.shared.redelivered >= 4, JSON.stringify(broker.shared));
+      assert.ok(broker.shared.delivered >= 12, JSON.stringify(broker.shared));
+      assert.ok(broker.protocols.includes('MQTT 5'));
     } finally {
       for (const x of [b, c, pub]) await end5(x);
     }

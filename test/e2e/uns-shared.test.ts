@@ -160,6 +160,23 @@ describe('UNS shared subscriptions on one node', () => {
     }
   });
 
+  test('retained messages are not sent to a shared subscription when it is made; live ones are', async () => {
+    const c = (await connect5(url, DEV)).client;
+    try {
+      await publish5(c, 'plant/ret/x', 'kept', { qos: 1, retain: true });
+      const got = collect(c);
+      assert.deepEqual(await subscribe5(c, '$share/ret/plant/ret/#', { qos: 1 }), [1]);
+      await sleep(400);
+      assert.equal(got.length, 0);
+      await publish5(c, 'plant/ret/x', 'live', { qos: 1 });
+      await until(() => got.length === 1);
+      assert.equal(got[0]!.payload, 'live');
+      await publish5(c, 'plant/ret/x', '', { qos: 1, retain: true });
+    } finally {
+      await end5(c);
+    }
+  });
+
   test('mosquitto_sub -V 5 and -V 311 as members of one group', async () => {
     const port = String(t.mqttPort);
     const args = (v: string) => [

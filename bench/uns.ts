@@ -17,7 +17,12 @@
  *   worker below one core is not the limit.
  *
  *   npm run bench -- uns [--duration 6] [--warmup 2] [--window 200] [--size 64] [--pace 10000]
- *                        [--qos 0|1] [--fanout 1|50]   (one case only)
+ *                        [--protocol 4|5] [--qos 0|1] [--fanout 1|50] [--shared]
+ *
+ * `--protocol 5` runs every client with MQTT 5 (the same rules on both brokers) and adds the
+ * shared subscription cases: one publisher to a group of four (`$share/bench/<topic>`, four
+ * clients in two worker processes; each message is delivered to one of them). `--shared` runs the
+ * shared cases only; `--qos` and `--fanout` pick one case.
  *
  * Each case runs twice per broker: as fast as the broker takes messages (throughput, CPU) and at a
  * fixed pace of `--pace` deliveries per second (latency: p50 and p99 with no backlog).
@@ -54,6 +59,9 @@ interface WorkerStart {
   size: number;
   /** Messages per second to publish at a fixed pace; 0 for as fast as the broker takes them. */
   rate: number;
+  protocolVersion: 4 | 5;
+  /** Subscribe as members of one shared subscription group. */
+  shared: boolean;
 }
 
 type ToWorker = { cmd: 'start'; spec: WorkerStart } | { cmd: 'mark' } | { cmd: 'report' } | { cmd: 'stop' };
@@ -79,7 +87,7 @@ async function worker(): Promise<void> {
           password: spec.password,
           reconnectPeriod: 0,
           clean: true,
-          protocolVersion: 4,
+          protocolVersion: spec.protocolVersion,
         });
         await new Promise<void>((resolve, reject) => {
           c.once('connect', () => resolve());
@@ -96,7 +104,7 @@ async function worker(): Promise<void> {
             const ms = performance.timeOrigin + performance.now() - sent;
             hist[Math.min(BUCKETS - 1, Math.max(0, Math.floor(ms / BUCKET_MS)))]!++;
           });
-          await c.subscribeAsync(spec.topic, { qos: spec.qos });
+          await c.subscribeAsync(spec.shared ? `$share/bench/${spec.topic}` : spec.topic, { qos: spec.qos });
         }
       }
       if (spec.role === 'pub')
@@ -333,6 +341,8 @@ class Worker {
 
 interface Result {
   broker: string;
+  protocol: number;
+  shared: boolean;
   qos: number;
   fanout: number;
   delivered: number;
@@ -358,10 +368,18 @@ async function runCase(
   broker: Broker,
   qos: 0 | 1,
   fanout: number,
-  opts: { duration: number; warmup: number; window: number; size: number; rate: number },
+  opts: {
+    duration: number;
+    warmup: number;
+    window: number;
+    size: number;
+    rate: number;
+    protocol: 4 | 5;
+    shared: boolean;
+  },
 ): Promise<Result> {
-  const topic = `bench/q${qos}/f${fanout}/${opts.rate > 0 ? 'paced' : 'max'}`;
-  const subProcs = fanout === 1 ? 1 : 5;
+  const topic = `bench/v${opts.protocol}/q${qos}/f${fanout}${opts.shared ? 's' : ''}/${opts.rate > 0 ? 'paced' : 'max'}`;
+  const subProcs = fanout === 1 ? 1 : opts.shared ? 2 : 5;
   const subs = Array.from({ length: subProcs }, () => new Worker());
   const pub = new Worker();
   const base = {
@@ -373,6 +391,8 @@ async function runCase(
     window: opts.window,
     size: opts.size,
     rate: opts.rate,
+    protocolVersion: opts.protocol,
+    shared: opts.shared,
   };
   await Promise.all(
     subs.map((w) => w.ask({ cmd: 'start', spec: { ...base, role: 'sub', clients: fanout / subProcs } })),
@@ -393,6 +413,8 @@ async function runCase(
   for (const r of subReports) for (let i = 0; i < BUCKETS; i++) hist[i]! += r.hist[i]!;
   return {
     broker: broker.name,
+    protocol: opts.protocol,
+    shared: opts.shared,
     qos,
     fanout,
     delivered: delivered / elapsed,
@@ -417,24 +439,34 @@ async function main(): Promise<void> {
   // One case only, for investigating: --qos 1 --fanout 50.
   const onlyQos = process.argv.includes('--qos') ? (arg('qos', 0) as 0 | 1) : undefined;
   const onlyFanout = process.argv.includes('--fanout') ? arg('fanout', 1) : undefined;
+  const protocol = arg('protocol', 4) === 5 ? 5 : 4;
+  const onlyShared = process.argv.includes('--shared');
+  // The cases: [qos, fan-out, shared]. A shared case is one publisher to a group of four.
+  const cases: [0 | 1, number, boolean][] = [];
+  for (const qos of onlyQos === undefined ? ([0, 1] as const) : [onlyQos]) {
+    if (!onlyShared)
+      for (const fanout of onlyFanout === undefined ? [1, 50] : [onlyFanout])
+        cases.push([qos, fanout, false]);
+    if (protocol === 5 || onlyShared) cases.push([qos, 4, true]);
+  }
   const dir = mkdtempSync(join(tmpdir(), 'mw-bench-uns-'));
   const rows: { max: Result; paced: Result }[] = [];
   try {
     const millwright = await startMillwright(join(dir, 'uns'));
     const mosquitto = await startMosquitto(dir);
     try {
-      for (const qos of onlyQos === undefined ? ([0, 1] as const) : [onlyQos]) {
-        for (const fanout of onlyFanout === undefined ? [1, 50] : [onlyFanout]) {
-          // Alternate the brokers so that drift of the machine hits both.
-          for (const broker of [mosquitto, millwright]) {
-            const max = await runCase(broker, qos, fanout, { ...opts, rate: 0 });
-            const paced = await runCase(broker, qos, fanout, { ...opts, rate: pace / fanout });
-            rows.push({ max, paced });
-            process.stderr.write(
-              `${max.broker} qos ${qos} 1->${fanout}: ${Math.round(max.delivered)} msgs/s delivered; ` +
-                `at ${pace} deliveries/s p99 ${paced.p99.toFixed(2)} ms\n`,
-            );
-          }
+      for (const [qos, fanout, shared] of cases) {
+        // Alternate the brokers so that drift of the machine hits both.
+        for (const broker of [mosquitto, millwright]) {
+          const o = { ...opts, protocol: protocol as 4 | 5, shared };
+          const max = await runCase(broker, qos, fanout, { ...o, rate: 0 });
+          // Deliveries per second at the fixed pace: a shared group delivers each message once.
+          const paced = await runCase(broker, qos, fanout, { ...o, rate: shared ? pace : pace / fanout });
+          rows.push({ max, paced });
+          process.stderr.write(
+            `${max.broker} MQTT ${protocol} qos ${qos} 1->${shared ? 'group of ' : ''}${fanout}: ` +
+              `${Math.round(max.delivered)} msgs/s delivered; at ${pace} deliveries/s p99 ${paced.p99.toFixed(2)} ms\n`,
+          );
         }
       }
     } finally {
@@ -450,7 +482,7 @@ async function main(): Promise<void> {
     `\nMachine: ${cpus().length} vCPUs (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}`,
   );
   console.log(
-    `Command: npm run bench -- uns --duration ${opts.duration} --warmup ${opts.warmup} --window ${opts.window} --size ${opts.size} --pace ${pace}\n`,
+    `Command: npm run bench -- uns --protocol ${protocol}${onlyShared ? ' --shared' : ''} --duration ${opts.duration} --warmup ${opts.warmup} --window ${opts.window} --size ${opts.size} --pace ${pace}\n`,
   );
   console.log(
     `| case | broker | msgs/s delivered (max) | vs Mosquitto | broker CPU-s per 1M msgs | broker cores busy | busiest load worker, cores | p50 ms at ${pace}/s | p99 ms at ${pace}/s | p99 ms at max |`,
@@ -458,10 +490,15 @@ async function main(): Promise<void> {
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const { max, paced } of rows) {
     const base = rows.find(
-      (x) => x.max.qos === max.qos && x.max.fanout === max.fanout && x.max.broker.startsWith('Mosquitto'),
+      (x) =>
+        x.max.qos === max.qos &&
+        x.max.fanout === max.fanout &&
+        x.max.shared === max.shared &&
+        x.max.broker.startsWith('Mosquitto'),
     )!.max;
+    const label = `MQTT ${max.protocol === 5 ? '5' : '3.1.1'} QoS ${max.qos}, 1→${max.shared ? 'group of ' : ''}${max.fanout}`;
     console.log(
-      `| QoS ${max.qos}, 1→${max.fanout} | ${max.broker} | ${Math.round(max.delivered)} | ${((100 * max.delivered) / base.delivered).toFixed(0)}% | ` +
+      `| ${label} | ${max.broker} | ${Math.round(max.delivered)} | ${((100 * max.delivered) / base.delivered).toFixed(0)}% | ` +
         `${max.cpuPerMillion.toFixed(1)} | ${max.brokerCores.toFixed(2)} | ${Math.max(max.workerMaxCpu, paced.workerMaxCpu).toFixed(2)} | ` +
         `${paced.p50.toFixed(2)} | ${paced.p99.toFixed(2)} | ${max.p99 >= 2000 ? '>2000' : max.p99.toFixed(1)} |`,
     );

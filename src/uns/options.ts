@@ -152,7 +152,42 @@ export const UNS_OPTIONS: readonly OptionSpec[] = [
     min: 1,
     max: 65535,
     default: 100,
-    description: 'QoS 2 messages of one connection awaiting PUBREL at most (one more closes the connection)',
+    description:
+      'QoS 2 messages of one connection awaiting PUBREL at most (one more closes the connection); the Receive Maximum told to MQTT 5 clients',
+  },
+  {
+    name: 'max-subscriptions',
+    type: 'int',
+    min: 1,
+    max: 1_000_000,
+    default: 1000,
+    description:
+      'subscriptions of one connection at most (one more is refused: SUBACK 0x97, MQTT 3.1.1 0x80)',
+  },
+  {
+    name: 'topic-alias-maximum',
+    type: 'int',
+    min: 0,
+    max: 65535,
+    default: 100,
+    description: 'topic aliases an MQTT 5 client may set per connection (0: none)',
+  },
+  {
+    name: 'max-keep-alive',
+    type: 'int',
+    min: 0,
+    max: 65535,
+    default: 0,
+    description:
+      'keep alive in seconds at most: MQTT 5 clients asking more (or none) get it as Server Keep Alive, MQTT 3.1.1 ones are refused (0: no limit)',
+  },
+  {
+    name: 'max-session-expiry',
+    type: 'int',
+    min: 0,
+    max: 4_294_967_295,
+    default: 0,
+    description: 'MQTT 5 session expiry interval in seconds at most; a longer one is cut to it (0: no limit)',
   },
   ...COMMON_OPTIONS,
 ];
@@ -181,6 +216,10 @@ export interface UnsConfig extends HttpConfig {
   maxQueuedBytes: number;
   queueOverflow: 'drop-newest' | 'drop-oldest';
   maxInflightInbound: number;
+  maxSubscriptions: number;
+  topicAliasMaximum: number;
+  maxKeepAlive: number;
+  maxSessionExpiry: number;
   logLevel: string;
   logFormat: string;
   logRetentionEntries: number;
@@ -199,6 +238,10 @@ export function brokerLimits(config: UnsConfig): BrokerLimits {
     maxTopicLength: config.maxTopicLength,
     maxTopicLevels: config.maxTopicLevels,
     maxInflightInbound: config.maxInflightInbound,
+    maxSubscriptions: config.maxSubscriptions,
+    topicAliasMaximum: config.topicAliasMaximum,
+    maxKeepAlive: config.maxKeepAlive,
+    maxSessionExpiry: config.maxSessionExpiry,
     queue: {
       maxMessages: config.maxQueuedMessages,
       maxBytes: config.maxQueuedBytes,

@@ -461,7 +461,7 @@ describe('UNS GraphQL: accounts, rules, namespaces, topics, activation', () => {
     assert.equal(info.broker.mqttsPort, t.mqttsPort);
     assert.equal(info.broker.websocketPath, '/mqtt');
     assert.ok(info.broker.topics >= 120);
-    assert.deepEqual(info.broker.protocols, ['MQTT 3.1', 'MQTT 3.1.1']);
+    assert.deepEqual(info.broker.protocols, ['MQTT 3.1', 'MQTT 3.1.1', 'MQTT 5']);
 
     assert.equal(
       (await gql(t, token, `mutation($id: ID!) { deleteNamespace(id: $id) }`, { id })).deleteNamespace,

@@ -1,12 +1,15 @@
 /**
- * The MQTT broker of the namespace: aedes (MQTT 3.1 and 3.1.1; aedes has no MQTT 5) with
- * policy in its hooks, as aedes intends:
+ * The MQTT broker of the namespace: aedes 2 (MQTT 3.1, 3.1.1 and 5) with policy in its hooks, as
+ * aedes intends, and what aedes leaves to the application in wire.ts (per connection) and
+ * shared.ts (shared subscriptions):
  * - `authenticate`: user name and password against the accounts (a disabled account is refused,
- *   CONNACK 4 for bad credentials, 5 for a missing user name);
+ *   CONNACK 4 / MQTT 5 0x86 for bad credentials, 5 / 0x87 for a missing user name);
  * - `authorizePublish` / `authorizeSubscribe`: the account's compiled rules, held per connection
- *   with a per-connection cache of topics seen. A refused SUBSCRIBE gets the failure return code
- *   0x80 in its SUBACK; a refused PUBLISH closes the connection (MQTT 3.1.1 has no negative
- *   acknowledgement of a publish; 3.3.5-2 allows closing) and is delivered to nobody.
+ *   with a per-connection cache of topics seen (a shared subscription is judged by its filter).
+ *   A refused SUBSCRIBE gets 0x80 (MQTT 5: 0x87) in its SUBACK; a refused PUBLISH closes an MQTT
+ *   3.1.1 connection (it has no negative acknowledgement of a publish; 3.3.5-2 allows closing),
+ *   an MQTT 5 one gets PUBACK/PUBREC 0x87 (0x90 for a topic the limits refuse) and stays; the
+ *   message is delivered to nobody.
  * - Account changes act on live connections at once: a disabled or deleted account's connections
  *   are closed; new rules replace the old on its connections, and a connection holding a
  *   subscription that its rules no longer allow is closed.
@@ -26,13 +29,28 @@ import { RateLimiter } from '../../kernel/http/rate-limit.js';
 import { ConnectionRules, type AccountChange, type AccountService } from '../accounts/index.js';
 import { SqlPersistence, type AsyncPersistence, type QueueLimits } from './sql-persistence.js';
 import { redisPersistence } from './redis-persistence.js';
+import { SharedSubscriptions } from './shared.js';
+import {
+  mqttPacket,
+  parseShared,
+  REFUSED_PREFIX,
+  sharedProblem,
+  RC,
+  underlyingFilter,
+  Wire,
+  wireOf,
+  SHARE_PREFIX,
+  SHARED_PREFIX,
+  type WireClient,
+  type WirePacket,
+} from './wire.js';
 
 const require = createRequire(import.meta.url);
 
 export interface ClientInfo {
   id: string;
   connected: boolean;
-  /** MQTT protocol level of the CONNECT: 3 (3.1) or 4 (3.1.1). */
+  /** MQTT protocol level of the CONNECT: 3 (3.1), 4 (3.1.1) or 5. */
   protoLevel: number;
   /** Peer address and port. */
   remote: string;
@@ -66,8 +84,19 @@ export interface BrokerLimits {
   maxTopicLength: number;
   /** Levels of a topic or topic filter (at most 100, aedes's own bound), refused as above. */
   maxTopicLevels: number;
-  /** Inbound QoS 2 messages of one connection awaiting PUBREL; one more closes the connection. */
+  /**
+   * Inbound QoS 2 messages of one connection awaiting PUBREL; one more closes the connection
+   * (MQTT 5: DISCONNECT 0x93). Told to MQTT 5 clients as the Receive Maximum.
+   */
   maxInflightInbound: number;
+  /** Subscriptions of one connection; one more is refused (SUBACK 0x97, MQTT 3.1.1 0x80). */
+  maxSubscriptions: number;
+  /** Topic aliases an MQTT 5 client may set (0: none). */
+  topicAliasMaximum: number;
+  /** Keep alive in seconds at most (MQTT 5: Server Keep Alive; 0: no limit). */
+  maxKeepAlive: number;
+  /** MQTT 5 session expiry interval in seconds at most (0: no limit). */
+  maxSessionExpiry: number;
   /** QoS 1/2 messages and bytes queued per persistent session, and what a full queue drops. */
   queue: QueueLimits;
   /** Failed CONNECTs (bad user name or password) per minute per address; past it, CONNACK 5. */
@@ -79,6 +108,10 @@ export const DEFAULT_LIMITS: BrokerLimits = {
   maxTopicLength: 1024,
   maxTopicLevels: 32,
   maxInflightInbound: 100,
+  maxSubscriptions: 1000,
+  topicAliasMaximum: 100,
+  maxKeepAlive: 0,
+  maxSessionExpiry: 0,
   queue: { maxMessages: 1000, maxBytes: 16 * 1024 * 1024, overflow: 'drop-newest' },
   authFailuresPerMinute: 30,
 };
@@ -93,7 +126,16 @@ export interface LimitCounters {
   inflightExceeded: number;
   queueDropped: number;
   connectThrottled: number;
+  /** Messages not sent to an MQTT 5 client because they exceed its Maximum Packet Size. */
+  oversizedDropped: number;
+  /** Messages dropped waiting for room under an MQTT 5 client's Receive Maximum. */
+  flowDropped: number;
+  /** Subscriptions refused by `maxSubscriptions`. */
+  subscriptionsRefused: number;
 }
+
+/** Outbound QoS 1/2 messages held per connection beyond the client's Receive Maximum. */
+const MAX_HELD = 1000;
 
 /** The parts of aedes's Client this layer hooks (instance fields, not its source). */
 interface ClientInternals {
@@ -103,6 +145,9 @@ interface ClientInternals {
     _emitError: (err: Error) => unknown;
   };
   conn: Duplex;
+  connected: boolean;
+  clean: boolean;
+  rejectPacketTooLarge: (size: number) => void;
 }
 
 /** Messages the emitter hands on one inside the other before it goes on from a fresh stack. */
@@ -117,6 +162,8 @@ export class UnsBroker {
   readonly #log: Logger;
   readonly #persistence: AsyncPersistence;
   readonly #state = new WeakMap<Client, ConnState>();
+  /** The account of each authenticated connection, kept after it closes (for a delayed will). */
+  readonly #accountOf = new WeakMap<Client, string>();
   readonly #live = new Map<string, Set<Client>>();
   readonly #seen = new Map<string, Map<string, ClientInfo>>();
   readonly #servers: Server[] = [];
@@ -131,7 +178,11 @@ export class UnsBroker {
     inflightExceeded: 0,
     queueDropped: 0,
     connectThrottled: 0,
+    oversizedDropped: 0,
+    flowDropped: 0,
+    subscriptionsRefused: 0,
   };
+  readonly shared: SharedSubscriptions;
   #closed = false;
 
   private constructor(
@@ -147,6 +198,7 @@ export class UnsBroker {
     this.#limits = limits;
     this.#failures = new RateLimiter({ max: limits.authFailuresPerMinute, windowMs: 60_000 });
     this.#onChange = (change) => this.#applyChange(change);
+    this.shared = new SharedSubscriptions(aedes, persistence, Boolean(options.redisUrl));
     this.#accounts.on('change', this.#onChange);
   }
 
@@ -178,7 +230,12 @@ export class UnsBroker {
       // Deeper topics are refused by this layer first (logged, counted); aedes's bound stays at its
       // maximum so that a too deep SUBSCRIBE is answered 0x80 here rather than closed by aedes.
       maxTopicLevels: AEDES_MAX_TOPIC_LEVELS,
-      maxInflightInbound: limits.maxInflightInbound,
+      // MQTT 5: advertised in the CONNACK (and enforced: aedes, and wire.ts / #limitPacketSize).
+      maximumPacketSize: limits.maxPacketSize,
+      receiveMaximum: limits.maxInflightInbound,
+      topicAliasMaximum: limits.topicAliasMaximum,
+      keepaliveLimit: limits.maxKeepAlive,
+      sessionExpiryIntervalLimit: limits.maxSessionExpiry,
       authenticate: (client, username, password, done) =>
         ref.broker!.authenticate(client, username, password, done),
       authorizePublish: (client, packet, done) => ref.broker!.authorizePublish(client, packet, done),
@@ -194,20 +251,44 @@ export class UnsBroker {
       throw err;
     }
     broker.#wire(options);
+    await broker.shared.start();
     return broker;
   }
 
   #wire(options: BrokerOptions): void {
     const aedes = this.aedes;
     aedes.on('clientReady', (client) => {
+      this.shared.connected(client);
       const state = this.#state.get(client);
       if (!state) return;
       state.info.connected = true;
       state.info.lastSeen = Date.now();
     });
-    aedes.on('clientDisconnect', (client) => this.#forget(client));
-    aedes.on('clientError', (client, err) => {
+    aedes.on('clientDisconnect', (client) => {
       this.#forget(client);
+      this.shared.disconnected(client);
+    });
+    aedes.on('sessionExpired', (client: Client) => this.shared.expired(client.id));
+    aedes.on('subscribe', () => this.shared.changed());
+    aedes.on('unsubscribe', () => this.shared.changed());
+    aedes.on('keepaliveTimeout', (client: Client) => {
+      // MQTT 5: say why before aedes closes the connection (DISCONNECT 0x8D).
+      const c = client as unknown as ClientInternals & { version: number };
+      if (c.version !== 5 || !c.connected) return;
+      try {
+        mqttPacket.writeToStream({ cmd: 'disconnect', reasonCode: RC.KEEP_ALIVE_TIMEOUT }, c.conn, {
+          protocolVersion: 5,
+        });
+        // Flush now: aedes destroys the socket right after this event (mqtt-packet corks too).
+        while (c.conn.writableCorked > 0) c.conn.uncork();
+      } catch {
+        // the connection is closing anyway
+      }
+    });
+    aedes.on('clientError', (client, err) => {
+      // MQTT 5 refusals (0x87, 0x90, ...) are reported here too; the connection stays.
+      const c = client as unknown as { errored?: boolean; closed?: boolean };
+      if (c.errored || c.closed) this.#forget(client);
       this.#logClientError(client, err);
     });
     aedes.on('connectionError', (client, err) => this.#logClientError(client, err));
@@ -305,6 +386,7 @@ export class UnsBroker {
           lastSeen: Date.now(),
         };
         this.#state.set(client, { accountId: account.id, rules: new ConnectionRules(compiled), info });
+        this.#accountOf.set(client, account.id);
         let live = this.#live.get(account.id);
         if (!live) this.#live.set(account.id, (live = new Set()));
         live.add(client);
@@ -333,7 +415,18 @@ export class UnsBroker {
     done: (error?: Error | null) => void,
   ): void {
     if (!client) return done(null); // the broker's own messages ($SYS, wills it replays)
-    const problem = this.#topicProblem(packet.topic);
+    const problem = this.#topicProblem(packet.topic) ?? reservedProblem(packet.topic);
+    if (problem && client.version === 5) {
+      // MQTT 5: PUBACK/PUBREC 0x90 (Topic Name invalid), the connection stays.
+      this.counters.topicRefused++;
+      const messageId = (packet as { messageId?: number }).messageId;
+      if (typeof messageId === 'number') wireOf(client)?.pubackCodes.set(messageId, RC.TOPIC_NAME_INVALID);
+      this.#log.warn(
+        { clientId: client.id, remote: remoteOf(client), topic: shortTopic(packet.topic) },
+        `mqtt publish refused (0x90): ${problem}`,
+      );
+      return done(Object.assign(new Error('topic name invalid'), { logged: true }));
+    }
     if (problem) {
       // MQTT 3.1.1 has no negative acknowledgement of a PUBLISH: the connection is closed
       // (1.5.3-2 for NUL; 3.3.5-2 for what the server refuses).
@@ -346,8 +439,17 @@ export class UnsBroker {
     }
     const state = this.#state.get(client);
     if (state && state.rules.canPublish(packet.topic)) return done(null);
+    if (!state && client.closed) {
+      // A will published after its connection closed (MQTT 5 will delay): the account's rules now.
+      const accountId = this.#accountOf.get(client);
+      const account = accountId ? this.#accounts.get(accountId) : undefined;
+      const compiled = accountId ? this.#accounts.compiled(accountId) : undefined;
+      if (account?.enabled && compiled?.canPublish(packet.topic)) return done(null);
+    }
     this.#log.info({ clientId: client.id, topic: packet.topic }, 'mqtt publish refused by the account rules');
-    done(new Error(`publish to "${packet.topic}" not allowed`));
+    // MQTT 5: aedes answers PUBACK/PUBREC 0x87 with this message as the reason string.
+    const err = new Error(`publish to "${packet.topic}" not allowed`);
+    done(client.version === 5 ? Object.assign(err, { logged: true }) : err);
   }
 
   authorizeSubscribe(
@@ -364,19 +466,35 @@ export class UnsBroker {
       );
       return done(Object.assign(new Error('topic filter with NUL'), { logged: true }));
     }
-    const problem = this.#topicProblem(sub.topic);
+    const wire = wireOf(client);
+    if (sub.topic.startsWith(REFUSED_PREFIX)) return done(null, null); // refused by wire.ts
+    const filter = underlyingFilter(sub.topic);
+    const problem = sharedProblem(sub.topic) ?? this.#topicProblem(filter);
     if (problem) {
       this.counters.topicRefused++;
       this.#log.warn(
         { clientId: client.id, remote: remoteOf(client), topic: shortTopic(sub.topic) },
-        `mqtt subscribe refused (0x80): ${problem}`,
+        `mqtt subscribe refused (${client.version === 5 ? '0x8F' : '0x80'}): ${problem}`,
+      );
+      return done(null, null);
+    }
+    if (wire?.refused.has(sub)) {
+      this.counters.subscriptionsRefused++;
+      this.#log.warn(
+        { clientId: client.id, remote: remoteOf(client), topic: shortTopic(sub.topic) },
+        `mqtt subscribe refused (${client.version === 5 ? '0x97' : '0x80'}): more than ${this.#limits.maxSubscriptions} subscriptions (--max-subscriptions)`,
       );
       return done(null, null);
     }
     const state = this.#state.get(client);
-    if (state && state.rules.canSubscribe(sub.topic)) return done(null, sub);
+    if (state && state.rules.canSubscribe(filter)) {
+      if (parseShared(sub.topic)) this.shared.join(client, sub.topic);
+      return done(null, sub);
+    }
     this.#log.info({ clientId: client.id, topic: sub.topic }, 'mqtt subscribe refused by the account rules');
-    done(null, null); // SUBACK return code 0x80
+    const held = (client as unknown as { subscriptions?: Record<string, unknown> }).subscriptions;
+    if (!held?.[sub.topic]) wire?.admitted.delete(sub.topic);
+    done(null, null); // SUBACK 0x80 (MQTT 5: 0x87)
   }
 
   /** Why a topic or filter is refused by the limits, or null. Cheap: one pass over the string. */
@@ -410,21 +528,23 @@ export class UnsBroker {
           'account disabled or deleted: closing its connection',
         );
         this.#forget(client);
-        client.close();
+        // MQTT 5: DISCONNECT 0x98 (Administrative action) first.
+        kick(client, 0x98);
         continue;
       }
       state.rules.replace(change.compiled);
       const subs = Object.keys(
         (client as unknown as { subscriptions: Record<string, unknown> }).subscriptions ?? {},
       );
-      const lost = subs.find((topic) => !change.compiled!.canSubscribe(topic));
+      const lost = subs.find((topic) => !change.compiled!.canSubscribe(underlyingFilter(topic)));
       if (lost !== undefined) {
         this.#log.info(
           { clientId: client.id, topic: lost },
           'subscription no longer allowed by the account rules: closing the connection',
         );
         this.#forget(client);
-        client.close();
+        // MQTT 5: DISCONNECT 0x87 (Not authorized) first.
+        kick(client, RC.NOT_AUTHORIZED);
       }
     }
   }
@@ -435,6 +555,33 @@ export class UnsBroker {
   handle(stream: Duplex, request?: IncomingMessage): void {
     coalesceWrites(stream);
     const client = this.aedes.handle(stream, request) as unknown as Client & ClientInternals;
+    new Wire(client as unknown as WireClient, {
+      maxInflightInbound: this.#limits.maxInflightInbound,
+      maxSubscriptions: this.#limits.maxSubscriptions,
+      maxOutboundAliases: this.#limits.topicAliasMaximum,
+      maxHeld: MAX_HELD,
+      topicProblem: (topic) => this.#topicProblem(topic),
+      onOversized: (c, packet) => this.#oversized(c, packet),
+      onHeldDropped: (c, packet) => {
+        this.counters.flowDropped++;
+        this.#log.warn(
+          { clientId: c.id, topic: shortTopic(String(packet.topic)), held: MAX_HELD },
+          'mqtt message dropped: the client acknowledges too slowly (Receive Maximum)',
+        );
+      },
+      onInflightExceeded: (c, err) => {
+        this.counters.inflightExceeded++;
+        this.#log.warn(
+          { clientId: c.id, remote: remoteOf(c as unknown as Client) },
+          `mqtt connection closed: ${err.message}`,
+        );
+      },
+      onDelivered: (w, messageId) => this.shared.onAcked(w, messageId),
+      onPublishOut: (w, packet) => this.shared.onPublishOut(w, packet),
+      onUnsubscribe: (w, topic) => {
+        if (parseShared(topic) && w.client.id) this.shared.leave(w.client.id, topic);
+      },
+    });
     this.#limitPacketSize(client);
   }
 
@@ -457,11 +604,28 @@ export class UnsBroker {
         { clientId: client.id, remote: remoteOf(client), cmd: parser.packet.cmd, size, max },
         `mqtt packet of ${size} bytes refused (at most ${max}, --max-packet-size): connection closed`,
       );
+      if ((client as unknown as { version: number }).version === 5 && client.connected) {
+        // MQTT 5: DISCONNECT 0x95 (Packet too large), then aedes closes the connection.
+        client.rejectPacketTooLarge(size);
+        return false;
+      }
       parser._emitError(
         Object.assign(new Error(`packet of ${size} bytes exceeds the maximum of ${max}`), { logged: true }),
       );
       return false;
     };
+  }
+
+  /** A message bigger than the MQTT 5 client's Maximum Packet Size: not sent, counted as delivered. */
+  #oversized(client: WireClient, packet: WirePacket): void {
+    this.counters.oversizedDropped++;
+    this.#log.warn(
+      { clientId: client.id, topic: shortTopic(String(packet.topic)), max: client.maximumPacketSize },
+      'mqtt message not sent: bigger than the Maximum Packet Size of the client',
+    );
+    if ((packet.qos ?? 0) > 0 && !client.clean && client.id) {
+      this.#persistence.outgoingClearMessageId({ id: client.id }, packet as never).catch(() => {});
+    }
   }
 
   /** Listens for MQTT over TCP, or over TLS with `tls`; answers the port. */
@@ -518,6 +682,7 @@ export class UnsBroker {
     if (this.#closed) return;
     this.#closed = true;
     this.#accounts.off('change', this.#onChange);
+    this.shared.stop();
     // Stop accepting first; a server's close completes once aedes has closed its connections.
     const stopped = Promise.all(this.#servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
     await new Promise<void>((r) => this.aedes.close(() => r()));
@@ -586,6 +751,19 @@ function breakEmitterRecursion(mq: EmitterInternals): void {
     }
   };
   mq._do = guarded;
+}
+
+/** Closes a connection; an MQTT 5 client is told why with a DISCONNECT first. */
+function kick(client: Client, reasonCode: number): void {
+  const c = client as unknown as { disconnect: (o: { reasonCode: number }) => void };
+  c.disconnect({ reasonCode });
+}
+
+/** Topics no client publishes to: the internal names of shared subscriptions. */
+function reservedProblem(topic: string): string | null {
+  if (topic.startsWith(SHARE_PREFIX) || topic.startsWith(SHARED_PREFIX))
+    return `a topic cannot start with ${SHARE_PREFIX} or ${SHARED_PREFIX}`;
+  return null;
 }
 
 function varintBytes(n: number): number {

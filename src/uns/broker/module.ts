@@ -27,7 +27,14 @@ export const brokerModule: UnsModule<'broker'> = {
       database: ctx.database,
       logger: ctx.logger,
       redisUrl: ctx.config.redisUrl,
-      onPublish: (packet) => topics.record(packet.topic, packet.payload as Buffer, packet.retain),
+      onPublish: (packet) =>
+        topics.record(
+          packet.topic,
+          packet.payload as Buffer,
+          packet.retain,
+          Date.now(),
+          (packet as { properties?: Record<string, unknown> }).properties,
+        ),
       limits: brokerLimits(ctx.config),
     });
   },

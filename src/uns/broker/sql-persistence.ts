@@ -641,6 +641,17 @@ function encode(packet: Packet): string {
 }
 
 function decode(text: string): Packet {
-  const { b64, payload, ...rest } = JSON.parse(text) as Packet & { b64?: boolean };
+  const { b64, payload, ...rest } = JSON.parse(text, reviveBuffers) as Packet & { b64?: boolean };
   return { ...rest, payload: b64 ? Buffer.from(payload as string, 'base64') : payload } as Packet;
+}
+
+/**
+ * Buffers inside a packet (MQTT 5 correlation data, binary user data in properties) are written
+ * by JSON.stringify as `{ type: 'Buffer', data: [...] }`: read back as Buffers.
+ */
+function reviveBuffers(_key: string, value: unknown): unknown {
+  const v = value as { type?: unknown; data?: unknown } | null;
+  if (v && typeof v === 'object' && v.type === 'Buffer' && Array.isArray(v.data))
+    return Buffer.from(v.data as number[]);
+  return value;
 }

@@ -109,8 +109,9 @@ export const resolvers: IResolvers<any, Ctx> = {
       mqttPort: ctx.addresses.mqttPort,
       mqttsPort: ctx.addresses.mqttsPort,
       websocketPath: '/mqtt',
-      protocols: ['MQTT 3.1', 'MQTT 3.1.1'],
+      protocols: ['MQTT 3.1', 'MQTT 3.1.1', 'MQTT 5'],
       refusals: { ...ctx.broker.counters, topicsNotRecorded: ctx.namespaces.topics.dropped },
+      shared: { ...ctx.broker.shared.counters },
     }),
   },
   Mutation: {

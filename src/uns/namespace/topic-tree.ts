@@ -23,6 +23,9 @@ export class TopicNode {
   /** Whether a message has been published to exactly this topic. */
   seen = false;
   retained = false;
+  /** MQTT 5 properties of the retained message (null when none or not retained). */
+  retainedProperties: RetainedProperties | null = null;
+  propertiesBytes = 0;
   lastValue: Buffer | null = null;
   lastPublish = 0;
   count = 0;
@@ -42,6 +45,50 @@ export class TopicNode {
     for (let n = this.parent; n.parent; n = n.parent) names.push(n.name);
     return names.reverse().join('/');
   }
+}
+
+/** The MQTT 5 properties of a retained message that the topic tree keeps (at most 1 KiB). */
+export interface RetainedProperties {
+  contentType?: string | undefined;
+  payloadFormatIndicator?: boolean | undefined;
+  responseTopic?: string | undefined;
+  userProperties: { name: string; value: string }[];
+}
+
+/** Bytes of a retained message's properties kept at most (the rest of its user properties is not). */
+const MAX_PROPERTIES_BYTES = 1024;
+
+/** The properties of a PUBLISH worth showing, bounded by `MAX_PROPERTIES_BYTES`; null when none. */
+export function retainedPropertiesOf(properties: Record<string, unknown> | undefined): {
+  value: RetainedProperties | null;
+  bytes: number;
+} {
+  if (!properties) return { value: null, bytes: 0 };
+  const value: RetainedProperties = { userProperties: [] };
+  let bytes = 0;
+  const text = (v: unknown) => (typeof v === 'string' ? v.slice(0, 256) : undefined);
+  value.contentType = text(properties.contentType);
+  value.responseTopic = text(properties.responseTopic);
+  if (typeof properties.payloadFormatIndicator === 'boolean')
+    value.payloadFormatIndicator = properties.payloadFormatIndicator;
+  bytes += (value.contentType?.length ?? 0) + (value.responseTopic?.length ?? 0);
+  const user = properties.userProperties as Record<string, string | string[]> | undefined;
+  if (user && typeof user === 'object') {
+    for (const name of Object.keys(user)) {
+      for (const v of [user[name]].flat()) {
+        const size = name.length + String(v).length + 16;
+        if (bytes + size > MAX_PROPERTIES_BYTES) break;
+        bytes += size;
+        value.userProperties.push({ name, value: String(v) });
+      }
+    }
+  }
+  const empty =
+    value.contentType === undefined &&
+    value.responseTopic === undefined &&
+    value.payloadFormatIndicator === undefined &&
+    value.userProperties.length === 0;
+  return empty ? { value: null, bytes: 0 } : { value, bytes: bytes + 64 };
 }
 
 /** Width of the rate window: `messageRate` is messages per second over the last full window. */
@@ -115,7 +162,13 @@ export class TopicTree {
   }
 
   /** Records one message published to `topic`; false when the tree is full and it was not. */
-  record(topic: string, payload: Buffer, retain: boolean, now = Date.now()): boolean {
+  record(
+    topic: string,
+    payload: Buffer,
+    retain: boolean,
+    now = Date.now(),
+    properties?: Record<string, unknown>,
+  ): boolean {
     let n = this.#byPath.get(topic);
     if (!n) {
       n = this.#ensure(topic);
@@ -139,7 +192,13 @@ export class TopicTree {
       // A copy: a view would keep the packet's whole buffer alive.
       n.lastValue = Buffer.from(payload.subarray(0, size));
     }
-    if (retain) n.retained = payload.length > 0;
+    if (retain) {
+      n.retained = payload.length > 0;
+      const kept = n.retained ? retainedPropertiesOf(properties) : { value: null, bytes: 0 };
+      this.#bytes += kept.bytes - n.propertiesBytes;
+      n.retainedProperties = kept.value;
+      n.propertiesBytes = kept.bytes;
+    }
     return true;
   }
 

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { Logger } from 'pino';
 import { generate } from 'selfsigned';
@@ -173,7 +173,7 @@ export async function createHttpApp(
     connectionTimeout: limits.httpIdleTimeout,
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
     // One line per request, at debug (below): at info, two lines a request drown everything else.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // A request's logger is made when the request first logs (most never do).
     childLoggerFactory: lazyRequestLogger,
     // Idle keep-alive connections are closed at shutdown; in-flight requests finish first.

@@ -185,7 +185,10 @@ test('two managers share one task over 20 edges; one killed half way; each subta
     const total = [...sim.applies.values()].reduce((x, y) => x + y, 0);
     assert.equal(total, 1, `device ${sim.deviceId}: ${JSON.stringify([...sim.applies])}`);
     assert.equal(sim.applies.get(`mw-task-${bySubtask.get(sim.deviceId)}`), 1);
-    assert.equal(sim.saved.size, 0, 'the marker is removed');
+    // The marker is removed once the success is recorded; a process killed between the two
+    // leaves it (harmless, and never before the success is recorded).
+    const left = [...sim.saved.values()].filter((n) => n !== `mw-task-${bySubtask.get(sim.deviceId)}`);
+    assert.deepEqual(left, [], 'nothing else is left on the edge');
   }
   // Both processes ran subtasks (the logs name the process).
   const instances = new Set<string>();

@@ -27,7 +27,17 @@ export interface SubtaskContext {
 }
 
 export type SubtaskOutcome =
-  | { status: 'SUCCEEDED'; result?: unknown; message?: string }
+  | {
+      status: 'SUCCEEDED';
+      result?: unknown;
+      message?: string;
+      /**
+       * Run once the success is recorded (best effort): clean-up that must not happen before,
+       * such as removing the edge's record that it received the subtask (a process that takes
+       * the subtask over from one that stopped in between looks for that record).
+       */
+      afterRecorded?: () => Promise<void>;
+    }
   | { status: 'FAILED'; error: string; result?: unknown }
   | { status: 'RETRY'; error: string };
 
@@ -479,6 +489,11 @@ export class TaskService {
       } else if (outcome.status === 'SUCCEEDED') {
         await log('info', outcome.message ?? `done after ${attempts} attempt(s)`);
         await this.#repo.finish(row.id, this.instance, 'SUCCEEDED', bound(outcome.result), null);
+        await outcome
+          .afterRecorded?.()
+          .catch((err: unknown) =>
+            this.#log.warn({ err, subtaskId: row.id }, 'clean-up after a recorded subtask failed'),
+          );
       } else {
         await log('error', outcome.error);
         await this.#repo.finish(row.id, this.instance, 'FAILED', bound(outcome.result), outcome.error);

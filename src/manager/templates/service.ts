@@ -805,12 +805,14 @@ export class TemplateService {
     if (ctx.maybeSent) {
       const found = await this.#edge.findByName(deviceId, marker);
       if (found.length > 0) {
-        for (const id of found) await this.#edge.deleteSaved(deviceId, id).catch(() => undefined);
         return {
           status: 'SUCCEEDED',
           result: { recovered: true, templateVersion: p.version },
           message:
             'the edge had received the apply before the previous manager process stopped; not sent again',
+          // The marker goes only once the success is recorded: a process stopping in between
+          // leaves it for the next one to find.
+          afterRecorded: () => this.#removeSaved(deviceId, found),
         };
       }
       await ctx.log('info', 'the edge had not received the apply; sending it');
@@ -830,18 +832,25 @@ export class TemplateService {
       r.status === 200 && r.body?.template?.id
         ? [String(r.body.template.id)]
         : await this.#edge.findByName(deviceId, marker).catch(() => []);
-    for (const id of saved) await this.#edge.deleteSaved(deviceId, id).catch(() => undefined);
     if (r.status === 200) {
       const result = r.body?.result ?? {};
       return {
         status: 'SUCCEEDED',
         result: { edgeStatus: 200, templateVersion: p.version, ...result },
         message: `applied version ${p.version} (snapshot ${String(result.snapshotId ?? '?')})`,
+        // Removed only after the success is recorded (see the recovery above).
+        afterRecorded: () => this.#removeSaved(deviceId, saved),
       };
     }
+    // Not applied: the marker goes now, so that a retry sends the template again.
+    await this.#removeSaved(deviceId, saved);
     const e = edgeError('applying the template', r);
     if (r.status === 409 || r.status === 429 || r.status >= 500) return { status: 'RETRY', error: e.message };
     return { status: 'FAILED', error: e.message, result: { edgeStatus: r.status, edgeAnswer: r.body } };
+  }
+
+  async #removeSaved(deviceId: string, ids: string[]): Promise<void> {
+    for (const id of ids) await this.#edge.deleteSaved(deviceId, id).catch(() => undefined);
   }
 
   // --- templates kept in git (admin console) ----------------------------------------------------

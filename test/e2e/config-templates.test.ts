@@ -462,4 +462,48 @@ describe('errors of part 7', () => {
     await r.body.text();
     assert.equal((await call('/config/template/nope', { method: 'PUT', json: {} })).status, 404);
   });
+  test('Idempotency-Key: the same apply sent twice is applied once; the second answers its outcome', async () => {
+    const put = async (key: string, name: string) => {
+      const { id } = await ok(call('/config/session', { json: {} }), 201);
+      const text = JSON.stringify(
+        template({ devicehub: { devices: [{ Name: name, DriverID: 'Generator', Description: 'idem' }] } }),
+      );
+      const r = await request(`${t.url}/config/session/${id}?offset=0`, {
+        method: 'PATCH',
+        headers: { ...auth, 'content-type': 'application/octet-stream' },
+        body: text,
+        dispatcher: insecureAgent,
+      });
+      assert.equal(r.statusCode, 200, await r.body.text());
+      return t.call(`/config/template/${id}`, {
+        method: 'PUT',
+        json: { name: `saved-${key}` },
+        headers: { ...auth, 'idempotency-key': key },
+      });
+    };
+    const snapshots = async () => (await ok(call('/config/snapshots'))).items.length as number;
+    const key = `task-${Date.now()}`;
+    const first = await put(key, 'gen-idem');
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.result.replayed, undefined);
+    const snapsAfterFirst = await snapshots();
+    // Sent again (even with another document): nothing saved or applied, the first outcome answered.
+    const again = await put(key, 'gen-idem-other');
+    assert.equal(again.status, 200, again.text);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.body.result.replayed, true);
+    assert.equal(again.body.result.snapshotId, first.body.result.snapshotId);
+    assert.equal(again.body.template, undefined, 'not saved again');
+    assert.equal(await snapshots(), snapsAfterFirst, 'no second apply (no snapshot)');
+    const names = (await current()).sections.devicehub.devices.map((d: { Name: string }) => d.Name);
+    assert.ok(names.includes('gen-idem') && !names.includes('gen-idem-other'), names.join(','));
+    // Another key applies.
+    const other = await put(`${key}-b`, 'gen-idem-b');
+    assert.equal(other.status, 200, other.text);
+    assert.equal(other.body.result.replayed, undefined);
+    // A key that is not 1 to 200 visible characters is refused.
+    const bad = await put('bad key with spaces', 'gen-bad');
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.message, /Idempotency-Key must have 1 to 200 visible ASCII characters/);
+  });
 });

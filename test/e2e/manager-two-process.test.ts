@@ -203,5 +203,8 @@ test('two managers share one task over 20 edges; one killed half way; each subta
   }
   assert.equal(instances.size, 2, 'both managers ran subtasks');
   const recovered = all.filter((s) => s.result?.recovered).length;
-  console.log(`# ${recovered} subtask(s) found applied on the edge by the survivor (not sent again)`);
+  const replays = sims.reduce((n, sim) => n + sim.replays, 0);
+  console.log(
+    `# ${recovered} subtask(s) found applied on the edge by the survivor (not sent again); ${replays} sent again and answered from the Idempotency-Key`,
+  );
 });

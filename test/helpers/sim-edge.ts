@@ -23,6 +23,9 @@ export class SimEdge {
   readonly applies = new Map<string, number>();
   /** Saved templates by id. */
   readonly saved = new Map<string, string>();
+  /** Sends answered from a recorded Idempotency-Key instead of applied again. */
+  replays = 0;
+  readonly #keys = new Map<string, Record<string, unknown>>();
   connected = false;
   #ws: WebSocket | null = null;
   #stopped = false;
@@ -119,7 +122,13 @@ export class SimEdge {
   }
 
   async #answer(ws: WebSocket, m: Extract<LinkMessage, { t: 'req' }>, body: Buffer): Promise<void> {
-    const { status, json } = await this.#handle(m.method, m.path, body);
+    const key = m.headers?.['idempotency-key'];
+    const { status, json } = await this.#handle(
+      m.method,
+      m.path,
+      body,
+      typeof key === 'string' ? key : undefined,
+    );
     if (ws.readyState !== ws.OPEN) return;
     const text = json === undefined ? '' : JSON.stringify(json);
     ws.send(
@@ -133,7 +142,12 @@ export class SimEdge {
     );
   }
 
-  async #handle(method: string, path: string, body: Buffer): Promise<{ status: number; json?: unknown }> {
+  async #handle(
+    method: string,
+    path: string,
+    body: Buffer,
+    idempotencyKey?: string,
+  ): Promise<{ status: number; json?: unknown }> {
     const url = new URL(path, 'http://sim');
     const p = url.pathname;
     if (method === 'POST' && p === '/config/session') {
@@ -154,11 +168,20 @@ export class SimEdge {
       if (!doc) return { status: 404, json: { code: 'not_found', message: 'no session' } };
       const req = JSON.parse(body.toString() || '{}') as { name?: string };
       const name = req.name ?? '';
+      // As the edge: an apply already made with this Idempotency-Key answers its recorded outcome.
+      const prior = idempotencyKey === undefined ? undefined : this.#keys.get(idempotencyKey);
+      if (prior) {
+        this.replays++;
+        this.#sessions.delete(g[1]!);
+        return { status: 200, json: { result: { ...prior, replayed: true } } };
+      }
       // The edge saves (named) before it applies.
       const id = `t${this.#next++}`;
       if (name) this.saved.set(id, name);
       await new Promise((r) => setTimeout(r, this.options.applyMs ?? 0));
       this.applies.set(name, (this.applies.get(name) ?? 0) + 1);
+      if (idempotencyKey !== undefined)
+        this.#keys.set(idempotencyKey, { snapshotId: `snap-${id}`, applied: true, failed: [] });
       this.#sessions.delete(g[1]!);
       return {
         status: 200,

@@ -28,6 +28,12 @@ export interface ConfigTables {
     document: string;
     created_at: number;
   };
+  config_idempotency: {
+    key: string;
+    /** JSON of the apply's answer. */
+    answer: string;
+    created_at: number;
+  };
 }
 
 export type TemplateRow = ConfigTables['config_template'];
@@ -108,6 +114,42 @@ export class ConfigRepository {
       if (found.length > 0) await t.deleteFrom('config_template').where('id', 'in', ids).execute();
       return found.map((r) => r.id);
     });
+  }
+
+  /** The answer recorded for an apply made with `key`, if any. */
+  async idempotentAnswer(key: string): Promise<string | undefined> {
+    const r = await this.db
+      .selectFrom('config_idempotency')
+      .select('answer')
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return r?.answer;
+  }
+
+  /**
+   * Records `key` with its answer in the apply's transaction `trx`, and keeps the newest `keep`
+   * keys (older ones are deleted in the same transaction).
+   */
+  async recordIdempotent(trx: unknown, key: string, answer: string, keep: number): Promise<void> {
+    const t = trx as Kysely<ConfigTables>;
+    await t.insertInto('config_idempotency').values({ key, answer, created_at: Date.now() }).execute();
+    const old = await t
+      .selectFrom('config_idempotency')
+      .select('key')
+      .orderBy('created_at', 'desc')
+      .orderBy('key', 'desc')
+      .offset(keep)
+      .limit(100)
+      .execute();
+    if (old.length > 0)
+      await t
+        .deleteFrom('config_idempotency')
+        .where(
+          'key',
+          'in',
+          old.map((r) => r.key),
+        )
+        .execute();
   }
 
   async insertSnapshot(row: SnapshotRow): Promise<void> {

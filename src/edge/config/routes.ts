@@ -55,9 +55,16 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
     { schema: { params: S.IdParams, body: S.SessionApplyBody } },
     async (request, reply) => {
       const b = request.body ?? {};
+      const key = idempotencyKey(request.headers['idempotency-key']);
       const doc = config.sessionDocument(request.params.id);
       const name = b.name?.trim() ?? '';
       if (b.saveOnly && name === '') throw badRequest('saveOnly saves the template: give it a name');
+      // An apply already made with this key: its recorded outcome, nothing saved or applied now.
+      const replay = key !== undefined && !b.saveOnly ? await config.replay(key) : undefined;
+      if (replay) {
+        config.closeSession(request.params.id);
+        return reply.status(200).header('idempotent-replayed', 'true').send({ result: replay });
+      }
       const saved =
         name !== '' ? await config.saveTemplate(doc, { name, description: b.description }) : undefined;
       const applied = b.saveOnly
@@ -67,7 +74,9 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
             failFast: b.failFast,
             encryptionKey: b.encryptionKey,
             parameters: b.parameters,
+            idempotencyKey: key,
           });
+      if (applied?.replayed) void reply.header('idempotent-replayed', 'true');
       config.closeSession(request.params.id);
       return reply
         .status(200)
@@ -203,4 +212,13 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
     { schema: { body: S.PruneSnapshotsBody } },
     async (request) => config.pruneSnapshots(request.body?.ids),
   );
+}
+
+/** The `Idempotency-Key` header: 1 to 200 visible ASCII characters, or none. */
+function idempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const v = Array.isArray(header) ? header[0] : header;
+  if (v === undefined || !/^[\x21-\x7e]{1,200}$/.test(v))
+    throw badRequest('Idempotency-Key must have 1 to 200 visible ASCII characters');
+  return v;
 }

@@ -89,7 +89,15 @@ export interface ApplyOptions {
   parameters?: Record<string, Record<string, unknown>> | undefined;
   /** Called now and then during a long apply. */
   onProgress?: ((p: { section: string; done: number; total: number }) => void) | undefined;
+  /**
+   * An apply made again with the same key is not made again: it answers the outcome recorded
+   * with the first (in the same transaction), marked `replayed` (the `Idempotency-Key` header).
+   */
+  idempotencyKey?: string | undefined;
 }
+
+/** Idempotency keys kept (the newest; older ones are forgotten). */
+export const IDEMPOTENCY_KEYS_KEPT = 10_000;
 
 export interface PreviewResult {
   mode: ApplyMode;
@@ -103,6 +111,8 @@ export interface ApplyResult extends PreviewResult {
   applied: boolean;
   failed: Array<{ item: string; message: string }>;
   restarted: string[];
+  /** An apply with an `idempotencyKey` already used: the recorded outcome, nothing applied now. */
+  replayed?: boolean;
 }
 
 const templateView = (m: TemplateMeta): TemplateView => ({
@@ -266,6 +276,11 @@ export class ConfigService {
       throw conflict(`another configuration apply is running (${this.#busy}); try again when it is done`);
     this.#busy = 'preparing';
     try {
+      const key = options.idempotencyKey;
+      // Checked again here, where applies are one at a time: a first apply with the key may
+      // have committed since the route looked.
+      const prior = key !== undefined ? await this.replay(key) : undefined;
+      if (prior) return prior;
       const mode = options.mode ?? 'legacy';
       const failFast = options.failFast ?? true;
       const ready = await this.prepare(doc, options);
@@ -296,6 +311,17 @@ export class ConfigService {
               progress: (done, total) => options.onProgress?.({ section: name, done, total }),
             };
             await this.#section(name)!.apply(content, ctx);
+          }
+          // The key is recorded with the change it stands for: both or neither.
+          if (key !== undefined) {
+            const answer = {
+              mode,
+              snapshotId: snapshot.id,
+              applied: true,
+              failed: failed.slice(0, 100),
+              restarts: preview.restarts,
+            };
+            await this.#repo.recordIdempotent(trx, key, JSON.stringify(answer), IDEMPOTENCY_KEYS_KEPT);
           }
         });
       } catch (err) {
@@ -476,6 +502,14 @@ export class ConfigService {
   }
 
   /** A saved template or a snapshot, by ID, as stored (a snapshot is marked). */
+  /** The recorded outcome of an apply made with `idempotencyKey` `key`, marked `replayed`; or none. */
+  async replay(key: string): Promise<ApplyResult | undefined> {
+    const prior = await this.#repo.idempotentAnswer(key);
+    if (prior === undefined) return undefined;
+    const recorded = JSON.parse(prior) as Omit<ApplyResult, 'sections' | 'restarted'>;
+    return { sections: {}, restarted: [], ...recorded, replayed: true };
+  }
+
   async load(id: string): Promise<{ doc: TemplateDocument; snapshot: boolean }> {
     const t = await this.#repo.getTemplate(id);
     if (t) return { doc: JSON.parse(await unpack(t.document)) as TemplateDocument, snapshot: false };

@@ -56,6 +56,7 @@ export async function callEdgeJson(
   method: string,
   path: string,
   json?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; body: any }> {
   return callEdgeBytes(
     options,
@@ -65,6 +66,7 @@ export async function callEdgeJson(
     json === undefined
       ? undefined
       : { contentType: 'application/json', bytes: Buffer.from(JSON.stringify(json)) },
+    headers,
   );
 }
 
@@ -75,11 +77,12 @@ export async function callEdgeBytes(
   method: string,
   path: string,
   content?: { contentType: string; bytes: Buffer },
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; body: any }> {
   const res = await callEdge(options, deviceId, {
     method,
     path,
-    headers: content === undefined ? {} : { 'content-type': content.contentType },
+    headers: content === undefined ? headers : { ...headers, 'content-type': content.contentType },
     body: content === undefined ? null : Readable.from([content.bytes]),
   });
   let raw: Buffer;

@@ -48,8 +48,12 @@ export class EdgeTemplates {
     return id;
   }
 
-  /** `PUT /config/template/{session}`: applies (and saves when `name` is given). */
-  put(deviceId: string, session: string, body: Record<string, unknown>) {
+  /**
+   * `PUT /config/template/{session}`: applies (and saves when `name` is given). With
+   * `idempotencyKey`, an edge that already applied under that key answers its recorded outcome
+   * instead of applying again (`Idempotency-Key`; edges before it ignore the header).
+   */
+  put(deviceId: string, session: string, body: Record<string, unknown>, idempotencyKey?: string) {
     const clean = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
     return callEdgeJson(
       this.bridge,
@@ -57,6 +61,7 @@ export class EdgeTemplates {
       'PUT',
       `/config/template/${encodeURIComponent(session)}`,
       clean,
+      idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
     );
   }
 

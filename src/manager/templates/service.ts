@@ -820,14 +820,21 @@ export class TemplateService {
     const { text, key } = await this.#document(p.templateId, p.version);
     const session = await this.#edge.upload(deviceId, text);
     await ctx.markSent();
-    const r = await this.#edge.put(deviceId, session, {
-      name: marker,
-      description: `edge manager task ${ctx.task.id}`,
-      mode: p.mode,
-      failFast: p.failFast,
-      encryptionKey: key,
-      parameters: p.parameterSets[p.deviceParameters[deviceId] ?? -1],
-    });
+    const r = await this.#edge.put(
+      deviceId,
+      session,
+      {
+        name: marker,
+        description: `edge manager task ${ctx.task.id}`,
+        mode: p.mode,
+        failFast: p.failFast,
+        encryptionKey: key,
+        parameters: p.parameterSets[p.deviceParameters[deviceId] ?? -1],
+      },
+      // The edge records the key with the apply: a second send of this subtask (a process that
+      // stalled past its lease while another took over) is answered, not applied again.
+      marker,
+    );
     const saved =
       r.status === 200 && r.body?.template?.id
         ? [String(r.body.template.id)]

@@ -14,6 +14,11 @@ import {
 import { promisify } from 'node:util';
 import { AppError, badRequest } from '../../kernel/errors.js';
 import type { SectionIssue } from '../../kernel/service/index.js';
+import {
+  checkEnvelope,
+  type EncryptionHeader,
+  type TemplateDocument,
+} from '../../kernel/template-envelope.js';
 
 const scrypt = promisify(scryptCb) as (
   pw: string,
@@ -22,36 +27,18 @@ const scrypt = promisify(scryptCb) as (
   opts: object,
 ) => Promise<Buffer>;
 
-export const TEMPLATE_FORMAT = 'millwright.config-template';
-export const TEMPLATE_VERSION = 1;
+export {
+  checkEnvelope,
+  checkParameters,
+  TEMPLATE_FORMAT,
+  TEMPLATE_VERSION,
+  type EncryptionHeader,
+  type TemplateDocument,
+} from '../../kernel/template-envelope.js';
 
 /** scrypt N=2^15, r=8, p=1: about 100 ms and 32 MiB per derivation. */
 const KDF = { N: 32768, r: 8, p: 1 };
 const CHECK_TEXT = 'millwright-config-key-check';
-
-export interface EncryptionHeader {
-  kdf: 'scrypt';
-  N: number;
-  r: number;
-  p: number;
-  /** base64url, 16 bytes. */
-  salt: string;
-  cipher: 'aes-256-gcm';
-  /** A known text encrypted with the key: tells a wrong key from a damaged secret. */
-  check: string;
-}
-
-export interface TemplateDocument {
-  format: typeof TEMPLATE_FORMAT;
-  version: number;
-  createdAt?: string;
-  /** Values for `{{name}}` placeholders, keyed by section. */
-  parameters?: Record<string, Record<string, string>>;
-  encryption?: EncryptionHeader;
-  sections: Record<string, unknown>;
-}
-
-const ENVELOPE_FIELDS = new Set(['format', 'version', 'createdAt', 'parameters', 'encryption', 'sections']);
 
 /** A 400 for a template that cannot be applied; `details` lists `{ section, path, message }`. */
 export function malformed(issues: Array<SectionIssue & { section: string }>): AppError {
@@ -77,53 +64,6 @@ export function parseDocument(text: string): TemplateDocument {
     throw new AppError(400, 'invalid_template', `invalid template: not JSON: ${(err as Error).message}`);
   }
   return checkEnvelope(doc);
-}
-
-export function checkEnvelope(doc: unknown): TemplateDocument {
-  const bad = (message: string) => new AppError(400, 'invalid_template', `invalid template: ${message}`);
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw bad('the document must be a JSON object');
-  const d = doc as Record<string, unknown>;
-  for (const k of Object.keys(d)) if (!ENVELOPE_FIELDS.has(k)) throw bad(`unknown field "${k}"`);
-  if (d.format !== TEMPLATE_FORMAT) throw bad(`format must be "${TEMPLATE_FORMAT}"`);
-  if (d.version !== TEMPLATE_VERSION)
-    throw bad(
-      `version ${JSON.stringify(d.version)} is not supported; this edge reads version ${TEMPLATE_VERSION}`,
-    );
-  if (!d.sections || typeof d.sections !== 'object' || Array.isArray(d.sections))
-    throw bad('sections must be an object keyed by section');
-  if (d.parameters !== undefined) checkParameters(d.parameters, 'parameters');
-  if (d.encryption !== undefined) {
-    const e = d.encryption as Record<string, unknown>;
-    if (
-      !e ||
-      e.kdf !== 'scrypt' ||
-      e.cipher !== 'aes-256-gcm' ||
-      typeof e.salt !== 'string' ||
-      typeof e.check !== 'string' ||
-      ![e.N, e.r, e.p].every((n) => Number.isSafeInteger(n) && (n as number) > 0) ||
-      (e.N as number) > 1 << 20 ||
-      (e.r as number) > 32 ||
-      (e.p as number) > 16
-    )
-      throw bad('encryption must be { kdf: "scrypt", N, r, p, salt, cipher: "aes-256-gcm", check }');
-  }
-  return d as unknown as TemplateDocument;
-}
-
-/** `parameters` is an object keyed by section, each an object of string values. */
-export function checkParameters(value: unknown, field: string): Record<string, Record<string, string>> {
-  const bad = (m: string) => new AppError(400, 'invalid_template', `invalid template: ${field}${m}`);
-  if (!value || typeof value !== 'object' || Array.isArray(value))
-    throw bad(' must be an object keyed by section (not an array)');
-  for (const [section, values] of Object.entries(value)) {
-    if (!values || typeof values !== 'object' || Array.isArray(values))
-      throw bad(`.${section} must be an object of parameter values`);
-    for (const [k, v] of Object.entries(values)) {
-      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
-        throw bad(`.${section}.${k} must be a string, number or boolean`);
-    }
-  }
-  return value as Record<string, Record<string, string>>;
 }
 
 /** A placeholder, or an escaped `{{` (`\{{`: the text `{{`, no placeholder). */

@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../kernel/errors.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
-import { checkEnvelope, type TemplateDocument } from './document.js';
+import { checkEnvelope, type TemplateDocument } from '../../kernel/template-envelope.js';
 import { isGlobal, requireRole, roleAt, type Principal } from '../auth/index.js';
 import type { FleetService } from '../fleet/service.js';
 import type { SecretBox } from '../fleet/secret-box.js';

@@ -1,0 +1,82 @@
+/**
+ * The envelope of a configuration template document (format `millwright.config-template`,
+ * version 1; docs/configuration-templates.md), shared by the edge, which applies documents, and
+ * the edge manager, which keeps and pushes them: the same check on both sides, so that the
+ * manager refuses what an edge would refuse. The sections are the edge modules' to check.
+ */
+import { AppError } from './errors.js';
+
+export const TEMPLATE_FORMAT = 'millwright.config-template';
+export const TEMPLATE_VERSION = 1;
+
+export interface EncryptionHeader {
+  kdf: 'scrypt';
+  N: number;
+  r: number;
+  p: number;
+  /** base64url, 16 bytes. */
+  salt: string;
+  cipher: 'aes-256-gcm';
+  /** A known text encrypted with the key: tells a wrong key from a damaged secret. */
+  check: string;
+}
+
+export interface TemplateDocument {
+  format: typeof TEMPLATE_FORMAT;
+  version: number;
+  createdAt?: string;
+  /** Values for `{{name}}` placeholders, keyed by section. */
+  parameters?: Record<string, Record<string, string>>;
+  encryption?: EncryptionHeader;
+  sections: Record<string, unknown>;
+}
+
+const ENVELOPE_FIELDS = new Set(['format', 'version', 'createdAt', 'parameters', 'encryption', 'sections']);
+
+/** The document when its envelope is one edges read; a 400 `invalid_template` otherwise. */
+export function checkEnvelope(doc: unknown): TemplateDocument {
+  const bad = (message: string) => new AppError(400, 'invalid_template', `invalid template: ${message}`);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw bad('the document must be a JSON object');
+  const d = doc as Record<string, unknown>;
+  for (const k of Object.keys(d)) if (!ENVELOPE_FIELDS.has(k)) throw bad(`unknown field "${k}"`);
+  if (d.format !== TEMPLATE_FORMAT) throw bad(`format must be "${TEMPLATE_FORMAT}"`);
+  if (d.version !== TEMPLATE_VERSION)
+    throw bad(
+      `version ${JSON.stringify(d.version)} is not supported; edges read version ${TEMPLATE_VERSION}`,
+    );
+  if (!d.sections || typeof d.sections !== 'object' || Array.isArray(d.sections))
+    throw bad('sections must be an object keyed by section');
+  if (d.parameters !== undefined) checkParameters(d.parameters, 'parameters');
+  if (d.encryption !== undefined) {
+    const e = d.encryption as Record<string, unknown>;
+    if (
+      !e ||
+      e.kdf !== 'scrypt' ||
+      e.cipher !== 'aes-256-gcm' ||
+      typeof e.salt !== 'string' ||
+      typeof e.check !== 'string' ||
+      ![e.N, e.r, e.p].every((n) => Number.isSafeInteger(n) && (n as number) > 0) ||
+      (e.N as number) > 1 << 20 ||
+      (e.r as number) > 32 ||
+      (e.p as number) > 16
+    )
+      throw bad('encryption must be { kdf: "scrypt", N, r, p, salt, cipher: "aes-256-gcm", check }');
+  }
+  return d as unknown as TemplateDocument;
+}
+
+/** `parameters` is an object keyed by section, each an object of string values. */
+export function checkParameters(value: unknown, field: string): Record<string, Record<string, string>> {
+  const bad = (m: string) => new AppError(400, 'invalid_template', `invalid template: ${field}${m}`);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw bad(' must be an object keyed by section (not an array)');
+  for (const [section, values] of Object.entries(value)) {
+    if (!values || typeof values !== 'object' || Array.isArray(values))
+      throw bad(`.${section} must be an object of parameter values`);
+    for (const [k, v] of Object.entries(values)) {
+      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+        throw bad(`.${section}.${k} must be a string, number or boolean`);
+    }
+  }
+  return value as Record<string, Record<string, string>>;
+}

@@ -75,8 +75,22 @@ const up = addServiceOptions(
   // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
   // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
   const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+  // `--log-level` and `--log-format` given to `up` hold for every service, unless a service has
+  // its own (`--uns-log-format`, MILLWRIGHT_UNS_LOG_FORMAT...).
+  const shared = (prefix: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const [option, value] of [
+      ['log-level', config.logLevel],
+      ['log-format', config.logFormat],
+    ] as const) {
+      const variable = `MILLWRIGHT_${prefix}_${option.toUpperCase().replace(/-/g, '_')}`;
+      if (sources[option] !== 'default' && process.env[variable] === undefined) out[option] = value;
+    }
+    return out;
+  };
   const unsFlags = {
     host: config.host,
+    ...shared('UNS'),
     ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'uns') }),
     ...prefixedFlags(up, UP_UNS_OPTIONS, 'uns-'),
   };
@@ -99,6 +113,7 @@ const up = addServiceOptions(
   const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
   const mFlags = {
     host: config.host,
+    ...shared('MANAGER'),
     ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
     ...prefixedFlags(up, UP_MANAGER_OPTIONS, 'manager-'),
   };

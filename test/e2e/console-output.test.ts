@@ -115,6 +115,12 @@ test('`up` prints its banner whole, once every service is ready, right before th
     assert.ok(banner.some((l) => l.includes('unified namespace')));
     assert.ok(banner.some((l) => l.includes('edge manager')));
     assert.equal(banner.filter((l) => l.includes('first-run login')).length, 1);
+    // `--log-format` given to `up` holds for the UNS and the manager too.
+    assert.ok(!lines.some((l) => l.startsWith('{"level"')), `no JSON log line:\n${p.output()}`);
+    assert.ok(
+      lines.some((l) => PRETTY.test(l) && / (uns|manager)[a-z.]*: /.test(l)),
+      p.output(),
+    );
   } finally {
     await p.stop();
   }

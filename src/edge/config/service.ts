@@ -501,7 +501,6 @@ export class ConfigService {
     return { deleted, notFound: ids.filter((id) => !set.has(id)) };
   }
 
-  /** A saved template or a snapshot, by ID, as stored (a snapshot is marked). */
   /** The recorded outcome of an apply made with `idempotencyKey` `key`, marked `replayed`; or none. */
   async replay(key: string): Promise<ApplyResult | undefined> {
     const prior = await this.#repo.idempotentAnswer(key);
@@ -510,6 +509,7 @@ export class ConfigService {
     return { sections: {}, restarted: [], ...recorded, replayed: true };
   }
 
+  /** A saved template or a snapshot, by ID, as stored (a snapshot is marked). */
   async load(id: string): Promise<{ doc: TemplateDocument; snapshot: boolean }> {
     const t = await this.#repo.getTemplate(id);
     if (t) return { doc: JSON.parse(await unpack(t.document)) as TemplateDocument, snapshot: false };

@@ -10,16 +10,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from 'nats';
-import { request } from 'undici';
-import {
-  bootstrapAdmin,
-  graphql,
-  insecureAgent,
-  startTestEdge,
-  type HttpReply,
-  type TestEdge,
-} from '../helpers/edge.js';
+import { bootstrapAdmin, graphql, startTestEdge, type TestEdge } from '../helpers/edge.js';
 import { aok, collect, CREATE_INSTANCE, waitFor } from '../helpers/analytics.js';
+import { applyTemplate, currentSections as sectionsNow, templateOf } from '../helpers/config.js';
 
 let t: TestEdge;
 let auth: string;
@@ -37,39 +30,10 @@ after(async () => {
   await t.stop();
 });
 
-const ok = async (r: Promise<HttpReply>, status = 200): Promise<any> => {
-  const reply = await r;
-  assert.equal(reply.status, status, reply.text);
-  return reply.body;
-};
-
-/** Uploads `doc` through an upload session and PUTs it with `body` (the apply options). */
-async function upload(doc: unknown, body: Record<string, unknown> = {}): Promise<HttpReply> {
-  const { id } = await ok(call('/config/session', { json: {} }), 201);
-  const r = await request(`${t.url}/config/session/${id}?offset=0`, {
-    method: 'PATCH',
-    headers: { authorization: auth, 'content-type': 'application/octet-stream' },
-    body: JSON.stringify(doc),
-    dispatcher: insecureAgent,
-  });
-  const reply = await r.body.text();
-  assert.equal(r.statusCode, 200, reply);
-  return call(`/config/template/${id}`, { method: 'PUT', json: body });
-}
-
-const template = (sections: Record<string, unknown>) => ({
-  format: 'millwright.config-template',
-  version: 1,
-  sections,
-});
-
-/** The current template sections, through a saved template's download. */
-async function currentSections(): Promise<any> {
-  const saved = await ok(call('/config/templates', { json: { name: 'probe' } }), 201);
-  const doc = await ok(call(`/config/templates/${saved.id}/download`));
-  await ok(call(`/config/templates/${saved.id}`, { method: 'DELETE' }), 204);
-  return doc.sections;
-}
+const upload = (doc: unknown, body: Record<string, unknown> = {}) =>
+  applyTemplate(t, { authorization: auth }, doc, body);
+const template = templateOf;
+const currentSections = () => sectionsNow(t, { authorization: auth });
 
 const workspaces = async (): Promise<any[]> =>
   (await aok(t, auth, `{ GetWorkspaces { Items { ID Name Processors { ID Name State } } } }`)).GetWorkspaces

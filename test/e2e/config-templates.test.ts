@@ -13,6 +13,7 @@ import {
   type HttpReply,
   type TestEdge,
 } from '../helpers/edge.js';
+import { applyTemplate } from '../helpers/config.js';
 
 let t: TestEdge;
 let auth: Record<string, string>;
@@ -463,24 +464,14 @@ describe('errors of part 7', () => {
     assert.equal((await call('/config/template/nope', { method: 'PUT', json: {} })).status, 404);
   });
   test('Idempotency-Key: the same apply sent twice is applied once; the second answers its outcome', async () => {
-    const put = async (key: string, name: string) => {
-      const { id } = await ok(call('/config/session', { json: {} }), 201);
-      const text = JSON.stringify(
+    const put = (key: string, name: string) =>
+      applyTemplate(
+        t,
+        auth,
         template({ devicehub: { devices: [{ Name: name, DriverID: 'Generator', Description: 'idem' }] } }),
+        { name: `saved-${key}` },
+        { 'idempotency-key': key },
       );
-      const r = await request(`${t.url}/config/session/${id}?offset=0`, {
-        method: 'PATCH',
-        headers: { ...auth, 'content-type': 'application/octet-stream' },
-        body: text,
-        dispatcher: insecureAgent,
-      });
-      assert.equal(r.statusCode, 200, await r.body.text());
-      return t.call(`/config/template/${id}`, {
-        method: 'PUT',
-        json: { name: `saved-${key}` },
-        headers: { ...auth, 'idempotency-key': key },
-      });
-    };
     const snapshots = async () => (await ok(call('/config/snapshots'))).items.length as number;
     const key = `task-${Date.now()}`;
     const first = await put(key, 'gen-idem');

@@ -8,24 +8,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from 'nats';
-import { request } from 'undici';
-import {
-  bootstrapAdmin,
-  graphql,
-  insecureAgent,
-  startTestEdge,
-  type HttpReply,
-  type TestEdge,
-} from '../helpers/edge.js';
+import { bootstrapAdmin, graphql, startTestEdge, type HttpReply, type TestEdge } from '../helpers/edge.js';
 import { nextMessage } from '../edge/acquisition/support.js';
+import { applyTemplate, currentSections, templateOf } from '../helpers/config.js';
 import { TWINS, TWINS_PATH } from '../../src/client/index.js';
 
 let t: TestEdge;
 let auth: Record<string, string>;
 let nc: NatsConnection;
 
-const call = (path: string, options: { method?: string; json?: unknown } = {}) =>
-  t.call(path, { ...options, headers: auth });
 const ok = async (r: Promise<HttpReply>, status = 200): Promise<any> => {
   const reply = await r;
   assert.equal(reply.status, status, reply.text);
@@ -39,33 +30,9 @@ async function gql(path: string, query: string, variables?: Record<string, unkno
 }
 const twins = (q: string, v?: Record<string, unknown>) => gql(TWINS_PATH, q, v);
 
-/** Uploads `doc` through an upload session and PUTs it with `body`. */
-async function upload(doc: unknown, body: Record<string, unknown> = {}): Promise<HttpReply> {
-  const { id } = await ok(call('/config/session', { json: {} }), 201);
-  const r = await request(`${t.url}/config/session/${id}?offset=0`, {
-    method: 'PATCH',
-    headers: { ...auth, 'content-type': 'application/octet-stream' },
-    body: JSON.stringify(doc),
-    dispatcher: insecureAgent,
-  });
-  const reply = await r.body.text();
-  assert.equal(r.statusCode, 200, reply);
-  return call(`/config/template/${id}`, { method: 'PUT', json: body });
-}
-
-const template = (sections: Record<string, unknown>) => ({
-  format: 'millwright.config-template',
-  version: 1,
-  sections,
-});
-
-/** The current twins section, through a saved template's download (GET). */
-async function currentTwins(): Promise<any> {
-  const saved = await ok(call('/config/templates', { json: { name: 'probe' } }), 201);
-  const doc = await ok(call(`/config/templates/${saved.id}/download`));
-  await ok(call(`/config/templates/${saved.id}`, { method: 'DELETE' }), 204);
-  return doc.sections.twins;
-}
+const upload = (doc: unknown, body: Record<string, unknown> = {}) => applyTemplate(t, auth, doc, body);
+const template = templateOf;
+const currentTwins = async () => (await currentSections(t, auth)).twins;
 
 /** The payload follows the hierarchy: { Nameplate: { Vendor }, Process: { Pressure } }. */
 const pumpPayload = (p: any) => p?.instance === 'pump1' && typeof p.data?.Process?.Pressure?.bar === 'number';

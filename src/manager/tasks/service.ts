@@ -488,12 +488,20 @@ export class TaskService {
         await this.#repo.release(row.id, this.instance, 'RETRY', next, outcome.error);
       } else if (outcome.status === 'SUCCEEDED') {
         await log('info', outcome.message ?? `done after ${attempts} attempt(s)`);
-        await this.#repo.finish(row.id, this.instance, 'SUCCEEDED', bound(outcome.result), null);
-        await outcome
-          .afterRecorded?.()
-          .catch((err: unknown) =>
-            this.#log.warn({ err, subtaskId: row.id }, 'clean-up after a recorded subtask failed'),
-          );
+        // The clean-up only when this process recorded the success (a lost claim records nothing).
+        const recorded = await this.#repo.finish(
+          row.id,
+          this.instance,
+          'SUCCEEDED',
+          bound(outcome.result),
+          null,
+        );
+        if (recorded)
+          await outcome
+            .afterRecorded?.()
+            .catch((err: unknown) =>
+              this.#log.warn({ err, subtaskId: row.id }, 'clean-up after a recorded subtask failed'),
+            );
       } else {
         await log('error', outcome.error);
         await this.#repo.finish(row.id, this.instance, 'FAILED', bound(outcome.result), outcome.error);

@@ -14,6 +14,9 @@
  * least 50% of direct, the task over 1,000 edges done in under 60 s.
  *
  *   npm run bench -- fleet [--edges 1000] [--duration 10] [--connections 32] [--rounds 2] [--warmup 5]
+ *
+ * `--only direct` or `--only bridged` loads one path only (to profile it, with
+ * `MILLWRIGHT_CHILD_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"`); no share is printed then.
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -32,6 +35,7 @@ const duration = arg('duration', 10);
 const connections = arg('connections', 32);
 const rounds = arg('rounds', 2);
 const warmup = arg('warmup', 5);
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 
 const dirs = tempDirs('mw-bench-fleet-');
 const managerDir = dirs.make();
@@ -201,6 +205,7 @@ try {
       },
     ],
   ];
+  const loaded = cases.filter(([name]) => !only || name.startsWith(`${only}:`));
   const load = async (o: autocannon.Options) => {
     const r = await autocannon({
       connections,
@@ -212,14 +217,14 @@ try {
     return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
   };
   // Both paths warmed up alike first (JIT, TLS sessions, the bridge's caches), unmeasured.
-  for (const [, o] of cases) await load({ ...o, duration: warmup });
+  for (const [, o] of loaded) await load({ ...o, duration: warmup });
   const results = new Map<string, { rps: number; p50: number; p99: number }[]>();
   for (let round = 0; round < rounds; round++) {
-    for (const [name, o] of cases) results.set(name, [...(results.get(name) ?? []), await load(o)]);
+    for (const [name, o] of loaded) results.set(name, [...(results.get(name) ?? []), await load(o)]);
   }
   const avg = (name: string, k: 'rps' | 'p50' | 'p99') => {
-    const rs = results.get(name)!;
-    return rs.reduce((s, r) => s + r[k], 0) / rs.length;
+    const rs = results.get(name) ?? [];
+    return rs.length ? rs.reduce((s, r) => s + r[k], 0) / rs.length : NaN;
   };
   const direct = avg(cases[0]![0], 'rps');
   const bridged = avg(cases[1]![0], 'rps');
@@ -277,7 +282,7 @@ try {
   );
   console.log('\n| case | requests/s | p50 ms | p99 ms | share of direct |');
   console.log('|---|---:|---:|---:|---:|');
-  for (const [name] of cases) {
+  for (const [name] of loaded) {
     console.log(
       `| ${name} | ${avg(name, 'rps').toFixed(0)} | ${avg(name, 'p50').toFixed(1)} | ${avg(name, 'p99').toFixed(1)} | ${((avg(name, 'rps') / direct) * 100).toFixed(1)}% |`,
     );

@@ -156,6 +156,45 @@ describe('the bridge', () => {
     assert.deepEqual(body.data.UploadCsv.Stats, { Total: 2, Created: 2, Failed: 0 });
   });
 
+  test('large bodies both ways: a 2,000-tag CSV up (many body frames), a listing of them down (streamed)', async () => {
+    const form = new FormData();
+    const q =
+      'mutation($file: Upload!) { UploadCsv(File: $file) { Success Stats { Total Created Failed } } }';
+    form.append('operations', JSON.stringify({ query: q, variables: { file: null } }));
+    form.append('map', JSON.stringify({ 0: ['variables.file'] }));
+    const rows = Array.from(
+      { length: 2000 },
+      (_, i) => `bridged-gen,bulk_${String(i).padStart(5, '0')}_${'p'.repeat(40)},S,float64,${i + 10}`,
+    );
+    const csv = `DeviceName,TagName,Name,ValueType,Property.address\n${rows.join('\n')}\n`;
+    assert.ok(csv.length > 2 * 64 * 1024, 'larger than two link body frames');
+    form.append('0', new Blob([csv], { type: 'text/csv' }), 'bulk.csv');
+    const up = await request(`${m.url}${bridged('/devicehub/v2')}`, {
+      method: 'POST',
+      headers: { 'x-authtoken': m.token },
+      body: form,
+      dispatcher: insecureAgent,
+    });
+    const upBody = (await up.body.json()) as any;
+    assert.equal(up.statusCode, 200, JSON.stringify(upBody));
+    assert.deepEqual(upBody.data.UploadCsv.Stats, { Total: 2000, Created: 2000, Failed: 0 });
+
+    const list = await m.call(bridged('/devicehub/v2'), {
+      json: {
+        query:
+          'query { ListRegistersFromAllDevices(input: { Limit: 1000, TagPattern: "bulk_" }) { TotalCount Registers { ID TagName DeviceName Description } } }',
+      },
+    });
+    assert.equal(list.status, 200, list.text.slice(0, 500));
+    assert.ok(list.text.length > 64 * 1024, `a body of ${list.text.length} bytes: streamed in slices`);
+    const listed = list.body.data.ListRegistersFromAllDevices;
+    assert.equal(listed.TotalCount, 2000);
+    assert.equal(new Set(listed.Registers.map((r: any) => r.TagName)).size, 1000);
+    assert.ok(
+      listed.Registers.every((r: any) => r.TagName.startsWith('bulk_') && r.DeviceName === 'bridged-gen'),
+    );
+  });
+
   test('a device of another project, an unknown device: 404; the caller token never reaches the edge', async () => {
     const other = await makeProject(m, 'other-co', 'other');
     const r = await m.call(`/api/v1/edge/${other.projectId}/${deviceId}/devicehub/version`);

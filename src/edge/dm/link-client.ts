@@ -2,12 +2,11 @@
  * The edge's end of the link: one WebSocket over TLS to the manager, pinned to the certificate
  * confirmed at enrolment, authenticated with the device's identifier and link secret. It sends a
  * hello (version, host facts), then heartbeats with metrics; it executes the bridged requests the
- * manager sends by injecting them into the edge's own HTTP app (where the edge's auth hook checks
- * the per-device credential the manager adds), streaming bodies both ways. It reconnects with
+ * manager sends by dispatching them into the edge's own HTTP app in process (`dispatch`; the
+ * edge's auth hook checks the per-device credential the manager adds), streaming bodies both ways. It reconnects with
  * capped exponential backoff and jitter.
  */
 import os from 'node:os';
-import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
@@ -21,10 +20,10 @@ import {
   parseBodyFrame,
   parseMessage,
   reconnectDelay,
-  type LinkHeaders,
   type LinkMessage,
 } from '../../kernel/link/protocol.js';
 import { holdWrites } from '../../kernel/link/batch.js';
+import { dispatch, type Exchange, type ResponseSink } from '../../kernel/http/in-process.js';
 import { pinnedConnection, type Fingerprint } from '../../kernel/link/pinned.js';
 
 /** Bridged requests executed at once at most; more are answered 503 by the edge. */
@@ -42,7 +41,7 @@ export interface LinkIdentity {
 
 export interface LinkClientOptions {
   identity: LinkIdentity;
-  /** The app bridged requests are injected into. */
+  /** The app bridged requests are dispatched to. */
   app: FastifyInstance;
   logger: Logger;
   version: string;
@@ -51,8 +50,8 @@ export interface LinkClientOptions {
 }
 
 interface Exec {
-  body: PassThrough | null;
-  cancelled: boolean;
+  /** Set once dispatched (null only while `dispatch` runs). */
+  exchange: Exchange | null;
 }
 
 export class LinkClient {
@@ -156,11 +155,9 @@ export class LinkClient {
       if (this.#connected)
         this.#o.logger.warn({ code, reason: reason.toString() }, 'link to the manager lost');
       this.#connected = false;
-      for (const e of this.#execs.values()) {
-        e.cancelled = true;
-        e.body?.destroy();
-      }
+      const execs = [...this.#execs.values()];
       this.#execs.clear();
+      for (const e of execs) e.exchange?.abort();
       if (this.#ws === ws) this.#ws = null;
       this.#scheduleReconnect();
     });
@@ -206,10 +203,10 @@ export class LinkClient {
   #onMessage(ws: WebSocket, data: Buffer, binary: boolean): void {
     if (binary) {
       const frame = parseBodyFrame(data);
-      const exec = frame ? this.#execs.get(frame.id) : undefined;
-      if (frame && exec?.body && !exec.body.write(frame.chunk)) {
+      const exchange = frame ? this.#execs.get(frame.id)?.exchange : undefined;
+      if (frame && exchange && !exchange.push(frame.chunk)) {
         ws.pause();
-        exec.body.once('drain', () => ws.resume());
+        exchange.whenRead(() => ws.resume());
       }
       return;
     }
@@ -228,17 +225,16 @@ export class LinkClient {
         this.#o.logger.info({ deviceId: m.deviceId }, 'linked to the manager');
         return;
       case 'req':
-        void this.#execute(ws, m);
+        this.#execute(ws, m);
         return;
       case 'end':
-        this.#execs.get(m.id)?.body?.end();
+        this.#execs.get(m.id)?.exchange?.push(null);
         return;
       case 'cancel': {
         const e = this.#execs.get(m.id);
         if (e) {
-          e.cancelled = true;
-          e.body?.destroy();
           this.#execs.delete(m.id);
+          e.exchange?.abort();
         }
         return;
       }
@@ -247,7 +243,7 @@ export class LinkClient {
     }
   }
 
-  async #execute(ws: WebSocket, m: Extract<LinkMessage, { t: 'req' }>): Promise<void> {
+  #execute(ws: WebSocket, m: Extract<LinkMessage, { t: 'req' }>): void {
     if (this.#execs.size >= MAX_BRIDGED_IN_FLIGHT) {
       this.#send(ws, {
         t: 'err',
@@ -257,50 +253,62 @@ export class LinkClient {
       });
       return;
     }
-    const exec: Exec = {
-      body: m.body ? new PassThrough({ highWaterMark: 1024 * 1024 }) : null,
-      cancelled: false,
-    };
-    this.#execs.set(m.id, exec);
-    try {
-      const res = await this.#o.app.inject({
-        method: m.method as 'GET',
-        url: m.path,
-        headers: m.headers,
-        ...(exec.body ? { payload: exec.body } : {}),
-        remoteAddress: '127.0.0.1',
-      });
-      if (exec.cancelled || ws.readyState !== ws.OPEN) return;
-      const headers: LinkHeaders = {};
-      for (const [k, v] of Object.entries(res.headers)) {
-        if (v !== undefined) headers[k] = Array.isArray(v) ? v.map(String) : String(v);
-      }
-      const body = res.rawPayload;
-      if (this.#inline && body.length <= LINK_INLINE_MAX) {
-        this.#send(ws, {
-          t: 'res',
-          id: m.id,
-          status: res.statusCode,
-          headers,
-          body: body.toString('base64'),
-        });
-        return;
-      }
-      this.#send(ws, { t: 'res', id: m.id, status: res.statusCode, headers });
-      for (let off = 0; off < body.length; off += LINK_CHUNK) {
-        if (exec.cancelled || ws.readyState !== ws.OPEN) return;
+    const { id } = m;
+    const live = () => this.#execs.has(id) && ws.readyState === ws.OPEN;
+    const done = () => this.#execs.delete(id);
+    /** Body frames of `bytes`; `then` once the link's queue is short enough again. */
+    const frames = (bytes: Buffer, then: () => void) => {
+      for (let off = 0; off < bytes.length; off += LINK_CHUNK) {
         if (ws === this.#ws) this.#hold();
-        ws.send(bodyFrame(m.id, body.subarray(off, off + LINK_CHUNK)));
-        while (ws.bufferedAmount > 4 * 1024 * 1024 && ws.readyState === ws.OPEN) {
-          await new Promise((r) => setTimeout(r, 5));
-        }
+        ws.send(bodyFrame(id, bytes.subarray(off, off + LINK_CHUNK)));
       }
-      this.#send(ws, { t: 'end', id: m.id });
+      const wait = () => {
+        if (ws.bufferedAmount > 4 * 1024 * 1024 && live()) setTimeout(wait, 5);
+        else then();
+      };
+      wait();
+    };
+    const sink: ResponseSink = {
+      whole: (status, headers, body) => {
+        if (!live()) return;
+        if (this.#inline && body.length <= LINK_INLINE_MAX) {
+          done();
+          this.#send(ws, { t: 'res', id, status, headers, body: body.toString('base64') });
+          return;
+        }
+        this.#send(ws, { t: 'res', id, status, headers });
+        frames(body, () => {
+          if (!live()) return;
+          done();
+          this.#send(ws, { t: 'end', id });
+        });
+      },
+      head: (status, headers) => {
+        if (live()) this.#send(ws, { t: 'res', id, status, headers });
+      },
+      chunk: (bytes, next) => (live() ? frames(bytes, () => next()) : next()),
+      end: () => {
+        if (!live()) return;
+        done();
+        this.#send(ws, { t: 'end', id });
+      },
+      fail: (err) => {
+        if (!live()) return;
+        done();
+        this.#send(ws, { t: 'err', id, status: 502, message: err.message });
+      },
+    };
+    // Registered before dispatch: a synchronous answer finds (and removes) its entry.
+    const exec: Exec = { exchange: null };
+    this.#execs.set(id, exec);
+    try {
+      exec.exchange = dispatch(
+        this.#o.app,
+        { method: m.method, url: m.path, headers: m.headers, body: m.body, remoteAddress: '127.0.0.1' },
+        sink,
+      );
     } catch (err) {
-      if (!exec.cancelled)
-        this.#send(ws, { t: 'err', id: m.id, status: 502, message: (err as Error).message });
-    } finally {
-      this.#execs.delete(m.id);
+      sink.fail(err as Error);
     }
   }
 }

@@ -116,7 +116,7 @@ const managerProc = await startCli(
     '--heartbeat-interval',
     '10000',
   ],
-  { env, inheritStderr: true, timeoutMs: 60_000 },
+  { env, inheritStderr: true, timeoutMs: 60_000, built: true },
 );
 const managerUrl = managerProc.ready.services.manager!.url;
 const edgeProc = await startCli(
@@ -135,7 +135,7 @@ const edgeProc = await startCli(
     '--auth-rate-limit',
     '1000000',
   ],
-  { env, inheritStderr: true, timeoutMs: 60_000 },
+  { env, inheritStderr: true, timeoutMs: 60_000, built: true },
 );
 const edgeUrl = edgeProc.ready.services.edge!.url;
 const sims: SimEdge[] = [];

@@ -128,3 +128,88 @@ test('an older edge answers in frames: res, body slices, end', async () => {
   s.edge({ t: 'end', id });
   assert.equal((await read(res.body)).toString(), 'hello world');
 });
+
+test('an edge that does not answer in time: 504 to the caller, cancel to the edge', async () => {
+  const quick = new LinkHub({
+    fleet,
+    logger: pino({ level: 'silent' }),
+    heartbeatMs: 60_000,
+    bridgeTimeoutMs: 200,
+    maxPendingPerDevice: 4,
+    maxLinks: 10,
+  });
+  // The hub's timers do not hold the process (a server's listener does); this test holds it.
+  const hold = setInterval(() => {}, 1000);
+  try {
+    const socket = new FakeSocket();
+    const accepted = quick.accept('dev-slow', socket as unknown as WebSocket, null);
+    socket.edge({ t: 'hello', version: '4.4.0', millwright: 'test', host: {} });
+    await accepted;
+    const t0 = Date.now();
+    const answer = quick.request('dev-slow', { method: 'GET', path: '/v', headers: {}, body: null });
+    const { id } = lastReq(socket);
+    await assert.rejects(answer, (err: { status?: number; message: string }) => {
+      assert.equal(err.status, 504);
+      assert.match(err.message, /did not answer within 200 ms/);
+      return true;
+    });
+    const waited = Date.now() - t0;
+    assert.ok(waited >= 200 && waited < 1500, `504 after ${waited} ms`);
+    assert.ok(
+      socket.sent.some((m) => m.t === 'cancel' && m.id === id),
+      'the edge is told to cancel',
+    );
+    // A late answer for that id is ignored; the slot is free again.
+    socket.edge({ t: 'res', id, status: 200, headers: {}, body: '' });
+    const next = quick.request('dev-slow', { method: 'GET', path: '/v', headers: {}, body: null });
+    socket.edge({ t: 'res', id: lastReq(socket).id, status: 204, headers: {}, body: '' });
+    assert.equal((await next).status, 204);
+
+    // A streamed answer whose slices keep coming is not cut by the deadline; one that stalls is.
+    const streamed = quick.request('dev-slow', { method: 'GET', path: '/s', headers: {}, body: null });
+    const sid = lastReq(socket).id;
+    socket.edge({ t: 'res', id: sid, status: 200, headers: {} });
+    const res = await streamed;
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 120));
+      socket.edge(bodyFrame(sid, Buffer.from(`part${i} `)));
+    }
+    const body = res.body as Readable;
+    const got: Buffer[] = [];
+    body.on('data', (c: Buffer) => got.push(c));
+    const ended = new Promise<Error | null>((resolve) => {
+      body.once('error', resolve);
+      body.once('end', () => resolve(null));
+    });
+    const err = await ended;
+    assert.equal((err as { status?: number } | null)?.status, 504, 'stalled after its last slice');
+    assert.equal(Buffer.concat(got).toString(), 'part0 part1 part2 part3 ');
+  } finally {
+    clearInterval(hold);
+    await quick.close();
+  }
+});
+
+test('forwardable headers: hop-by-hop ones, those named by Connection and the dropped ones go', async () => {
+  const { forwardableHeaders } = await import('../../src/kernel/link/protocol.js');
+  assert.deepEqual(
+    forwardableHeaders(
+      {
+        host: 'm:8444',
+        connection: 'keep-alive, X-Private',
+        'x-private': '1',
+        'keep-alive': 'timeout=5',
+        'transfer-encoding': 'chunked',
+        'content-type': 'application/json',
+        'X-AuthToken': 'secret',
+        accept: '*/*',
+        cookie: 'a=1',
+        'x-list': ['1', '2'],
+        absent: undefined,
+      },
+      new Set(['x-authtoken', 'cookie']),
+    ),
+    { 'content-type': 'application/json', accept: '*/*', 'x-list': ['1', '2'] },
+  );
+  assert.deepEqual(forwardableHeaders({ connection: 'close', accept: 'a' }), { accept: 'a' });
+});

@@ -217,12 +217,12 @@ export async function createHttpApp(
   installErrorHandler(app);
   // `1e309` and `Infinity` pass the schema as numbers (Ajv coerces query strings to Infinity, and
   // JSON.parse reads 1e309 as Infinity), and no route means to take them: a 400 before the handler.
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', (request, _reply, done) => {
     const where =
       nonFinite(request.query, 'querystring') ??
       nonFinite(request.params, 'params') ??
       nonFinite(request.body, 'body');
-    if (where) throw new AppError(400, 'bad_request', `${where} must be a finite number`);
+    done(where ? new AppError(400, 'bad_request', `${where} must be a finite number`) : undefined);
   });
   if (options.graphql) {
     const g = options.graphql;
@@ -241,6 +241,11 @@ export async function createHttpApp(
  * without recursion, so a deeply nested body cannot overflow the stack; at most 1,000,000 values).
  */
 function nonFinite(root: unknown, name: string): string | undefined {
+  // Most requests carry only strings: no number, no walk.
+  if (root === null || typeof root !== 'object') {
+    return typeof root === 'number' && !Number.isFinite(root) ? name : undefined;
+  }
+  if (!hasNonFinite(root)) return undefined;
   const stack: Array<[unknown, string]> = [[root, '']];
   for (let budget = 1_000_000; stack.length > 0 && budget > 0; budget--) {
     const [value, path] = stack.pop()!;
@@ -259,6 +264,27 @@ function nonFinite(root: unknown, name: string): string | undefined {
     for (const [key, v] of Object.entries(value).reverse()) stack.push([v, path ? `${path}.${key}` : key]);
   }
   return undefined;
+}
+
+/** Whether a non-finite number sits anywhere under `root` (the walk of nonFinite without paths). */
+function hasNonFinite(root: object): boolean {
+  const stack: unknown[] = [root];
+  for (let budget = 1_000_000; stack.length > 0 && budget > 0; budget--) {
+    const value = stack.pop();
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return true;
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (const v of value) stack.push(v);
+      continue;
+    }
+    const proto = Object.getPrototypeOf(value) as object | null;
+    if (proto !== null && proto !== Object.prototype && Object.getPrototypeOf(proto) !== null) continue;
+    for (const k in value) stack.push((value as Record<string, unknown>)[k]);
+  }
+  return false;
 }
 
 export interface RouteInfo {

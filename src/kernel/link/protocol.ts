@@ -92,17 +92,23 @@ export function forwardableHeaders(
   raw: Record<string, string | string[] | undefined>,
   drop: ReadonlySet<string> = new Set(),
 ): LinkHeaders {
-  const named = new Set(
-    String(raw.connection ?? '')
-      .split(',')
-      .map((s) => s.trim().toLowerCase())
-      .filter(Boolean),
-  );
+  const connection = raw.connection;
+  const named =
+    connection === undefined || connection === 'keep-alive' || connection === 'close'
+      ? null
+      : new Set(
+          String(connection)
+            .split(',')
+            .map((s) => s.trim().toLowerCase())
+            .filter(Boolean),
+        );
   const out: LinkHeaders = {};
   let n = 0;
-  for (const [k, v] of Object.entries(raw)) {
+  for (const k in raw) {
+    const v = raw[k];
+    // Node's parser gives lower-case names; other callers may not.
     const key = k.toLowerCase();
-    if (v === undefined || HOP_BY_HOP.has(key) || named.has(key) || drop.has(key)) continue;
+    if (v === undefined || HOP_BY_HOP.has(key) || drop.has(key) || named?.has(key)) continue;
     if (++n > LINK_MAX_HEADERS) break;
     out[key] = v;
   }

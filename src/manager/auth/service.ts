@@ -123,7 +123,11 @@ export interface BindingView {
   createdAt: string;
 }
 
-/** How long a positive token lookup is trusted before the database is asked again. */
+/**
+ * How long a positive token lookup is trusted before the database is asked again. The cache is
+ * keyed by the token as sent (a hit costs no hash: the bridge's hot path), emptied on every
+ * change of tokens, users or roles made by this process.
+ */
 const CACHE_MS = 5000;
 const CACHE_SIZE = 10_000;
 
@@ -192,10 +196,10 @@ export class ManagerAuthService {
 
   /** The principal behind a token value; a 401 for an unknown, revoked or rotated token. */
   async authenticate(token: string): Promise<Principal> {
-    const hash = hashSecret(token);
     const now = Date.now();
-    const cached = this.#cache.get(hash);
+    const cached = this.#cache.get(token);
     if (cached && cached.until > now) return cached.principal;
+    const hash = hashSecret(token);
     const row = await this.#repo.getTokenByHash(hash);
     if (!row) throw unauthorized('invalid, revoked or rotated API token');
     let grants: Grant[];
@@ -215,7 +219,7 @@ export class ManagerAuthService {
       grants,
     };
     if (this.#cache.size >= CACHE_SIZE) this.#cache.clear();
-    this.#cache.set(hash, { principal, until: now + CACHE_MS });
+    this.#cache.set(token, { principal, until: now + CACHE_MS });
     return principal;
   }
 

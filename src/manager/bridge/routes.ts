@@ -13,7 +13,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AppError } from '../../kernel/errors.js';
 import { forwardableHeaders } from '../../kernel/link/protocol.js';
 import { principalOf, requireRole } from '../auth/index.js';
-import type { FleetService } from '../fleet/service.js';
+import { BRIDGE_TARGET_CACHE_SIZE, type FleetService } from '../fleet/service.js';
 import type { LinkHub } from '../link/hub.js';
 
 /** The caller's credentials and cookies never reach the edge. */
@@ -44,9 +44,18 @@ export async function callEdge(
   });
 }
 
+const authorizations = new Map<string, string>();
+
 /** `Authorization` for the edge's credential (a legacy API token: Basic, empty password). */
 function edgeAuthorization(credential: string): string {
-  return `Basic ${Buffer.from(`${credential}:`).toString('base64')}`;
+  let value = authorizations.get(credential);
+  if (value === undefined) {
+    value = `Basic ${Buffer.from(`${credential}:`).toString('base64')}`;
+    // As many as the bridge's target cache holds at most; a re-enrolled device's old one ages out.
+    if (authorizations.size >= BRIDGE_TARGET_CACHE_SIZE) authorizations.clear();
+    authorizations.set(credential, value);
+  }
+  return value;
 }
 
 /** A JSON call to a device's edge, answering its parsed body and status. */
@@ -133,12 +142,10 @@ export async function bridgeRoutes(app: FastifyInstance, options: BridgeOptions)
       const path = rest.startsWith('/') ? rest : `/${rest}`;
       const raw0 = (request.body as Readable | undefined) ?? null;
       const body = raw0 ? limitBody(raw0, BRIDGE_MAX_BODY) : null;
-      const res = await callEdge(options, deviceId, {
-        method: request.method,
-        path,
-        headers: forwardableHeaders(request.headers, DROP),
-        body,
-      });
+      // The target holds the edge's credential: no second lookup.
+      const headers = forwardableHeaders(request.headers, DROP);
+      headers.authorization = edgeAuthorization(target.credential);
+      const res = await options.hub.request(deviceId, { method: request.method, path, headers, body });
       reply.status(res.status);
       for (const [k, v] of Object.entries(res.headers)) {
         if (!DROP_RESPONSE.has(k.toLowerCase())) void reply.header(k, v);

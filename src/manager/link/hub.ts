@@ -52,7 +52,8 @@ export interface BridgeResponse {
 interface Pending {
   resolve(res: BridgeResponse): void;
   reject(err: Error): void;
-  timer: NodeJS.Timeout;
+  /** When the edge's answer (or its next body slice) is due: a 504 after it (see #expire). */
+  deadline: number;
   /** Set once the edge answered `res`. */
   body: PassThrough | null;
   upload: Readable | null;
@@ -102,6 +103,8 @@ export class LinkHub {
   readonly #o: LinkHubOptions;
   readonly #links = new Map<string, Link>();
   readonly #timer: NodeJS.Timeout;
+  /** One timer for every bridged request's deadline (instead of a timer per request). */
+  readonly #deadlines: NodeJS.Timeout;
   readonly #linkedListeners: ((deviceId: string) => void)[] = [];
   #closed = false;
 
@@ -109,6 +112,11 @@ export class LinkHub {
     this.#o = options;
     this.#timer = setInterval(() => void this.#sweep(), options.heartbeatMs);
     this.#timer.unref();
+    this.#deadlines = setInterval(
+      () => this.#expire(),
+      Math.min(1000, Math.max(20, Math.floor(options.bridgeTimeoutMs / 10))),
+    );
+    this.#deadlines.unref();
   }
 
   get size(): number {
@@ -216,6 +224,7 @@ export class LinkHub {
       const frame = parseBodyFrame(data);
       const p = frame ? link.pending.get(frame.id) : undefined;
       if (!frame || !p?.body) return;
+      this.#arm(p);
       if (!p.body.write(frame.chunk)) link.socket.pause();
       return;
     }
@@ -246,7 +255,7 @@ export class LinkHub {
         const body = new PassThrough({ highWaterMark: 1024 * 1024 });
         body.on('drain', () => link.socket.resume());
         p.body = body;
-        this.#armTimer(link, m.id, p);
+        this.#arm(p);
         p.resolve({ status: m.status, headers: m.headers ?? {}, body });
         return;
       }
@@ -276,26 +285,33 @@ export class LinkHub {
   }
 
   #finish(link: Link, id: number, p: Pending): void {
-    clearTimeout(p.timer);
     link.pending.delete(id);
     p.upload?.destroy();
   }
 
   /** (Re)starts the wait for the edge: no answer (or no next body slice) in time is a 504. */
-  #armTimer(link: Link, id: number, p: Pending): void {
-    clearTimeout(p.timer);
-    p.timer = setTimeout(() => {
-      this.#finish(link, id, p);
-      if (link.socket.readyState === link.socket.OPEN) link.send({ t: 'cancel', id });
-      const err = new AppError(
-        504,
-        'edge_timeout',
-        `device "${link.deviceId}" did not answer within ${this.#o.bridgeTimeoutMs} ms`,
-      );
-      if (p.body) p.body.destroy(err);
-      else p.reject(err);
-    }, this.#o.bridgeTimeoutMs);
-    p.timer.unref();
+  #arm(p: Pending): void {
+    p.deadline = Date.now() + this.#o.bridgeTimeoutMs;
+  }
+
+  /** Ends the requests whose edge did not answer in time: 504 to the caller, `cancel` to the edge. */
+  #expire(): void {
+    const now = Date.now();
+    for (const link of this.#links.values()) {
+      if (link.pending.size === 0) continue;
+      for (const [id, p] of link.pending) {
+        if (p.deadline > now) continue;
+        this.#finish(link, id, p);
+        if (link.socket.readyState === link.socket.OPEN) link.send({ t: 'cancel', id });
+        const err = new AppError(
+          504,
+          'edge_timeout',
+          `device "${link.deviceId}" did not answer within ${this.#o.bridgeTimeoutMs} ms`,
+        );
+        if (p.body) p.body.destroy(err);
+        else p.reject(err);
+      }
+    }
   }
 
   async #onClose(link: Link, code: number, reason: string): Promise<void> {
@@ -330,11 +346,14 @@ export class LinkHub {
    * through the manager process that does (same database); answers once the edge sent status and
    * headers.
    */
-  async request(deviceId: string, req: BridgeRequest): Promise<BridgeResponse> {
-    if (!this.#links.has(deviceId) && this.#o.peers) {
-      const owner = await this.#o.peers.ownerOf(deviceId);
-      if (owner) return this.#o.peers.forward(owner, deviceId, req, this.#o.bridgeTimeoutMs);
-    }
+  request(deviceId: string, req: BridgeRequest): Promise<BridgeResponse> {
+    if (!this.#links.has(deviceId) && this.#o.peers) return this.#viaPeer(deviceId, this.#o.peers, req);
+    return this.requestLocal(deviceId, req);
+  }
+
+  async #viaPeer(deviceId: string, peers: LinkPeers, req: BridgeRequest): Promise<BridgeResponse> {
+    const owner = await peers.ownerOf(deviceId);
+    if (owner) return peers.forward(owner, deviceId, req, this.#o.bridgeTimeoutMs);
     return this.requestLocal(deviceId, req);
   }
 
@@ -360,12 +379,12 @@ export class LinkHub {
       const p: Pending = {
         resolve,
         reject,
-        timer: undefined as unknown as NodeJS.Timeout,
+        deadline: 0,
         body: null,
         upload: req.body,
       };
       link.pending.set(id, p);
-      this.#armTimer(link, id, p);
+      this.#arm(p);
     });
     link.send({
       t: 'req',
@@ -432,6 +451,7 @@ export class LinkHub {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
+    clearInterval(this.#deadlines);
     const links = [...this.#links.values()];
     await Promise.all(
       links.map(

@@ -50,7 +50,6 @@ export interface LinkClientOptions {
 }
 
 interface Exec {
-  /** Set once dispatched (null only while `dispatch` runs). */
   exchange: Exchange | null;
 }
 
@@ -253,62 +252,94 @@ export class LinkClient {
       });
       return;
     }
-    const { id } = m;
-    const live = () => this.#execs.has(id) && ws.readyState === ws.OPEN;
-    const done = () => this.#execs.delete(id);
-    /** Body frames of `bytes`; `then` once the link's queue is short enough again. */
-    const frames = (bytes: Buffer, then: () => void) => {
-      for (let off = 0; off < bytes.length; off += LINK_CHUNK) {
-        if (ws === this.#ws) this.#hold();
-        ws.send(bodyFrame(id, bytes.subarray(off, off + LINK_CHUNK)));
-      }
-      const wait = () => {
-        if (ws.bufferedAmount > 4 * 1024 * 1024 && live()) setTimeout(wait, 5);
-        else then();
-      };
-      wait();
-    };
-    const sink: ResponseSink = {
-      whole: (status, headers, body) => {
-        if (!live()) return;
-        if (this.#inline && body.length <= LINK_INLINE_MAX) {
-          done();
-          this.#send(ws, { t: 'res', id, status, headers, body: body.toString('base64') });
-          return;
-        }
-        this.#send(ws, { t: 'res', id, status, headers });
-        frames(body, () => {
-          if (!live()) return;
-          done();
-          this.#send(ws, { t: 'end', id });
-        });
-      },
-      head: (status, headers) => {
-        if (live()) this.#send(ws, { t: 'res', id, status, headers });
-      },
-      chunk: (bytes, next) => (live() ? frames(bytes, () => next()) : next()),
-      end: () => {
-        if (!live()) return;
-        done();
-        this.#send(ws, { t: 'end', id });
-      },
-      fail: (err) => {
-        if (!live()) return;
-        done();
-        this.#send(ws, { t: 'err', id, status: 502, message: err.message });
-      },
-    };
     // Registered before dispatch: a synchronous answer finds (and removes) its entry.
-    const exec: Exec = { exchange: null };
-    this.#execs.set(id, exec);
+    const call = new BridgedCall(this.#outbox, ws, m.id);
+    this.#execs.set(m.id, call);
     try {
-      exec.exchange = dispatch(
+      call.exchange = dispatch(
         this.#o.app,
         { method: m.method, url: m.path, headers: m.headers, body: m.body, remoteAddress: '127.0.0.1' },
-        sink,
+        call,
       );
     } catch (err) {
-      sink.fail(err as Error);
+      call.fail(err as Error);
     }
+  }
+
+  /** What a bridged call needs of this client (one object per client, not per call). */
+  readonly #outbox: Outbox = {
+    live: (ws, id) => ws.readyState === ws.OPEN && this.#execs.has(id),
+    done: (id) => this.#execs.delete(id),
+    inline: () => this.#inline,
+    send: (ws, m) => this.#send(ws, m),
+    frame: (ws, bytes) => {
+      if (ws === this.#ws) this.#hold();
+      ws.send(bytes);
+    },
+  };
+}
+
+interface Outbox {
+  live(ws: WebSocket, id: number): boolean;
+  done(id: number): void;
+  inline(): boolean;
+  send(ws: WebSocket, m: LinkMessage): void;
+  frame(ws: WebSocket, bytes: Buffer): void;
+}
+
+/** One bridged request on the edge: the sink its answer is written to, as link messages. */
+class BridgedCall implements ResponseSink, Exec {
+  /** Set once dispatched (null only while `dispatch` runs). */
+  exchange: Exchange | null = null;
+
+  constructor(
+    private readonly out: Outbox,
+    private readonly ws: WebSocket,
+    private readonly id: number,
+  ) {}
+
+  whole(status: number, headers: Record<string, string | string[]>, body: Buffer): void {
+    const { out, ws, id } = this;
+    if (!out.live(ws, id)) return;
+    if (out.inline() && body.length <= LINK_INLINE_MAX) {
+      out.done(id);
+      out.send(ws, { t: 'res', id, status, headers, body: body.toString('base64') });
+      return;
+    }
+    out.send(ws, { t: 'res', id, status, headers });
+    this.#frames(body, () => this.end());
+  }
+
+  head(status: number, headers: Record<string, string | string[]>): void {
+    if (this.out.live(this.ws, this.id)) this.out.send(this.ws, { t: 'res', id: this.id, status, headers });
+  }
+
+  chunk(bytes: Buffer, next: (err?: Error | null) => void): void {
+    if (this.out.live(this.ws, this.id)) this.#frames(bytes, () => next());
+    else next();
+  }
+
+  end(): void {
+    if (!this.out.live(this.ws, this.id)) return;
+    this.out.done(this.id);
+    this.out.send(this.ws, { t: 'end', id: this.id });
+  }
+
+  fail(err: Error): void {
+    if (!this.out.live(this.ws, this.id)) return;
+    this.out.done(this.id);
+    this.out.send(this.ws, { t: 'err', id: this.id, status: 502, message: err.message });
+  }
+
+  /** Body frames of `bytes`; `then` once the link's queue is short enough again. */
+  #frames(bytes: Buffer, then: () => void): void {
+    for (let off = 0; off < bytes.length; off += LINK_CHUNK) {
+      this.out.frame(this.ws, bodyFrame(this.id, bytes.subarray(off, off + LINK_CHUNK)));
+    }
+    const wait = () => {
+      if (this.ws.bufferedAmount > 4 * 1024 * 1024 && this.out.live(this.ws, this.id)) setTimeout(wait, 5);
+      else then();
+    };
+    wait();
   }
 }

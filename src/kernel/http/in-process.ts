@@ -264,8 +264,15 @@ class ExchangeResponse extends Writable {
     done(null);
   }
 
+  /** Nothing reaches the sink after this; false when the answer had already ended. */
+  detach(): boolean {
+    if (this.#done) return false;
+    this.#done = true;
+    return true;
+  }
+
   #sendHead(): void {
-    if (this.#headersSent) return;
+    if (this.#done || this.#headersSent) return;
     this.#headersSent = true;
     this.#sink.head(this.statusCode, this.#headers);
   }
@@ -285,31 +292,35 @@ export interface Exchange {
 
 /** Hands one request to `app` (which must be ready); the answer goes to `sink`. */
 export function dispatch(app: FastifyInstance, request: InProcessRequest, sink: ResponseSink): Exchange {
-  const req = new ExchangeRequest(request);
-  let open = true;
-  const guarded: ResponseSink = {
-    whole: (s, h, b) => open && ((open = false), sink.whole(s, h, b)),
-    head: (s, h) => open && sink.head(s, h),
-    chunk: (b, done) => (open ? sink.chunk(b, done) : done()),
-    end: () => open && ((open = false), sink.end()),
-    fail: (e) => open && ((open = false), sink.fail(e)),
-  };
-  const res = new ExchangeResponse(req, guarded);
-  app.routing(req as never, res as never);
-  return {
-    push: (chunk) => {
-      if (chunk === null) req.complete = true;
-      return req.push(chunk);
-    },
-    whenRead: (resume) => req.whenRead(resume),
-    abort: () => {
-      if (!open) return;
-      open = false;
-      req.aborted = true;
-      req.destroy();
-      res.destroy();
-    },
-  };
+  const exchange = new InProcessExchange(request, sink);
+  app.routing(exchange.req as never, exchange.res as never);
+  return exchange;
+}
+
+class InProcessExchange implements Exchange {
+  readonly req: ExchangeRequest;
+  readonly res: ExchangeResponse;
+
+  constructor(request: InProcessRequest, sink: ResponseSink) {
+    this.req = new ExchangeRequest(request);
+    this.res = new ExchangeResponse(this.req, sink);
+  }
+
+  push(chunk: Buffer | null): boolean {
+    if (chunk === null) this.req.complete = true;
+    return this.req.push(chunk);
+  }
+
+  whenRead(resume: () => void): void {
+    this.req.whenRead(resume);
+  }
+
+  abort(): void {
+    if (!this.res.detach()) return;
+    this.req.aborted = true;
+    this.req.destroy();
+    this.res.destroy();
+  }
 }
 
 function headerValue(v: number | string | readonly string[]): string | string[] {

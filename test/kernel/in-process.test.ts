@@ -39,6 +39,11 @@ async function app() {
   a.get('/fail', async () => {
     throw new Error('handler failed');
   });
+  a.get('/drain', async (request) => {
+    let n = 0;
+    for await (const c of request.raw) n += (c as Buffer).length;
+    return { read: n };
+  });
   a.get('/headers', async (request) => ({ cookie: request.headers.cookie, x: request.headers['x-many'] }));
   await a.ready();
   return a;
@@ -85,6 +90,9 @@ test('a buffered answer arrives whole, with its status and headers', async () =>
   assert.deepEqual(JSON.parse(r.body.toString()), { hello: 'world' });
   assert.equal(r.headers['content-type'], 'application/json; charset=utf-8');
   assert.equal(r.headers['content-length'], String(r.body.length));
+  // A request without a body reads as ended at once, for a handler that reads it anyway.
+  const drained = await run(a, { url: '/drain' });
+  assert.deepEqual(JSON.parse(drained.body.toString()), { read: 0 });
   const missing = await run(a, { url: '/nowhere?x=1' });
   assert.equal(missing.status, 404);
   const failed = await run(a, { url: '/fail' });

@@ -81,6 +81,8 @@ class ExchangeRequest extends Readable {
   readonly headers: Record<string, string | string[]>;
   readonly socket: NoSocket;
   #wants: (() => void) | null = null;
+  /** No body follows: the first read ends the stream (nothing is done unless the app reads). */
+  readonly #bodiless: boolean;
 
   constructor(r: InProcessRequest) {
     super({ highWaterMark: 1024 * 1024, autoDestroy: false });
@@ -91,10 +93,8 @@ class ExchangeRequest extends Readable {
       r.remoteAddress === undefined || r.remoteAddress === '127.0.0.1'
         ? LOCAL_SOCKET
         : new NoSocket(r.remoteAddress);
-    if (!r.body) {
-      this.complete = true;
-      this.push(null);
-    }
+    this.#bodiless = !r.body;
+    if (this.#bodiless) this.complete = true;
   }
 
   get connection(): NoSocket {
@@ -116,6 +116,10 @@ class ExchangeRequest extends Readable {
   }
 
   override _read(): void {
+    if (this.#bodiless) {
+      this.push(null);
+      return;
+    }
     const w = this.#wants;
     this.#wants = null;
     w?.();

@@ -217,8 +217,8 @@ try {
       duration,
       ...o,
       // The load generator in its own thread: the 1,000 simulated edges share this process's
-      // event loop, and their work (heartbeats, TLS, GC of their sockets) delayed its requests
-      // (bridged 7.7k req/s in process against 11.0k in a thread, direct 15.6k against 15.2k).
+      // event loop, and their work (heartbeats, TLS, garbage collection of their sockets) would
+      // delay its requests, both cases alike (`--workers 0` measures that way).
       ...(workers > 0 ? { workers } : {}),
       tlsOptions: { rejectUnauthorized: false },
     } as autocannon.Options);

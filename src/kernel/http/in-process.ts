@@ -52,7 +52,6 @@ class NoSocket extends EventEmitter {
   readonly destroyed = false;
   constructor(readonly remoteAddress: string) {
     super();
-    this.setMaxListeners(0);
   }
   setTimeout(): this {
     return this;

@@ -245,46 +245,43 @@ function nonFinite(root: unknown, name: string): string | undefined {
   if (root === null || typeof root !== 'object') {
     return typeof root === 'number' && !Number.isFinite(root) ? name : undefined;
   }
-  if (!hasNonFinite(root)) return undefined;
-  const stack: Array<[unknown, string]> = [[root, '']];
+  // Each entry keeps its key and parent; a path is spelt out only for the number found.
+  const stack: WalkEntry[] = [{ value: root, key: '', parent: null }];
   for (let budget = 1_000_000; stack.length > 0 && budget > 0; budget--) {
-    const [value, path] = stack.pop()!;
+    const entry = stack.pop()!;
+    const { value } = entry;
     if (typeof value === 'number') {
-      if (!Number.isFinite(value)) return path ? `${name} ${path}` : name;
+      if (!Number.isFinite(value)) return `${name}${pathOf(entry)}`;
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
     if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}[${i}]`]);
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: i, parent: entry });
       continue;
     }
     // Plain objects only (JSON, and the query string's null-prototype records), no class instances.
     const proto = Object.getPrototypeOf(value) as object | null;
     if (proto !== null && proto !== Object.prototype && Object.getPrototypeOf(proto) !== null) continue;
-    for (const [key, v] of Object.entries(value).reverse()) stack.push([v, path ? `${path}.${key}` : key]);
+    for (const [key, v] of Object.entries(value).reverse()) stack.push({ value: v, key, parent: entry });
   }
   return undefined;
 }
 
-/** Whether a non-finite number sits anywhere under `root` (the walk of nonFinite without paths). */
-function hasNonFinite(root: object): boolean {
-  const stack: unknown[] = [root];
-  for (let budget = 1_000_000; stack.length > 0 && budget > 0; budget--) {
-    const value = stack.pop();
-    if (typeof value === 'number') {
-      if (!Number.isFinite(value)) return true;
-      continue;
-    }
-    if (value === null || typeof value !== 'object') continue;
-    if (Array.isArray(value)) {
-      for (const v of value) stack.push(v);
-      continue;
-    }
-    const proto = Object.getPrototypeOf(value) as object | null;
-    if (proto !== null && proto !== Object.prototype && Object.getPrototypeOf(proto) !== null) continue;
-    for (const k in value) stack.push((value as Record<string, unknown>)[k]);
+interface WalkEntry {
+  value: unknown;
+  key: string | number;
+  parent: WalkEntry | null;
+}
+
+/** ` a.b[2]` for an entry of nonFinite's walk ('' for the root), as the old walk spelt it. */
+function pathOf(entry: WalkEntry): string {
+  const keys: (string | number)[] = [];
+  for (let e: WalkEntry | null = entry; e?.parent; e = e.parent) keys.push(e.key);
+  let path = '';
+  for (const key of keys.reverse()) {
+    path = typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key;
   }
-  return false;
+  return path ? ` ${path}` : '';
 }
 
 export interface RouteInfo {

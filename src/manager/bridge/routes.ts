@@ -28,13 +28,17 @@ export interface BridgeOptions {
   hub: LinkHub;
 }
 
-/** Sends one call to a device's edge with the edge's credential; answers the edge's reply. */
+/**
+ * Sends one call to a device's edge with the edge's credential (looked up unless the caller has
+ * it already, as the bridge route does); answers the edge's reply.
+ */
 export async function callEdge(
   options: BridgeOptions,
   deviceId: string,
   call: { method: string; path: string; headers: Record<string, string | string[]>; body: Readable | null },
+  known?: string,
 ) {
-  const credential = await options.fleet.edgeCredential(deviceId);
+  const credential = known ?? (await options.fleet.edgeCredential(deviceId));
   if (!credential) throw new AppError(404, 'not_found', `device "${deviceId}" not found`);
   return options.hub.request(deviceId, {
     method: call.method,
@@ -143,9 +147,12 @@ export async function bridgeRoutes(app: FastifyInstance, options: BridgeOptions)
       const raw0 = (request.body as Readable | undefined) ?? null;
       const body = raw0 ? limitBody(raw0, BRIDGE_MAX_BODY) : null;
       // The target holds the edge's credential: no second lookup.
-      const headers = forwardableHeaders(request.headers, DROP);
-      headers.authorization = edgeAuthorization(target.credential);
-      const res = await options.hub.request(deviceId, { method: request.method, path, headers, body });
+      const res = await callEdge(
+        options,
+        deviceId,
+        { method: request.method, path, headers: forwardableHeaders(request.headers, DROP), body },
+        target.credential,
+      );
       reply.status(res.status);
       for (const [k, v] of Object.entries(res.headers)) {
         if (!DROP_RESPONSE.has(k.toLowerCase())) void reply.header(k, v);

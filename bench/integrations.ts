@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { edgeConfigWith } from '../src/edge/options.js';
+import { edgeConfigWith } from '../src/edge/service.js';
 import { startEdge, type EdgeService } from '../src/edge/service.js';
 import { MQTT_PROVIDER_ID } from '../src/edge/integrations/index.js';
 import { eventually, Mosquitto } from '../test/helpers/integrations.js';

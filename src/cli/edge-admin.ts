@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import pino from 'pino';
-import { EDGE_OPTIONS } from '../edge/options.js';
+import { EDGE_OPTIONS } from '../edge/service.js';
 import { openEdgeDatabase } from '../edge/service.js';
 import { AuthRepository, AuthService } from '../edge/auth/index.js';
 import { resolveOptions, addServiceOptions } from './options.js';

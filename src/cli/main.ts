@@ -7,7 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../kernel/config.js';
 import { MILLWRIGHT_VERSION } from '../kernel/version.js';
 import { AppError } from '../kernel/errors.js';
-import { EDGE_OPTIONS, toEdgeConfig, type EdgeConfig } from '../edge/options.js';
+import { EDGE_OPTIONS, toEdgeConfig, type EdgeConfig } from '../edge/service.js';
 import { startEdge, type EdgeService } from '../edge/service.js';
 import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
@@ -17,14 +17,14 @@ import { MillwrightClientError } from '../client/errors.js';
 import { edgeDeviceCommands } from './edge-devices.js';
 import { join } from 'node:path';
 import { loadConfig } from '../kernel/config.js';
-import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/options.js';
+import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/service.js';
 import { startUns, type UnsService } from '../uns/service.js';
 import { unsAdminCommands } from './uns-admin.js';
 import { startUnsFeed } from './uns-feed.js';
 import { unsWatchCommand } from './uns-watch.js';
 import { formatReadyLine, type ReadyLine, type ReadyService } from '../kernel/ready.js';
 import { announceManager, enrolLocalEdge, managerCommands, managerReady } from './manager.js';
-import { MANAGER_OPTIONS, toManagerConfig } from '../manager/options.js';
+import { MANAGER_OPTIONS, toManagerConfig } from '../manager/service.js';
 import { startManager } from '../manager/service.js';
 
 const program = new Command('millwright')

@@ -6,7 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import pino from 'pino';
-import { MANAGER_OPTIONS, toManagerConfig, type ManagerConfig } from '../manager/options.js';
+import { MANAGER_OPTIONS, toManagerConfig, type ManagerConfig } from '../manager/service.js';
 import { openManagerDatabase, startManager, type ManagerService } from '../manager/service.js';
 import {
   ManagerAuthRepository,

@@ -28,9 +28,15 @@ export function addServiceOptions(
         : `--${prefix}${spec.name} <${spec.type === 'int' ? 'n' : 'value'}>`;
     const opt = new Option(flag, `${spec.description}${shownDefault} [${env}]`);
     if (spec.values) opt.choices(spec.values as string[]);
+    // `--help` lists the options under their owner: the service's shell, then each module.
+    const heading = spec.group ? `${spec.group[0]!.toUpperCase()}${spec.group.slice(1)}:` : undefined;
+    if (heading) opt.helpGroup(heading);
     cmd.addOption(opt);
-    if (spec.type === 'bool')
-      cmd.addOption(new Option(`--no-${prefix}${spec.name}`, `the same as --${prefix}${spec.name}=false`));
+    if (spec.type === 'bool') {
+      const no = new Option(`--no-${prefix}${spec.name}`, `the same as --${prefix}${spec.name}=false`);
+      if (heading) no.helpGroup(heading);
+      cmd.addOption(no);
+    }
   }
   return cmd;
 }

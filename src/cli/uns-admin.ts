@@ -6,7 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import pino from 'pino';
-import { UNS_OPTIONS } from '../uns/options.js';
+import { UNS_OPTIONS } from '../uns/service.js';
 import { openUnsDatabase } from '../uns/service.js';
 import { AccountRepository, AccountService, PERMS, type Perm, type RuleSpec } from '../uns/accounts/index.js';
 import { IdentityRepository, IdentityService, USER_ROLES, type UserRole } from '../uns/oidc/index.js';

@@ -1,5 +1,5 @@
 /** `millwright up`: the edge's UNS feed, wired to the UNS of the same process (see src/edge/integrations/uns-feed.ts). */
-import type { EdgeConfig } from '../edge/options.js';
+import type { EdgeConfig } from '../edge/service.js';
 import type { EdgeService } from '../edge/service.js';
 import { ensureUnsFeed } from '../edge/integrations/uns-feed.js';
 import type { UnsService } from '../uns/service.js';

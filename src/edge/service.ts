@@ -12,9 +12,14 @@ import type { LogStore } from '../kernel/logging/log-store.js';
 import {
   ServiceShell,
   openServiceDatabase,
+  serviceConfigWith,
+  serviceOptionSpecs,
+  type ModuleOptions,
   type ServiceDefinition,
   type ShellOptions,
 } from '../kernel/service/index.js';
+import type { ConfigValues, OptionSpec } from '../kernel/config.js';
+import { toConfigObject } from '../kernel/config.js';
 import type { AuthService } from './auth/index.js';
 import { authModule } from './auth/module.js';
 import { logsModule } from './logs/module.js';
@@ -32,7 +37,7 @@ import type { Devicehub } from './devicehub/index.js';
 import type { AcquisitionEngine } from './acquisition/index.js';
 import type { EdgeModule, EdgeModules } from './modules.js';
 import { EDGE_API_VERSION, versionRoutes } from './versions.js';
-import type { EdgeConfig } from './options.js';
+import { EDGE_SHELL_OPTIONS, type EdgeShellConfig } from './options.js';
 
 declare module './modules.js' {
   interface EdgeModules {
@@ -63,14 +68,30 @@ export const EDGE_MODULES = [
   configModule,
 ] as const;
 
-export const EDGE_SERVICE: ServiceDefinition<EdgeConfig, EdgeModules> = {
+export const EDGE_SERVICE: ServiceDefinition<EdgeShellConfig, EdgeModules> = {
   name: 'edge',
   label: 'edge service',
   apiVersion: EDGE_API_VERSION,
+  options: EDGE_SHELL_OPTIONS,
   modules: EDGE_MODULES,
 };
 
-export type EdgeShell = ServiceShell<EdgeConfig, EdgeModules>;
+/** The edge's whole configuration: the shell's options and every module's, typed from their schemas. */
+export type EdgeConfig = EdgeShellConfig & ModuleOptions<typeof EDGE_MODULES>;
+
+/** Every option of the edge (flags, `MILLWRIGHT_EDGE_*`, config-file keys), shell first, then by module. */
+export const EDGE_OPTIONS: readonly OptionSpec[] = serviceOptionSpecs(EDGE_SERVICE);
+
+export function toEdgeConfig(values: ConfigValues): EdgeConfig {
+  return toConfigObject<EdgeConfig>(values);
+}
+
+/** The defaults, with `overrides` on top: for tests and for composing services in one process. */
+export function edgeConfigWith(overrides: Partial<EdgeConfig>): EdgeConfig {
+  return serviceConfigWith<EdgeConfig>(EDGE_SERVICE, overrides);
+}
+
+export type EdgeShell = ServiceShell<EdgeShellConfig, EdgeModules>;
 
 export interface EdgeService {
   /** Base address, e.g. `https://localhost:8443`. */

@@ -22,6 +22,8 @@ export interface OptionSpec {
   values?: readonly string[];
   /** Never echoed in messages or logs. */
   secret?: boolean;
+  /** The heading it is listed under in `--help` and the docs: the service, or the module that owns it. */
+  group?: string;
   /** A single-letter or alternative flag is not offered; keep options discoverable by name. */
 }
 
@@ -166,140 +168,6 @@ function coerce(spec: OptionSpec, src: Source): ConfigValue {
       return v;
     }
   }
-}
-
-/** Options every service has: its log, its log store's retention, its shutdown, GraphQL limits, HTTP timeouts. */
-export const COMMON_OPTIONS: readonly OptionSpec[] = [
-  {
-    name: 'log-level',
-    type: 'enum',
-    values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'],
-    default: 'info',
-    description: 'lowest level logged',
-  },
-  {
-    name: 'log-format',
-    type: 'enum',
-    values: ['auto', 'pretty', 'json', 'none'],
-    default: 'auto',
-    description:
-      'log lines on standard output: pretty (for people), json (for services and log collectors), auto (pretty on a terminal, else json), none (the log store only)',
-  },
-  {
-    name: 'log-retention-entries',
-    type: 'int',
-    min: 1000,
-    max: 100_000_000,
-    default: 100_000,
-    description: 'log entries kept at most',
-  },
-  {
-    name: 'log-retention-days',
-    type: 'int',
-    min: 1,
-    max: 3650,
-    default: 7,
-    description: 'days log entries are kept at most',
-  },
-  {
-    name: 'shutdown-timeout',
-    type: 'int',
-    min: 0,
-    max: 600_000,
-    default: 10_000,
-    description: 'milliseconds in-flight requests get to finish at shutdown',
-  },
-  {
-    name: 'graphql-max-query-bytes',
-    type: 'int',
-    min: 1024,
-    max: 16 * 1024 * 1024,
-    default: 64 * 1024,
-    description: 'largest GraphQL query document, bytes (refused before parsing)',
-  },
-  {
-    name: 'graphql-max-aliases',
-    type: 'int',
-    min: 1,
-    max: 100_000,
-    default: 100,
-    description: 'most aliases in one GraphQL document',
-  },
-  {
-    name: 'graphql-max-fields',
-    type: 'int',
-    min: 1,
-    max: 100_000,
-    default: 500,
-    description: 'most fields written in one GraphQL document (__typename included)',
-  },
-  {
-    name: 'graphql-cache-bytes',
-    type: 'int',
-    min: 1024 * 1024,
-    max: 16 * 1024 * 1024 * 1024,
-    default: 64 * 1024 * 1024,
-    description: 'memory for the parsed and compiled GraphQL query caches of each endpoint, bytes',
-  },
-  {
-    name: 'http-headers-timeout',
-    type: 'int',
-    min: 100,
-    max: 600_000,
-    default: 20_000,
-    description:
-      'milliseconds a connection gets to finish its TLS handshake and send the complete headers of a request',
-  },
-  {
-    name: 'http-request-timeout',
-    type: 'int',
-    min: 100,
-    max: 3_600_000,
-    default: 300_000,
-    description: 'milliseconds a client gets to send one whole request, body included',
-  },
-  {
-    name: 'http-keep-alive-timeout',
-    type: 'int',
-    min: 100,
-    max: 600_000,
-    default: 10_000,
-    description: 'milliseconds an idle keep-alive connection is kept open between requests',
-  },
-  {
-    name: 'http-idle-timeout',
-    type: 'int',
-    min: 100,
-    max: 3_600_000,
-    default: 120_000,
-    description:
-      'milliseconds a connection may stay silent (neither side sends) before it is closed; WebSockets excepted',
-  },
-  {
-    name: 'http-max-connections',
-    type: 'int',
-    min: 1,
-    max: 1_000_000,
-    default: 25_000,
-    description: 'HTTP(S) connections open at once; beyond, new connections are closed at once',
-  },
-];
-
-/** The HTTP server options every service has, as config keys. */
-export interface HttpConfig {
-  httpHeadersTimeout: number;
-  httpRequestTimeout: number;
-  httpKeepAliveTimeout: number;
-  httpIdleTimeout: number;
-  httpMaxConnections: number;
-}
-
-/** The GraphQL options every service has, as config keys. */
-export interface GraphqlConfig {
-  graphqlMaxQueryBytes: number;
-  graphqlMaxAliases: number;
-  graphqlMaxFields: number;
-  graphqlCacheBytes: number;
 }
 
 /** Resolved options as a service's config object: each kebab-case name becomes a camelCase key. */

@@ -13,9 +13,13 @@ import type { Database } from '../kernel/db/index.js';
 import {
   ServiceShell,
   openServiceDatabase,
+  serviceConfigWith,
+  serviceOptionSpecs,
+  type ModuleOptions,
   type ServiceDefinition,
   type ShellOptions,
 } from '../kernel/service/index.js';
+import { toConfigObject, type ConfigValues, type OptionSpec } from '../kernel/config.js';
 import type { TlsMaterial } from '../kernel/http/server.js';
 import { managerAuthModule } from './auth/module.js';
 import type { ManagerAuthService } from './auth/index.js';
@@ -31,7 +35,7 @@ import { templatesModule } from './templates/module.js';
 import type { TemplateService } from './templates/service.js';
 import { registryModule } from './registry/module.js';
 import type { ManagerModules } from './modules.js';
-import type { ManagerConfig } from './options.js';
+import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
 export { MANAGER_API_VERSION };
 
@@ -47,14 +51,30 @@ export const MANAGER_MODULES = [
   registryModule,
 ] as const;
 
-export const MANAGER_SERVICE: ServiceDefinition<ManagerConfig, ManagerModules> = {
+export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {
   name: 'manager',
   label: 'edge manager',
   apiVersion: MANAGER_API_VERSION,
+  options: MANAGER_SHELL_OPTIONS,
   modules: MANAGER_MODULES,
 };
 
-export type ManagerShell = ServiceShell<ManagerConfig, ManagerModules>;
+/** The manager's whole configuration: the shell's options and every module's, typed from their schemas. */
+export type ManagerConfig = ManagerShellConfig & ModuleOptions<typeof MANAGER_MODULES>;
+
+/** Every option of the manager (flags, `MILLWRIGHT_MANAGER_*`, config-file keys), shell first, then by module. */
+export const MANAGER_OPTIONS: readonly OptionSpec[] = serviceOptionSpecs(MANAGER_SERVICE);
+
+export function toManagerConfig(values: ConfigValues): ManagerConfig {
+  return toConfigObject<ManagerConfig>(values);
+}
+
+/** The defaults, with `overrides` on top: for tests and for composing services in one process. */
+export function managerConfigWith(overrides: Partial<ManagerConfig>): ManagerConfig {
+  return serviceConfigWith<ManagerConfig>(MANAGER_SERVICE, overrides);
+}
+
+export type ManagerShell = ServiceShell<ManagerShellConfig, ManagerModules>;
 
 export interface ManagerService {
   /** Base address of the main API and the edge link, e.g. `https://localhost:8444`. */

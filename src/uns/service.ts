@@ -11,9 +11,13 @@ import type { Database } from '../kernel/db/index.js';
 import {
   ServiceShell,
   openServiceDatabase,
+  serviceConfigWith,
+  serviceOptionSpecs,
+  type ModuleOptions,
   type ServiceDefinition,
   type ShellOptions,
 } from '../kernel/service/index.js';
+import { toConfigObject, type ConfigValues, type OptionSpec } from '../kernel/config.js';
 import type { AccountService } from './accounts/index.js';
 import { accountsModule } from './accounts/module.js';
 import type { IdentityService } from './oidc/index.js';
@@ -24,7 +28,7 @@ import type { UnsBroker } from './broker/index.js';
 import { brokerModule } from './broker/module.js';
 import { graphqlModule } from './graphql/module.js';
 import type { UnsModules } from './modules.js';
-import type { UnsConfig } from './options.js';
+import { UNS_SHELL_OPTIONS, type UnsShellConfig } from './options.js';
 
 export const UNS_API_VERSION = '1';
 
@@ -37,14 +41,30 @@ export const UNS_MODULES = [
   graphqlModule,
 ] as const;
 
-export const UNS_SERVICE: ServiceDefinition<UnsConfig, UnsModules> = {
+export const UNS_SERVICE: ServiceDefinition<UnsShellConfig, UnsModules> = {
   name: 'uns',
   label: 'unified namespace service',
   apiVersion: UNS_API_VERSION,
+  options: UNS_SHELL_OPTIONS,
   modules: UNS_MODULES,
 };
 
-export type UnsShell = ServiceShell<UnsConfig, UnsModules>;
+/** The UNS's whole configuration: the shell's options and every module's, typed from their schemas. */
+export type UnsConfig = UnsShellConfig & ModuleOptions<typeof UNS_MODULES>;
+
+/** Every option of the UNS (flags, `MILLWRIGHT_UNS_*`, config-file keys), shell first, then by module. */
+export const UNS_OPTIONS: readonly OptionSpec[] = serviceOptionSpecs(UNS_SERVICE);
+
+export function toUnsConfig(values: ConfigValues): UnsConfig {
+  return toConfigObject<UnsConfig>(values);
+}
+
+/** The defaults, with `overrides` on top: for tests and for composing services in one process. */
+export function unsConfigWith(overrides: Partial<UnsConfig>): UnsConfig {
+  return serviceConfigWith<UnsConfig>(UNS_SERVICE, overrides);
+}
+
+export type UnsShell = ServiceShell<UnsShellConfig, UnsModules>;
 
 export interface UnsService {
   /** Base address of HTTPS (token endpoints, /mqtt/gql, wss /mqtt), e.g. `https://localhost:9443`. */

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { edgeConfigWith, type EdgeConfig } from '../../src/edge/options.js';
+import { edgeConfigWith, type EdgeConfig } from '../../src/edge/service.js';
 import { startEdge, type EdgeService } from '../../src/edge/service.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { EdgeClient } from '../../src/client/index.js';

@@ -10,7 +10,7 @@ import { createServer, Socket, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } from './edge.js';
-import type { EdgeConfig } from '../../src/edge/options.js';
+import type { EdgeConfig } from '../../src/edge/service.js';
 
 export const CC = '/cc/v2';
 

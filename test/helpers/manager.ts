@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { managerConfigWith, type ManagerConfig } from '../../src/manager/options.js';
+import { managerConfigWith, type ManagerConfig } from '../../src/manager/service.js';
 import { startManager, type ManagerService } from '../../src/manager/service.js';
 import { http, type HttpReply } from './edge.js';
 import { TEST_LOG_FORMAT } from './log-format.js';

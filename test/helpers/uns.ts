@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { connectMqtt as clientConnectMqtt, UnsClient } from '../../src/client/index.js';
-import { unsConfigWith, type UnsConfig } from '../../src/uns/options.js';
+import { unsConfigWith, type UnsConfig } from '../../src/uns/service.js';
 import { startUns, type UnsService } from '../../src/uns/service.js';
 import { http, type HttpReply } from './edge.js';
 import { TEST_LOG_FORMAT } from './log-format.js';

@@ -16,11 +16,19 @@ import {
   ServiceShell,
   type ServiceModule,
   type ShellConfig,
+  optionSpecs,
+  shellOptions,
 } from '../../src/kernel/service/index.js';
-import { COMMON_OPTIONS } from '../../src/kernel/config.js';
 import { EDGE_MODULES, EDGE_SERVICE, buildEdgeApp } from '../../src/edge/service.js';
 import type { EdgeModule } from '../../src/edge/modules.js';
-import { edgeConfigWith } from '../../src/edge/options.js';
+import { edgeConfigWith } from '../../src/edge/service.js';
+
+const TEST_OPTIONS = shellOptions({
+  name: 'test',
+  port: 0,
+  portDescription: 'port',
+  databaseDescription: 'database',
+});
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -38,7 +46,7 @@ interface TestModules {
 type M = ServiceModule<ShellConfig, TestModules, keyof TestModules>;
 
 const config = (): ShellConfig => ({
-  ...configWith<ShellConfig>(COMMON_OPTIONS, {}),
+  ...configWith<ShellConfig>(optionSpecs(TEST_OPTIONS), {}),
   host: '127.0.0.1',
   port: 0,
   dataDir: tmp(),
@@ -73,6 +81,7 @@ test('modules start and mount in list order, read earlier modules, and close in 
       name: 'test',
       label: 'test service',
       apiVersion: '1',
+      options: TEST_OPTIONS,
       modules: [
         mod('a'),
         mod('b', {
@@ -117,6 +126,7 @@ test('a start that fails half way closes what had started, in reverse order', as
         name: 'test',
         label: 'test service',
         apiVersion: '1',
+        options: TEST_OPTIONS,
         modules: [
           mod('a'),
           mod('b'),
@@ -140,7 +150,13 @@ test('a module that reads another without listing it, or before it, is refused',
   const { mod } = recorder();
   await assert.rejects(
     ServiceShell.build(
-      { name: 't', label: 't', apiVersion: '1', modules: [mod('b', { requires: ['a'] }), mod('a')] },
+      {
+        name: 't',
+        label: 't',
+        apiVersion: '1',
+        options: TEST_OPTIONS,
+        modules: [mod('b', { requires: ['a'] }), mod('a')],
+      },
       config(),
     ),
     /module "b" requires "a", which is not listed before it/,
@@ -151,6 +167,7 @@ test('a module that reads another without listing it, or before it, is refused',
         name: 't',
         label: 't',
         apiVersion: '1',
+        options: TEST_OPTIONS,
         modules: [mod('a'), mod('b', { start: (ctx) => ctx.module('a') })],
       },
       config(),
@@ -288,6 +305,7 @@ test("ctx.sections(): every started module's configuration section, in list orde
       name: 'test',
       label: 'test service',
       apiVersion: '1',
+      options: TEST_OPTIONS,
       modules: [
         { name: 'a', start: () => 'A', configSection: () => section('sec-a') } as M,
         { name: 'b', start: () => 'B' } as M,

@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import type { EdgeModule } from '../modules.js';
+import { acquisitionOptions } from './options.js';
 import { ACQUISITION_DRIVERS, AcquisitionEngine, acquisitionRoutes } from './index.js';
 
 declare module '../modules.js' {
@@ -12,8 +13,9 @@ declare module '../modules.js' {
   }
 }
 
-export const acquisitionModule: EdgeModule<'acquisition'> = {
+export const acquisitionModule: EdgeModule<'acquisition', typeof acquisitionOptions> = {
   name: 'acquisition',
+  options: acquisitionOptions,
   requires: ['datahub', 'devicehub'],
   start(ctx) {
     const datahub = ctx.module('datahub');

@@ -1,5 +1,6 @@
 /** Analytics on the edge's seam: stream processors on DataHub data at `/analytics/v3`. */
 import type { EdgeModule } from '../modules.js';
+import { analyticsOptions } from './options.js';
 import { AnalyticsConfigSection } from './config-section.js';
 import { AnalyticsLog, AnalyticsService, analyticsMigrations, mountAnalytics } from './index.js';
 
@@ -9,8 +10,9 @@ declare module '../modules.js' {
   }
 }
 
-export const analyticsModule: EdgeModule<'analytics'> = {
+export const analyticsModule: EdgeModule<'analytics', typeof analyticsOptions> = {
   name: 'analytics',
+  options: analyticsOptions,
   migrations: analyticsMigrations,
   requires: ['datahub', 'logs'],
   start: (ctx) =>

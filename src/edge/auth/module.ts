@@ -1,5 +1,6 @@
 /** The identity module on the edge's seam: the auth hook, the auth routes and the first-run admin. */
 import type { EdgeModule } from '../modules.js';
+import { authOptions } from './options.js';
 import { installAuthHook } from './hook.js';
 import { authMigrations } from './migrations/index.js';
 import { authRoutes } from './routes.js';
@@ -21,8 +22,9 @@ declare module '../modules.js' {
   }
 }
 
-export const authModule: EdgeModule<'auth'> = {
+export const authModule: EdgeModule<'auth', typeof authOptions> = {
   name: 'auth',
+  options: authOptions,
   migrations: authMigrations,
   async start(ctx) {
     const service = await AuthService.open(new AuthRepository(ctx.database), {

@@ -1,6 +1,7 @@
 /** The DataHub on the edge's seam: the bus, its NATS gateway (port `datahub-port`), access keys. */
 import { ensureCertificate } from '../../kernel/http/server.js';
 import type { EdgeModule } from '../modules.js';
+import { datahubOptions } from './options.js';
 import { DatahubConfigSection } from './config-section.js';
 import { datahubMigrations } from './migrations/index.js';
 import { datahubRoutes } from './routes.js';
@@ -12,8 +13,9 @@ declare module '../modules.js' {
   }
 }
 
-export const datahubModule: EdgeModule<'datahub'> = {
+export const datahubModule: EdgeModule<'datahub', typeof datahubOptions> = {
   name: 'datahub',
+  options: datahubOptions,
   migrations: datahubMigrations,
   async start(ctx) {
     const config = ctx.config;

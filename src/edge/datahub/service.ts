@@ -172,6 +172,8 @@ export class DataHubService {
   readonly keys: AccessKeyService;
   readonly gateway: Gateway | undefined;
   readonly external: ExternalLink | undefined;
+  /** The largest message payload the DataHub carries, bytes (`--datahub-max-payload`). */
+  maxPayload = 1024 * 1024;
   readonly #refresh: NodeJS.Timeout | undefined;
   readonly #log: Logger | undefined;
   #closing: Promise<void> | undefined;
@@ -228,7 +230,9 @@ export class DataHubService {
       hub.close();
       throw err;
     }
-    return new DataHubService(hub, keys, gateway, external, options.keyRefreshMs ?? 5000, logger);
+    const service = new DataHubService(hub, keys, gateway, external, options.keyRefreshMs ?? 5000, logger);
+    if (options.maxPayload !== undefined) service.maxPayload = options.maxPayload;
+    return service;
   }
 
   /** Closes connections of keys that were revoked by another process (the CLI). */

@@ -1,5 +1,6 @@
 /** Integrations on the edge's seam: `/cc/v2`, one runner and disk queue per instance. */
 import type { EdgeModule } from '../modules.js';
+import { integrationsOptions } from './options.js';
 import {
   CONNECTORS,
   integrationsMigrations,
@@ -14,8 +15,9 @@ declare module '../modules.js' {
   }
 }
 
-export const integrationsModule: EdgeModule<'integrations'> = {
+export const integrationsModule: EdgeModule<'integrations', typeof integrationsOptions> = {
   name: 'integrations',
+  options: integrationsOptions,
   migrations: integrationsMigrations,
   requires: ['datahub'],
   async start(ctx) {

@@ -9,6 +9,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
 import type { EdgeModule } from '../modules.js';
+import { opcuaOptions } from './options.js';
 import {
   mountOpcua,
   opcuaMigrations,
@@ -46,8 +47,9 @@ function reserve(host: string, port: number): Promise<Reservation> {
 
 const release = (r: Reservation) => new Promise<void>((resolve) => r.server.close(() => resolve()));
 
-export const opcuaModule: EdgeModule<'opcua'> = {
+export const opcuaModule: EdgeModule<'opcua', typeof opcuaOptions> = {
   name: 'opcua',
+  options: opcuaOptions,
   migrations: opcuaMigrations,
   requires: ['datahub', 'devicehub'],
   async start(ctx) {

@@ -3,6 +3,7 @@
  * section of configuration templates.
  */
 import type { EdgeModule } from '../modules.js';
+import { twinsOptions } from './options.js';
 import { twinsConfigSection } from './config-section.js';
 import { createTwins, mountTwins, twinsMigrations, UnsLink, type TwinsApi } from './index.js';
 
@@ -12,8 +13,9 @@ declare module '../modules.js' {
   }
 }
 
-export const twinsModule: EdgeModule<'twins'> = {
+export const twinsModule: EdgeModule<'twins', typeof twinsOptions> = {
   name: 'twins',
+  options: twinsOptions,
   migrations: twinsMigrations,
   requires: ['datahub'],
   start: (ctx) => {
@@ -31,7 +33,7 @@ export const twinsModule: EdgeModule<'twins'> = {
       hub: ctx.module('datahub').hub,
       logger: ctx.logger,
       uns,
-      maxPayloadBytes: c.datahubMaxPayload,
+      maxPayloadBytes: ctx.module('datahub').maxPayload,
     });
   },
   mount: (ctx, twins) => mountTwins(ctx.app, twins),

@@ -18,7 +18,8 @@ import { installJsonBodyParser } from './json-body.js';
 import { answerPlainHttpOnTls } from './plain-http-hint.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { AppError } from '../errors.js';
-import { ConfigError, PortInUseError, type GraphqlConfig, type HttpConfig } from '../config.js';
+import { ConfigError, PortInUseError } from '../config.js';
+import type { GraphqlConfig, HttpConfig } from '../service/options.js';
 import { setGraphqlDefaults } from '../graphql/mount.js';
 
 export interface HttpAppOptions {
@@ -40,7 +41,7 @@ export interface HttpAppOptions {
   limits?: Partial<HttpConfig>;
 }
 
-/** Defaults of the `--http-*` options (the same as in COMMON_OPTIONS). */
+/** Defaults of the `--http-*` options (the same as in HTTP_OPTIONS). */
 export const HTTP_DEFAULTS: HttpConfig = {
   httpHeadersTimeout: 20_000,
   httpRequestTimeout: 300_000,

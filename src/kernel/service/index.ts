@@ -15,6 +15,22 @@ export {
   ServiceShell,
   openServiceDatabase,
   type ServiceDefinition,
-  type ShellConfig,
   type ShellOptions,
+  serviceOptionSpecs,
+  serviceConfigWith,
 } from './shell.js';
+export {
+  Option,
+  NO_OPTIONS,
+  GRAPHQL_OPTIONS,
+  HTTP_OPTIONS,
+  shellOptions,
+  optionSpecs,
+  kebab,
+  type NoOptions,
+  type OptionsOf,
+  type ModuleOptions,
+  type ShellConfig,
+  type HttpConfig,
+  type GraphqlConfig,
+} from './options.js';

@@ -15,6 +15,8 @@ import type { LogStore } from '../logging/log-store.js';
 import type { TlsMaterial } from '../http/server.js';
 import type { PortPolicy } from './ports.js';
 import type { ConfigSection } from './config-section.js';
+import type { Static, TObject } from '@sinclair/typebox';
+import type { NoOptions } from './options.js';
 
 /** What the shell hands a module: the service's stores, app and policies, and the modules before it. */
 export interface ModuleContext<Config, Modules> {
@@ -45,18 +47,35 @@ export interface ModuleContext<Config, Modules> {
   sections(): ConfigSection[];
 }
 
-export interface ServiceModule<Config, Modules, Name extends keyof Modules = keyof Modules> {
+/**
+ * A module of a service whose shell has the options `Config`, whose modules' APIs are `Modules`;
+ * `Options` is the schema of the module's own settings (`ctx.config` is both, typed).
+ */
+export interface ServiceModule<
+  Config,
+  Modules,
+  Name extends keyof Modules = keyof Modules,
+  Options extends TObject = NoOptions,
+> {
   readonly name: Name & string;
+  /**
+   * The module's settings (`<module>/options.ts`, built with `Option.*`): flags, environment
+   * variables and config-file keys of the service, in list order after the shell's.
+   */
+  readonly options?: Options;
   /** The module's tables, run by the shell at start (and by the CLI's offline commands). */
   readonly migrations?: ModuleMigrations;
   /** Modules whose API `start` reads; they must come earlier in the service's list. */
   readonly requires?: readonly (keyof Modules & string)[];
   /** Builds the module's API. Resources it opens are closed by `close` or by `ctx.defer`. */
-  start(ctx: ModuleContext<Config, Modules>): Promise<Modules[Name]> | Modules[Name];
+  start(ctx: ModuleContext<Config & Static<Options>, Modules>): Promise<Modules[Name]> | Modules[Name];
   /** Routes or a GraphQL mount on `ctx.app`. */
-  mount?(ctx: ModuleContext<Config, Modules>, api: Modules[Name]): PromiseLike<unknown> | void;
+  mount?(
+    ctx: ModuleContext<Config & Static<Options>, Modules>,
+    api: Modules[Name],
+  ): PromiseLike<unknown> | void;
   /** After the HTTP port is bound: background work (polling, extra listeners' announcements). */
-  listening?(ctx: ModuleContext<Config, Modules>, api: Modules[Name]): Promise<void> | void;
+  listening?(ctx: ModuleContext<Config & Static<Options>, Modules>, api: Modules[Name]): Promise<void> | void;
   /** The module's part of a configuration template (export, validate, diff, apply). */
   configSection?(api: Modules[Name]): ConfigSection;
   /** Stops the module; called in reverse list order, after the HTTP server stopped accepting. */
@@ -64,4 +83,5 @@ export interface ServiceModule<Config, Modules, Name extends keyof Modules = key
 }
 
 /** A list of modules of one service, whatever their names. */
-export type ModuleList<Config, Modules> = readonly ServiceModule<Config, Modules, any>[];
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list holds modules of every name and options schema
+export type ModuleList<Config, Modules> = readonly ServiceModule<Config, Modules, any, any>[];

@@ -10,6 +10,7 @@ import { healthRoutes } from '../../kernel/http/health.js';
 import { installManagerAuthHook } from '../auth/hook.js';
 import { adminAuthRoutes } from '../auth/routes.js';
 import type { ManagerModule } from '../modules.js';
+import { adminOptions } from './options.js';
 
 export interface AdminConsole {
   app: FastifyInstance;
@@ -25,8 +26,9 @@ declare module '../modules.js' {
 
 export const MANAGER_API_VERSION = '3.0.0';
 
-export const adminModule: ManagerModule<'admin'> = {
+export const adminModule: ManagerModule<'admin', typeof adminOptions> = {
   name: 'admin',
+  options: adminOptions,
   requires: ['auth'],
   async start(ctx) {
     const { app } = await createHttpApp({

@@ -1,6 +1,7 @@
 /** The fleet on the manager's seam: companies, projects, devices, activation; main and admin routes. */
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
 import type { ManagerModule } from '../modules.js';
+import { fleetOptions } from './options.js';
 import { MANAGER_API_VERSION } from '../admin/module.js';
 import { fleetMigrations } from './migrations/index.js';
 import { FleetRepository } from './repository.js';
@@ -14,8 +15,9 @@ declare module '../modules.js' {
   }
 }
 
-export const fleetModule: ManagerModule<'fleet'> = {
+export const fleetModule: ManagerModule<'fleet', typeof fleetOptions> = {
   name: 'fleet',
+  options: fleetOptions,
   migrations: fleetMigrations,
   requires: ['admin'],
   start: (ctx) =>

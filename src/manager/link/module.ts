@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { unauthorized } from '../../kernel/errors.js';
 import { LINK_MAX_MESSAGE, LINK_PATH, forwardableHeaders } from '../../kernel/link/protocol.js';
 import type { ManagerModule } from '../modules.js';
+import { linkOptions } from './options.js';
 import { LinkHub } from './hub.js';
 import { linkMigrations } from './migrations/index.js';
 import { LinkPeers, PEER_HEADER } from './peers.js';
@@ -65,8 +66,9 @@ async function peerRoutes(app: FastifyInstance, options: { hub: LinkHub; peers: 
   });
 }
 
-export const linkModule: ManagerModule<'link'> = {
+export const linkModule: ManagerModule<'link', typeof linkOptions> = {
   name: 'link',
+  options: linkOptions,
   migrations: linkMigrations,
   requires: ['fleet'],
   async start(ctx) {

@@ -4,6 +4,7 @@
  * their task types (`tasks.register(handler)`) in their `start`.
  */
 import type { ManagerModule } from '../modules.js';
+import { tasksOptions } from './options.js';
 import { taskMigrations } from './migrations/index.js';
 import { TaskRepository } from './repository.js';
 import { adminTaskRoutes, taskRoutes } from './routes.js';
@@ -15,8 +16,9 @@ declare module '../modules.js' {
   }
 }
 
-export const tasksModule: ManagerModule<'tasks'> = {
+export const tasksModule: ManagerModule<'tasks', typeof tasksOptions> = {
   name: 'tasks',
+  options: tasksOptions,
   migrations: taskMigrations,
   requires: ['admin', 'link'],
   start(ctx) {

@@ -15,7 +15,7 @@ declare module '../modules.js' {
 export const accountsModule: UnsModule<'accounts'> = {
   name: 'accounts',
   migrations: accountMigrations,
-  requires: ['namespace'],
+  requires: ['identity', 'namespace'],
   async start(ctx) {
     const accounts = new AccountService(new AccountRepository(ctx.database.db), ctx.logger);
     await accounts.refresh();
@@ -33,7 +33,7 @@ export const accountsModule: UnsModule<'accounts'> = {
       accounts,
       defaultRules: (path: string) => namespaces.defaultRulesFor(path),
       addresses: unsAddresses(ctx),
-      rateLimit: ctx.config.authRateLimit,
+      rateLimit: ctx.module('identity').rateLimit,
     });
   },
 };

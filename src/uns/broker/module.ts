@@ -8,7 +8,7 @@ import { ensureCertificate } from '../../kernel/http/server.js';
 import type { UnsModule } from '../modules.js';
 import { UnsBroker } from './broker.js';
 import { brokerMigrations } from './migrations.js';
-import { brokerLimits } from '../options.js';
+import { brokerLimits, brokerOptions } from './options.js';
 
 declare module '../modules.js' {
   interface UnsModules {
@@ -16,10 +16,11 @@ declare module '../modules.js' {
   }
 }
 
-export const brokerModule: UnsModule<'broker'> = {
+export const brokerModule: UnsModule<'broker', typeof brokerOptions> = {
   name: 'broker',
+  options: brokerOptions,
   migrations: brokerMigrations,
-  requires: ['accounts', 'namespace'],
+  requires: ['identity', 'accounts', 'namespace'],
   start(ctx) {
     const topics = ctx.module('namespace').topics;
     return UnsBroker.start({
@@ -35,7 +36,7 @@ export const brokerModule: UnsModule<'broker'> = {
           Date.now(),
           (packet as { properties?: Record<string, unknown> }).properties,
         ),
-      limits: brokerLimits(ctx.config),
+      limits: brokerLimits(ctx.config, ctx.module('identity').rateLimit),
     });
   },
   async mount(ctx, broker) {

@@ -1,5 +1,6 @@
 /** Namespaces and the topic tree on the UNS's seam. */
 import type { UnsModule } from '../modules.js';
+import { namespaceOptions } from './options.js';
 import { namespaceMigrations } from './migrations.js';
 import { NamespaceService } from './service.js';
 
@@ -9,8 +10,9 @@ declare module '../modules.js' {
   }
 }
 
-export const namespaceModule: UnsModule<'namespace'> = {
+export const namespaceModule: UnsModule<'namespace', typeof namespaceOptions> = {
   name: 'namespace',
+  options: namespaceOptions,
   migrations: namespaceMigrations,
   async start(ctx) {
     const namespaces = new NamespaceService(ctx.database.db, {

@@ -1,6 +1,7 @@
 /** The identity provider on the UNS's seam: users, tokens, the auth hook and the first-run admin. */
 import { installAuthHook } from '../../kernel/http/auth-hook.js';
 import type { UnsModule } from '../modules.js';
+import { identityOptions } from './options.js';
 import { identityMigrations } from './migrations/index.js';
 import { IdentityRepository } from './repository.js';
 import { identityRoutes } from './routes.js';
@@ -10,6 +11,11 @@ export interface UnsIdentity {
   service: IdentityService;
   /** The first-run administrator, when this start created it (set once listening). */
   firstRun: { username: string; password?: string } | null;
+  /**
+   * Sign-in, activation and MQTT authentication attempts per minute per client address
+   * (`--auth-rate-limit`), for the modules that take credentials.
+   */
+  rateLimit: number;
 }
 
 declare module '../modules.js' {
@@ -18,8 +24,9 @@ declare module '../modules.js' {
   }
 }
 
-export const identityModule: UnsModule<'identity'> = {
+export const identityModule: UnsModule<'identity', typeof identityOptions> = {
   name: 'identity',
+  options: identityOptions,
   migrations: identityMigrations,
   async start(ctx) {
     const service = await IdentityService.open(new IdentityRepository(ctx.database.db), {
@@ -27,7 +34,7 @@ export const identityModule: UnsModule<'identity'> = {
       tokenLifetime: ctx.config.tokenLifetime,
       logger: ctx.logger,
     });
-    return { service, firstRun: null };
+    return { service, firstRun: null, rateLimit: ctx.config.authRateLimit };
   },
   mount(ctx, identity) {
     installAuthHook(ctx.app, {
@@ -35,7 +42,7 @@ export const identityModule: UnsModule<'identity'> = {
     });
     return ctx.app.register(identityRoutes, {
       identity: identity.service,
-      rateLimit: ctx.config.authRateLimit,
+      rateLimit: identity.rateLimit,
     });
   },
   // Only once every port is bound: a failed start leaves no first-run password unseen.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from 'nats';
 import { eventually } from '../../helpers/peers/util.js';
 import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } from '../../helpers/edge.js';
-import type { EdgeConfig } from '../../../src/edge/options.js';
+import type { EdgeConfig } from '../../../src/edge/service.js';
 
 export interface AcqEdge {
   t: TestEdge;

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildEdgeApp, type EdgeShell } from '../../../src/edge/service.js';
-import { edgeConfigWith } from '../../../src/edge/options.js';
+import { edgeConfigWith } from '../../../src/edge/service.js';
 import type { ApplyMode } from '../../../src/kernel/service/config-section.js';
 import {
   opcuaConfigSection,

@@ -17,7 +17,7 @@ import {
 } from 'node-opcua';
 import { graphql, type HttpReply } from '../../helpers/edge.js';
 import { startAcqEdge, type AcqEdge } from '../acquisition/support.js';
-import type { EdgeConfig } from '../../../src/edge/options.js';
+import type { EdgeConfig } from '../../../src/edge/service.js';
 
 export interface UaEdge extends AcqEdge {
   endpoint: string;

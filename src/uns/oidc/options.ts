@@ -1,0 +1,27 @@
+/** The identity module's settings: the administrator, the OAuth client, token lifetime, sign-in rate limit. */
+import { Type } from '@sinclair/typebox';
+import { Option } from '../../kernel/service/index.js';
+
+export const identityOptions = Type.Object({
+  adminPassword: Option.optional.string({
+    secret: true,
+    description: 'first-run password of the administrator "admin" (else generated and printed once)',
+  }),
+  clientId: Option.string({
+    default: 'ide-ui',
+    description: 'OAuth client id accepted by the token endpoints (its secret is empty)',
+  }),
+  tokenLifetime: Option.int({
+    minimum: 15,
+    maximum: 60,
+    default: 30,
+    description:
+      'first-run realm policy: access token lifetime, minutes (15 to 60; later changed through GraphQL)',
+  }),
+  authRateLimit: Option.int({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 30,
+    description: 'token and activation attempts per minute per client address',
+  }),
+});

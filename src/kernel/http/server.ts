@@ -19,7 +19,8 @@ import { answerPlainHttpOnTls } from './plain-http-hint.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { AppError } from '../errors.js';
 import { ConfigError, PortInUseError } from '../config.js';
-import type { GraphqlConfig, HttpConfig } from '../service/options.js';
+import { Value } from '@sinclair/typebox/value';
+import { HTTP_OPTIONS, type GraphqlConfig, type HttpConfig } from '../service/options.js';
 import { setGraphqlDefaults } from '../graphql/mount.js';
 
 export interface HttpAppOptions {
@@ -41,14 +42,8 @@ export interface HttpAppOptions {
   limits?: Partial<HttpConfig>;
 }
 
-/** Defaults of the `--http-*` options (the same as in HTTP_OPTIONS). */
-export const HTTP_DEFAULTS: HttpConfig = {
-  httpHeadersTimeout: 20_000,
-  httpRequestTimeout: 300_000,
-  httpKeepAliveTimeout: 10_000,
-  httpIdleTimeout: 120_000,
-  httpMaxConnections: 25_000,
-};
+/** Defaults of the `--http-*` options, from their schema. */
+export const HTTP_DEFAULTS: HttpConfig = Value.Default(HTTP_OPTIONS, {}) as HttpConfig;
 
 /** The `--http-*` options with their defaults filled in, checked against each other. */
 export function httpLimits(given: Partial<HttpConfig> = {}): HttpConfig {

@@ -264,8 +264,11 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
         restartDevices.add(c.row.name);
       }
     }
-    if (mode === 'merge-apply') out.restarts.push('acquisition');
-    else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
+    // A merge-apply restarts the whole acquisition engine, but only when it changes something.
+    const changes = out.added.length + out.changed.length + out.removed.length;
+    if (mode === 'merge-apply') {
+      if (changes > 0) out.restarts.push('acquisition');
+    } else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
     return out;
   }
 

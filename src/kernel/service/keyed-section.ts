@@ -86,8 +86,11 @@ export interface KeyedApply<T, R> extends KeyedMatch<T, R> {
   remove(rows: R[]): Promise<void>;
   /** Each removal is an item of its own (it may fail alone): `remove` gets one row at a time. */
   removeOneByOne?: boolean;
-  /** When the removals run: `before` the creates (names and limits free up: default) or `after`. */
-  removeWhen?: 'before' | 'after';
+  /**
+   * When the removals run: `before` the creates (names and limits free up: default), `after`
+   * them, or `later`: not here, the caller removes `leftOut` (`removeKeyed`) when it is time.
+   */
+  removeWhen?: 'before' | 'after' | 'later';
   /** Called after each item (created, updated, unchanged or failed), for `ctx.progress`. */
   step?(item: T): void;
 }
@@ -98,6 +101,8 @@ export interface KeyedOutcome<T, R> {
   updated: Array<{ item: T; row: R }>;
   unchanged: Array<{ item: T; row: R }>;
   removed: R[];
+  /** The rows the template leaves out that mode `use` removes (now, or later: `removeWhen`). */
+  leftOut: R[];
   /** Items that failed and were skipped (`failFast` false). */
   failed: number;
 }
@@ -127,6 +132,29 @@ export async function attemptItem(
   }
 }
 
+/**
+ * Removes `rows` (rows the template leaves out, with mode `use`): all at once, or one by one
+ * (`removeOneByOne`), each then an item of its own that may fail alone. Answers those removed.
+ */
+export async function removeKeyed<T, R>(
+  rows: readonly R[],
+  ctx: Pick<SectionApplyContext, 'failFast' | 'fail'>,
+  spec: KeyedApply<T, R>,
+): Promise<{ removed: R[]; failed: number }> {
+  if (rows.length === 0) return { removed: [], failed: 0 };
+  if (!spec.removeOneByOne) {
+    await spec.remove([...rows]);
+    return { removed: [...rows], failed: 0 };
+  }
+  const out = { removed: [] as R[], failed: 0 };
+  for (const row of rows) {
+    const what = `${spec.path} "${spec.rowKey(row)}" (removing)`;
+    if (await attemptItem(ctx, spec.section, what, () => spec.remove([row]))) out.removed.push(row);
+    else out.failed++;
+  }
+  return out;
+}
+
 /** Plans and applies the template's `items` over the stored `rows` (see the file comment). */
 export async function applyKeyed<T, R>(
   rows: readonly R[],
@@ -135,22 +163,21 @@ export async function applyKeyed<T, R>(
   spec: KeyedApply<T, R>,
 ): Promise<KeyedOutcome<T, R>> {
   const plan = planKeyed(rows, items, ctx.mode, spec);
-  const out: KeyedOutcome<T, R> = { created: [], updated: [], unchanged: [], removed: [], failed: 0 };
-  const name = (index: number, key: string) => `${spec.path}[${index}] (${key})`;
-  const removals = async () => {
-    if (plan.remove.length === 0) return;
-    if (!spec.removeOneByOne) {
-      await spec.remove(plan.remove);
-      out.removed.push(...plan.remove);
-      return;
-    }
-    for (const row of plan.remove) {
-      const what = `${spec.path} "${spec.rowKey(row)}" (removing)`;
-      if (await attemptItem(ctx, spec.section, what, () => spec.remove([row]))) out.removed.push(row);
-      else out.failed++;
-    }
+  const out: KeyedOutcome<T, R> = {
+    created: [],
+    updated: [],
+    unchanged: [],
+    removed: [],
+    leftOut: plan.remove,
+    failed: 0,
   };
-  if (spec.removeWhen !== 'after') await removals();
+  const removals = async () => {
+    const r = await removeKeyed(plan.remove, ctx, spec);
+    out.removed.push(...r.removed);
+    out.failed += r.failed;
+  };
+  const when = spec.removeWhen ?? 'before';
+  if (when === 'before') await removals();
   // In the template's order: a later item may refer to an earlier one.
   const work = [
     ...plan.create.map((c) => ({ ...c, row: undefined as R | undefined })),
@@ -164,7 +191,8 @@ export async function applyKeyed<T, R>(
       continue;
     }
     const { item, index, row } = w;
-    const ok = await attemptItem(ctx, spec.section, name(index, spec.key(item)), () =>
+    const name = `${spec.path}[${index}] (${spec.key(item)})`;
+    const ok = await attemptItem(ctx, spec.section, name, () =>
       row === undefined ? spec.create(item, index) : spec.update(item, row, index),
     );
     if (!ok) out.failed++;
@@ -172,7 +200,7 @@ export async function applyKeyed<T, R>(
     else out.updated.push({ item, row });
     spec.step?.(w.item);
   }
-  if (spec.removeWhen === 'after') await removals();
+  if (when === 'after') await removals();
   return out;
 }
 

@@ -272,6 +272,35 @@ describe('saved templates, modes and snapshots', () => {
     ]);
   });
 
+  test('a merge-apply preview of the edge configuration itself changes nothing and restarts nothing', async () => {
+    const own = await current();
+    const saved = await ok(
+      upload(own, { encryptionKey: 'a-long-encryption-key', saveOnly: true, name: 'own' }),
+    );
+    for (const mode of ['merge-apply', 'legacy', 'use']) {
+      const p = await ok(
+        call(`/config/templates/${saved.template.id}/preview`, {
+          json: { encryptionKey: 'a-long-encryption-key', mode },
+        }),
+      );
+      assert.deepEqual(p.restarts, [], `restarts of ${mode}`);
+      for (const [name, s] of Object.entries<any>(p.sections))
+        assert.deepEqual(
+          { a: s.added, c: s.changed, r: s.removed, restarts: s.restarts },
+          { a: [], c: [], r: [], restarts: [] },
+          `${mode}: section ${name}`,
+        );
+    }
+    // Applied, it restarts nothing either.
+    const applied = await ok(
+      call(`/config/templates/${saved.template.id}/apply`, {
+        json: { encryptionKey: 'a-long-encryption-key', mode: 'merge-apply' },
+      }),
+    );
+    assert.deepEqual(applied.restarted, []);
+    await ok(call(`/config/templates/${saved.template.id}`, { method: 'DELETE' }), 204);
+  });
+
   test('failFast false reports the items that failed and applies the rest; failFast true applies nothing', async () => {
     const tpl = template({
       datahub: { accessKeys: [{ id: 'no-secret-key', name: 'orphan', publish: null, subscribe: null }] },

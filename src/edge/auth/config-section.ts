@@ -10,7 +10,6 @@
  * the section.
  */
 import type { Kysely } from '../../kernel/db/index.js';
-import { conflict } from '../../kernel/errors.js';
 import type {
   ApplyMode,
   ConfigSection,
@@ -19,8 +18,9 @@ import type {
   SectionDiff,
   SectionIssue,
 } from '../../kernel/service/index.js';
+import { applyKeyed, missingSecret } from '../../kernel/service/keyed-section.js';
 import { checkObject, diffByKey, join, mergeByKey } from '../../kernel/service/section-shape.js';
-import type { AuthTables } from './repository.js';
+import type { ApiClientRow, AuthRepository, AuthTables } from './repository.js';
 import type { AuthService } from './service.js';
 import { ROLES } from './service.js';
 
@@ -44,16 +44,16 @@ const same = (a: TemplateApiClient, b: TemplateApiClient) =>
 
 export class AuthConfigSection implements ConfigSection<AuthSection> {
   readonly name = 'auth';
-  readonly #db: Kysely<AuthTables>;
+  readonly #repo: AuthRepository;
   readonly #service: AuthService;
 
-  constructor(db: Kysely<any>, service: AuthService) {
-    this.#db = db as Kysely<AuthTables>;
+  constructor(repo: AuthRepository, service: AuthService) {
+    this.#repo = repo;
     this.#service = service;
   }
 
   async export(): Promise<AuthSection> {
-    return exportIn(this.#db);
+    return { apiClients: (await this.#repo.allClients()).map(clientOut) };
   }
 
   validate(doc: unknown): SectionIssue[] {
@@ -97,71 +97,50 @@ export class AuthConfigSection implements ConfigSection<AuthSection> {
 
   async apply(next: AuthSection, ctx: SectionApplyContext): Promise<void> {
     const trx = ctx.trx as unknown as Kysely<AuthTables>;
-    const target = ctx.mode === 'merge-apply' ? this.merge(await exportIn(trx), next).merged : next;
-    const rows = await trx.selectFrom('auth_api_client').selectAll().execute();
-    const cur = new Map(rows.map((r) => [r.client_id, r]));
-    const touched: string[] = [];
     const now = Date.now();
-    for (const [i, c] of target.apiClients.entries()) {
-      const was = cur.get(c.client_id);
-      cur.delete(c.client_id);
-      const role = c.role as AuthTables['auth_api_client']['role'];
-      if (!was) {
-        if (!c.secret) {
-          const message = `section auth: apiClients[${i}]: api client "${c.client_id}" has no secret in the template (exported without an encryptionKey) and does not exist on this edge`;
-          if (ctx.failFast) throw conflict(message);
-          ctx.fail(`auth: apiClients[${i}] (${c.client_id})`, message);
-          continue;
-        }
-        await trx
-          .insertInto('auth_api_client')
-          .values({
-            client_id: c.client_id,
-            name: c.name,
-            role,
-            secret_hash: c.secret.$secret,
-            tokens_valid_after: 0,
-            created_at: now,
-            updated_at: now,
-          })
-          .execute();
-        continue;
-      }
+    /** The row `c` makes of `was` (a new secret or role: tokens issued before stop working). */
+    const rowOf = (c: TemplateApiClient, was: ApiClientRow): ApiClientRow => {
       const secret = c.secret?.$secret ?? was.secret_hash;
-      if (was.name === c.name && was.role === role && was.secret_hash === secret) continue;
-      await trx
-        .updateTable('auth_api_client')
-        .set({
-          name: c.name,
-          role,
-          secret_hash: secret,
-          updated_at: now,
-          // A new secret or role: tokens issued before stop working.
-          ...(secret !== was.secret_hash || role !== was.role ? { tokens_valid_after: now } : {}),
-        })
-        .where('client_id', '=', c.client_id)
-        .execute();
-      touched.push(c.client_id);
-    }
-    if (ctx.mode === 'use' && cur.size > 0) {
-      const gone = [...cur.keys()];
-      await trx.deleteFrom('auth_api_client').where('client_id', 'in', gone).execute();
-      touched.push(...gone);
-    }
+      const role = c.role as ApiClientRow['role'];
+      const revoke = secret !== was.secret_hash || role !== was.role;
+      return {
+        ...was,
+        name: c.name,
+        role,
+        secret_hash: secret,
+        tokens_valid_after: revoke ? now : was.tokens_valid_after,
+      };
+    };
+    const done = await applyKeyed(await this.#repo.allClients(trx), next.apiClients, ctx, {
+      section: 'auth',
+      path: 'apiClients',
+      key: (c) => c.client_id,
+      rowKey: (r) => r.client_id,
+      same: (was, c) => same(clientOut(was), c),
+      merge: (was, c) => mergeByKey([clientOut(was)], [c], (x) => x.client_id, 'secret').merged[0]!,
+      create: async (c) => {
+        if (!c.secret) throw missingSecret(`api client "${c.client_id}"`, 'secret');
+        const role = c.role as ApiClientRow['role'];
+        const row = { client_id: c.client_id, name: c.name, role, secret_hash: c.secret.$secret };
+        await this.#repo.insertClientIn(
+          { ...row, tokens_valid_after: 0, created_at: now, updated_at: now },
+          trx,
+        );
+      },
+      update: (c, was) => this.#repo.replaceClient({ ...rowOf(c, was), updated_at: now }, trx),
+      remove: (rows) =>
+        this.#repo.deleteClients(
+          rows.map((r) => r.client_id),
+          trx,
+        ),
+    });
+    const touched = [...done.updated.map((u) => u.row.client_id), ...done.removed.map((r) => r.client_id)];
     ctx.afterCommit(() => {
       for (const id of touched) this.#service.forgetClient(id);
     });
   }
 }
 
-async function exportIn(db: Kysely<AuthTables>): Promise<AuthSection> {
-  const rows = await db.selectFrom('auth_api_client').selectAll().orderBy('client_id').execute();
-  return {
-    apiClients: rows.map((r) => ({
-      client_id: r.client_id,
-      name: r.name,
-      role: r.role,
-      secret: { $secret: r.secret_hash },
-    })),
-  };
+function clientOut(r: ApiClientRow): TemplateApiClient {
+  return { client_id: r.client_id, name: r.name, role: r.role, secret: { $secret: r.secret_hash } };
 }

@@ -27,11 +27,12 @@ export const authModule: EdgeModule<'auth', typeof authOptions> = {
   options: authOptions,
   migrations: authMigrations,
   async start(ctx) {
-    const service = await AuthService.open(new AuthRepository(ctx.database), {
+    const repo = new AuthRepository(ctx.database);
+    const service = await AuthService.open(repo, {
       tokenTtl: ctx.config.tokenTtl,
       logger: ctx.logger,
     });
-    return { service, firstRun: null, configSection: new AuthConfigSection(ctx.database.db, service) };
+    return { service, firstRun: null, configSection: new AuthConfigSection(repo, service) };
   },
   mount(ctx, auth) {
     installAuthHook(ctx.app, auth.service);

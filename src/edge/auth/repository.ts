@@ -135,6 +135,28 @@ export class AuthRepository {
     return Number(res.numUpdatedRows) > 0;
   }
 
+  // --- the configuration section's (in a transaction someone else owns: the apply's)
+
+  /** Every API client, by `client_id`, read through `db` (the apply's transaction). */
+  allClients(db: Kysely<AuthTables> = this.db): Promise<ApiClientRow[]> {
+    return db.selectFrom('auth_api_client').selectAll().orderBy('client_id').execute();
+  }
+
+  /** Writes every column of `row` but `client_id` and `created_at` to the client `row.client_id`. */
+  async replaceClient(row: ApiClientRow, db: Kysely<AuthTables> = this.db): Promise<void> {
+    const { client_id, created_at: _created, ...rest } = row;
+    await db.updateTable('auth_api_client').set(rest).where('client_id', '=', client_id).execute();
+  }
+
+  async insertClientIn(row: ApiClientRow, db: Kysely<AuthTables>): Promise<void> {
+    await db.insertInto('auth_api_client').values(row).execute();
+  }
+
+  async deleteClients(clientIds: string[], db: Kysely<AuthTables> = this.db): Promise<void> {
+    if (clientIds.length === 0) return;
+    await db.deleteFrom('auth_api_client').where('client_id', 'in', clientIds).execute();
+  }
+
   async insertToken(row: ApiTokenRow): Promise<void> {
     await this.db.insertInto('auth_api_token').values(row).execute();
   }

@@ -10,7 +10,6 @@
  * apply commits, connections of removed keys are closed and changed keys are looked up again.
  */
 import type { Kysely } from '../../kernel/db/index.js';
-import { conflict } from '../../kernel/errors.js';
 import type {
   ApplyMode,
   ConfigSection,
@@ -19,8 +18,9 @@ import type {
   SectionDiff,
   SectionIssue,
 } from '../../kernel/service/index.js';
+import { applyKeyed, missingSecret } from '../../kernel/service/keyed-section.js';
 import { canonical, checkObject, diffByKey, join, mergeByKey } from '../../kernel/service/section-shape.js';
-import type { DataHubTables } from './repository.js';
+import type { AccessKeyRow, DataHubRepository, DataHubTables } from './repository.js';
 import type { AccessKeyService } from './service.js';
 import { isValidPattern } from './subject.js';
 
@@ -50,16 +50,16 @@ const config = (k: TemplateAccessKey) => canonical({ n: k.name, p: k.publish, s:
 
 export class DatahubConfigSection implements ConfigSection<DatahubSection> {
   readonly name = 'datahub';
-  readonly #db: Kysely<DataHubTables>;
+  readonly #repo: DataHubRepository;
   readonly #keys: AccessKeyService;
 
-  constructor(db: Kysely<any>, keys: AccessKeyService) {
-    this.#db = db as Kysely<DataHubTables>;
+  constructor(repo: DataHubRepository, keys: AccessKeyService) {
+    this.#repo = repo;
     this.#keys = keys;
   }
 
-  export(): Promise<DatahubSection> {
-    return exportIn(this.#db);
+  async export(): Promise<DatahubSection> {
+    return { accessKeys: (await this.#repo.allKeys()).map(keyOut) };
   }
 
   validate(doc: unknown): SectionIssue[] {
@@ -111,67 +111,60 @@ export class DatahubConfigSection implements ConfigSection<DatahubSection> {
 
   async apply(next: DatahubSection, ctx: SectionApplyContext): Promise<void> {
     const trx = ctx.trx as unknown as Kysely<DataHubTables>;
-    const target = ctx.mode === 'merge-apply' ? this.merge(await exportIn(trx), next).merged : next;
-    const rows = await trx.selectFrom('datahub_access_key').selectAll().execute();
-    const cur = new Map(rows.map((r) => [r.id, r]));
-    const changed: string[] = [];
-    const removed: string[] = [];
-    const now = Date.now();
-    for (const [i, k] of target.accessKeys.entries()) {
-      const was = cur.get(k.id);
-      cur.delete(k.id);
-      const publish = k.publish === null ? null : JSON.stringify([...new Set(k.publish)]);
-      const subscribe = k.subscribe === null ? null : JSON.stringify([...new Set(k.subscribe)]);
-      if (!was) {
-        if (!k.key) {
-          const message = `section datahub: accessKeys[${i}]: access key "${k.name}" (${k.id}) has no key in the template (exported without an encryptionKey) and does not exist on this edge`;
-          if (ctx.failFast) throw conflict(message);
-          ctx.fail(`datahub: accessKeys[${i}] (${k.id})`, message);
-          continue;
-        }
-        await trx
-          .insertInto('datahub_access_key')
-          .values({
+    const list = (v: string[] | null) => (v === null ? null : JSON.stringify([...new Set(v)]));
+    /** The row `k` makes of `was`. */
+    const rowOf = (k: TemplateAccessKey, was: AccessKeyRow): AccessKeyRow => ({
+      ...was,
+      name: k.name,
+      publish: list(k.publish),
+      subscribe: list(k.subscribe),
+      key_hash: k.key?.$secret ?? was.key_hash,
+      key_prefix: k.key ? (k.prefix ?? was.key_prefix) : was.key_prefix,
+    });
+    const done = await applyKeyed(await this.#repo.allKeys(trx), next.accessKeys, ctx, {
+      section: 'datahub',
+      path: 'accessKeys',
+      key: (k) => k.id,
+      rowKey: (r) => r.id,
+      same: (was, k) => {
+        const now = rowOf(k, was);
+        return (
+          was.name === now.name &&
+          was.publish === now.publish &&
+          was.subscribe === now.subscribe &&
+          was.key_hash === now.key_hash
+        );
+      },
+      merge: (was, k) => mergeByKey([keyOut(was)], [k], (x) => x.id, 'key').merged[0]!,
+      create: async (k) => {
+        if (!k.key) throw missingSecret(`access key "${k.name}" (${k.id})`, 'key');
+        await this.#repo.insertKeyIn(
+          {
             id: k.id,
             name: k.name,
             key_hash: k.key.$secret,
             key_prefix: k.prefix ?? '',
-            publish,
-            subscribe,
-            created_at: now,
-          })
-          .execute();
-        continue;
-      }
-      const hash = k.key?.$secret ?? was.key_hash;
-      if (
-        was.name === k.name &&
-        was.publish === publish &&
-        was.subscribe === subscribe &&
-        was.key_hash === hash
-      )
-        continue;
-      await trx
-        .updateTable('datahub_access_key')
-        .set({
-          name: k.name,
-          publish,
-          subscribe,
-          key_hash: hash,
-          key_prefix: k.key ? (k.prefix ?? was.key_prefix) : was.key_prefix,
-        })
-        .where('id', '=', k.id)
-        .execute();
-      (hash !== was.key_hash ? removed : changed).push(k.id);
-    }
-    if (ctx.mode === 'use' && cur.size > 0) {
-      const gone = [...cur.keys()];
-      await trx.deleteFrom('datahub_access_key').where('id', 'in', gone).execute();
-      removed.push(...gone);
-    }
+            publish: list(k.publish),
+            subscribe: list(k.subscribe),
+            created_at: Date.now(),
+          },
+          trx,
+        );
+      },
+      update: (k, was) => this.#repo.replaceKey(rowOf(k, was), trx),
+      remove: (rows) =>
+        this.#repo.deleteKeys(
+          rows.map((r) => r.id),
+          trx,
+        ),
+    });
+    // A removed key (or one whose key changed) stops working at once, as a revoked key does.
+    const changed: string[] = [];
+    const removed = done.removed.map((r) => r.id);
+    for (const { item, row } of done.updated)
+      ((item.key?.$secret ?? row.key_hash) !== row.key_hash ? removed : changed).push(row.id);
     ctx.afterCommit(() => {
       for (const id of changed) this.#keys.forget(id);
-      // A removed key (or one whose key changed) stops working at once, as a revoked key does.
       for (const id of removed) {
         this.#keys.forget(id);
         this.#keys.onRevoke?.(id);
@@ -180,16 +173,13 @@ export class DatahubConfigSection implements ConfigSection<DatahubSection> {
   }
 }
 
-async function exportIn(db: Kysely<DataHubTables>): Promise<DatahubSection> {
-  const rows = await db.selectFrom('datahub_access_key').selectAll().orderBy('id').execute();
+function keyOut(r: AccessKeyRow): TemplateAccessKey {
   return {
-    accessKeys: rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      prefix: r.key_prefix,
-      publish: r.publish === null ? null : (JSON.parse(r.publish) as string[]),
-      subscribe: r.subscribe === null ? null : (JSON.parse(r.subscribe) as string[]),
-      key: { $secret: r.key_hash },
-    })),
+    id: r.id,
+    name: r.name,
+    prefix: r.key_prefix,
+    publish: r.publish === null ? null : (JSON.parse(r.publish) as string[]),
+    subscribe: r.subscribe === null ? null : (JSON.parse(r.subscribe) as string[]),
+    key: { $secret: r.key_hash },
   };
 }

@@ -41,6 +41,6 @@ export const datahubModule: EdgeModule<'datahub', typeof datahubOptions> = {
     );
   },
   mount: (ctx, datahub) => ctx.app.register(datahubRoutes, { datahub, database: ctx.database }),
-  configSection: (datahub) => new DatahubConfigSection(datahub.keys.repo.db, datahub.keys),
+  configSection: (datahub) => new DatahubConfigSection(datahub.keys.repo, datahub.keys),
   close: (datahub) => datahub.close(),
 };

@@ -51,6 +51,28 @@ export class DataHubRepository {
     return new Set(rows.map((r) => r.id));
   }
 
+  // --- the configuration section's (through `db`: the apply's transaction)
+
+  /** Every access key, by ID. */
+  allKeys(db: Kysely<DataHubTables> = this.db): Promise<AccessKeyRow[]> {
+    return db.selectFrom('datahub_access_key').selectAll().orderBy('id').execute();
+  }
+
+  async insertKeyIn(row: AccessKeyRow, db: Kysely<DataHubTables>): Promise<void> {
+    await db.insertInto('datahub_access_key').values(row).execute();
+  }
+
+  /** Writes every column of `row` but `id` and `created_at` to the key `row.id`. */
+  async replaceKey(row: AccessKeyRow, db: Kysely<DataHubTables> = this.db): Promise<void> {
+    const { id, created_at: _created, ...rest } = row;
+    await db.updateTable('datahub_access_key').set(rest).where('id', '=', id).execute();
+  }
+
+  async deleteKeys(ids: string[], db: Kysely<DataHubTables> = this.db): Promise<void> {
+    if (ids.length === 0) return;
+    await db.deleteFrom('datahub_access_key').where('id', 'in', ids).execute();
+  }
+
   async deleteKey(id: string): Promise<boolean> {
     const res = await this.db.deleteFrom('datahub_access_key').where('id', '=', id).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;

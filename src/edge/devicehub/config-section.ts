@@ -21,6 +21,7 @@ import type {
   SectionDiff,
   SectionIssue,
 } from '../../kernel/service/index.js';
+import { applyKeyed, planKeyed } from '../../kernel/service/keyed-section.js';
 import { canonical, checkObject, issueOf, join } from '../../kernel/service/section-shape.js';
 import type { Kysely } from '../../kernel/db/index.js';
 import { findDriver, findDriverByIdOrName } from './catalogue/index.js';
@@ -264,8 +265,11 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
         restartDevices.add(c.row.name);
       }
     }
-    if (mode === 'merge-apply') out.restarts.push('acquisition');
-    else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
+    // A merge-apply restarts the whole acquisition engine, but only when it changes something.
+    const changes = out.added.length + out.changed.length + out.removed.length;
+    if (mode === 'merge-apply') {
+      if (changes > 0) out.restarts.push('acquisition');
+    } else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
     return out;
   }
 
@@ -300,157 +304,162 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   }
 
   async apply(next: DevicehubSection, ctx: SectionApplyContext): Promise<void> {
-    const trx = ctx.trx as unknown as Kysely<DevicehubTables>;
-    let target = next;
-    if (ctx.mode === 'merge-apply') target = this.merge(await this.#exportIn(trx), next).merged;
+    const repo = this.#repo.inTransaction(ctx.trx);
+    const target = ctx.mode === 'merge-apply' ? this.merge(await this.#exportWith(repo), next).merged : next;
     const wanted = this.#rows(target);
-    const existing = await trx.selectFrom('dh_device').selectAll().execute();
-    const byName = new Map(existing.map((d) => [d.name, d]));
-    const ids = new Set(existing.map((d) => d.id));
-    const change: DevicehubChange = { devices: [], tags: [] };
-    const fail = (item: string, err: Error) => {
-      if (ctx.failFast) throw err;
-      ctx.fail(item, err.message);
+    const existing = await repo.getDevices();
+    const tagsOf = groupBy(await repo.registersOfDevices(existing.map((d) => d.id)), (r) => r.device_id);
+    const run: DeviceApply = {
+      trx: ctx.trx as unknown as Kysely<DevicehubTables>,
+      use: ctx.mode === 'use',
+      now: Date.now(),
+      ids: new Set(existing.map((d) => d.id)),
+      change: { devices: [], tags: [] },
+      created: new Set(),
+      inserts: [],
     };
     const total = wanted.reduce((n, d) => n + 1 + d.tags.size, 0);
     let done = 0;
-    const now = Date.now();
-    const kept = new Set<string>();
-    const inserts: RegisterRow[] = [];
-    for (const d of wanted) {
-      const cur = byName.get(d.row.name);
-      const row: DeviceRow = { ...d.row, updated_at: now };
-      if (cur) {
-        row.id = cur.id;
-        row.created_at = cur.created_at;
-        kept.add(cur.id);
-        const curTags = await trx
-          .selectFrom('dh_register')
-          .selectAll()
-          .where('device_id', '=', cur.id)
-          .execute();
-        if (row.driver_id !== cur.driver_id) {
-          const orphans = curTags.filter((t) => !d.tags.has(t.tag_name));
-          if (orphans.length > 0 && ctx.mode !== 'use') {
-            fail(
-              `devicehub: ${d.path} (device "${row.name}")`,
-              conflict(
-                `section devicehub: ${d.path}: device "${row.name}": DriverID cannot change while the device has ${orphans.length} tags that are not in the template; apply with mode "use" or delete them first`,
-              ),
-            );
-            done += 1 + d.tags.size;
-            continue;
-          }
-          // A new driver: every tag of the device is the template's.
-          if (orphans.length > 0) {
-            await deleteTags(
-              trx,
-              orphans.map((t) => t.id),
-            );
-            for (const t of orphans) change.tags.push({ id: t.id, deviceId: cur.id });
-          }
-        }
-        if (deviceKey(cur) !== deviceKey(row)) {
-          await this.#repo.updateDevice(row, trx);
-          change.devices.push(row.id);
-        }
-        const curByTag = new Map(curTags.map((t) => [t.tag_name, t]));
-        const tagIds = new Set(curTags.map((t) => t.id));
-        for (const [name, t] of d.tags) {
-          const ct = curByTag.get(name);
-          const tr: RegisterRow = { ...t.row, device_id: row.id, updated_at: now };
-          if (ct) {
-            curByTag.delete(name);
-            if (tagKey(ct) === tagKey(tr)) continue;
-            tr.id = ct.id;
-            tr.created_at = ct.created_at;
-            await this.#repo.updateRegister(tr, trx);
-          } else {
-            tr.id = t.given.ID && !tagIds.has(t.given.ID) ? t.given.ID : uuidv7(now);
-            inserts.push(tr);
-          }
-          change.tags.push({ id: tr.id, deviceId: row.id });
-        }
-        if (ctx.mode === 'use' && curByTag.size > 0) {
-          const gone = [...curByTag.values()];
-          await deleteTags(
-            trx,
-            gone.map((t) => t.id),
-          );
-          for (const t of gone) change.tags.push({ id: t.id, deviceId: cur.id });
-        }
-      } else {
-        row.id = d.given.ID && !ids.has(d.given.ID) ? d.given.ID : uuidv7(now);
-        row.created_at = now;
-        ids.add(row.id);
-        await this.#repo.insertDevice(row, trx);
-        change.devices.push(row.id);
-        for (const t of d.tags.values()) {
-          inserts.push({
-            ...t.row,
-            id: t.given.ID ?? uuidv7(now),
-            device_id: row.id,
-            created_at: now,
-            updated_at: now,
-          });
-        }
-      }
-      done += 1 + d.tags.size;
-      ctx.progress(done, total);
-    }
-    // Tag IDs from the template that are taken elsewhere get fresh ones.
-    if (inserts.some((r) => r.id)) {
-      const given = inserts.map((r) => r.id);
-      const taken = new Set<string>();
-      for (let i = 0; i < given.length; i += 500) {
-        const rows = await trx
-          .selectFrom('dh_register')
-          .select('id')
-          .where('id', 'in', given.slice(i, i + 500))
-          .execute();
-        for (const r of rows) taken.add(r.id);
-      }
-      const seen = new Set<string>();
-      for (const r of inserts) {
-        if (taken.has(r.id) || seen.has(r.id)) r.id = uuidv7(now);
-        seen.add(r.id);
-      }
-    }
-    await this.#repo.insertRegisters(inserts, trx);
-    for (const r of inserts)
-      if (!change.devices.includes(r.device_id)) change.tags.push({ id: r.id, deviceId: r.device_id });
-    if (ctx.mode === 'use') {
-      const gone = existing.filter((d) => !kept.has(d.id)).map((d) => d.id);
-      for (let i = 0; i < gone.length; i += 500) {
-        const chunk = gone.slice(i, i + 500);
-        await trx.deleteFrom('dh_register').where('device_id', 'in', chunk).execute();
-        await trx.deleteFrom('dh_device').where('id', 'in', chunk).execute();
-      }
-      change.devices.push(...gone);
-    }
-    ctx.afterCommit(() => this.#service.committed(change));
+    // The template is already merged: a merge-apply is a legacy apply of the union.
+    const mode = run.use ? 'use' : 'legacy';
+    const out = await applyKeyed(
+      existing,
+      wanted,
+      { ...ctx, mode },
+      {
+        section: 'devicehub',
+        path: 'devices',
+        key: (d) => d.row.name,
+        rowKey: (r) => r.name,
+        // Tags decide too: every device of the template that exists is looked at.
+        same: () => false,
+        create: (d) => this.#createDevice(d, run),
+        update: (d, cur) => this.#updateDevice(d, cur, tagsOf.get(cur.id) ?? [], run),
+        remove: (rows) =>
+          this.#repo.deleteDevicesIn(
+            rows.map((r) => r.id),
+            run.trx,
+          ),
+        step: (d) => ctx.progress((done += 1 + d.tags.size), total),
+      },
+    );
+    run.change.devices.push(...out.removed.map((r) => r.id));
+    await this.#insertTags(run);
+    ctx.afterCommit(() => this.#service.committed(run.change));
   }
 
-  /** The export, read in the apply's transaction. */
-  async #exportIn(trx: Kysely<DevicehubTables>): Promise<DevicehubSection> {
-    const devices = await trx.selectFrom('dh_device').selectAll().orderBy('name').execute();
-    const registers = await trx.selectFrom('dh_register').selectAll().orderBy('id').execute();
-    const byDevice = new Map<string, TemplateTag[]>();
-    for (const r of registers) {
-      let list = byDevice.get(r.device_id);
-      if (!list) byDevice.set(r.device_id, (list = []));
-      list.push(tagOut(r));
+  /** A device of the template that the edge does not have, and its tags. */
+  async #createDevice(d: NormalDevice, run: DeviceApply): Promise<void> {
+    const row: DeviceRow = { ...d.row, created_at: run.now, updated_at: run.now };
+    row.id = d.given.ID && !run.ids.has(d.given.ID) ? d.given.ID : uuidv7(run.now);
+    run.ids.add(row.id);
+    run.created.add(row.id);
+    await this.#repo.insertDevice(row, run.trx);
+    run.change.devices.push(row.id);
+    for (const t of d.tags.values()) {
+      const id = t.given.ID ?? uuidv7(run.now);
+      run.inserts.push({ ...t.row, id, device_id: row.id, created_at: run.now, updated_at: run.now });
     }
-    return { devices: devices.map((d) => ({ ...deviceOut(d), Tags: byDevice.get(d.id) ?? [] })) };
+  }
+
+  /** A device of the template that the edge has (`cur`, with its tags `curTags`). */
+  async #updateDevice(d: NormalDevice, cur: DeviceRow, curTags: RegisterRow[], run: DeviceApply) {
+    const row: DeviceRow = { ...d.row, id: cur.id, created_at: cur.created_at, updated_at: run.now };
+    if (row.driver_id !== cur.driver_id && !run.use) {
+      // A new driver: every tag of the device must be the template's.
+      const orphans = curTags.filter((t) => !d.tags.has(t.tag_name));
+      if (orphans.length > 0)
+        throw conflict(
+          `device "${row.name}": DriverID cannot change while the device has ${orphans.length} tags that are not in the template; apply with mode "use" or delete them first`,
+        );
+    }
+    if (deviceKey(cur) !== deviceKey(row)) {
+      await this.#repo.updateDevice(row, run.trx);
+      run.change.devices.push(row.id);
+    }
+    const tagIds = new Set(curTags.map((t) => t.id));
+    const tags = planKeyed(curTags, [...d.tags.values()], run.use ? 'use' : 'legacy', {
+      key: (t) => t.row.tag_name,
+      rowKey: (r) => r.tag_name,
+      same: (r, t) => tagKey(r) === tagKey(t.row),
+    });
+    for (const { item, row: ct } of tags.update) {
+      const tr = {
+        ...item.row,
+        id: ct.id,
+        device_id: row.id,
+        created_at: ct.created_at,
+        updated_at: run.now,
+      };
+      await this.#repo.updateRegister(tr, run.trx);
+      run.change.tags.push({ id: tr.id, deviceId: row.id });
+    }
+    for (const { item } of tags.create) {
+      const id = item.given.ID && !tagIds.has(item.given.ID) ? item.given.ID : uuidv7(run.now);
+      run.inserts.push({ ...item.row, id, device_id: row.id, updated_at: run.now });
+    }
+    if (tags.remove.length > 0) {
+      await this.#repo.deleteRegistersIn(
+        tags.remove.map((t) => t.id),
+        run.trx,
+      );
+      for (const t of tags.remove) run.change.tags.push({ id: t.id, deviceId: cur.id });
+    }
+  }
+
+  /** The new tags of the apply; tag IDs from the template that are taken get fresh ones. */
+  async #insertTags(run: DeviceApply): Promise<void> {
+    if (run.inserts.length === 0) return;
+    const taken = await this.#repo.registerIdsTaken(
+      run.inserts.map((r) => r.id),
+      run.trx,
+    );
+    const seen = new Set<string>();
+    for (const r of run.inserts) {
+      if (taken.has(r.id) || seen.has(r.id)) r.id = uuidv7(run.now);
+      seen.add(r.id);
+    }
+    await this.#repo.insertRegisters(run.inserts, run.trx);
+    // The tags of a new device come with it; those of a device that exists are named (a device
+    // whose connection did not change keeps its runner, which takes new tags one by one).
+    for (const r of run.inserts)
+      if (!run.created.has(r.device_id)) run.change.tags.push({ id: r.id, deviceId: r.device_id });
+  }
+
+  /** The export, read through `repo` (the live one, or one over the apply's transaction). */
+  async #exportWith(repo: DevicehubRepository): Promise<DevicehubSection> {
+    const devices = await repo.getDevices();
+    const byDevice = groupBy(await repo.allRegisters(), (r) => r.device_id);
+    devices.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return {
+      devices: devices.map((d) => ({ ...deviceOut(d), Tags: (byDevice.get(d.id) ?? []).map(tagOut) })),
+    };
   }
 }
 
-async function deleteTags(trx: Kysely<DevicehubTables>, ids: string[]): Promise<void> {
-  for (let i = 0; i < ids.length; i += 500)
-    await trx
-      .deleteFrom('dh_register')
-      .where('id', 'in', ids.slice(i, i + 500))
-      .execute();
+/** What the apply of one section gathers while it goes through the devices. */
+interface DeviceApply {
+  trx: Kysely<DevicehubTables>;
+  use: boolean;
+  now: number;
+  /** Device IDs taken (a device ID of the template that is taken is not used). */
+  ids: Set<string>;
+  change: DevicehubChange;
+  /** Devices the apply creates. */
+  created: Set<string>;
+  /** Tags to insert at the end, in one go. */
+  inserts: RegisterRow[];
+}
+
+function groupBy<T>(items: Iterable<T>, key: (x: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const x of items) {
+    const k = key(x);
+    const list = out.get(k);
+    if (list) list.push(x);
+    else out.set(k, [x]);
+  }
+  return out;
 }
 
 /** A device row from a template device, checked as `CreateDevice` checks it. */

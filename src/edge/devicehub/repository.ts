@@ -210,6 +210,34 @@ export class DevicehubRepository {
     });
   }
 
+  // --- the configuration section's (writes through `db`: the apply's transaction)
+
+  /** Deletes the registers of `ids` through `db`. */
+  async deleteRegistersIn(ids: readonly string[], db: Db): Promise<void> {
+    for (let i = 0; i < ids.length; i += IN_CHUNK)
+      await db
+        .deleteFrom('dh_register')
+        .where('id', 'in', ids.slice(i, i + IN_CHUNK))
+        .execute();
+  }
+
+  /** Deletes the devices of `ids` and their registers through `db`. */
+  async deleteDevicesIn(ids: readonly string[], db: Db): Promise<void> {
+    for (let i = 0; i < ids.length; i += IN_CHUNK) {
+      const chunk = ids.slice(i, i + IN_CHUNK);
+      await db.deleteFrom('dh_register').where('device_id', 'in', chunk).execute();
+      await db.deleteFrom('dh_device').where('id', 'in', chunk).execute();
+    }
+  }
+
+  /** Those of `ids` that are the IDs of registers. */
+  async registerIdsTaken(ids: readonly string[], db: Db = this.db): Promise<Set<string>> {
+    const rows = await chunked(ids, (c) =>
+      db.selectFrom('dh_register').select('id').where('id', 'in', c).execute(),
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
   #withDevice() {
     return this.db
       .selectFrom('dh_register as r')

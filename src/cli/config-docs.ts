@@ -59,9 +59,9 @@ export function optionTables(service: string, specs: readonly OptionSpec[]): str
 }
 
 /** `page` with each service's block replaced by the tables of its current options. */
-export function renderConfigurationPage(page: string): string {
+export function renderConfigurationPage(page: string, services = DOCUMENTED_SERVICES): string {
   let out = page;
-  for (const { service, specs } of DOCUMENTED_SERVICES) {
+  for (const { service, specs } of services) {
     const open = `<!-- options:${service} -->`;
     const close = `<!-- /options:${service} -->`;
     const start = out.indexOf(open);

@@ -31,6 +31,9 @@ export async function mountIntegrations(app: FastifyInstance, service: Integrati
       resolvers,
       context: () => ({ integrations: service }),
       maxCost: 50_000,
+      // No subscription root (see schema.graphql), but the WebSocket transport: a subscription
+      // sent there is refused with a GraphQL error instead of a closed socket.
+      subscriptions: true,
     });
   });
 }

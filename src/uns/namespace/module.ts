@@ -1,6 +1,6 @@
 /** Namespaces and the topic tree on the UNS's seam. */
 import type { UnsModule } from '../modules.js';
-import { namespaceMigrations } from './migrations.js';
+import { namespaceMigrations } from './migrations/index.js';
 import { NamespaceService } from './service.js';
 
 declare module '../modules.js' {

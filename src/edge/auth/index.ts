@@ -4,3 +4,4 @@ export { AuthRepository } from './repository.js';
 export { authMigrations } from './migrations/index.js';
 export { installAuthHook } from './hook.js';
 export { authRoutes } from './routes.js';
+export { authModule, type EdgeAuth } from './module.js';

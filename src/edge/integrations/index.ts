@@ -9,5 +9,6 @@ export { PROVIDERS, findProvider, uuidv5, MQTT_PROVIDER_ID, type ProviderDef } f
 export { DiskQueue } from './queue.js';
 export { INSTANCE_STATES, type InstanceState } from './state.js';
 export { CONNECTORS } from './connectors/index.js';
+export { ensureUnsFeed, defaultUnsPrefix, UNS_FEED_NAME, type UnsFeedPeer } from './uns-feed.js';
 
 export { integrationsModule, integrationsSchema, mountIntegrations, INTEGRATIONS_PATH } from './module.js';

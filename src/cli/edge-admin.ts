@@ -8,7 +8,7 @@ import { EDGE_OPTIONS } from '../edge/service.js';
 import { openEdgeDatabase } from '../edge/service.js';
 import { AuthRepository, AuthService } from '../edge/auth/index.js';
 import { resolveOptions, addServiceOptions } from './options.js';
-import { clientView, tokenView } from '../edge/auth/service.js';
+import { clientView, tokenView } from '../edge/auth/index.js';
 import { AccessKeyService, DataHubRepository, accessKeyView } from '../edge/datahub/index.js';
 
 const STORE_OPTIONS = EDGE_OPTIONS.filter((o) => o.name === 'data-dir' || o.name === 'database-url');

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { UNS_OPTIONS } from '../uns/service.js';
 import { openUnsDatabase } from '../uns/service.js';
 import { AccountRepository, AccountService, PERMS, type Perm, type RuleSpec } from '../uns/accounts/index.js';
-import { IdentityRepository, IdentityService, USER_ROLES, type UserRole } from '../uns/oidc/index.js';
+import { IdentityRepository, IdentityService, USER_ROLES, type UserRole } from '../uns/identity/index.js';
 import { resolveOptions, addServiceOptions } from './options.js';
 import { randomPassword } from '../kernel/crypto.js';
 

@@ -1,7 +1,7 @@
 /** `millwright up`: the edge's UNS feed, wired to the UNS of the same process (see src/edge/integrations/uns-feed.ts). */
 import type { EdgeConfig } from '../edge/service.js';
 import type { EdgeService } from '../edge/service.js';
-import { ensureUnsFeed } from '../edge/integrations/uns-feed.js';
+import { ensureUnsFeed } from '../edge/integrations/index.js';
 import type { UnsService } from '../uns/service.js';
 
 /** Makes the feed once (unless MILLWRIGHT_EDGE_UNS_FEED=false); answers lines for the banner, or null. */

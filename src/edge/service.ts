@@ -20,37 +20,20 @@ import {
 } from '../kernel/service/index.js';
 import type { ConfigValues, OptionSpec } from '../kernel/config.js';
 import { toConfigObject } from '../kernel/config.js';
-import type { AuthService } from './auth/index.js';
-import { authModule } from './auth/module.js';
-import { logsModule } from './logs/module.js';
-import { datahubModule } from './datahub/module.js';
-import { devicehubModule } from './devicehub/module.js';
-import { acquisitionModule } from './acquisition/module.js';
-import { dmModule } from './dm/module.js';
-import { configModule } from './config/module.js';
-import { twinsModule } from './twins/module.js';
-import { integrationsModule } from './integrations/module.js';
-import { opcuaModule } from './opcua/module.js';
-import { analyticsModule } from './analytics/module.js';
-import type { DataHubService } from './datahub/index.js';
-import type { Devicehub } from './devicehub/index.js';
-import type { AcquisitionEngine } from './acquisition/index.js';
-import type { EdgeModule, EdgeModules } from './modules.js';
-import { EDGE_API_VERSION, versionRoutes } from './versions.js';
+import { authModule, type AuthService } from './auth/index.js';
+import { versionsModule, EDGE_API_VERSION } from './versions/index.js';
+import { logsModule } from './logs/index.js';
+import { datahubModule, type DataHubService } from './datahub/index.js';
+import { devicehubModule, type Devicehub } from './devicehub/index.js';
+import { acquisitionModule, type AcquisitionEngine } from './acquisition/index.js';
+import { dmModule } from './dm/index.js';
+import { configModule } from './config/index.js';
+import { twinsModule } from './twins/index.js';
+import { integrationsModule } from './integrations/index.js';
+import { opcuaModule } from './opcua/index.js';
+import { analyticsModule } from './analytics/index.js';
+import type { EdgeModules } from './modules.js';
 import { EDGE_SHELL_OPTIONS, type EdgeShellConfig } from './options.js';
-
-declare module './modules.js' {
-  interface EdgeModules {
-    versions: void;
-  }
-}
-
-/** The version probes of the product family (`/devicehub/version`...) and `/dm/host/info`. */
-const versionsModule: EdgeModule<'versions'> = {
-  name: 'versions',
-  start: () => undefined,
-  mount: (ctx) => ctx.app.register(versionRoutes),
-};
 
 /** The edge, module by module, in start order (a module comes after those it requires). */
 export const EDGE_MODULES = [

@@ -21,19 +21,17 @@ import {
 } from '../kernel/service/index.js';
 import { toConfigObject, type ConfigValues, type OptionSpec } from '../kernel/config.js';
 import type { TlsMaterial } from '../kernel/http/server.js';
-import { managerAuthModule } from './auth/module.js';
-import type { ManagerAuthService } from './auth/index.js';
-import { adminModule, MANAGER_API_VERSION } from './admin/module.js';
+import { managerAuthModule, type ManagerAuthService } from './auth/index.js';
+import { adminModule, MANAGER_API_VERSION } from './admin/index.js';
 import { fleetModule } from './fleet/module.js';
 import type { FleetService } from './fleet/service.js';
-import { linkModule } from './link/module.js';
-import type { LinkHub } from './link/hub.js';
+import { linkModule, type LinkHub } from './link/index.js';
 import { bridgeModule } from './bridge/module.js';
 import { tasksModule } from './tasks/module.js';
 import type { TaskService } from './tasks/service.js';
 import { templatesModule } from './templates/module.js';
 import type { TemplateService } from './templates/service.js';
-import { registryModule } from './registry/module.js';
+import { registryModule } from './registry/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 

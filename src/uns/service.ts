@@ -1,6 +1,6 @@
 /**
  * The unified namespace service: a list of modules run by the kernel's service shell. The
- * identity provider (`oidc/`), namespaces and the topic tree (`namespace/`), MQTT accounts and
+ * identity provider (`identity/`), namespaces and the topic tree (`namespace/`), MQTT accounts and
  * rules (`accounts/`), the broker (`broker/`) and the GraphQL API (`graphql/`). It serves HTTPS
  * (token endpoints, `/mqtt/gql`, MQTT over WebSocket at `/mqtt`, activation at `/mqtt/activate`),
  * MQTT over TCP and MQTT over TLS.
@@ -18,15 +18,11 @@ import {
   type ShellOptions,
 } from '../kernel/service/index.js';
 import { toConfigObject, type ConfigValues, type OptionSpec } from '../kernel/config.js';
-import type { AccountService } from './accounts/index.js';
-import { accountsModule } from './accounts/module.js';
-import type { IdentityService } from './oidc/index.js';
-import { identityModule } from './oidc/module.js';
-import type { NamespaceService } from './namespace/index.js';
-import { namespaceModule } from './namespace/module.js';
-import type { UnsBroker } from './broker/index.js';
-import { brokerModule } from './broker/module.js';
-import { graphqlModule } from './graphql/module.js';
+import { accountsModule, type AccountService } from './accounts/index.js';
+import { identityModule, type IdentityService } from './identity/index.js';
+import { namespaceModule, type NamespaceService } from './namespace/index.js';
+import { brokerModule, type UnsBroker } from './broker/index.js';
+import { graphqlModule } from './graphql/index.js';
 import type { UnsModules } from './modules.js';
 import { UNS_SHELL_OPTIONS, type UnsShellConfig } from './options.js';
 

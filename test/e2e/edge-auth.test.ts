@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TokenSigner } from '../../src/kernel/crypto.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
-import { VERSION_PROBES } from '../../src/edge/versions.js';
+import { VERSION_PROBES } from '../../src/edge/versions/index.js';
 import {
   ADMIN_PASSWORD,
   basic,

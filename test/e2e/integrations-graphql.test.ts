@@ -6,6 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import WebSocket from 'ws';
 import { startIntegEdge, type IntegEdge } from '../helpers/integrations.js';
 import { PROVIDERS, uuidv5 } from '../../src/edge/integrations/catalogue.js';
 
@@ -340,6 +341,71 @@ describe('integrations: /cc/v2', () => {
     });
     const st = await e.waitState(id, 'Disconnected');
     assert.match(st.Reason, /ENOTFOUND|EAI_AGAIN/);
+  });
+
+  test('the record type Subscription keeps its name and is not the subscription root', async () => {
+    const d = await e.ok(`{
+      __schema { queryType { name } mutationType { name } subscriptionType { name fields { name } } }
+      __type(name: "Subscription") { kind fields { name } }
+    }`);
+    assert.equal(d.__schema.queryType.name, 'Query');
+    assert.equal(d.__schema.mutationType.name, 'Mutation');
+    // Introspection used to list the record's fields (TopicID, InstanceID...) as subscriptions.
+    assert.equal(d.__schema.subscriptionType, null);
+    assert.equal(d.__type.kind, 'OBJECT');
+    assert.ok(d.__type.fields.some((f: any) => f.name === 'TopicID'));
+    // A client's fragment on the record type still applies.
+    const id = await e.createInstance(name(), byName('MQTT'), {
+      host: '127.0.0.1',
+      reconnectInterval: 60000,
+    });
+    const created = await e.ok(
+      `mutation CreateSubscription($input: CreateSubscriptionRequest!) { CreateSubscription(input: $input) { __typename ...S } }
+       fragment S on Subscription { TopicID InstanceID LocalName }`,
+      { input: { InstanceID: id, IsLocalToRemote: true, LocalName: 'plant.>', RemoteName: 'out/{subject}' } },
+    );
+    assert.equal(created.CreateSubscription.__typename, 'Subscription');
+    assert.equal(created.CreateSubscription.InstanceID, id);
+  });
+
+  test('a subscription over the WebSocket is refused with a GraphQL error, the socket stays open', async () => {
+    const ws = new WebSocket(`${e.t.url.replace(/^http/, 'ws')}/cc/v2`, 'graphql-transport-ws', {
+      headers: { authorization: e.auth },
+      rejectUnauthorized: false,
+    });
+    const messages: any[] = [];
+    let closed: { code: number; reason: string } | null = null;
+    ws.on('message', (data) => messages.push(JSON.parse(String(data))));
+    ws.on('close', (code, reason) => (closed = { code, reason: String(reason) }));
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    const next = async (type: string) => {
+      const until = Date.now() + 10_000;
+      for (;;) {
+        const i = messages.findIndex((m) => m.type === type);
+        if (i >= 0) return messages.splice(i, 1)[0];
+        assert.equal(closed, null, `the socket closed waiting for ${type}`);
+        assert.ok(Date.now() < until, `no ${type} within 10 s: ${JSON.stringify(messages)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    try {
+      ws.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+      await next('connection_ack');
+      ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { TopicID }' } }));
+      const refused = await next('error');
+      assert.equal(refused.id, '1');
+      assert.ok(Array.isArray(refused.payload) && refused.payload.length > 0, JSON.stringify(refused));
+      assert.match(refused.payload[0].message, /subscription/i);
+      // The connection is still usable: a ping is answered.
+      ws.send(JSON.stringify({ type: 'ping' }));
+      await next('pong');
+      assert.equal(closed, null);
+    } finally {
+      ws.close();
+    }
   });
 
   test('/cc/version answers; mutations need an admin', async () => {

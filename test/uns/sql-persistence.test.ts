@@ -11,7 +11,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Database } from '../../src/kernel/db/index.js';
 import { SqlPersistence } from '../../src/uns/broker/sql-persistence.js';
-import { brokerMigrations } from '../../src/uns/broker/migrations.js';
+import { brokerMigrations } from '../../src/uns/broker/index.js';
 import { pgTestDatabase } from '../helpers/postgres.js';
 
 const require = createRequire(import.meta.url);

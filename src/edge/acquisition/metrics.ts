@@ -1,11 +1,10 @@
 /**
- * `/devicehub/metrics`: the acquisition engine's state and counters as Prometheus text
+ * The acquisition engine's state and counters as Prometheus text, for `/devicehub/metrics`
  * (exposition format 0.0.4). Clients of the product family read the gauge
  * `loopedge_dh_device_state{alias=...}` (1 connected, 0 not).
  */
-import type { FastifyInstance } from 'fastify';
-import { PROMETHEUS_CONTENT_TYPE, PrometheusWriter, writeProcessMetrics } from '../../kernel/prometheus.js';
-import type { AcquisitionEngine, DeviceStatus } from './engine.js';
+import { PrometheusWriter, writeProcessMetrics } from '../../kernel/prometheus.js';
+import type { DeviceStatus } from './engine.js';
 
 /** Latency buckets, in seconds. */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -83,14 +82,4 @@ export function acquisitionMetrics(devices: DeviceStatus[]): string {
     out.sample(`${h}_count`, l, d.latency.count);
   }
   return writeProcessMetrics(out).text();
-}
-
-/** `GET /devicehub/metrics` (permission `read`, like every data route). */
-export async function acquisitionRoutes(
-  app: FastifyInstance,
-  opts: { engine: () => AcquisitionEngine | undefined },
-) {
-  app.get('/devicehub/metrics', { config: { permission: 'read' } }, async (_request, reply) =>
-    reply.type(PROMETHEUS_CONTENT_TYPE).send(acquisitionMetrics(opts.engine()?.status() ?? [])),
-  );
 }

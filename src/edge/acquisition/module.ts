@@ -5,7 +5,9 @@
 import { join } from 'node:path';
 import type { EdgeModule } from '../modules.js';
 import { acquisitionOptions } from './options.js';
-import { ACQUISITION_DRIVERS, AcquisitionEngine, acquisitionRoutes } from './index.js';
+import { ACQUISITION_DRIVERS } from './drivers/index.js';
+import { AcquisitionEngine } from './engine.js';
+import { acquisitionRoutes } from './routes.js';
 
 declare module '../modules.js' {
   interface EdgeModules {

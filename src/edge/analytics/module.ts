@@ -1,8 +1,37 @@
 /** Analytics on the edge's seam: stream processors on DataHub data at `/analytics/v3`. */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { mountGraphql } from '../../kernel/graphql.js';
+import type { LogReader } from '../../kernel/logging/log-store.js';
+import { LIST_SDL } from '../../kernel/paging.js';
 import type { EdgeModule } from '../modules.js';
 import { analyticsOptions } from './options.js';
 import { AnalyticsConfigSection } from './config-section.js';
-import { AnalyticsLog, AnalyticsService, analyticsMigrations, mountAnalytics } from './index.js';
+import { AnalyticsLog } from './log.js';
+import { analyticsMigrations } from './migrations/index.js';
+import { resolvers, type AnalyticsContext } from './resolvers.js';
+import { AnalyticsService } from './service.js';
+
+export const ANALYTICS_PATH = '/analytics/v3';
+
+let sdl: string | undefined;
+export const analyticsSchema = (): string =>
+  (sdl ??= readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8') + LIST_SDL);
+
+/** Mounts `/analytics/v3` (with subscriptions over WebSocket on the same path). */
+export async function mountAnalytics(
+  app: FastifyInstance,
+  analytics: AnalyticsService,
+  logs: LogReader,
+): Promise<void> {
+  await mountGraphql<AnalyticsContext>(app, {
+    path: ANALYTICS_PATH,
+    schema: analyticsSchema(),
+    resolvers,
+    context: () => ({ analytics, logs }),
+    subscriptions: true,
+  });
+}
 
 declare module '../modules.js' {
   interface EdgeModules {

@@ -1,5 +1,4 @@
 /** Thin translation between `/analytics/v3` and the analytics service. */
-import os from 'node:os';
 import type { IResolvers } from 'mercurius';
 import { badRequest } from '../../kernel/errors.js';
 import type { GraphqlContext } from '../../kernel/graphql.js';
@@ -10,11 +9,11 @@ import {
   type LogReader,
 } from '../../kernel/logging/log-store.js';
 import { parseListInput, type ListDefinition, type ListInput, type ListSpec } from '../../kernel/paging.js';
-import { CATALOGUE, LIMITS, parsePath, readPath } from './catalogue.js';
+import { CATALOGUE, LIMITS } from './catalogue.js';
 import type { AnalyticsLogEntry } from './log.js';
-import { scriptOutputs } from './processors.js';
 import { outputSubject } from './runtime.js';
-import { ScriptSandbox, validateScript } from './script.js';
+import { validateScript } from './script.js';
+import { ServerMetrics, testScript } from './playground.js';
 import type { AnalyticsService, ComponentVariable, Group, Instance, Variable, Workspace } from './service.js';
 
 export interface AnalyticsContext {
@@ -389,58 +388,21 @@ export const resolvers: IResolvers<any, Ctx> = {
         positionOut,
       ),
     TestProcessorScript: async (_r, { input }: { input: any }) => {
-      const script = input.Script as string;
-      if (Buffer.byteLength(script) > LIMITS.maxScriptBytes)
-        throw badRequest(`Script is larger than ${LIMITS.maxScriptBytes} bytes`);
-      const messages = input.Messages as unknown[];
-      if (messages.length > 1000) throw badRequest('Messages: at most 1000');
-      const timeoutMs = Math.min(input.TimeoutMs ?? LIMITS.scriptTimeoutMs, LIMITS.maxScriptTimeoutMs);
-      const memoryBytes = Math.min(
-        input.MemoryBytes ?? LIMITS.scriptMemoryBytes,
-        LIMITS.maxScriptMemoryBytes,
-      );
-      const steps = parsePath((input.Path as string | undefined) ?? 'value');
-      const began = performance.now();
-      const made = await ScriptSandbox.create(script, { timeoutMs, memoryBytes });
-      if ('error' in made)
-        return {
-          Outputs: [],
-          Console: [],
-          Error: made.error,
-          Failure: made.failure,
-          DurationMs: performance.now() - began,
-        };
-      const sandbox = made.sandbox;
-      const consoleLines = [...made.console];
-      const outputs: unknown[] = [];
-      try {
-        const paramsJson = JSON.stringify(input.Parameters ?? {});
-        const varsJson = JSON.stringify(input.Variables ?? {});
-        for (const m of messages) {
-          const ts = (m as { timestamp?: unknown })?.timestamp;
-          const t = typeof ts === 'number' ? ts : Date.now();
-          const message = { input: 'in0', value: readPath(m, steps) ?? null, timestamp: t };
-          const r = sandbox.call(JSON.stringify(message), JSON.stringify(m), paramsJson, varsJson);
-          consoleLines.push(...r.console);
-          if (!r.ok)
-            return {
-              Outputs: outputs,
-              Console: consoleLines,
-              Error: r.error,
-              Failure: r.failure,
-              DurationMs: performance.now() - began,
-            };
-          outputs.push(scriptOutputs(r.result, t) ?? []);
-        }
-      } finally {
-        sandbox.dispose();
-      }
+      const r = await testScript({
+        script: input.Script as string,
+        messages: input.Messages as unknown[],
+        parameters: input.Parameters ?? {},
+        variables: input.Variables ?? {},
+        path: (input.Path as string | undefined) ?? 'value',
+        timeoutMs: input.TimeoutMs ?? undefined,
+        memoryBytes: input.MemoryBytes ?? undefined,
+      });
       return {
-        Outputs: outputs,
-        Console: consoleLines,
-        Error: null,
-        Failure: null,
-        DurationMs: performance.now() - began,
+        Outputs: r.outputs,
+        Console: r.console,
+        Error: r.error,
+        Failure: r.failure,
+        DurationMs: r.durationMs,
       };
     },
     SetVariable: async (_r, { input }: { input: { Name: string; Value?: unknown } }, ctx) =>
@@ -476,28 +438,21 @@ export const resolvers: IResolvers<any, Ctx> = {
         if (!Number.isInteger(every) || every < 500 || every > 60_000)
           throw badRequest('IntervalMs must be from 500 to 60000');
         return feed((push) => {
-          let cpu = process.cpuUsage();
-          let at = performance.now();
+          const metrics = new ServerMetrics(ctx.analytics);
           const sample = () => {
-            const now = performance.now();
-            const used = process.cpuUsage(cpu);
-            const pct = ((used.user + used.system) / 1000 / Math.max(1, now - at)) * 100;
-            cpu = process.cpuUsage();
-            at = now;
-            const mem = process.memoryUsage();
-            const c = ctx.analytics.runtime.counts;
+            const m = metrics.sample();
             push({
               SubscribeServerMetrics: {
-                Timestamp: new Date().toISOString(),
-                CpuPercent: pct / os.cpus().length,
-                MemoryRssBytes: mem.rss,
-                HeapUsedBytes: mem.heapUsed,
-                UptimeSeconds: (Date.now() - ctx.analytics.startedAt) / 1000,
-                Processors: c.total,
-                Running: c.running,
-                Failed: c.failed,
-                MessagesIn: ctx.analytics.runtime.messagesIn,
-                MessagesOut: ctx.analytics.runtime.messagesOut,
+                Timestamp: m.timestamp,
+                CpuPercent: m.cpuPercent,
+                MemoryRssBytes: m.memoryRssBytes,
+                HeapUsedBytes: m.heapUsedBytes,
+                UptimeSeconds: m.uptimeSeconds,
+                Processors: m.processors,
+                Running: m.running,
+                Failed: m.failed,
+                MessagesIn: m.messagesIn,
+                MessagesOut: m.messagesOut,
               },
             });
           };

@@ -7,7 +7,7 @@
  * No GraphQL here.
  */
 import { createHash } from 'node:crypto';
-import type { DataHub, Message, Subscription } from '../datahub/bus.js';
+import type { DataHub, Message, Subscription } from '../datahub/index.js';
 import type { QuickJSWASMModule } from 'quickjs-emscripten';
 import { parsePath, readPath, type InputSpec, type PathStep } from './catalogue.js';
 import {

@@ -16,7 +16,7 @@ import { checkParameters, LIMITS, type InputSpec } from './catalogue.js';
 import { compileExpression, loadExpressions } from './processors.js';
 import { AnalyticsRuntime, type InstanceDef, type StateStore } from './runtime.js';
 import type { AnalyticsLog } from './log.js';
-import type { DataHub } from '../datahub/bus.js';
+import type { DataHub } from '../datahub/index.js';
 import {
   AnalyticsRepository,
   type AnalyticsContent,

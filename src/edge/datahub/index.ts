@@ -23,3 +23,4 @@ export { datahubMigrations } from './migrations/index.js';
 export { datahubRoutes } from './routes.js';
 export { Gateway, type AccessGrant, type GatewayOptions } from './gateway/server.js';
 export { isValidPattern, isValidSubject, patternMatches, patternCovers } from './subject.js';
+export { datahubModule } from './module.js';

@@ -2,3 +2,4 @@
 export { DmService, hostFacts, type DmStatus } from './service.js';
 export { LinkClient, MAX_BRIDGED_IN_FLIGHT } from './link-client.js';
 export { dmMigrations } from './migrations/index.js';
+export { dmModule } from './module.js';

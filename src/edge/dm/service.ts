@@ -26,7 +26,7 @@ import {
   type Fingerprint,
 } from '../../kernel/link/pinned.js';
 import type { AuthService } from '../auth/index.js';
-import { EDGE_API_VERSION } from '../versions.js';
+import { EDGE_API_VERSION } from '../versions/index.js';
 import { LinkClient, type LinkIdentity } from './link-client.js';
 
 /** Proposals (`POST /dm/cloud/url`) kept at once, and for how long. */

@@ -9,3 +9,4 @@ export {
   type LogEntry,
   type LogQueryReply,
 } from './schemas.js';
+export { logsModule } from './module.js';

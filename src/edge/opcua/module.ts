@@ -5,21 +5,83 @@
  * irreversible (the first-run password) happens; `listening` starts the node-opcua server on the
  * reserved port; `close` shuts it down.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { mountGraphql, type GraphqlEndpoint } from '../../kernel/graphql.js';
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
 import type { EdgeModule } from '../modules.js';
 import { opcuaOptions } from './options.js';
-import {
-  mountOpcua,
-  opcuaMigrations,
-  OpcuaRepository,
-  OpcuaService,
-  UaServer,
-  type OpcuaModuleApi,
-} from './index.js';
 import { opcuaConfigSection } from './config-section.js';
+import { opcuaMigrations } from './migrations/index.js';
+import { OpcuaRepository } from './repository.js';
+import { nodeView, resolvers, syncView, TOPICS, type OpcuaContext } from './resolvers.js';
 import { opcuaRoutes } from './routes.js';
+import { UaServer } from './server.js';
+import { OpcuaService } from './service.js';
+
+export const OPCUA_PATH = '/opcua/v2';
+/** Static cost ceiling of an `/opcua/v2` query (a page of 1,000 nodes is about 20,000). */
+export const OPCUA_MAX_COST = 100_000;
+
+/** The module's API: the domain service, and the node-opcua server while it runs. */
+export interface OpcuaModuleApi {
+  service: OpcuaService;
+  /** The running OPC UA server; null when disabled (or before `listening`). */
+  server: UaServer | null;
+  /** `--opcua-enabled`. */
+  enabled: boolean;
+}
+
+export function opcuaSchema(): string {
+  return readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8');
+}
+
+/** Mounts `/opcua/v2` and forwards the service's events to its subscriptions. */
+export async function mountOpcua(app: FastifyInstance, api: OpcuaModuleApi): Promise<GraphqlEndpoint> {
+  const endpoint = await mountGraphql<OpcuaContext>(app, {
+    path: OPCUA_PATH,
+    schema: opcuaSchema(),
+    resolvers,
+    subscriptions: true,
+    context: () => ({ opcua: api }),
+    maxCost: OPCUA_MAX_COST,
+    // graphql-jit compiles the coercion of a recursive input type (HierarchyNodeInput.Children)
+    // for minutes: the second UploadHierarchy took 90 s to start. Queries here are cheap to
+    // interpret.
+    jit: 0,
+  });
+  api.service.onEvent((e) => {
+    let p: Promise<void>;
+    if (e.type === 'node-state') {
+      const v = nodeView(api, e.node);
+      p = endpoint.publish(TOPICS.nodeState, {
+        SubscribeNodeStateChanged: {
+          Ref: v.Ref,
+          ID: v.ID,
+          Path: v.Path,
+          SyncState: v.SyncState,
+          SyncFailureReason: v.SyncFailureReason,
+          Version: v.Version,
+        },
+      });
+    } else if (e.type === 'tree') {
+      p = endpoint.publish(TOPICS.tree, {
+        SubscribeTreeChanged: {
+          Reason: e.change.reason,
+          Added: e.change.added,
+          Removed: e.change.removed,
+          Modified: e.change.modified,
+        },
+      });
+    } else {
+      p = endpoint.publish(TOPICS.sync, { SubscribeSyncStatus: syncView(e.run) });
+    }
+    p.catch(() => undefined);
+  });
+  return endpoint;
+}
 
 declare module '../modules.js' {
   interface EdgeModules {

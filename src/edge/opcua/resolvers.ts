@@ -2,7 +2,7 @@
 import type { IResolvers } from 'mercurius';
 import { AppError } from '../../kernel/errors.js';
 import type { GraphqlContext } from '../../kernel/graphql.js';
-import type { OpcuaModuleApi } from './index.js';
+import type { OpcuaModuleApi } from './module.js';
 import { uaNodeId } from './tree.js';
 import { uaDataType } from './server.js';
 import type {

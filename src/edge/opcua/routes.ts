@@ -3,7 +3,7 @@
  * clients and people; `/opcua/version` is served with the other version probes (versions.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import type { OpcuaModuleApi } from './index.js';
+import type { OpcuaModuleApi } from './module.js';
 
 export async function opcuaRoutes(app: FastifyInstance, opts: { opcua: OpcuaModuleApi }): Promise<void> {
   const api = opts.opcua;

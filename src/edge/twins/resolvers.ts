@@ -1,15 +1,14 @@
 /** Thin translation between `/digital-twins` and the twins' service and runtime. */
 import { GraphQLError, GraphQLScalarType, Kind, valueFromASTUntyped } from 'graphql';
 import type { IResolvers } from 'mercurius';
-import { badRequest, notFound, tooManyRequests } from '../../kernel/errors.js';
+import { notFound, tooManyRequests } from '../../kernel/errors.js';
 import type { GraphqlContext } from '../../kernel/graphql.js';
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
-import { EDGE_API_VERSION } from '../versions.js';
-import type { TwinsApi } from './index.js';
+import { EDGE_API_VERSION } from '../versions/index.js';
+import type { TwinsApi } from './module.js';
 import type { HierarchyTree, PlacementInput } from './service.js';
-import { checkSingleMqttTopic, checkSingleSubject } from './service.js';
 import { pushStream } from './streams.js';
-import { compileTransformation, describeEvalError, jsonOf } from './transform.js';
+import { preparePlayground } from './playground.js';
 import type {
   DynamicAttributeRecord,
   HierarchyNodeRecord,
@@ -316,61 +315,26 @@ export const resolvers: IResolvers<any, Ctx> = {
         ctx,
       ) => {
         const input = a.input;
-        const compiled = compileTransformation(input.Expression);
-        const params = input.Params ?? {};
-        const samples = input.Messages ?? [];
-        const limits = ctx.twins.playground;
-        if (samples.length > limits.maxSamples)
-          throw badRequest(`Messages holds more than ${limits.maxSamples} samples`);
-        const live = input.Topic ?? null;
-        if (live !== null) {
-          if (input.AttributeType === 'UNS') checkSingleMqttTopic(live, 'Topic');
-          else checkSingleSubject(live, 'Topic');
-          if (input.AttributeType === 'UNS' && !ctx.twins.uns)
-            throw badRequest('no UNS broker configured (--uns-mqtt-url)');
-        }
+        const playground = preparePlayground(ctx.twins, {
+          expression: input.Expression,
+          messages: input.Messages ?? [],
+          topic: input.Topic ?? null,
+          attributeType: input.AttributeType ?? null,
+          params: input.Params,
+        });
         const release = openStream(ctx);
-        const offs: (() => void)[] = [];
-        let timer: NodeJS.Timeout | undefined;
+        const holder: { stop?: () => void } = {};
         const stream = pushStream<unknown>(() => {
-          for (const off of offs) off();
-          if (timer) clearTimeout(timer);
+          holder.stop?.();
           release();
         });
-        let count = 0;
-        // One evaluation at a time, in arrival order.
-        let chain = Promise.resolve();
-        const evaluate = (source: string, message: unknown) => {
-          chain = chain.then(async () => {
-            let out: { Source: string; Input: unknown; Output: unknown; Error: string | null };
-            try {
-              out = {
-                Source: source,
-                Input: message,
-                Output: jsonOf(await compiled.evaluate(message as object, { params })),
-                Error: null,
-              };
-            } catch (err) {
-              out = { Source: source, Input: message, Output: null, Error: describeEvalError(err) };
-            }
-            stream.push({ PlaygroundMessages: out });
-            if (++count >= limits.maxMessages) stream.end();
-          });
-          return chain;
-        };
-        for (const m of samples) void evaluate('sample', m);
-        if (live === null) {
-          void chain.then(() => stream.end());
-        } else {
-          timer = setTimeout(() => stream.end(), limits.maxDurationMs);
-          timer.unref();
-          if (input.AttributeType === 'UNS')
-            offs.push(ctx.twins.uns!.subscribe(live, (p) => void evaluate(live, p)));
-          else {
-            const sub = ctx.twins.hub.subscribe(live, { callback: (msg) => void evaluate(live, msg.json()) });
-            offs.push(() => sub.unsubscribe());
-          }
-        }
+        holder.stop = playground.run({
+          push: (o) =>
+            stream.push({
+              PlaygroundMessages: { Source: o.source, Input: o.input, Output: o.output, Error: o.error },
+            }),
+          end: () => stream.end(),
+        });
         return stream;
       },
     },

@@ -6,7 +6,7 @@
  */
 import { badRequest, conflict, notFound } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
-import { isValidSubject } from '../datahub/subject.js';
+import { isValidSubject } from '../datahub/index.js';
 import type { TwinsRepository } from './repository.js';
 import { compileTransformation } from './transform.js';
 import type {

@@ -7,8 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { closeGracefully, createHttpApp } from '../../kernel/http/server.js';
 import { healthRoutes } from '../../kernel/http/health.js';
-import { installManagerAuthHook } from '../auth/hook.js';
-import { adminAuthRoutes } from '../auth/routes.js';
+import { adminAuthRoutes, installManagerAuthHook } from '../auth/index.js';
 import type { ManagerModule } from '../modules.js';
 import { adminOptions } from './options.js';
 

@@ -13,3 +13,5 @@ export {
 export { ManagerAuthRepository } from './repository.js';
 export { managerAuthMigrations } from './migrations/index.js';
 export { installManagerAuthHook, principalOf, requestToken } from './hook.js';
+export { adminAuthRoutes, whoamiRoutes } from './routes.js';
+export { managerAuthModule } from './module.js';

@@ -20,3 +20,4 @@ export {
   type RuleSpec,
 } from './rules.js';
 export { activationRoutes } from './routes.js';
+export { accountsModule } from './module.js';

@@ -1,4 +1,5 @@
 /** The MQTT broker (aedes) with the namespace's authentication and rules, and its durable sessions. */
 export { UnsBroker, type ClientInfo, type BrokerOptions } from './broker.js';
 export { SqlPersistence } from './sql-persistence.js';
-export { brokerMigrations } from './migrations.js';
+export { brokerMigrations } from './migrations/index.js';
+export { brokerModule } from './module.js';

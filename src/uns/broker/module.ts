@@ -7,7 +7,7 @@ import { createWebSocketStream } from 'ws';
 import { ensureCertificate } from '../../kernel/http/server.js';
 import type { UnsModule } from '../modules.js';
 import { UnsBroker } from './broker.js';
-import { brokerMigrations } from './migrations.js';
+import { brokerMigrations } from './migrations/index.js';
 import { brokerLimits, brokerOptions } from './options.js';
 
 declare module '../modules.js' {

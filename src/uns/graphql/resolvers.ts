@@ -4,7 +4,7 @@ import type { GraphqlContext } from '../../kernel/graphql.js';
 import { badRequest, unauthorized } from '../../kernel/errors.js';
 import type { Account, AccountService, ActivationView, RuleSpec } from '../accounts/index.js';
 import type { UnsBroker } from '../broker/index.js';
-import { REALM, type IdentityService, type UserRole, type UserView } from '../oidc/index.js';
+import { REALM, type IdentityService, type UserRole, type UserView } from '../identity/index.js';
 import type { Namespace, NamespaceService, TopicNode } from '../namespace/index.js';
 
 export interface UnsGraphqlContext {

@@ -1,7 +1,7 @@
 /** Namespaces and the topic tree on the UNS's seam. */
 import type { UnsModule } from '../modules.js';
 import { namespaceOptions } from './options.js';
-import { namespaceMigrations } from './migrations.js';
+import { namespaceMigrations } from './migrations/index.js';
 import { NamespaceService } from './service.js';
 
 declare module '../modules.js' {

@@ -1,14 +1,4 @@
-import type { Kysely, Migration, ModuleMigrations } from '../../../kernel/db/index.js';
-
-const createDm: Migration = {
-  name: '0001-create-dm',
-  async up(db: Kysely<any>) {
-    await db.schema
-      .createTable('dm_setting')
-      .addColumn('key', 'text', (c) => c.primaryKey())
-      .addColumn('value', 'text', (c) => c.notNull())
-      .execute();
-  },
-};
+import type { ModuleMigrations } from '../../../kernel/db/index.js';
+import { createDm } from './0001-create-dm.js';
 
 export const dmMigrations: ModuleMigrations = { module: 'edge.dm', migrations: [createDm] };

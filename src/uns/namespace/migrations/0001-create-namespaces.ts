@@ -1,6 +1,6 @@
-import type { Kysely, Migration, ModuleMigrations } from '../../kernel/db/index.js';
+import type { Kysely, Migration } from '../../../kernel/db/index.js';
 
-const createNamespaces: Migration = {
+export const createNamespaces: Migration = {
   name: '0001-create-namespaces',
   async up(db: Kysely<any>) {
     await db.schema
@@ -20,9 +20,4 @@ const createNamespaces: Migration = {
       .addColumn('updated_at', 'bigint', (c) => c.notNull())
       .execute();
   },
-};
-
-export const namespaceMigrations: ModuleMigrations = {
-  module: 'uns.namespace',
-  migrations: [createNamespaces],
 };

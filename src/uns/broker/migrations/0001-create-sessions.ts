@@ -1,6 +1,6 @@
-import type { Kysely, Migration, ModuleMigrations } from '../../kernel/db/index.js';
+import type { Kysely, Migration } from '../../../kernel/db/index.js';
 
-const createSessions: Migration = {
+export const createSessions: Migration = {
   name: '0001-create-sessions',
   async up(db: Kysely<any>) {
     await db.schema
@@ -39,5 +39,3 @@ const createSessions: Migration = {
       .execute();
   },
 };
-
-export const brokerMigrations: ModuleMigrations = { module: 'uns.broker', migrations: [createSessions] };

@@ -3,3 +3,4 @@ export { IdentityService, ADMIN_USERNAME, REALM, USER_ROLES, type UserView } fro
 export { IdentityRepository, type UserRole } from './repository.js';
 export { identityMigrations } from './migrations/index.js';
 export { identityRoutes, TOKEN_PATHS } from './routes.js';
+export { identityModule, type UnsIdentity } from './module.js';

@@ -1,0 +1,13 @@
+/** Every driver this build can poll. */
+import type { DriverFactory } from '../types.js';
+import { generatorDriver } from './generator.js';
+import { modbusDrivers } from './modbus.js';
+import { mqttDriver } from './mqtt.js';
+import { opcuaDriver } from './opcua.js';
+
+export const ACQUISITION_DRIVERS: DriverFactory[] = [
+  generatorDriver,
+  ...modbusDrivers,
+  mqttDriver,
+  opcuaDriver,
+];

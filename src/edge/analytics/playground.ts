@@ -1,0 +1,130 @@
+/**
+ * What the analytics API offers beside the processors: a script run on sample messages in a
+ * sandbox of its own (`TestProcessorScript`), and the server's load (`SubscribeServerMetrics`).
+ */
+import os from 'node:os';
+import { badRequest } from '../../kernel/errors.js';
+import { LIMITS, parsePath, readPath } from './catalogue.js';
+import { scriptOutputs } from './processors.js';
+import { ScriptSandbox, type ScriptFailure } from './script.js';
+import type { AnalyticsService } from './service.js';
+
+export interface ScriptTest {
+  script: string;
+  messages: unknown[];
+  parameters: unknown;
+  variables: unknown;
+  /** Where the value is in each message (`value` by default). */
+  path: string;
+  timeoutMs?: number | undefined;
+  memoryBytes?: number | undefined;
+}
+
+export interface ScriptTestResult {
+  /** The outputs of each message run, in order (up to the failing one). */
+  outputs: unknown[];
+  console: string[];
+  error: string | null;
+  failure: ScriptFailure | null;
+  durationMs: number;
+}
+
+/** Runs `t.script` on each sample message, as a processor would, bounded by the script limits. */
+export async function testScript(t: ScriptTest): Promise<ScriptTestResult> {
+  if (Buffer.byteLength(t.script) > LIMITS.maxScriptBytes)
+    throw badRequest(`Script is larger than ${LIMITS.maxScriptBytes} bytes`);
+  if (t.messages.length > 1000) throw badRequest('Messages: at most 1000');
+  const timeoutMs = Math.min(t.timeoutMs ?? LIMITS.scriptTimeoutMs, LIMITS.maxScriptTimeoutMs);
+  const memoryBytes = Math.min(t.memoryBytes ?? LIMITS.scriptMemoryBytes, LIMITS.maxScriptMemoryBytes);
+  const steps = parsePath(t.path);
+  const began = performance.now();
+  const made = await ScriptSandbox.create(t.script, { timeoutMs, memoryBytes });
+  if ('error' in made)
+    return {
+      outputs: [],
+      console: [],
+      error: made.error,
+      failure: made.failure,
+      durationMs: performance.now() - began,
+    };
+  const sandbox = made.sandbox;
+  const consoleLines = [...made.console];
+  const outputs: unknown[] = [];
+  try {
+    const paramsJson = JSON.stringify(t.parameters);
+    const varsJson = JSON.stringify(t.variables);
+    for (const m of t.messages) {
+      const ts = (m as { timestamp?: unknown })?.timestamp;
+      const at = typeof ts === 'number' ? ts : Date.now();
+      const message = { input: 'in0', value: readPath(m, steps) ?? null, timestamp: at };
+      const r = sandbox.call(JSON.stringify(message), JSON.stringify(m), paramsJson, varsJson);
+      consoleLines.push(...r.console);
+      if (!r.ok)
+        return {
+          outputs,
+          console: consoleLines,
+          error: r.error,
+          failure: r.failure,
+          durationMs: performance.now() - began,
+        };
+      outputs.push(scriptOutputs(r.result, at) ?? []);
+    }
+  } finally {
+    sandbox.dispose();
+  }
+  return {
+    outputs,
+    console: consoleLines,
+    error: null,
+    failure: null,
+    durationMs: performance.now() - began,
+  };
+}
+
+export interface ServerMetricsSample {
+  timestamp: string;
+  /** Of all the host's cores, since the previous sample. */
+  cpuPercent: number;
+  memoryRssBytes: number;
+  heapUsedBytes: number;
+  uptimeSeconds: number;
+  processors: number;
+  running: number;
+  failed: number;
+  messagesIn: number;
+  messagesOut: number;
+}
+
+/** The process's load and the processors' counters, sampled; CPU is measured between samples. */
+export class ServerMetrics {
+  readonly #analytics: AnalyticsService;
+  #cpu = process.cpuUsage();
+  #at = performance.now();
+
+  constructor(analytics: AnalyticsService) {
+    this.#analytics = analytics;
+  }
+
+  sample(): ServerMetricsSample {
+    const now = performance.now();
+    const used = process.cpuUsage(this.#cpu);
+    const pct = ((used.user + used.system) / 1000 / Math.max(1, now - this.#at)) * 100;
+    this.#cpu = process.cpuUsage();
+    this.#at = now;
+    const mem = process.memoryUsage();
+    const runtime = this.#analytics.runtime;
+    const c = runtime.counts;
+    return {
+      timestamp: new Date().toISOString(),
+      cpuPercent: pct / os.cpus().length,
+      memoryRssBytes: mem.rss,
+      heapUsedBytes: mem.heapUsed,
+      uptimeSeconds: (Date.now() - this.#analytics.startedAt) / 1000,
+      processors: c.total,
+      running: c.running,
+      failed: c.failed,
+      messagesIn: runtime.messagesIn,
+      messagesOut: runtime.messagesOut,
+    };
+  }
+}

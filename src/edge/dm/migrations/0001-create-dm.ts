@@ -1,0 +1,12 @@
+import type { Kysely, Migration } from '../../../kernel/db/index.js';
+
+export const createDm: Migration = {
+  name: '0001-create-dm',
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('dm_setting')
+      .addColumn('key', 'text', (c) => c.primaryKey())
+      .addColumn('value', 'text', (c) => c.notNull())
+      .execute();
+  },
+};

@@ -1,0 +1,6 @@
+/** The edge links of the manager: the hub of live links, forwarding between manager processes. */
+export { LinkHub } from './hub.js';
+export { LinkPeers, PEER_HEADER } from './peers.js';
+export { linkMigrations } from './migrations/index.js';
+export { linkRoutes, peerRoutes } from './routes.js';
+export { linkModule } from './module.js';

@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import pino from 'pino';
 import { closeGracefully, createHttpApp, listen, redactUrlQuery } from '../../src/kernel/http/server.js';
-import { AppError } from '../../src/kernel/errors.js';
+import { AppError, ERRORS } from '../../src/kernel/errors.js';
 import { http } from '../helpers/edge.js';
 
 const logger = pino({ level: 'silent' });
@@ -108,7 +108,7 @@ test('strict bodies, one error shape, no 500 for a client mistake', async () => 
     async () => ({ ok: true }),
   );
   app.get('/conflict', async () => {
-    throw new AppError(409, 'conflict', 'it is taken');
+    throw new AppError(ERRORS.conflict, 'it is taken');
   });
   app.get('/boom', async () => {
     throw new Error('secret internals');

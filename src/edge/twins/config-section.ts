@@ -23,7 +23,7 @@
  * the transaction committed; then the live service reads its tables again (`reload`) and the
  * runtime re-resolves every instance.
  */
-import { AppError } from '../../kernel/errors.js';
+import { AppError, ERRORS } from '../../kernel/errors.js';
 import type {
   ApplyMode,
   ConfigSection,
@@ -519,7 +519,7 @@ export class TwinsConfigSection implements ConfigSection<TwinsSection> {
         const message = `section twins: ${item}: ${text}`;
         if (ctx.failFast)
           throw err instanceof AppError
-            ? new AppError(err.status, err.code, message, { cause: err })
+            ? new AppError(err.kind, message, { cause: err, status: err.status })
             : new Error(message, { cause: err });
         ctx.fail(`twins: ${item}`, message);
         return false;
@@ -727,8 +727,7 @@ function hierarchyInput(
         const a = attributes[kind].get(n.Attribute);
         if (!a)
           throw new AppError(
-            400,
-            'bad_request',
+            ERRORS.badRequest,
             `node ${JSON.stringify(n.Name)}: the model has no ${kind} attribute ${JSON.stringify(n.Attribute)}`,
           );
         AttributeID = a.id;
@@ -761,13 +760,13 @@ function dynamicInput(names: Names, d: TwinsSectionDynamic) {
     d.Type === 'nestedModel' || (d.Type === undefined && (!!d.NestedModel || !!d.NestedInstance));
   const model = (name: string) => {
     const m = names.models.get(name);
-    if (!m) throw new AppError(400, 'bad_request', `no model ${JSON.stringify(name)}`);
+    if (!m) throw new AppError(ERRORS.badRequest, `no model ${JSON.stringify(name)}`);
     return m;
   };
   let TransformationID: string | null = null;
   if (!nested && d.Transformation) {
     const t = names.transformations.get(d.Transformation);
-    if (!t) throw new AppError(400, 'bad_request', `no transformation ${JSON.stringify(d.Transformation)}`);
+    if (!t) throw new AppError(ERRORS.badRequest, `no transformation ${JSON.stringify(d.Transformation)}`);
     TransformationID = t.id;
   }
   let NestedModelID: string | null = null;
@@ -778,8 +777,7 @@ function dynamicInput(names: Names, d: TwinsSectionDynamic) {
     const i = names.instances.get(`${m.id}/${d.NestedInstance.Instance}`);
     if (!i)
       throw new AppError(
-        400,
-        'bad_request',
+        ERRORS.badRequest,
         `model ${JSON.stringify(m.name)} has no instance ${JSON.stringify(d.NestedInstance.Instance)}`,
       );
     NestedInstanceID = i.id;

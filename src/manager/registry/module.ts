@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError, badRequest } from '../../kernel/errors.js';
+import { AppError, badRequest, ERRORS } from '../../kernel/errors.js';
 import { principalOf } from '../auth/index.js';
 import { SecretBox } from '../fleet/secret-box.js';
 import type { ManagerModule } from '../modules.js';
@@ -99,8 +99,7 @@ async function registryRoutes(app: FastifyInstance, options: { tasks: TaskServic
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined || request.body === null)
       throw new AppError(
-        400,
-        'missing_body',
+        ERRORS.missingBody,
         'Required request body is missing: send the pull request as a JSON body',
       );
   });

@@ -64,6 +64,24 @@ test('every code is unique, and every status is an HTTP error status', () => {
   assert.equal(ERRORS.payloadTooLarge.code, 'payload_too_large', 'the one code of a body over a limit');
 });
 
+test('the codes and statuses the contract and the wire notes fix stay as they are', () => {
+  // platform-api.md part 7, docs/api-conventions.md (GraphQL FORBIDDEN), security.md (limits).
+  const fixed: [keyof typeof ERRORS, number, string][] = [
+    ['sitesRemoved', 410, 'E'],
+    ['confirmRequired', 409, 'confirm_required'],
+    ['missingParameter', 409, 'missing_parameter'],
+    ['unknownField', 400, 'unknown_field'],
+    ['unauthorized', 401, 'unauthorized'],
+    ['graphqlForbidden', 403, 'FORBIDDEN'],
+    ['queryTooLarge', 400, 'QUERY_TOO_LARGE'],
+    ['queryTooDeep', 400, 'QUERY_TOO_DEEP'],
+    ['queryTooCostly', 400, 'QUERY_TOO_COSTLY'],
+    ['internal', 500, 'internal'],
+  ];
+  for (const [name, status, code] of fixed)
+    assert.deepEqual([ERRORS[name].status, ERRORS[name].code], [status, code]);
+});
+
 test('docs/api-conventions.md lists every code of the catalogue with its status, and no other', () => {
   const doc = readFileSync(join(root, 'docs', 'api-conventions.md'), 'utf8');
   const rows = new Map<string, { status: number; about: string }>();

@@ -4,7 +4,7 @@
  * the edge manager, which keeps and pushes them: the same check on both sides, so that the
  * manager refuses what an edge would refuse. The sections are the edge modules' to check.
  */
-import { AppError } from './errors.js';
+import { AppError, ERRORS } from './errors.js';
 
 export const TEMPLATE_FORMAT = 'millwright.config-template';
 export const TEMPLATE_VERSION = 1;
@@ -35,7 +35,7 @@ const ENVELOPE_FIELDS = new Set(['format', 'version', 'createdAt', 'parameters',
 
 /** The document when its envelope is one edges read; a 400 `invalid_template` otherwise. */
 export function checkEnvelope(doc: unknown): TemplateDocument {
-  const bad = (message: string) => new AppError(400, 'invalid_template', `invalid template: ${message}`);
+  const bad = (message: string) => new AppError(ERRORS.invalidTemplate, `invalid template: ${message}`);
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw bad('the document must be a JSON object');
   const d = doc as Record<string, unknown>;
   for (const k of Object.keys(d)) if (!ENVELOPE_FIELDS.has(k)) throw bad(`unknown field "${k}"`);
@@ -67,7 +67,7 @@ export function checkEnvelope(doc: unknown): TemplateDocument {
 
 /** `parameters` is an object keyed by section, each an object of string values. */
 export function checkParameters(value: unknown, field: string): Record<string, Record<string, string>> {
-  const bad = (m: string) => new AppError(400, 'invalid_template', `invalid template: ${field}${m}`);
+  const bad = (m: string) => new AppError(ERRORS.invalidTemplate, `invalid template: ${field}${m}`);
   if (!value || typeof value !== 'object' || Array.isArray(value))
     throw bad(' must be an object keyed by section (not an array)');
   for (const [section, values] of Object.entries(value)) {

@@ -16,6 +16,7 @@ import {
   HttpError,
 } from '../../src/client/index.js';
 import { bootstrapAdmin, clientToken, startTestEdge, type TestEdge } from '../helpers/edge.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -106,7 +107,7 @@ describe('EdgeClient', () => {
       (err: unknown) => {
         assert.ok(err instanceof HttpError);
         assert.equal(err.status, 400);
-        assert.equal(err.code, 'unknown_field');
+        assert.equal(err.code, ERRORS.unknownField.code);
         assert.match(err.message, /unknown field "bogus"/);
         return true;
       },
@@ -141,7 +142,7 @@ describe('EdgeClient', () => {
       (err: unknown) => {
         assert.ok(err instanceof GraphqlError);
         assert.equal(err.status, 200);
-        assert.equal(err.code, 'bad_request');
+        assert.equal(err.code, ERRORS.badRequest.code);
         return true;
       },
     );

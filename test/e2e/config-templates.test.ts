@@ -14,6 +14,7 @@ import {
   type TestEdge,
 } from '../helpers/edge.js';
 import { applyTemplate } from '../helpers/config.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 let t: TestEdge;
 let auth: Record<string, string>;
@@ -329,7 +330,7 @@ describe('saved templates, modes and snapshots', () => {
     const saved = await ok(upload(tpl, { name: 'to-merge', saveOnly: true }));
     const refused = await call(`/config/templates/${saved.template.id}/merge`, { json: {} });
     assert.equal(refused.status, 409);
-    assert.equal(refused.body.code, 'confirm_required');
+    assert.equal(refused.body.code, ERRORS.confirmRequired.code);
     assert.deepEqual(refused.body.details.overwrites.devicehub, ['gen-b']);
     const merged = await ok(
       call(`/config/templates/${saved.template.id}/merge`, {

@@ -15,6 +15,7 @@ import {
   startTestEdge,
   type TestEdge,
 } from '../helpers/edge.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 const PATH = '/devicehub/v2';
 let t: TestEdge;
@@ -229,12 +230,12 @@ describe('devices', () => {
     ];
     for (const [input, patterns] of cases) {
       const e = await errorOf(CREATE_DEVICE, { in: input });
-      assert.equal(e.code, 'bad_request', e.message);
+      assert.equal(e.code, ERRORS.badRequest.code, e.message);
       for (const p of patterns) assert.match(e.message, p);
     }
     await ok(CREATE_DEVICE, { in: { Name: 'dup', DriverID: 'Generator' } });
     const dup = await errorOf(CREATE_DEVICE, { in: { Name: 'dup', DriverID: 'Generator' } });
-    assert.equal(dup.code, 'conflict');
+    assert.equal(dup.code, ERRORS.conflict.code);
     assert.match(dup.message, /device "dup": a device with this Name already exists/);
   });
 
@@ -447,7 +448,7 @@ describe('registers', () => {
     const dupInCall = await errorOf(CREATE_REGISTERS, { in: [good(6), good(6)] });
     assert.match(dupInCall.message, /tag "ramp-6" of device "gen-a": TagName is given twice/);
     const dupExisting = await errorOf(CREATE_REGISTERS, { in: [good(1)] });
-    assert.equal(dupExisting.code, 'conflict');
+    assert.equal(dupExisting.code, ERRORS.conflict.code);
     assert.match(
       dupExisting.message,
       /tag "ramp-1" of device "gen-a": the device already has a tag with this TagName/,

@@ -12,6 +12,7 @@ import {
   startTestEdge,
   type TestEdge,
 } from '../helpers/edge.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 describe('edge bootstrap sequence', () => {
   let t: TestEdge;
@@ -62,7 +63,7 @@ describe('edge bootstrap sequence', () => {
     // Until the EULA is accepted and the password changed, the session can do nothing else.
     const blocked = await t.call('/devicehub/version', { headers: cookie });
     assert.equal(blocked.status, 403);
-    assert.equal(blocked.body.code, 'bootstrap_required');
+    assert.equal(blocked.body.code, ERRORS.bootstrapRequired.code);
     assert.match(blocked.body.message, /accept the EULA/);
     assert.match(blocked.body.message, /change the first-run password/);
 
@@ -271,7 +272,7 @@ describe('edge OAuth and data-route credentials', () => {
   test('401 without, with a bad, an expired or a revoked credential', async () => {
     const none = await t.call('/devicehub/version');
     assert.equal(none.status, 401);
-    assert.equal(none.body.code, 'unauthorized');
+    assert.equal(none.body.code, ERRORS.unauthorized.code);
     assert.match(String(none.headers['www-authenticate']), /Bearer/);
 
     assert.equal(
@@ -422,7 +423,7 @@ describe('edge rate limit', () => {
       statuses.push(res.status);
       if (res.status === 429) {
         assert.ok(Number(res.headers['retry-after']) >= 1);
-        assert.equal(res.body.code, 'too_many_requests');
+        assert.equal(res.body.code, ERRORS.tooManyRequests.code);
       }
     }
     assert.deepEqual(statuses.slice(0, 5), [401, 401, 401, 401, 401]);

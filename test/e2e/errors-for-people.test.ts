@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { request } from 'undici';
 import { ADMIN_PASSWORD, insecureAgent, startTestEdge, type TestEdge } from '../helpers/edge.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 let t: TestEdge;
 before(async () => {
@@ -38,7 +39,7 @@ test('a login posted as a form is told that JSON is expected', async () => {
 test('bad JSON is told what is wrong and where, without echoing the body', async () => {
   const r = await post('/auth/v2/login', '{"username":"admin",\n "password":}', 'application/json');
   assert.equal(r.status, 400);
-  assert.equal(r.body.code, 'invalid_json');
+  assert.equal(r.body.code, ERRORS.invalidJson.code);
   assert.notEqual(r.body.code, 'fst_err_ctp_invalid_json_body');
   assert.match(r.body.message, /not valid JSON: Unexpected token '\}' at line 2, column 13/);
   const trailing = await post('/auth/v2/login', '{"username":"admin",}', 'application/json');
@@ -68,7 +69,7 @@ test('plain HTTP on the HTTPS port answers with the https:// address instead of 
   assert.match(text, /^HTTP\/1\.1 400 /);
   assert.match(text, new RegExp(`location: https://127\\.0\\.0\\.1:${port}/devicehub/version`));
   const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { code: string; message: string };
-  assert.equal(body.code, 'https_required');
+  assert.equal(body.code, ERRORS.httpsRequired.code);
   assert.match(body.message, /use https:\/\/127\.0\.0\.1:\d+\/devicehub\/version/);
   // HTTPS on the same port still works.
   const res = await request(`${t.url}/devicehub/version`, { dispatcher: insecureAgent });

@@ -10,6 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MILLWRIGHT_VERSION } from '../../src/kernel/version.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 const run = promisify(execFile);
 
@@ -68,7 +69,7 @@ test('`millwright edge admin reset-password` prints a one-time password, and the
     jwt = again.body.jwtAccess as string;
     const blocked = await http(`${url}/auth/v3/api-clients`, { headers: cookie() });
     assert.equal(blocked.status, 403, blocked.text);
-    assert.equal(blocked.body.code, 'bootstrap_required');
+    assert.equal(blocked.body.code, ERRORS.bootstrapRequired.code);
     assert.match(blocked.body.message, /change the first-run password/);
     assert.doesNotMatch(blocked.body.message, /EULA/, 'the EULA stays accepted');
     const pw = await http(`${url}/auth/v2/password?locale=en-US`, {

@@ -14,6 +14,7 @@ import tls from 'node:tls';
 import { connect } from 'nats';
 import { http, basic } from '../helpers/edge.js';
 import { cleanEnv, runCli, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 const dirs = tempDirs('mw-http-hardening-');
 after(() => dirs.removeAll());
@@ -342,7 +343,7 @@ describe('edge: HTTP timeouts, connection limit and malformed requests', () => {
       refused.body.errors[0].message,
       /the CSV file is larger than the limit of 65536 bytes; nothing was stored/,
     );
-    assert.equal(refused.body.errors[0].extensions.code, 'payload_too_large');
+    assert.equal(refused.body.errors[0].extensions.code, ERRORS.payloadTooLarge.code);
     assert.equal(await tagCount(e, deviceId), 0);
 
     // Exactly at the limit: accepted whole.

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { startIntegEdge, type IntegEdge } from '../helpers/integrations.js';
 import { PROVIDERS, uuidv5 } from '../../src/edge/integrations/catalogue.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 const byName = (name: string) => PROVIDERS.find((p) => p.name === name)!.id;
 const CREATE = `mutation CreateInstance($input: CreateInstanceRequest!) { CreateInstance(input: $input) { ID InstanceID Name ProviderID ProviderName Config Enabled ExecCommandEnabled InstanceState } }`;
@@ -126,7 +127,7 @@ describe('integrations: /cc/v2', () => {
     for (const prop of ['qos', 'willQoS']) {
       const r = await create(cms, { host: 'example.invalid', caCert: PEM, [prop]: 2 });
       assert.match(r.errors[0].message, new RegExp(`config property "${prop}": must be one of 0, 1, got 2`));
-      assert.equal(r.errors[0].extensions.code, 'bad_request');
+      assert.equal(r.errors[0].extensions.code, ERRORS.badRequest.code);
     }
     const good = await create(cms, {
       host: '127.0.0.1',

@@ -17,6 +17,7 @@ import {
   startTestManager,
   type TestManager,
 } from '../helpers/manager.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 let m: TestManager;
 let edge: TestEdge;
@@ -78,7 +79,7 @@ describe('activation', () => {
       const c = { cookie: `jwtAccess=${await bootstrapAdmin(other)}` };
       const wrong = await enrol(other, c, 'AAAA-BBBB-CCCC-DDDD');
       assert.equal(wrong.activated.status, 401, wrong.activated.text);
-      assert.equal(wrong.activated.body.code, 'invalid_activation_code');
+      assert.equal(wrong.activated.body.code, ERRORS.invalidActivationCode.code);
       const used = (await m.call(`/api/v1/activation/device-status?projectId=${projectId}`)).body.items;
       assert.equal(used.length, 1);
       const reusedCode = await activationCode(m, projectId);
@@ -88,12 +89,12 @@ describe('activation', () => {
         const c3 = { cookie: `jwtAccess=${await bootstrapAdmin(third)}` };
         const reused = await enrol(third, c3, reusedCode);
         assert.equal(reused.activated.status, 409, reused.activated.text);
-        assert.equal(reused.activated.body.code, 'activation_code_used');
+        assert.equal(reused.activated.body.code, ERRORS.activationCodeUsed.code);
         const expiring = await activationCode(m, projectId, 1);
         await new Promise((r) => setTimeout(r, 1100));
         const expired = await enrol(third, c3, expiring);
         assert.equal(expired.activated.status, 410, expired.activated.text);
-        assert.equal(expired.activated.body.code, 'activation_code_expired');
+        assert.equal(expired.activated.body.code, ERRORS.activationCodeExpired.code);
         // A refused activation leaves no credential of the manager on the edge.
         const tokens = await third.call('/auth/v3/api-tokens', { headers: c3 });
         assert.equal(tokens.body.total, 0);
@@ -116,7 +117,7 @@ describe('the bridge', () => {
     // The edge's own 404 comes back as it is.
     const missing = await m.call(bridged('/no/such/route'));
     assert.equal(missing.status, 404);
-    assert.equal(missing.body.code, 'not_found');
+    assert.equal(missing.body.code, ERRORS.notFound.code);
   });
 
   test('a DeviceHub GraphQL query and mutation', async () => {
@@ -263,7 +264,7 @@ describe('offline', () => {
     await eventually(async () => !(await m.call(`/api/v1/device/${deviceId}`)).body.online, 5000, 'offline');
     const r = await m.call(`/api/v1/edge/${projectId}/${deviceId}/devicehub/version`);
     assert.equal(r.status, 503);
-    assert.equal(r.body.code, 'device_offline');
+    assert.equal(r.body.code, ERRORS.deviceOffline.code);
     assert.match(r.body.message, /offline/);
     const history = await m.call(`/api/v1/device/${deviceId}/connections`);
     assert.equal(history.body.total, 1);

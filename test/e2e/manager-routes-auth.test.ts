@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { assertEveryRouteNeedsCredentials } from '../helpers/routes.js';
 import { http } from '../helpers/edge.js';
 import { makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 const OPEN = new Set([
   'GET /health',
@@ -57,7 +58,7 @@ describe('anonymous calls', () => {
       json: { code: 'NOPE-NOPE-NOPE-NOPE', edgeCredential: 'x' },
     });
     assert.equal(act.status, 401);
-    assert.equal(act.body.code, 'invalid_activation_code');
+    assert.equal(act.body.code, ERRORS.invalidActivationCode.code);
     assert.equal((await m.call('/no/such/route', { token: null })).status, 401);
     const peer = await http(`${m.url}/dm/peer/${'a'.repeat(25)}/devicehub/version`);
     assert.equal(peer.status, 401);
@@ -213,7 +214,7 @@ describe('removed routes (contract part 9)', () => {
     ] as const) {
       const r = await m.call(path, { method, ...(method === 'POST' ? { json: {} } : {}) });
       assert.equal(r.status, 410, `${method} ${path}`);
-      assert.equal(r.body.code, 'E');
+      assert.equal(r.body.code, ERRORS.sitesRemoved.code);
       assert.match(r.body.message, /sites feature was removed/);
     }
   });

@@ -20,6 +20,7 @@ import {
   startTestManager,
   type TestManager,
 } from '../helpers/manager.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 let m: TestManager;
 const edges: TestEdge[] = [];
@@ -192,7 +193,7 @@ describe('templates', () => {
       json: { templateId, deviceIds: [old.body.deviceId] },
     });
     assert.equal(refused.status, 400, refused.text);
-    assert.equal(refused.body.code, 'edge_version_unsupported');
+    assert.equal(refused.body.code, ERRORS.edgeVersionUnsupported.code);
     assert.match(refused.body.message, /4\.3\.0 or later.*4\.2\.0/);
     assert.equal((await m.call(`/api/v1/device/${old.body.deviceId}`, { method: 'DELETE' })).status, 204);
     const mode = await m.call('/api/v1/template/preview', {
@@ -376,7 +377,7 @@ describe('uploads and contract part 7', () => {
     assert.equal(admin.body.projectId, projectId);
     const bad = await m.call('/api/v1/template/upload?friendlyName=x', { json: { format: 'nope' } });
     assert.equal(bad.status, 400);
-    assert.equal(bad.body.code, 'invalid_template');
+    assert.equal(bad.body.code, ERRORS.invalidTemplate.code);
   });
 
   test('upload-zip: a ZIP holding one JSON document; without friendlyName 409', async () => {

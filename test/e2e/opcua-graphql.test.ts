@@ -18,6 +18,7 @@ import {
   uaSubscriptions,
   type UaEdge,
 } from '../edge/opcua/support.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -178,7 +179,7 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     const ambiguous = await errorOf(
       `mutation { UpdateNode(input: { ID: "temp", Description: "x" }) { Ref } }`,
     );
-    assert.equal(ambiguous.extensions.code, 'conflict');
+    assert.equal(ambiguous.extensions.code, ERRORS.conflict.code);
     assert.match(ambiguous.message, /2 nodes have ID "temp"/);
     const updated = (
       await e.ua(
@@ -220,7 +221,7 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
       `mutation($in: UpdateNodeByRefRequest!) { UpdateNodeByRef(input: $in) { Version } }`,
       { in: { Ref: speed.Ref, ExpectedVersion: speed.Version, Description: 'again' } },
     );
-    assert.equal(stale.extensions.code, 'conflict');
+    assert.equal(stale.extensions.code, ERRORS.conflict.code);
     assert.match(stale.message, new RegExp(`is at version ${first.Version}, not ${speed.Version}`));
     const staleDelete = await errorOf(
       `mutation($r: ID!, $v: Int) { DeleteNodeByRef(Ref: $r, expectedVersion: $v) }`,
@@ -229,13 +230,13 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
         v: speed.Version,
       },
     );
-    assert.equal(staleDelete.extensions.code, 'conflict');
+    assert.equal(staleDelete.extensions.code, ERRORS.conflict.code);
     assert.equal((await byPath('DeviceHub/line1/speed')).Description, 'rpm');
     const staleOld = await errorOf(
       `mutation($o: String, $v: Int) { DeleteNode(ID: "speed", originId: $o, expectedVersion: $v) }`,
       { o: speed.OriginID, v: speed.Version },
     );
-    assert.equal(staleOld.extensions.code, 'conflict');
+    assert.equal(staleOld.extensions.code, ERRORS.conflict.code);
     assert.equal(
       (
         await e.ua(`mutation($r: ID!, $v: Int) { DeleteNodeByRef(Ref: $r, expectedVersion: $v) }`, {

@@ -9,6 +9,7 @@ import { buildSchema, parse, validate } from 'graphql';
 import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } from '../helpers/edge.js';
 import { TWINS, TWINS_PATH } from '../../src/client/index.js';
 import { twinsSchema } from '../../src/edge/twins/index.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 let t: TestEdge;
 let auth: string;
@@ -111,7 +112,7 @@ describe('models, instances and attributes', () => {
     for (const c of ['InstanceCount', 'StaticAttributeCount', 'DynamicAttributeCount', 'ParameterCount'])
       assert.equal(model[c], 0);
     const dup = await fails(TWINS.CreateModel, { input: { Name: 'Pump', Assets: 'pump' } });
-    assert.equal(dup.code, 'conflict');
+    assert.equal(dup.code, ERRORS.conflict.code);
     const interval = await fails(TWINS.CreateModel, {
       input: { Name: 'P2', Assets: 'pump', PublishIntervalMs: 5 },
     });
@@ -163,7 +164,7 @@ describe('models, instances and attributes', () => {
     const dup = await fails(TWINS.CreateStaticAttribute, {
       input: { ModelID: model.ID, Key: 'Vendor', Value: 'x' },
     });
-    assert.equal(dup.code, 'conflict');
+    assert.equal(dup.code, ERRORS.conflict.code);
     const page = (
       await ok(TWINS.ListStaticAttributes, {
         input: { ModelID: model.ID, InstanceID: inst.ID, Limit: 2, Offset: 0 },
@@ -277,7 +278,7 @@ describe('models, instances and attributes', () => {
     assert.equal(page.Total, 4);
     assert.equal(page.Items.length, 2);
     const inUse = await fails(TWINS.DeleteTransformation, { input: { ID: tr.ID } });
-    assert.equal(inUse.code, 'conflict');
+    assert.equal(inUse.code, ERRORS.conflict.code);
     assert.equal((await ok(TWINS.GetModel, { ID: model.ID })).GetModel.DynamicAttributeCount, 4);
   });
 
@@ -285,7 +286,7 @@ describe('models, instances and attributes', () => {
     const e = await fails(TWINS.CreateTransformation, {
       input: { Name: 'bad', Expression: 'value * (2 + ' },
     });
-    assert.equal(e.code, 'bad_request');
+    assert.equal(e.code, ERRORS.badRequest.code);
     assert.match(e.message, /does not parse at position \d+/);
   });
 
@@ -396,6 +397,6 @@ describe('models, instances and attributes', () => {
     const gone = (await ok(TWINS.ListModels, { input: { Filter: { Name: { Eq: 'Motor' } } } })).ListModels;
     assert.equal(gone.Total, 0);
     const nf = await fails(TWINS.DeleteModel, { input: { ID: other.ID } });
-    assert.equal(nf.code, 'not_found');
+    assert.equal(nf.code, ERRORS.notFound.code);
   });
 });

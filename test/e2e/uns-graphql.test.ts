@@ -21,6 +21,7 @@ import {
   type TestUns,
 } from '../helpers/uns.js';
 import { basic } from '../helpers/edge.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 const TOKEN_PATHS = [TOKEN_PATH, '/auth/v3/oauth/token'];
 
@@ -177,7 +178,7 @@ describe('UNS identity: the password grant', () => {
       'mutation { createUser(username: "x", password: "xxxxxxxxxx") { username } }',
     );
     assert.equal(refused.status, 403);
-    assert.equal(refused.body.errors[0].extensions.code, 'FORBIDDEN');
+    assert.equal(refused.body.errors[0].extensions.code, ERRORS.graphqlForbidden.code);
 
     // A new password ends the tokens issued before it.
     await new Promise((r) => setTimeout(r, 5));
@@ -274,13 +275,13 @@ describe('UNS GraphQL: accounts, rules, namespaces, topics, activation', () => {
       token,
       'mutation { createAccount(username: "line1", password: "another-password") { id } }',
     );
-    assert.equal(dup.body.errors[0].extensions.code, 'conflict');
+    assert.equal(dup.body.errors[0].extensions.code, ERRORS.conflict.code);
     const weak = await gqlRaw(
       t,
       token,
       'mutation { createAccount(username: "weak", password: "short") { id } }',
     );
-    assert.equal(weak.body.errors[0].extensions.code, 'weak_password');
+    assert.equal(weak.body.errors[0].extensions.code, ERRORS.weakPassword.code);
     const badType = await gqlRaw(
       t,
       token,
@@ -302,7 +303,7 @@ describe('UNS GraphQL: accounts, rules, namespaces, topics, activation', () => {
       `mutation($id: ID!) { removeAccountRules(accountId: $id, ruleIds: ["x"]) { id } }`,
       { id: a.id },
     );
-    assert.equal(unknownRule.body.errors[0].extensions.code, 'not_found');
+    assert.equal(unknownRule.body.errors[0].extensions.code, ERRORS.notFound.code);
 
     assert.equal(
       (await gql(t, token, `mutation($id: ID!) { disableAccount(accountId: $id) { enabled } }`, { id: a.id }))
@@ -356,7 +357,7 @@ describe('UNS GraphQL: accounts, rules, namespaces, topics, activation', () => {
       true,
     );
     const gone = await gqlRaw(t, token, `mutation($id: ID!) { deleteAccount(accountId: $id) }`, { id: a.id });
-    assert.equal(gone.body.errors[0].extensions.code, 'not_found');
+    assert.equal(gone.body.errors[0].extensions.code, ERRORS.notFound.code);
   });
 
   test('namespaces, declared and seen topics browsed as a paged tree, broker info', async () => {
@@ -380,7 +381,7 @@ describe('UNS GraphQL: accounts, rules, namespaces, topics, activation', () => {
       'acme/site1',
     );
     const dupNs = await gqlRaw(t, token, 'mutation { createNamespace(prefix: "acme/site1") { id } }');
-    assert.equal(dupNs.body.errors[0].extensions.code, 'conflict');
+    assert.equal(dupNs.body.errors[0].extensions.code, ERRORS.conflict.code);
 
     const declared = await gql(
       t,

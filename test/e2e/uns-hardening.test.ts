@@ -26,6 +26,7 @@ import {
   waitForLog,
   type UnsProcess,
 } from '../helpers/uns.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 const creds = { username: PROCESS_ACCOUNT.username, password: PROCESS_ACCOUNT.password };
 const MiB = 1024 * 1024;
@@ -287,7 +288,9 @@ describe('item 10: the management API', () => {
     const res = await gqlRaw(t, ops, 'mutation { deleteAccount(accountId: "x") }');
     assert.equal(res.status, 403);
     assert.deepEqual(res.body, {
-      errors: [{ message: 'operator role cannot run mutations', extensions: { code: 'FORBIDDEN' } }],
+      errors: [
+        { message: 'operator role cannot run mutations', extensions: { code: ERRORS.graphqlForbidden.code } },
+      ],
       data: null,
     });
     // Queries still work for an operator.

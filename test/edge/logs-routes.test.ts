@@ -2,7 +2,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { request } from 'undici';
-import { unauthorized } from '../../src/kernel/errors.js';
+import { unauthorized, ERRORS } from '../../src/kernel/errors.js';
 import { installErrorHandler } from '../../src/kernel/http/error-handler.js';
 import type { Permission } from '../../src/kernel/http/auth-types.js';
 import { formatLogTime, LogStore, type LogLevelName } from '../../src/kernel/logging/log-store.js';
@@ -137,7 +137,7 @@ describe('GET /logs/query', () => {
     for (const bad of ['0', '1001', '-1', '1.5', 'ten', '']) {
       const res = await query(`limit=${bad}`);
       assert.equal(res.status, 400, `limit=${bad}`);
-      assert.equal(res.body.code, 'bad_request');
+      assert.equal(res.body.code, ERRORS.badRequest.code);
       assert.match(res.body.message, /limit/);
     }
   });
@@ -255,7 +255,7 @@ describe('GET /logs/query', () => {
     await seed(5);
     const zero = await query('cursor=0');
     assert.equal(zero.status, 400);
-    assert.equal(zero.body.code, 'bad_request');
+    assert.equal(zero.body.code, ERRORS.badRequest.code);
     assert.match(zero.body.message, /^cursor 0 is not a valid cursor/);
     for (const bad of [
       'abc',

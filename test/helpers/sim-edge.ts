@@ -9,6 +9,7 @@
 import WebSocket from 'ws';
 import { parseBodyFrame, parseMessage, type LinkMessage } from '../../src/kernel/link/protocol.js';
 import { http } from './edge.js';
+import { ERRORS } from '../../src/kernel/errors.js';
 
 export interface SimEdgeOptions {
   /** How long an apply takes on the edge. */
@@ -158,14 +159,14 @@ export class SimEdge {
     let g = /^\/config\/session\/([^/]+)$/.exec(p);
     if (method === 'PATCH' && g) {
       const s = this.#sessions.get(g[1]!);
-      if (!s) return { status: 404, json: { code: 'not_found', message: 'no session' } };
+      if (!s) return { status: 404, json: { code: ERRORS.notFound.code, message: 'no session' } };
       this.#sessions.set(g[1]!, Buffer.concat([s, body]));
       return { status: 200, json: { id: g[1], size: s.length + body.length } };
     }
     g = /^\/config\/template\/([^/]+)$/.exec(p);
     if (method === 'PUT' && g) {
       const doc = this.#sessions.get(g[1]!);
-      if (!doc) return { status: 404, json: { code: 'not_found', message: 'no session' } };
+      if (!doc) return { status: 404, json: { code: ERRORS.notFound.code, message: 'no session' } };
       const req = JSON.parse(body.toString() || '{}') as { name?: string };
       const name = req.name ?? '';
       // As the edge: an apply already made with this Idempotency-Key answers its recorded outcome.
@@ -200,9 +201,9 @@ export class SimEdge {
     if (method === 'DELETE' && g) {
       return this.saved.delete(g[1]!)
         ? { status: 204 }
-        : { status: 404, json: { code: 'not_found', message: 'no template' } };
+        : { status: 404, json: { code: ERRORS.notFound.code, message: 'no template' } };
     }
-    return { status: 404, json: { code: 'not_found', message: `${method} ${p}` } };
+    return { status: 404, json: { code: ERRORS.notFound.code, message: `${method} ${p}` } };
   }
 
   stop(): void {

@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { getIntrospectionQuery, Kind, parse, buildSchema, type OperationDefinitionNode } from 'graphql';
 import { request } from 'undici';
 import WebSocket from 'ws';
-import { forbidden, notFound, unauthorized } from '../../src/kernel/errors.js';
+import { forbidden, notFound, unauthorized, ERRORS } from '../../src/kernel/errors.js';
 import { installErrorHandler } from '../../src/kernel/http/error-handler.js';
 import type { AuthContext } from '../../src/kernel/http/auth-types.js';
 import {
@@ -231,7 +231,7 @@ test('a query answers over POST and GET, with auth and the module context in the
   const anonymous = await post(`${h.base}/gql`, { query: '{ hello }' });
   assert.equal(anonymous.status, 401);
   assert.equal(anonymous.body.errors[0].message, 'authentication required');
-  assert.equal(anonymous.body.errors[0].extensions.code, 'unauthorized');
+  assert.equal(anonymous.body.errors[0].extensions.code, ERRORS.unauthorized.code);
 });
 
 test('an admin runs a mutation', async (t) => {
@@ -247,7 +247,9 @@ test('a viewer is refused a mutation with 403 before it runs, but may run a quer
   const res = await post(`${h.base}/gql`, { query: 'mutation { rename(name: "x") }' }, 'viewer');
   assert.equal(res.status, 403);
   assert.deepEqual(res.body, {
-    errors: [{ message: 'viewer role cannot run mutations', extensions: { code: 'FORBIDDEN' } }],
+    errors: [
+      { message: 'viewer role cannot run mutations', extensions: { code: ERRORS.graphqlForbidden.code } },
+    ],
     data: null,
   });
   assert.equal(h.calls.rename, 0);
@@ -343,7 +345,7 @@ test('a query deeper than maxDepth is refused with 400 before execution', async 
   assert.equal(deep.body.data, null);
   assert.equal(deep.body.errors.length, 1);
   assert.equal(deep.body.errors[0].message, 'query depth 15 exceeds the maximum of 12');
-  assert.equal(deep.body.errors[0].extensions.code, 'QUERY_TOO_DEEP');
+  assert.equal(deep.body.errors[0].extensions.code, ERRORS.queryTooDeep.code);
   // Fragments count where they are spread.
   const viaFragment = await post(
     `${h.base}/shallow`,
@@ -368,7 +370,7 @@ test('a query costlier than maxCost is refused with 400 before execution', async
   );
   assert.equal(costly.status, 400);
   assert.equal(costly.body.errors[0].message, 'query cost 10101 exceeds the maximum of 5000');
-  assert.equal(costly.body.errors[0].extensions.code, 'QUERY_TOO_COSTLY');
+  assert.equal(costly.body.errors[0].extensions.code, ERRORS.queryTooCostly.code);
   // Without a size argument a list counts as 10: nodes 1 + 10 * (id 1 + child (1 + id 1)) = 31.
   const cheap = await post(`${h.base}/cheap`, { query: '{ nodes { id child { id } } }' }, 'viewer');
   assert.equal(cheap.status, 400);
@@ -435,7 +437,7 @@ test('an AppError from a resolver is a GraphQL error with its code, HTTP 200', a
   assert.deepEqual(res.body.data, { hello: 'world', device: null });
   assert.equal(res.body.errors.length, 1);
   assert.equal(res.body.errors[0].message, 'device "d-1" not found');
-  assert.deepEqual(res.body.errors[0].extensions, { code: 'not_found' });
+  assert.deepEqual(res.body.errors[0].extensions, { code: ERRORS.notFound.code });
   assert.deepEqual(res.body.errors[0].path, ['device']);
 });
 
@@ -489,7 +491,7 @@ test('a subscription receives an event published by a mutation, with the subscri
   const guarded = await client.next();
   assert.equal(guarded.type, 'error');
   assert.equal(guarded.payload[0].message, 'only admins may watch this');
-  assert.deepEqual(guarded.payload[0].extensions, { code: 'forbidden' });
+  assert.deepEqual(guarded.payload[0].extensions, { code: ERRORS.forbidden.code });
   client.send({ id: 's4', type: 'subscribe', payload: { query: 'subscription { broken { message } }' } });
   const broken = await client.next();
   assert.equal(broken.type, 'error');

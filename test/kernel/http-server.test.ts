@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import pino from 'pino';
 import { closeGracefully, createHttpApp, listen, redactUrlQuery } from '../../src/kernel/http/server.js';
-import { AppError } from '../../src/kernel/errors.js';
+import { AppError, ERRORS } from '../../src/kernel/errors.js';
 import { http } from '../helpers/edge.js';
 
 const logger = pino({ level: 'silent' });
@@ -108,7 +108,7 @@ test('strict bodies, one error shape, no 500 for a client mistake', async () => 
     async () => ({ ok: true }),
   );
   app.get('/conflict', async () => {
-    throw new AppError(409, 'conflict', 'it is taken');
+    throw new AppError(ERRORS.conflict, 'it is taken');
   });
   app.get('/boom', async () => {
     throw new Error('secret internals');
@@ -117,7 +117,7 @@ test('strict bodies, one error shape, no 500 for a client mistake', async () => 
   const unknown = await http(`${url}/things`, { json: { name: 'a', size: 1, colour: 'red' } });
   assert.equal(unknown.status, 400);
   assert.deepEqual(unknown.body, {
-    code: 'unknown_field',
+    code: ERRORS.unknownField.code,
     message: 'failed to decode request body: json: unknown field "colour"',
   });
   const missing = await http(`${url}/things`, { json: { name: 'a' } });
@@ -132,12 +132,18 @@ test('strict bodies, one error shape, no 500 for a client mistake', async () => 
   });
   assert.equal(malformed.status, 400);
   const conflict = await http(`${url}/conflict`);
-  assert.deepEqual([conflict.status, conflict.body], [409, { code: 'conflict', message: 'it is taken' }]);
+  assert.deepEqual(
+    [conflict.status, conflict.body],
+    [409, { code: ERRORS.conflict.code, message: 'it is taken' }],
+  );
   const boom = await http(`${url}/boom`);
-  assert.deepEqual([boom.status, boom.body], [500, { code: 'internal', message: 'internal server error' }]);
+  assert.deepEqual(
+    [boom.status, boom.body],
+    [500, { code: ERRORS.internal.code, message: 'internal server error' }],
+  );
   const none = await http(`${url}/nowhere`);
   assert.equal(none.status, 404);
-  assert.equal(none.body.code, 'not_found');
+  assert.equal(none.body.code, ERRORS.notFound.code);
   await app.close();
 });
 

@@ -2,7 +2,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { buildSchema, graphql } from 'graphql';
-import { AppError } from '../../src/kernel/errors.js';
+import { AppError, ERRORS } from '../../src/kernel/errors.js';
 import {
   LIST_SDL,
   ListQuerySchema,
@@ -40,7 +40,7 @@ function bad(fn: () => unknown, message: string): void {
   assert.throws(fn, (err: unknown) => {
     assert.ok(err instanceof AppError, `expected AppError, got ${String(err)}`);
     assert.equal(err.status, 400);
-    assert.equal(err.code, 'bad_request');
+    assert.equal(err.code, ERRORS.badRequest.code);
     assert.equal(err.message, message);
     return true;
   });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Database } from '../../src/kernel/db/index.js';
-import { AppError } from '../../src/kernel/errors.js';
+import { AppError, ERRORS } from '../../src/kernel/errors.js';
 import type { Principal } from '../../src/manager/auth/index.js';
 import { taskMigrations } from '../../src/manager/tasks/migrations/index.js';
 import { TaskRepository } from '../../src/manager/tasks/repository.js';
@@ -53,7 +53,7 @@ before(async () => {
       await ctx.markSent();
       const n = (calls.get(ctx.subtask.id) ?? 0) + 1;
       calls.set(ctx.subtask.id, n);
-      if (n <= 2) throw new AppError(503, 'device_offline', 'the device went offline during the request');
+      if (n <= 2) throw new AppError(ERRORS.deviceOffline, 'the device went offline during the request');
       return { status: 'SUCCEEDED', result: { n } };
     },
   });
@@ -73,7 +73,7 @@ before(async () => {
     type: 'BROKEN',
     description: 'refused by the edge',
     async run(): Promise<SubtaskOutcome> {
-      throw new AppError(400, 'invalid_template', 'invalid template: section devicehub: nope');
+      throw new AppError(ERRORS.invalidTemplate, 'invalid template: section devicehub: nope');
     },
   });
   await tasks.start();

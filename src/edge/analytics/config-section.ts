@@ -162,7 +162,7 @@ export class AnalyticsConfigSection implements ConfigSection<AnalyticsSection> {
         const message = `section analytics: ${item}: ${text}`;
         if (ctx.failFast)
           throw err instanceof AppError
-            ? new AppError(err.status, err.code, message, { cause: err })
+            ? new AppError(err.kind, message, { cause: err, status: err.status })
             : new Error(message, { cause: err });
         await sql`rollback to savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);
         await sql`release savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);

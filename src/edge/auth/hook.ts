@@ -4,7 +4,7 @@
  * nothing but the bootstrap steps until they are done.
  */
 import type { FastifyInstance } from 'fastify';
-import { AppError, forbidden } from '../../kernel/errors.js';
+import { AppError, forbidden, ERRORS } from '../../kernel/errors.js';
 import { installAuthHook as installKernelAuthHook, routePermission } from '../../kernel/http/auth-hook.js';
 import type { AuthService } from './service.js';
 
@@ -23,8 +23,7 @@ export function installAuthHook(app: FastifyInstance, auth: AuthService): void {
         const steps = auth.bootstrapSteps();
         if (steps.length > 0) {
           throw new AppError(
-            403,
-            'bootstrap_required',
+            ERRORS.bootstrapRequired,
             `first-run setup is not complete: ${steps.join(' and ')} first`,
           );
         }

@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, badRequest, notFound, unauthorized } from '../../kernel/errors.js';
+import { AppError, badRequest, notFound, unauthorized, ERRORS } from '../../kernel/errors.js';
 import {
   TokenSigner,
   hashPassword,
@@ -125,8 +125,7 @@ export class AuthService {
     if (await this.#repo.getUser(ADMIN_USERNAME)) return { created: false };
     if (initialPassword !== undefined && initialPassword.length < MIN_PASSWORD_LENGTH) {
       throw new AppError(
-        400,
-        'weak_password',
+        ERRORS.weakPassword,
         `the first-run admin password must have at least ${MIN_PASSWORD_LENGTH} characters`,
       );
     }
@@ -194,7 +193,7 @@ export class AuthService {
       : (await verifyPassword(password, DUMMY_HASH), false);
     if (!user || !ok) {
       this.#log.warn({ username }, 'login refused');
-      throw new AppError(401, 'invalid_credentials', 'invalid username or password');
+      throw new AppError(ERRORS.invalidCredentials, 'invalid username or password');
     }
     // The stored flag, not the one read at start: `edge admin reset-password` may have run since.
     this.#mustChangePassword = user.must_change_password === 1;
@@ -224,17 +223,16 @@ export class AuthService {
     const user = await this.#repo.getUser(username);
     if (!user) throw unauthorized('the session user no longer exists');
     if (!(await verifyPassword(currentPassword, user.password_hash))) {
-      throw new AppError(400, 'invalid_password', 'currentPassword is not the current password');
+      throw new AppError(ERRORS.invalidPassword, 'currentPassword is not the current password');
     }
     if (newPassword.length < MIN_PASSWORD_LENGTH) {
       throw new AppError(
-        400,
-        'weak_password',
+        ERRORS.weakPassword,
         `newPassword must have at least ${MIN_PASSWORD_LENGTH} characters`,
       );
     }
     if (newPassword === currentPassword) {
-      throw new AppError(400, 'weak_password', 'newPassword must differ from the current password');
+      throw new AppError(ERRORS.weakPassword, 'newPassword must differ from the current password');
     }
     const now = Date.now();
     await this.#repo.updateUserPassword(username, await hashPassword(newPassword), now);

@@ -12,7 +12,7 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 import { promisify } from 'node:util';
-import { AppError, badRequest } from '../../kernel/errors.js';
+import { AppError, badRequest, ERRORS } from '../../kernel/errors.js';
 import type { SectionIssue } from '../../kernel/service/index.js';
 import {
   checkEnvelope,
@@ -45,14 +45,9 @@ export function malformed(issues: Array<SectionIssue & { section: string }>): Ap
   const first = issues[0]!;
   const where = first.path ? `${first.section}: ${first.path}` : first.section;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problems)` : '';
-  return new AppError(
-    400,
-    'invalid_template',
-    `invalid template: section ${where}: ${first.message}${more}`,
-    {
-      details: issues.slice(0, 100),
-    },
-  );
+  return new AppError(ERRORS.invalidTemplate, `invalid template: section ${where}: ${first.message}${more}`, {
+    details: issues.slice(0, 100),
+  });
 }
 
 /** Parses and checks the envelope of a template text (not the sections' content). */
@@ -61,7 +56,7 @@ export function parseDocument(text: string): TemplateDocument {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new AppError(400, 'invalid_template', `invalid template: not JSON: ${(err as Error).message}`);
+    throw new AppError(ERRORS.invalidTemplate, `invalid template: not JSON: ${(err as Error).message}`);
   }
   return checkEnvelope(doc);
 }
@@ -187,8 +182,7 @@ export async function deriveKey(encryptionKey: string, header?: EncryptionHeader
     }
     if (!ok)
       throw new AppError(
-        400,
-        'wrong_encryption_key',
+        ERRORS.wrongEncryptionKey,
         'encryptionKey does not decrypt the secrets of this template',
       );
     return { header, key };
@@ -328,14 +322,12 @@ export async function revealSecrets(
   if (!hasEncrypted(doc)) return doc;
   if (!doc.encryption)
     throw new AppError(
-      400,
-      'invalid_template',
+      ERRORS.invalidTemplate,
       'invalid template: it has encrypted secrets but no encryption header',
     );
   if (!encryptionKey)
     throw new AppError(
-      400,
-      'encryption_key_required',
+      ERRORS.encryptionKeyRequired,
       'this template has encrypted secrets: encryptionKey is required to apply it',
     );
   const { key } = await deriveKey(encryptionKey, doc.encryption);
@@ -347,8 +339,7 @@ export async function revealSecrets(
         return { $secret: open(key, s.$encrypted!, `millwright-config:${name}`) };
       } catch {
         throw new AppError(
-          400,
-          'invalid_template',
+          ERRORS.invalidTemplate,
           `invalid template: section ${name}: ${path}: the secret cannot be decrypted`,
         );
       }

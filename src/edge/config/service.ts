@@ -4,7 +4,7 @@
  * database transaction across the sections, after a snapshot), merged and rolled back. No HTTP.
  */
 import type { Logger } from 'pino';
-import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js';
+import { AppError, badRequest, conflict, notFound, ERRORS } from '../../kernel/errors.js';
 import type { Database } from '../../kernel/db/index.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
@@ -328,11 +328,11 @@ export class ConfigService {
         this.#log?.warn({ err, snapshot: snapshot.id }, 'configuration apply failed; nothing was changed');
         if (err instanceof AppError) {
           throw new AppError(
-            err.status,
-            err.code,
+            err.kind,
             `${err.message} (nothing was applied; the configuration is that of snapshot ${snapshot.id})`,
             {
               details: { snapshotId: snapshot.id },
+              status: err.status,
             },
           );
         }
@@ -402,8 +402,7 @@ export class ConfigService {
     const latest = all[0];
     if (ids && latest && ids.includes(latest.id))
       throw new AppError(
-        409,
-        'latest_snapshot',
+        ERRORS.latestSnapshot,
         `snapshot ${latest.id} is the most recent snapshot and cannot be deleted`,
       );
     let candidates = all.slice(1).reverse();
@@ -434,7 +433,10 @@ export class ConfigService {
       throw conflict(`at most ${CONFIG_LIMITS.maxTemplates} templates are saved; delete some first`);
     const text = JSON.stringify(doc);
     if (Buffer.byteLength(text) > CONFIG_LIMITS.maxTemplateBytes)
-      throw new AppError(413, 'too_large', `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`);
+      throw new AppError(
+        ERRORS.payloadTooLarge,
+        `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`,
+      );
     const now = Date.now();
     const row = {
       id: uuidv7(now),
@@ -559,8 +561,7 @@ export class ConfigService {
     const count = Object.values(overwrites).reduce((n, l) => n + l.length, 0);
     if (count > 0 && !options.confirmOverwrite) {
       throw new AppError(
-        409,
-        'confirm_required',
+        ERRORS.confirmRequired,
         `the merge would overwrite ${count} existing items (${Object.entries(overwrites)
           .map(([s, l]) => `${s}: ${l.slice(0, 5).join(', ')}${l.length > 5 ? ', ...' : ''}`)
           .join('; ')}); set confirm_overwrite to save it`,
@@ -614,7 +615,10 @@ export class ConfigService {
         `upload session "${id}" has ${s.size} bytes; a chunk at offset ${offset} does not follow`,
       );
     if (s.size + chunk.length > CONFIG_LIMITS.maxTemplateBytes)
-      throw new AppError(413, 'too_large', `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`);
+      throw new AppError(
+        ERRORS.payloadTooLarge,
+        `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`,
+      );
     s.chunks.push(chunk);
     s.size += chunk.length;
     s.touched = Date.now();

@@ -2,7 +2,7 @@
  * Rows from requests (validated against the driver catalogue) and the domain configurations from
  * rows. The only place that turns the DeviceHub's stored shape into another.
  */
-import { AppError, badRequest } from '../../kernel/errors.js';
+import { AppError, badRequest, ERRORS } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import { findDriver } from './catalogue/index.js';
 import type { DeviceRow, RegisterRow, RegisterWithDevice } from './repository.js';
@@ -105,7 +105,7 @@ export function buildRegisterRow(
   const subject = tagSubject(tagName, device.name);
   const driver = findDriver(device.driver_id);
   if (!driver)
-    throw new AppError(500, 'internal', `device "${device.name}" has an unknown driver ${device.driver_id}`);
+    throw new AppError(ERRORS.internal, `device "${device.name}" has an unknown driver ${device.driver_id}`);
   if (!input.Name)
     throw badRequest(
       `${subject}: Name (the register) is required; registers: ${driver.registers.map((r) => r.name).join(', ')}`,

@@ -15,7 +15,7 @@ import http from 'node:http';
 import os from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js';
+import { AppError, badRequest, conflict, notFound, ERRORS } from '../../kernel/errors.js';
 import { SettingsTable } from '../../kernel/db/settings.js';
 import type { Database } from '../../kernel/db/index.js';
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
@@ -122,8 +122,7 @@ export class DmService {
       fingerprint = await fetchFingerprint(base);
     } catch (err) {
       throw new AppError(
-        502,
-        'manager_unreachable',
+        ERRORS.managerUnreachable,
         `cannot reach the manager at ${base}: ${(err as Error).message}`,
       );
     }
@@ -149,14 +148,13 @@ export class DmService {
       now = await fetchFingerprint(p.url);
     } catch (err) {
       throw new AppError(
-        502,
-        'manager_unreachable',
+        ERRORS.managerUnreachable,
         `cannot reach the manager at ${p.url}: ${(err as Error).message}`,
       );
     }
     if (now !== p.fingerprint) {
       this.#proposals.delete(tx);
-      throw new AppError(409, 'certificate_changed', new CertificateChangedError(p.fingerprint, now).message);
+      throw new AppError(ERRORS.certificateChanged, new CertificateChangedError(p.fingerprint, now).message);
     }
     this.#proposals.delete(tx);
     await this.#settings.put('confirmed_url', p.url);
@@ -189,20 +187,21 @@ export class DmService {
       });
       if (res.status !== 200) {
         const b = res.body as { code?: string; message?: string } | undefined;
-        throw new AppError(
+        throw AppError.relayed(
           res.status >= 400 && res.status < 500 ? res.status : 502,
-          b?.code ?? 'activation_failed',
+          b?.code,
+          ERRORS.activationFailed,
           `the manager refused the activation: ${b?.message ?? `HTTP ${res.status}`}`,
         );
       }
       answer = res.body as typeof answer;
     } catch (err) {
       await this.#auth.revokeApiToken(credential.id).catch(() => undefined);
-      if (err instanceof CertificateChangedError) throw new AppError(502, 'certificate_changed', err.message);
+      if (err instanceof CertificateChangedError)
+        throw new AppError(ERRORS.certificateChanged, err.message, { status: 502 });
       if (err instanceof AppError) throw err;
       throw new AppError(
-        502,
-        'manager_unreachable',
+        ERRORS.managerUnreachable,
         `cannot reach the manager at ${url}: ${(err as Error).message}`,
       );
     }

@@ -228,7 +228,7 @@ export class OpcuaConfigSection implements ConfigSection<OpcuaSection> {
         const message = `section opcua: ${item}: ${text}`;
         if (ctx.failFast)
           throw err instanceof AppError
-            ? new AppError(err.status, err.code, message, { cause: err })
+            ? new AppError(err.kind, message, { cause: err, status: err.status })
             : new Error(message, { cause: err });
         ctx.fail(`opcua: ${item}`, message);
       }

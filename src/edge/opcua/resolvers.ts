@@ -1,6 +1,6 @@
 /** Thin translation between `/opcua/v2` and the OPC UA module's services. */
 import type { IResolvers } from 'mercurius';
-import { AppError } from '../../kernel/errors.js';
+import { AppError, ERRORS } from '../../kernel/errors.js';
 import type { GraphqlContext } from '../../kernel/graphql.js';
 import type { OpcuaModuleApi } from './module.js';
 import { uaNodeId } from './tree.js';
@@ -104,8 +104,7 @@ function settingsView(api: OpcuaModuleApi) {
 function running(api: OpcuaModuleApi) {
   if (!api.server) {
     throw new AppError(
-      409,
-      'opcua_server_not_running',
+      ERRORS.opcuaServerNotRunning,
       'the OPC UA server does not run in this edge (--opcua-enabled=false, or it is starting)',
     );
   }

@@ -5,7 +5,7 @@
  * attached when it runs.
  */
 import type { Logger } from 'pino';
-import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js';
+import { AppError, badRequest, conflict, notFound, ERRORS } from '../../kernel/errors.js';
 import { hashPassword, verifyPassword } from '../../kernel/crypto.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import type { DevicehubChange, DevicehubReadModel, TagConfig } from '../devicehub/index.js';
@@ -47,7 +47,7 @@ export interface AddressSpaceSink {
 
 export class ConflictError extends AppError {
   constructor(message: string) {
-    super(409, 'conflict', message);
+    super(ERRORS.conflict, message);
   }
 }
 

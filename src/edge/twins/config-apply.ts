@@ -11,7 +11,7 @@
  * 5. hierarchies the template gives (after the attributes their nodes show);
  * 6. with `use`, the transformations left out (no attribute uses them any more).
  */
-import { AppError } from '../../kernel/errors.js';
+import { AppError, ERRORS } from '../../kernel/errors.js';
 import type { ApplyMode, SectionApplyContext } from '../../kernel/service/config-section.js';
 import { applyKeyed, attemptItem, removeKeyed, type KeyedApply } from '../../kernel/service/keyed-section.js';
 import {
@@ -352,8 +352,7 @@ function hierarchyInput(
         const a = attributes[kind].get(n.Attribute);
         if (!a)
           throw new AppError(
-            400,
-            'bad_request',
+            ERRORS.badRequest,
             `node ${JSON.stringify(n.Name)}: the model has no ${kind} attribute ${JSON.stringify(n.Attribute)}`,
           );
         AttributeID = a.id;
@@ -386,13 +385,13 @@ function dynamicInput(names: Names, d: TwinsSectionDynamic) {
     d.Type === 'nestedModel' || (d.Type === undefined && (!!d.NestedModel || !!d.NestedInstance));
   const model = (name: string) => {
     const m = names.models.get(name);
-    if (!m) throw new AppError(400, 'bad_request', `no model ${JSON.stringify(name)}`);
+    if (!m) throw new AppError(ERRORS.badRequest, `no model ${JSON.stringify(name)}`);
     return m;
   };
   let TransformationID: string | null = null;
   if (!nested && d.Transformation) {
     const t = names.transformations.get(d.Transformation);
-    if (!t) throw new AppError(400, 'bad_request', `no transformation ${JSON.stringify(d.Transformation)}`);
+    if (!t) throw new AppError(ERRORS.badRequest, `no transformation ${JSON.stringify(d.Transformation)}`);
     TransformationID = t.id;
   }
   let NestedModelID: string | null = null;
@@ -403,8 +402,7 @@ function dynamicInput(names: Names, d: TwinsSectionDynamic) {
     const i = names.instances.get(`${m.id}/${d.NestedInstance.Instance}`);
     if (!i)
       throw new AppError(
-        400,
-        'bad_request',
+        ERRORS.badRequest,
         `model ${JSON.stringify(m.name)} has no instance ${JSON.stringify(d.NestedInstance.Instance)}`,
       );
     NestedInstanceID = i.id;

@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import mercurius, { type MercuriusContext } from 'mercurius';
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
-import { AppError } from '../errors.js';
+import { AppError, ERRORS } from '../errors.js';
 
 /**
  * Mercurius's error formatter for every error of this endpoint: execution results, errors thrown
@@ -35,7 +35,11 @@ export function formatErrors(
       if (!executing) statusCode = Math.max(statusCode, exposed.status);
     } else {
       log.error({ err: original ?? error }, 'graphql: unexpected error');
-      errors.push({ ...formatted(error), message: 'internal error', extensions: { code: 'internal' } });
+      errors.push({
+        ...formatted(error),
+        message: 'internal error',
+        extensions: { code: ERRORS.internal.code },
+      });
       if (!executing) statusCode = Math.max(statusCode, 500);
     }
   }
@@ -120,7 +124,7 @@ export function guardSubscribeResolvers<T extends object>(schema: GraphQLSchema,
           if (err instanceof AppError)
             throw new GraphQLError(err.message, { extensions: { code: err.code } });
           logOf(context as unknown as MercuriusContext).error({ err }, 'graphql: unexpected error');
-          throw new GraphQLError('internal error', { extensions: { code: 'internal' } });
+          throw new GraphQLError('internal error', { extensions: { code: ERRORS.internal.code } });
         }
       },
     };

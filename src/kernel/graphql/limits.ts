@@ -23,7 +23,7 @@ import {
   type ValidationRule,
   type ValueNode,
 } from 'graphql';
-import { AppError } from '../errors.js';
+import { AppError, ERRORS } from '../errors.js';
 
 export const DEFAULT_MAX_DEPTH = 12;
 export const DEFAULT_MAX_COST = 5000;
@@ -79,7 +79,7 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
         context.reportError(
           new GraphQLError(`${kind} depth ${measure.depth} exceeds the maximum of ${limits.maxDepth}`, {
             nodes: [node],
-            extensions: { code: 'QUERY_TOO_DEEP' },
+            extensions: { code: ERRORS.queryTooDeep.code },
           }),
         );
       }
@@ -87,7 +87,7 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
         context.reportError(
           new GraphQLError(`${kind} cost ${measure.cost} exceeds the maximum of ${limits.maxCost}`, {
             nodes: [node],
-            extensions: { code: 'QUERY_TOO_COSTLY' },
+            extensions: { code: ERRORS.queryTooCostly.code },
           }),
         );
       }
@@ -95,7 +95,7 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
         context.reportError(
           new GraphQLError(
             `introspection nests lists ${measure.introspectionListNesting} deep, the maximum is ${MAX_INTROSPECTION_LIST_NESTING}`,
-            { nodes: [node], extensions: { code: 'QUERY_TOO_COSTLY' } },
+            { nodes: [node], extensions: { code: ERRORS.queryTooCostly.code } },
           ),
         );
       }
@@ -269,8 +269,7 @@ export function checkQuerySize(source: unknown, limits: Pick<DocumentLimits, 'ma
   const bytes = Buffer.byteLength(source, 'utf8');
   if (bytes > limits.maxQueryBytes) {
     throw new AppError(
-      400,
-      'QUERY_TOO_LARGE',
+      ERRORS.queryTooLarge,
       `query document of ${bytes} bytes exceeds the maximum of ${limits.maxQueryBytes}`,
     );
   }
@@ -283,7 +282,7 @@ export function checkQuerySize(source: unknown, limits: Pick<DocumentLimits, 'ma
 export function checkDocumentShape(document: unknown, limits: Omit<DocumentLimits, 'maxQueryBytes'>): void {
   const doc = document as DocumentNode | null;
   if (!doc || typeof doc !== 'object' || doc.kind !== Kind.DOCUMENT || !Array.isArray(doc.definitions)) {
-    throw new AppError(400, 'bad_request', 'the query is not a GraphQL document');
+    throw new AppError(ERRORS.badRequest, 'the query is not a GraphQL document');
   }
   let fields = 0;
   let aliases = 0;
@@ -304,15 +303,13 @@ export function checkDocumentShape(document: unknown, limits: Omit<DocumentLimit
   }
   if (aliases > limits.maxAliases) {
     throw new AppError(
-      400,
-      'QUERY_TOO_COSTLY',
+      ERRORS.queryTooCostly,
       `query has ${aliases} aliases, the maximum is ${limits.maxAliases}`,
     );
   }
   if (fields > limits.maxFields) {
     throw new AppError(
-      400,
-      'QUERY_TOO_COSTLY',
+      ERRORS.queryTooCostly,
       `query has ${fields} fields, the maximum is ${limits.maxFields}`,
     );
   }

@@ -57,7 +57,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
 import { buildSchema, specifiedRules, validate } from 'graphql';
-import { AppError } from '../errors.js';
+import { AppError, ERRORS } from '../errors.js';
 import type { AuthContext } from '../http/auth-types.js';
 import { formatErrors, guardSubscribeResolvers } from './errors.js';
 import {
@@ -207,9 +207,10 @@ export async function mountGraphql<TContext extends object = object>(
       if (request.headers.upgrade !== undefined) return;
       const problem = requestProblem(request.method === 'POST' ? request.body : request.query);
       if (problem) {
-        return reply
-          .code(400)
-          .send({ errors: [{ message: problem, extensions: { code: 'bad_request' } }], data: null });
+        return reply.code(ERRORS.badRequest.status).send({
+          errors: [{ message: problem, extensions: { code: ERRORS.badRequest.code } }],
+          data: null,
+        });
       }
     });
 
@@ -252,7 +253,7 @@ export async function mountGraphql<TContext extends object = object>(
       const operationName = typeof ctx[kOperationName] === 'string' ? ctx[kOperationName] : undefined;
       const auth = ctx.auth as AuthContext | null | undefined;
       if (auth?.role !== 'admin' && isMutation(document, operationName)) {
-        throw new AppError(403, 'FORBIDDEN', VIEWER_MUTATION_MESSAGE);
+        throw new AppError(ERRORS.graphqlForbidden, VIEWER_MUTATION_MESSAGE);
       }
     });
 

@@ -20,7 +20,7 @@
 import { finished } from 'node:stream/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { processRequest } from 'graphql-upload-minimal';
-import { AppError } from '../errors.js';
+import { AppError, ERRORS } from '../errors.js';
 
 export interface GraphqlUploadOptions {
   /** Largest file, bytes. */
@@ -43,8 +43,7 @@ export function acceptGraphqlUploads(scope: FastifyInstance, options: GraphqlUpl
     if (!BOUNDARY.test(type)) {
       done(
         new AppError(
-          400,
-          'bad_request',
+          ERRORS.badRequest,
           'malformed multipart request: the Content-Type has no boundary (multipart/form-data; boundary=...)',
         ),
         undefined,
@@ -85,18 +84,17 @@ function multipartError(request: FastifyRequest, err: unknown): AppError {
   const message = err instanceof Error ? err.message : String(err);
   if (status === 499) {
     request.log.debug({ err }, 'multipart request aborted by the client');
-    return new AppError(400, 'request_aborted', 'the request was cut off before its multipart body ended');
+    return new AppError(ERRORS.requestAborted, 'the request was cut off before its multipart body ended');
   }
-  if (status === 413) return new AppError(413, 'payload_too_large', message);
+  if (status === 413) return new AppError(ERRORS.payloadTooLarge, message);
   if (status === 500) {
     // graphql-upload-minimal's "couldn't find any files or JSON": a body without any part.
     return new AppError(
-      400,
-      'bad_request',
+      ERRORS.badRequest,
       "malformed multipart request: the body has no parts; expected the fields 'operations' and 'map', then the files",
     );
   }
-  return new AppError(400, 'bad_request', `malformed multipart request: ${message}`);
+  return new AppError(ERRORS.badRequest, `malformed multipart request: ${message}`);
 }
 
 /**
@@ -118,8 +116,7 @@ export async function readUploadedFile(file: unknown, maxBytes: number, what = '
   let size = 0;
   const tooLarge = () =>
     new AppError(
-      413,
-      'payload_too_large',
+      ERRORS.payloadTooLarge,
       `${what} is larger than the limit of ${maxBytes} bytes; nothing was stored`,
     );
   try {
@@ -141,14 +138,12 @@ function uploadStreamError(err: unknown, maxBytes: number, what: string): AppErr
   const status = (err as { status?: unknown }).status;
   if (status === 413) {
     return new AppError(
-      413,
-      'payload_too_large',
+      ERRORS.payloadTooLarge,
       `${what} is larger than the limit of ${maxBytes} bytes; nothing was stored`,
     );
   }
   return new AppError(
-    400,
-    'upload_incomplete',
+    ERRORS.uploadIncomplete,
     `${what} did not arrive whole (${err instanceof Error ? err.message : String(err)}); nothing was stored`,
   );
 }

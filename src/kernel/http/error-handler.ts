@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError, ERRORS } from '../errors.js';
 
 interface AjvError {
   keyword: string;
@@ -18,8 +18,7 @@ export function validationToAppError(err: FastifyError): AppError {
   const extra = errors.find((e) => e.keyword === 'additionalProperties');
   if (extra && context === 'body') {
     return new AppError(
-      400,
-      'unknown_field',
+      ERRORS.unknownField,
       `failed to decode request body: json: unknown field "${String(extra.params.additionalProperty)}"`,
     );
   }
@@ -37,7 +36,7 @@ export function validationToAppError(err: FastifyError): AppError {
   } else {
     message = err.message;
   }
-  return new AppError(400, 'bad_request', message, { details: errors.length > 1 ? errors : undefined });
+  return new AppError(ERRORS.badRequest, message, { details: errors.length > 1 ? errors : undefined });
 }
 
 /** Installs the error and not-found handlers that give every failure the one reply shape. */
@@ -55,8 +54,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       const context = (err as FastifyError & { validationContext?: string }).validationContext ?? 'body';
       if (context === 'body' && type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
         appErr = new AppError(
-          400,
-          appErr.code,
+          appErr.kind,
           `this route expects a JSON body (content-type: application/json), got ${type}` +
             `${type === 'application/x-www-form-urlencoded' ? " (curl -d sends a form unless -H 'content-type: application/json')" : ''}` +
             `: ${appErr.message}`,
@@ -64,19 +62,23 @@ export function installErrorHandler(app: FastifyInstance): void {
       }
     } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       // Fastify's own client errors: malformed JSON, unsupported media type, body too large...
-      appErr = new AppError(err.statusCode, (err.code ?? 'bad_request').toLowerCase(), err.message);
+      // A body over the limit has the catalogue's one code; the others keep Fastify's code.
+      appErr =
+        err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? new AppError(ERRORS.payloadTooLarge, err.message)
+          : AppError.relayed(err.statusCode, err.code?.toLowerCase(), ERRORS.badRequest, err.message);
     } else {
       request.log.error({ err }, 'unhandled error');
-      appErr = new AppError(500, 'internal', 'internal server error');
+      appErr = new AppError(ERRORS.internal, 'internal server error');
     }
     if (appErr.status === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', '60');
     void reply.status(appErr.status).send(appErr.toReply());
   });
   app.setNotFoundHandler((request, reply) => {
     void reply
-      .status(404)
+      .status(ERRORS.notFound.status)
       .send(
-        new AppError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`).toReply(),
+        new AppError(ERRORS.notFound, `no route ${request.method} ${request.url.split('?')[0]}`).toReply(),
       );
   });
 }

@@ -3,7 +3,7 @@
  * errors for people: what is wrong and where (line and column), instead of a bare error code.
  */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError, ERRORS } from '../errors.js';
 
 export function installJsonBodyParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
@@ -13,8 +13,7 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     if (text.trim() === '') {
       done(
         new AppError(
-          400,
-          'invalid_json',
+          ERRORS.invalidJson,
           'the body is empty although content-type is application/json: send a JSON document, or no content-type',
         ),
         undefined,
@@ -35,8 +34,7 @@ export function describeJsonError(text: string): AppError {
     JSON.parse(text);
     // Valid JSON that the parser refused: a prototype-poisoning key.
     return new AppError(
-      400,
-      'invalid_json',
+      ERRORS.invalidJson,
       'the JSON body must not contain "__proto__" or "constructor" keys',
     );
   } catch (err) {
@@ -57,7 +55,7 @@ export function describeJsonError(text: string): AppError {
   const hint = /^\s*[A-Za-z0-9_%.-]+=/.test(text)
     ? ' (this looks like a form: send JSON, e.g. {"username":"admin"}, or set content-type: application/x-www-form-urlencoded where a form is accepted)'
     : '';
-  return new AppError(400, 'invalid_json', `the body is not valid JSON: ${reason}${where}${hint}`);
+  return new AppError(ERRORS.invalidJson, `the body is not valid JSON: ${reason}${where}${hint}`);
 }
 
 function lineColumn(text: string, position: number): string {

@@ -4,6 +4,7 @@
  * byte of a connection tells: a TLS handshake starts with 0x16, an HTTP request with a letter.
  */
 import type { Server as NetServer, Socket } from 'node:net';
+import { ERRORS } from '../errors.js';
 
 export function answerPlainHttpOnTls(server: NetServer, options: { firstByteTimeoutMs: number }): void {
   const tlsListeners = server.listeners('connection') as ((socket: Socket) => void)[];
@@ -43,7 +44,7 @@ function answerHint(socket: Socket): void {
     const path = /^[A-Z]+ (\S+) HTTP\//.exec(head)?.[1] ?? '/';
     const address = host ? `https://${host}${path.startsWith('/') ? path : '/'}` : 'https://';
     const body = JSON.stringify({
-      code: 'https_required',
+      code: ERRORS.httpsRequired.code,
       message: `this port speaks HTTPS, not plain HTTP: use ${address} (curl: -k accepts the self-signed certificate)`,
     });
     socket.end(

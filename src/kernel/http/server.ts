@@ -17,7 +17,7 @@ import { installErrorHandler } from './error-handler.js';
 import { installJsonBodyParser } from './json-body.js';
 import { answerPlainHttpOnTls } from './plain-http-hint.js';
 import { lazyRequestLogger } from './request-logger.js';
-import { AppError } from '../errors.js';
+import { AppError, ERRORS } from '../errors.js';
 import { ConfigError, PortInUseError } from '../config.js';
 import { Value } from '@sinclair/typebox/value';
 import { HTTP_OPTIONS, type GraphqlConfig, type HttpConfig } from '../service/options.js';
@@ -218,7 +218,7 @@ export async function createHttpApp(
       nonFinite(request.query, 'querystring') ??
       nonFinite(request.params, 'params') ??
       nonFinite(request.body, 'body');
-    done(where ? new AppError(400, 'bad_request', `${where} must be a finite number`) : undefined);
+    done(where ? new AppError(ERRORS.badRequest, `${where} must be a finite number`) : undefined);
   });
   if (options.graphql) {
     const g = options.graphql;

@@ -125,7 +125,7 @@ export async function attemptItem(
     const message = `section ${section}: ${item}: ${text}`;
     if (ctx.failFast)
       throw err instanceof AppError
-        ? new AppError(err.status, err.code, message, { cause: err })
+        ? new AppError(err.kind, message, { cause: err, status: err.status })
         : new Error(message, { cause: err });
     ctx.fail(`${section}: ${item}`, message);
     return false;

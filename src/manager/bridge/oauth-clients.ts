@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError } from '../../kernel/errors.js';
+import { AppError, ERRORS } from '../../kernel/errors.js';
 import { principalOf, requireRole } from '../auth/index.js';
 import { callEdgeJson, type BridgeOptions } from './routes.js';
 
@@ -55,7 +55,12 @@ const view = (c: EdgeClient) => ({
 function expect(res: { status: number; body: any }, ok: number): any {
   if (res.status === ok) return res.body;
   const b = res.body as { code?: string; message?: string } | undefined;
-  throw new AppError(res.status, b?.code ?? 'edge_error', `the edge answered: ${b?.message ?? res.status}`);
+  throw AppError.relayed(
+    res.status,
+    b?.code,
+    ERRORS.edgeError,
+    `the edge answered: ${b?.message ?? res.status}`,
+  );
 }
 
 export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOptions) {

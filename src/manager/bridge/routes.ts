@@ -10,7 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable, Transform } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError } from '../../kernel/errors.js';
+import { AppError, ERRORS } from '../../kernel/errors.js';
 import { forwardableHeaders } from '../../kernel/link/protocol.js';
 import { principalOf, requireRole } from '../auth/index.js';
 import { BRIDGE_TARGET_CACHE_SIZE, type FleetService } from '../fleet/service.js';
@@ -39,7 +39,7 @@ export async function callEdge(
   known?: string,
 ) {
   const credential = known ?? (await options.fleet.edgeCredential(deviceId));
-  if (!credential) throw new AppError(404, 'not_found', `device "${deviceId}" not found`);
+  if (!credential) throw new AppError(ERRORS.notFound, `device "${deviceId}" not found`);
   return options.hub.request(deviceId, {
     method: call.method,
     path: call.path,
@@ -172,7 +172,8 @@ function limitBody(body: Readable, max: number): Readable {
   const counted = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       seen += chunk.length;
-      if (seen > max) cb(new AppError(413, 'body_too_large', `the request body is larger than ${max} bytes`));
+      if (seen > max)
+        cb(new AppError(ERRORS.payloadTooLarge, `the request body is larger than ${max} bytes`));
       else cb(null, chunk);
     },
   });

@@ -1,7 +1,7 @@
 /** HTTP translation of the fleet: `/api/v1/company`, `project`, `device`, `activation`, `system`. */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { AppError, badRequest } from '../../kernel/errors.js';
+import { AppError, badRequest, ERRORS } from '../../kernel/errors.js';
 import { ListQuerySchema, ListResponseSchema, listResponse, parseListQuery } from '../../kernel/paging.js';
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
 import { RateLimiter } from '../../kernel/http/rate-limit.js';
@@ -156,7 +156,10 @@ export async function fleetRoutes(app: FastifyInstance, options: FleetRoutesOpti
 
   // Contract part 9: sites were removed in 3.0; every site call answers 410.
   const gone = async () => {
-    throw new AppError(410, 'E', 'the sites feature was removed in edge manager 3.0; use projects instead');
+    throw new AppError(
+      ERRORS.sitesRemoved,
+      'the sites feature was removed in edge manager 3.0; use projects instead',
+    );
   };
   for (const url of ['/api/v1/site', '/api/v1/site/*']) {
     app.route({

@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js';
+import { AppError, badRequest, conflict, notFound, ERRORS } from '../../kernel/errors.js';
 import { hashSecret, randomSecret, secretMatches } from '../../kernel/crypto.js';
 import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
 import { sql } from '../../kernel/db/index.js';
@@ -533,16 +533,16 @@ export class FleetService {
   /** Enrols an edge with an activation code: single use, unexpired; answers its link identity. */
   async activate(req: ActivationRequest): Promise<Activation> {
     const code = await this.#repo.getCodeByHash(hashSecret(req.code.trim().toUpperCase()));
-    if (!code) throw new AppError(401, 'invalid_activation_code', 'the activation code is not valid');
+    if (!code) throw new AppError(ERRORS.invalidActivationCode, 'the activation code is not valid');
     if (code.used_at !== null) {
-      throw new AppError(409, 'activation_code_used', 'the activation code was already used');
+      throw new AppError(ERRORS.activationCodeUsed, 'the activation code was already used');
     }
     const now = Date.now();
     if (code.expires_at <= now) {
-      throw new AppError(410, 'activation_code_expired', 'the activation code has expired');
+      throw new AppError(ERRORS.activationCodeExpired, 'the activation code has expired');
     }
     const project = await this.#repo.getProject(code.project_id);
-    if (!project) throw new AppError(401, 'invalid_activation_code', 'the activation code is not valid');
+    if (!project) throw new AppError(ERRORS.invalidActivationCode, 'the activation code is not valid');
     const linkSecret = randomSecret('mwl');
     const id = deviceIdentifier();
     const name = (code.device_name ?? req.name ?? `edge-${id.slice(0, 6)}`).slice(0, 200);
@@ -562,7 +562,7 @@ export class FleetService {
       edge_credential: this.#box.seal(req.edgeCredential),
       activated_at: now,
     });
-    if (!ok) throw new AppError(409, 'activation_code_used', 'the activation code was already used');
+    if (!ok) throw new AppError(ERRORS.activationCodeUsed, 'the activation code was already used');
     this.#forgetTarget(id);
     this.#log.info({ deviceId: id, projectId: code.project_id, name }, 'device activated');
     return { deviceId: id, projectId: code.project_id, companyId: project.company_id, linkSecret };

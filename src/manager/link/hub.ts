@@ -8,7 +8,7 @@
 import { PassThrough, type Duplex, type Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
-import { AppError } from '../../kernel/errors.js';
+import { AppError, ERRORS } from '../../kernel/errors.js';
 import {
   LINK_CHUNK,
   LINK_FEATURE_INLINE,
@@ -246,7 +246,7 @@ export class LinkHub {
           this.#finish(link, m.id, p);
           const body = Buffer.from(m.body, 'base64');
           if (body.length > LINK_INLINE_MAX) {
-            p.reject(new AppError(502, 'edge_error', 'the edge answered an oversized inline body'));
+            p.reject(new AppError(ERRORS.edgeError, 'the edge answered an oversized inline body'));
             return;
           }
           p.resolve({ status: m.status, headers: m.headers ?? {}, body });
@@ -270,11 +270,9 @@ export class LinkHub {
         const p = link.pending.get(m.id);
         if (!p) return;
         this.#finish(link, m.id, p);
-        const err = new AppError(
-          m.status >= 400 ? m.status : 502,
-          'edge_error',
-          `the edge answered: ${m.message}`,
-        );
+        const err = new AppError(ERRORS.edgeError, `the edge answered: ${m.message}`, {
+          status: m.status >= 400 ? m.status : 502,
+        });
         if (p.body) p.body.destroy(err);
         else p.reject(err);
         return;
@@ -304,8 +302,7 @@ export class LinkHub {
         this.#finish(link, id, p);
         if (link.socket.readyState === link.socket.OPEN) link.send({ t: 'cancel', id });
         const err = new AppError(
-          504,
-          'edge_timeout',
+          ERRORS.edgeTimeout,
           `device "${link.deviceId}" did not answer within ${this.#o.bridgeTimeoutMs} ms`,
         );
         if (p.body) p.body.destroy(err);
@@ -318,8 +315,7 @@ export class LinkHub {
     for (const [id, p] of link.pending) {
       this.#finish(link, id, p);
       const err = new AppError(
-        503,
-        'device_offline',
+        ERRORS.deviceOffline,
         `device "${link.deviceId}" went offline during the request`,
       );
       if (p.body) p.body.destroy(err);
@@ -362,15 +358,13 @@ export class LinkHub {
     const link = this.#links.get(deviceId);
     if (!link || link.socket.readyState !== link.socket.OPEN) {
       throw new AppError(
-        503,
-        'device_offline',
+        ERRORS.deviceOffline,
         `device "${deviceId}" is offline: its edge is not connected to the manager`,
       );
     }
     if (link.pending.size >= this.#o.maxPendingPerDevice) {
       throw new AppError(
-        503,
-        'bridge_busy',
+        ERRORS.bridgeBusy,
         `device "${deviceId}" has ${link.pending.size} bridged requests in flight, the most allowed; retry later`,
       );
     }
@@ -416,8 +410,7 @@ export class LinkHub {
       this.#finish(link, id, p);
       if (link.socket.readyState === link.socket.OPEN) link.send({ t: 'cancel', id });
       const e = new AppError(
-        400,
-        'request_aborted',
+        ERRORS.requestAborted,
         `the request body could not be read: ${(err as Error).message}`,
       );
       if (p.body) p.body.destroy(e);

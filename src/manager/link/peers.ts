@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Database, Kysely } from '../../kernel/db/index.js';
-import { AppError } from '../../kernel/errors.js';
+import { AppError, ERRORS } from '../../kernel/errors.js';
 import { pinnedConnection } from '../../kernel/link/pinned.js';
 import type { LinkHeaders } from '../../kernel/link/protocol.js';
 
@@ -165,7 +165,7 @@ export class LinkPeers {
     const target = new URL(`/dm/peer/${encodeURIComponent(deviceId)}${req.path}`, owner.url);
     const secure = target.protocol === 'https:';
     if (secure && !owner.fingerprint)
-      throw new AppError(502, 'peer_error', 'the manager holding the link has no recorded certificate');
+      throw new AppError(ERRORS.peerError, 'the manager holding the link has no recorded certificate');
     return new Promise((resolve, reject) => {
       const r = (secure ? https : http).request(
         target,
@@ -187,8 +187,7 @@ export class LinkPeers {
       r.on('timeout', () =>
         r.destroy(
           new AppError(
-            504,
-            'edge_timeout',
+            ERRORS.edgeTimeout,
             `the manager holding the link of "${deviceId}" did not answer in time`,
           ),
         ),
@@ -198,8 +197,7 @@ export class LinkPeers {
           err instanceof AppError
             ? err
             : new AppError(
-                502,
-                'peer_error',
+                ERRORS.peerError,
                 `forwarding to the manager holding the link failed: ${err.message}`,
               ),
         ),

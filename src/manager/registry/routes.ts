@@ -1,6 +1,6 @@
 /** `POST /admin/v1/registry/image/upload-remote`, on the admin console API: a thin translation. */
 import type { FastifyInstance } from 'fastify';
-import { AppError, badRequest } from '../../kernel/errors.js';
+import { AppError, badRequest, ERRORS } from '../../kernel/errors.js';
 import { principalOf } from '../auth/index.js';
 import { RemotePullBody } from './schemas.js';
 import type { RegistryService } from './service.js';
@@ -20,8 +20,7 @@ export async function registryRoutes(app: FastifyInstance, options: { registry: 
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined || request.body === null)
       throw new AppError(
-        400,
-        'missing_body',
+        ERRORS.missingBody,
         'Required request body is missing: send the pull request as a JSON body',
       );
   });

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, badRequest, notFound } from '../../kernel/errors.js';
+import { AppError, badRequest, notFound, ERRORS } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 import { isGlobal, roleAt, requireRole, type Principal } from '../auth/index.js';
@@ -316,7 +316,7 @@ export class TaskService {
     const t = await this.#readable(principal, taskId);
     requireRole(principal, { companyId: t.company_id, projectId: t.project_id }, 'operator');
     if (!(await this.#repo.cancel(taskId))) {
-      throw new AppError(409, 'conflict', `task "${taskId}" is ${t.status}, not RUNNING: nothing to cancel`);
+      throw new AppError(ERRORS.conflict, `task "${taskId}" is ${t.status}, not RUNNING: nothing to cancel`);
     }
     await this.#repo.settle(taskId);
     this.#log.info({ taskId }, 'task cancelled');

@@ -3,7 +3,7 @@
  * (`callEdgeJson`/`callEdgeBytes`): upload a document into an upload session, apply or save it
  * (`PUT /config/template/{session}`), preview a saved one, read the current configuration.
  */
-import { AppError } from '../../kernel/errors.js';
+import { AppError, ERRORS } from '../../kernel/errors.js';
 import { callEdgeBytes, callEdgeJson, type BridgeOptions } from '../bridge/routes.js';
 
 /** The edge's answer as an error of the manager (its status for a 4xx; 502 for anything else). */
@@ -15,10 +15,11 @@ export function edgeError(what: string, r: { status: number; body: any }): AppEr
         ? r.body.slice(0, 300)
         : `status ${r.status}`;
   const code =
-    r.body && typeof r.body === 'object' && typeof r.body.code === 'string' ? r.body.code : 'edge_error';
-  return new AppError(
+    r.body && typeof r.body === 'object' && typeof r.body.code === 'string' ? r.body.code : undefined;
+  return AppError.relayed(
     r.status >= 400 && r.status < 500 ? r.status : 502,
     code,
+    ERRORS.edgeError,
     `${what}: the edge answered ${r.status}: ${message}`,
     {
       details: { edgeStatus: r.status, edgeAnswer: r.body },

@@ -1,6 +1,6 @@
 /** HTTP translation of the templates: `/api/v1/template/...`, template vars, and the admin console's. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError, badRequest } from '../../kernel/errors.js';
+import { AppError, badRequest, ERRORS } from '../../kernel/errors.js';
 import { ListQuerySchema, listResponse, parseListQuery } from '../../kernel/paging.js';
 import { principalOf } from '../auth/index.js';
 import { TEMPLATE_LIMITS, TEMPLATE_LIST, type TemplateService } from './service.js';
@@ -12,8 +12,7 @@ type Query = { Querystring: Record<string, unknown> };
 function requireFriendlyName(q: S.UploadQuery): void {
   if (!q.friendlyName || q.friendlyName.trim() === '') {
     throw new AppError(
-      409,
-      'missing_parameter',
+      ERRORS.missingParameter,
       "Required request parameter 'friendlyName' for method parameter type String is not present",
     );
   }

@@ -8,7 +8,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, badRequest, conflict, forbidden, notFound } from '../../kernel/errors.js';
+import { AppError, badRequest, conflict, forbidden, notFound, ERRORS } from '../../kernel/errors.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 import { checkEnvelope, type TemplateDocument } from '../../kernel/template-envelope.js';
 import { isGlobal, requireRole, roleAt, type Principal } from '../auth/index.js';
@@ -262,15 +262,14 @@ export class TemplateService {
   #parse(text: string): TemplateDocument {
     if (Buffer.byteLength(text) > TEMPLATE_LIMITS.maxDocumentBytes)
       throw new AppError(
-        413,
-        'too_large',
+        ERRORS.payloadTooLarge,
         `a template has at most ${TEMPLATE_LIMITS.maxDocumentBytes} bytes`,
       );
     let doc: unknown;
     try {
       doc = JSON.parse(text);
     } catch (err) {
-      throw new AppError(400, 'invalid_template', `invalid template: not JSON: ${(err as Error).message}`);
+      throw new AppError(ERRORS.invalidTemplate, `invalid template: not JSON: ${(err as Error).message}`);
     }
     return checkEnvelope(doc);
   }
@@ -679,7 +678,7 @@ export class TemplateService {
             deviceId: d.id,
             status: 'UNSUPPORTED',
             error: {
-              code: 'edge_version_unsupported',
+              code: ERRORS.edgeVersionUnsupported.code,
               message: `template preview needs edge service ${PREVIEW_MIN_EDGE_VERSION} or later; device "${d.id}" runs ${d.edgeVersion ?? 'an unknown version'}`,
             },
           };
@@ -693,10 +692,10 @@ export class TemplateService {
           });
           results[i] = { deviceId: d.id, status: 'OK', preview };
         } catch (err) {
-          const e = err instanceof AppError ? err : new AppError(502, 'edge_error', (err as Error).message);
+          const e = err instanceof AppError ? err : new AppError(ERRORS.edgeError, (err as Error).message);
           results[i] = {
             deviceId: d.id,
-            status: e.code === 'device_offline' ? 'OFFLINE' : 'FAILED',
+            status: e.code === ERRORS.deviceOffline.code ? 'OFFLINE' : 'FAILED',
             error: { code: e.code, message: e.message },
           };
         }
@@ -707,7 +706,7 @@ export class TemplateService {
     );
     if (devices.length === 1 && (results[0] as { status: string }).status === 'UNSUPPORTED') {
       const r = results[0] as { error: { message: string } };
-      throw new AppError(400, 'edge_version_unsupported', r.error.message);
+      throw new AppError(ERRORS.edgeVersionUnsupported, r.error.message);
     }
     return {
       templateId: t.id,
@@ -754,7 +753,7 @@ export class TemplateService {
 
   async #document(templateId: string, version: number): Promise<{ text: string; key: string | undefined }> {
     const t = await this.#repo.get(templateId);
-    if (!t) throw new AppError(404, 'not_found', `template "${templateId}" was deleted`);
+    if (!t) throw new AppError(ERRORS.notFound, `template "${templateId}" was deleted`);
     const k = `${templateId}@${version}`;
     let text = this.#docs.get(k);
     if (text === undefined) {
@@ -770,7 +769,7 @@ export class TemplateService {
                 .executeTakeFirst()
             )?.document;
       if (text === undefined)
-        throw new AppError(404, 'not_found', `template "${templateId}" version ${version} not found`);
+        throw new AppError(ERRORS.notFound, `template "${templateId}" version ${version} not found`);
       if (this.#docs.size >= 4) this.#docs.delete(this.#docs.keys().next().value!);
       this.#docs.set(k, text);
     }

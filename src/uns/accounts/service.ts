@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Database } from '../../kernel/db/index.js';
-import { AppError, badRequest, conflict, notFound } from '../../kernel/errors.js';
+import { AppError, badRequest, conflict, notFound, ERRORS } from '../../kernel/errors.js';
 import {
   hashPassword,
   hashSecret,
@@ -210,8 +210,7 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
     if (problem) throw badRequest(problem);
     if (input.password.length < MIN_ACCOUNT_PASSWORD) {
       throw new AppError(
-        400,
-        'weak_password',
+        ERRORS.weakPassword,
         `password must have at least ${MIN_ACCOUNT_PASSWORD} characters`,
       );
     }
@@ -262,8 +261,7 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
     const held = this.#heldOrThrow(id);
     if (password.length < MIN_ACCOUNT_PASSWORD) {
       throw new AppError(
-        400,
-        'weak_password',
+        ERRORS.weakPassword,
         `password must have at least ${MIN_ACCOUNT_PASSWORD} characters`,
       );
     }
@@ -368,8 +366,7 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
     token: string,
     extraRules: (path: string) => RuleSpec[],
   ): Promise<{ account: Account; password: string; path: string }> {
-    const refused = () =>
-      new AppError(401, 'invalid_activation', 'invalid, used or expired activation token');
+    const refused = () => new AppError(ERRORS.invalidActivation, 'invalid, used or expired activation token');
     const now = Date.now();
     const password = randomPassword();
     const passwordHash = await hashPassword(password);

@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
+import { ERRORS } from '../../kernel/errors.js';
 
 export const GRAPHQL_PATH = '/mqtt/gql';
 export const OPERATOR_MUTATION_MESSAGE = 'operator role cannot run mutations';
@@ -23,8 +24,8 @@ export async function refuseOperatorMutations(request: FastifyRequest, reply: Fa
   const name = typeof source.operationName === 'string' ? source.operationName : undefined;
   const operation = getOperationAST(document, name);
   if (operation?.operation !== 'mutation') return;
-  await reply.code(403).send({
-    errors: [{ message: OPERATOR_MUTATION_MESSAGE, extensions: { code: 'FORBIDDEN' } }],
+  await reply.code(ERRORS.graphqlForbidden.status).send({
+    errors: [{ message: OPERATOR_MUTATION_MESSAGE, extensions: { code: ERRORS.graphqlForbidden.code } }],
     data: null,
   });
 }

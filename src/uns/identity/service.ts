@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, badRequest, conflict, notFound, unauthorized } from '../../kernel/errors.js';
+import { AppError, badRequest, conflict, notFound, unauthorized, ERRORS } from '../../kernel/errors.js';
 import { TokenSigner, hashPassword, randomPassword, verifyPassword } from '../../kernel/crypto.js';
 import type { AuthContext } from '../../kernel/http/auth-types.js';
 import type { IdentityRepository, UserRole, UserRow } from './repository.js';
@@ -230,7 +230,7 @@ const DUMMY_HASH = await hashPassword(randomBytes(16).toString('hex'));
 
 function checkPassword(password: string): void {
   if (password.length < MIN_USER_PASSWORD) {
-    throw new AppError(400, 'weak_password', `password must have at least ${MIN_USER_PASSWORD} characters`);
+    throw new AppError(ERRORS.weakPassword, `password must have at least ${MIN_USER_PASSWORD} characters`);
   }
 }
 

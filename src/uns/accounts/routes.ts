@@ -1,15 +1,9 @@
 /** HTTP translation of activation: an edge redeems its token for MQTT credentials (public, rate limited). */
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
 import { RateLimiter } from '../../kernel/http/rate-limit.js';
+import { ActivateBody } from './schemas.js';
 import type { AccountService } from './service.js';
 import type { RuleSpec } from './rules.js';
-
-const ActivateBody = Type.Object(
-  { token: Type.String({ minLength: 1, maxLength: 200 }) },
-  { additionalProperties: false },
-);
-type ActivateBody = Static<typeof ActivateBody>;
 
 export interface ActivationRoutesOptions {
   accounts: AccountService;

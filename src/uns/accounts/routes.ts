@@ -25,15 +25,12 @@ export async function activationRoutes(
     '/mqtt/activate',
     { config: { permission: 'public' }, onRequest: limited, schema: { body: ActivateBody } },
     async (request) => {
-      const redeemed = await accounts.redeemActivation(request.body.token, () => []);
-      const extra = await options.defaultRules(redeemed.path);
-      const account =
-        extra.length > 0 ? await accounts.addRules(redeemed.account.id, extra) : redeemed.account;
+      const { account, password, path } = await accounts.activate(request.body.token, options.defaultRules);
       return {
         accountId: account.id,
         username: account.username,
-        password: redeemed.password,
-        path: redeemed.path,
+        password,
+        path,
         rules: account.rules,
         mqtt: {
           port: addresses.mqttPort,

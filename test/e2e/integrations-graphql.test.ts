@@ -367,6 +367,10 @@ describe('integrations: /cc/v2', () => {
     );
     assert.equal(created.CreateSubscription.__typename, 'Subscription');
     assert.equal(created.CreateSubscription.InstanceID, id);
+    // Over HTTP, a subscription operation is a GraphQL error too, not a field of the record.
+    const overHttp = await e.gql('subscription { TopicID }');
+    assert.ok(overHttp.errors?.length, JSON.stringify(overHttp));
+    assert.equal(overHttp.data?.TopicID, undefined);
   });
 
   test('a subscription over the WebSocket is refused with a GraphQL error, the socket stays open', async () => {

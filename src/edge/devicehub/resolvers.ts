@@ -4,7 +4,7 @@ import type { IResolvers } from 'mercurius';
 import { badRequest } from '../../kernel/errors.js';
 import type { GraphqlContext } from '../../kernel/graphql.js';
 import { readUploadedFile } from '../../kernel/graphql/upload.js';
-import type { DriverDef, ListValue, PropertyDef } from './catalogue/index.js';
+import { findProperty, type DriverDef, type ListValue, type PropertyDef } from './catalogue/index.js';
 import type { BrowseService, FoldersSelection } from './browse.js';
 import type { DeviceHubService } from './service.js';
 import type {
@@ -108,26 +108,8 @@ export const resolvers: IResolvers<any, Ctx> = {
         ValueTypes: r.valueTypes,
         Properties: r.properties.map(propertyView),
       })),
-    ListValues: (d: DriverDef, args: { Property: string; Register?: string | null }) => {
-      let defs = d.properties;
-      let owner = `driver "${d.name}"`;
-      if (args.Register) {
-        const reg = d.registers.find((r) => r.name === args.Register);
-        if (!reg) {
-          throw badRequest(
-            `driver "${d.name}" has no register ${JSON.stringify(args.Register)}; registers: ${d.registers.map((r) => r.name).join(', ')}`,
-          );
-        }
-        defs = reg.properties;
-        owner = `register "${reg.name}" of driver "${d.name}"`;
-      }
-      const def = defs.find((p) => p.name === args.Property);
-      if (!def)
-        throw badRequest(
-          `${owner} has no property ${JSON.stringify(args.Property)}; properties: ${defs.map((p) => p.name).join(', ')}`,
-        );
-      return listValues(def.listValues);
-    },
+    ListValues: (d: DriverDef, args: { Property: string; Register?: string | null }) =>
+      listValues(findProperty(d, args.Property, args.Register).listValues),
   },
   Query: {
     ListDrivers: (_r, args, ctx) => ctx.devicehub.listDrivers(args.input),

@@ -484,3 +484,19 @@ export function findProvider(id: string): ProviderDef | undefined {
 
 /** The provider key of the local UNS feed (`millwright up`). */
 export const MQTT_PROVIDER_ID = PROVIDERS.find((x) => x.key === 'mqtt')!.id;
+
+/** The providers by group, in catalogue order; a group is experimental when all its providers are. */
+export function groupedProviders(
+  includeHidden: boolean,
+): { group: string; experimental: boolean; providers: ProviderDef[] }[] {
+  const groups = new Map<string, ProviderDef[]>();
+  for (const p of PROVIDERS) {
+    if (p.hidden && !includeHidden) continue;
+    groups.set(p.group, [...(groups.get(p.group) ?? []), p]);
+  }
+  return [...groups].map(([group, providers]) => ({
+    group,
+    experimental: providers.every((p) => p.experimental),
+    providers,
+  }));
+}

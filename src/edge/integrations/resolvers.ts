@@ -2,7 +2,13 @@
 import { GraphQLError, GraphQLScalarType, Kind, valueFromASTUntyped } from 'graphql';
 import type { IResolvers } from 'mercurius';
 import type { GraphqlContext } from '../../kernel/graphql.js';
-import { PROVIDERS, UUID_PATTERN, type PropertyDef, type ProviderDef, type When } from './catalogue.js';
+import {
+  groupedProviders,
+  UUID_PATTERN,
+  type PropertyDef,
+  type ProviderDef,
+  type When,
+} from './catalogue.js';
 import type {
   CreateInstanceRequest,
   CreateSubscriptionRequest,
@@ -87,18 +93,12 @@ export const resolvers: IResolvers<any, Ctx> = {
       const page = ctx.integrations.listProviders(args.input);
       return { Items: page.Items.map(providerView), Total: page.Total };
     },
-    ListGroupedProviders: (_r, args: { input?: { IncludeHidden?: boolean | null } | null }) => {
-      const groups = new Map<string, ProviderDef[]>();
-      for (const p of PROVIDERS) {
-        if (p.hidden && args.input?.IncludeHidden !== true) continue;
-        groups.set(p.group, [...(groups.get(p.group) ?? []), p]);
-      }
-      return [...groups].map(([group, list]) => ({
-        Group: group,
-        IsExperimental: list.every((p) => p.experimental),
-        Providers: list.map(providerView),
-      }));
-    },
+    ListGroupedProviders: (_r, args: { input?: { IncludeHidden?: boolean | null } | null }) =>
+      groupedProviders(args.input?.IncludeHidden === true).map((g) => ({
+        Group: g.group,
+        IsExperimental: g.experimental,
+        Providers: g.providers.map(providerView),
+      })),
     GetProviderSchema: (_r, args: { input: { ProviderID: string } }, ctx) => {
       const p = ctx.integrations.provider(args.input.ProviderID);
       return {

@@ -4,10 +4,8 @@
  * implements. They need credentials like every data route. `/dm/host/info` describes the host.
  */
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@sinclair/typebox';
+import { VersionReply } from './schemas.js';
 import { hostInfo, VERSION_PROBES, versionReply } from './service.js';
-
-const VersionReply = Type.Object({ version: Type.String(), millwright: Type.String() });
 
 export async function versionRoutes(app: FastifyInstance): Promise<void> {
   const body = versionReply();

@@ -1,15 +1,9 @@
 /** HTTP translation of activation: an edge redeems its token for MQTT credentials (public, rate limited). */
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
 import { RateLimiter } from '../../kernel/http/rate-limit.js';
+import { ActivateBody } from './schemas.js';
 import type { AccountService } from './service.js';
 import type { RuleSpec } from './rules.js';
-
-const ActivateBody = Type.Object(
-  { token: Type.String({ minLength: 1, maxLength: 200 }) },
-  { additionalProperties: false },
-);
-type ActivateBody = Static<typeof ActivateBody>;
 
 export interface ActivationRoutesOptions {
   accounts: AccountService;
@@ -31,15 +25,12 @@ export async function activationRoutes(
     '/mqtt/activate',
     { config: { permission: 'public' }, onRequest: limited, schema: { body: ActivateBody } },
     async (request) => {
-      const redeemed = await accounts.redeemActivation(request.body.token, () => []);
-      const extra = await options.defaultRules(redeemed.path);
-      const account =
-        extra.length > 0 ? await accounts.addRules(redeemed.account.id, extra) : redeemed.account;
+      const { account, password, path } = await accounts.activate(request.body.token, options.defaultRules);
       return {
         accountId: account.id,
         username: account.username,
-        password: redeemed.password,
-        path: redeemed.path,
+        password,
+        path,
         rules: account.rules,
         mqtt: {
           port: addresses.mqttPort,

@@ -393,6 +393,20 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
     const account = this.#hold(toAccount(result.row, result.rules.map(ruleOf)), passwordHash).account;
     return { account, password, path: result.path };
   }
+
+  /**
+   * Activation of an edge (`/mqtt/activate`): redeems the token, then adds the rules of the
+   * namespaces over the account's path (`defaultRules`) besides its own `<path>/#`.
+   */
+  async activate(
+    token: string,
+    defaultRules: (path: string) => Promise<RuleSpec[]>,
+  ): Promise<{ account: Account; password: string; path: string }> {
+    const redeemed = await this.redeemActivation(token, () => []);
+    const extra = await defaultRules(redeemed.path);
+    const account = extra.length > 0 ? await this.addRules(redeemed.account.id, extra) : redeemed.account;
+    return { account, password: redeemed.password, path: redeemed.path };
+  }
 }
 
 // A valid hash of a random password: checked for unknown user names so timing does not tell them.

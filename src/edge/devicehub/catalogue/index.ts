@@ -14,7 +14,8 @@ import { mqttDrivers } from './mqtt.js';
 import { opcuaDrivers } from './opcua.js';
 import { serialPlcDrivers } from './serial-plc.js';
 import { siemensDrivers } from './siemens.js';
-import type { DriverDef } from './types.js';
+import { badRequest } from '../../../kernel/errors.js';
+import type { DriverDef, PropertyDef } from './types.js';
 
 export * from './types.js';
 export { BIT_PLC_RANGES, CMP_LINK_AREAS } from './serial-plc.js';
@@ -47,4 +48,26 @@ export function findDriver(id: string): DriverDef | undefined {
 /** By ID, or by name (case-insensitive), for callers that know drivers by name (`Generator`). */
 export function findDriverByIdOrName(idOrName: string): DriverDef | undefined {
   return byId.get(idOrName) ?? byName.get(idOrName.toLowerCase());
+}
+
+/** The property `name` of a driver, or of one of its registers; a 400 that lists the names otherwise. */
+export function findProperty(driver: DriverDef, name: string, register?: string | null): PropertyDef {
+  let defs = driver.properties;
+  let owner = `driver "${driver.name}"`;
+  if (register) {
+    const reg = driver.registers.find((r) => r.name === register);
+    if (!reg) {
+      throw badRequest(
+        `driver "${driver.name}" has no register ${JSON.stringify(register)}; registers: ${driver.registers.map((r) => r.name).join(', ')}`,
+      );
+    }
+    defs = reg.properties;
+    owner = `register "${reg.name}" of driver "${driver.name}"`;
+  }
+  const def = defs.find((p) => p.name === name);
+  if (!def)
+    throw badRequest(
+      `${owner} has no property ${JSON.stringify(name)}; properties: ${defs.map((p) => p.name).join(', ')}`,
+    );
+  return def;
 }

@@ -1,0 +1,25 @@
+/** The wire shapes of enrolment (`/dm/cloud/...`) and of `/dm/v2/api-clients`. */
+import { Type } from '@sinclair/typebox';
+
+const Strict = { additionalProperties: false } as const;
+export const LocaleQuery = Type.Object(
+  { locale: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+);
+export const UrlBody = Type.Object({ url: Type.String({ minLength: 1, maxLength: 2000 }) }, Strict);
+export const CodeBody = Type.Object(
+  {
+    code: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  Strict,
+);
+export const TxParams = Type.Object({ tx: Type.String({ minLength: 1, maxLength: 100 }) });
+export const ClientParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+export const UpdateClientBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    role: Type.Optional(Type.Union([Type.Literal('admin'), Type.Literal('viewer')])),
+  },
+  Strict,
+);

@@ -1,5 +1,6 @@
 /** Integrations on the edge's seam: `/cc/v2`, one runner and disk queue per instance. */
 import type { EdgeModule } from '../modules.js';
+import { integrationsConfigSection } from './config-section.js';
 import {
   CONNECTORS,
   integrationsMigrations,
@@ -30,5 +31,6 @@ export const integrationsModule: EdgeModule<'integrations'> = {
     return service;
   },
   mount: (ctx, service) => mountIntegrations(ctx.app, service),
+  configSection: (service) => integrationsConfigSection(service),
   close: (service) => service.close(),
 };

@@ -162,11 +162,12 @@ describe('saved templates, modes and snapshots', () => {
     const b = await ok(call('/config/templates', { json: { name: 'b' } }), 201);
     assert.deepEqual(
       a.sections,
-      ['analytics', 'auth', 'datahub', 'devicehub', 'opcua', 'twins']
+      ['analytics', 'auth', 'datahub', 'devicehub', 'integrations', 'opcua', 'twins']
         .filter((s) => a.sections.includes(s))
         .sort((x: string, y: string) => a.sections.indexOf(x) - a.sections.indexOf(y)),
     );
     assert.ok(a.sections.includes('opcua'), 'the OPC UA server has a section');
+    assert.ok(a.sections.includes('integrations'), 'the integrations have a section');
     const list = await ok(call('/config/templates?limit=1&sort=name:desc'));
     assert.equal(list.limit, 1);
     assert.equal(list.offset, 0);

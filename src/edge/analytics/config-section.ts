@@ -19,8 +19,6 @@
  * the live service reads its tables again (`reload`): processors of workspaces the apply replaced
  * or removed stop and start anew (their window state is lost), the others keep running untouched.
  */
-import { sql } from '../../kernel/db/index.js';
-import { AppError } from '../../kernel/errors.js';
 import { canonical } from '../../kernel/service/section-shape.js';
 import type {
   ApplyMode,
@@ -29,6 +27,7 @@ import type {
   SectionDiff,
   SectionIssue,
 } from '../../kernel/service/index.js';
+import { applyKeyed, attemptItem, type ItemGuard } from '../../kernel/service/keyed-section.js';
 import { AnalyticsRepository } from './repository.js';
 import { AnalyticsService, type WorkspaceDocument } from './service.js';
 
@@ -148,72 +147,72 @@ export class AnalyticsConfigSection implements ConfigSection<AnalyticsSection> {
     const current = exportAnalytics(x);
     const target = ctx.mode === 'merge-apply' ? this.merge(current, next).merged : this.#norm(next);
     const plan = this.diff(current, target, ctx.mode === 'use' ? 'use' : 'legacy');
-    const touched = new Set([...plan.added, ...plan.changed]);
-    let savepoints = 0;
-    /** Runs one item; a failure aborts the apply (failFast) or is reported and undone. */
-    const attempt = async (item: string, fn: () => Promise<unknown>): Promise<void> => {
-      const savepoint = `analytics_item_${++savepoints}`;
-      if (!ctx.failFast) await sql`savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);
-      try {
-        await fn();
-        if (!ctx.failFast) await sql`release savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);
-      } catch (err) {
-        const text = err instanceof Error ? err.message : String(err);
-        const message = `section analytics: ${item}: ${text}`;
-        if (ctx.failFast)
-          throw err instanceof AppError
-            ? new AppError(err.kind, message, { cause: err, status: err.status })
-            : new Error(message, { cause: err });
-        await sql`rollback to savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);
-        await sql`release savepoint ${sql.raw(savepoint)}`.execute(ctx.trx);
-        ctx.fail(`analytics: ${item}`, message);
-        // The service's memory held the undone writes: read the transaction's view again.
-        x = await this.#service.over(repo);
-      }
-    };
     const total = plan.added.length + plan.changed.length + plan.removed.length;
     let done = 0;
     const step = () => ctx.progress(++done, total);
-    const byName = () => new Map([...x.workspaces.values()].map((w) => [w.name, w]));
-
-    // 1. use: what the template does not have goes first (names and the instance limit free up).
-    for (const r of plan.removed) {
-      if (r.startsWith('workspace ')) {
-        const name = r.slice('workspace '.length);
-        await attempt(`workspace "${name}" (removing)`, async () => {
-          const w = byName().get(name);
-          if (w) await x.deleteWorkspace(w.id);
-        });
-      } else {
-        const name = r.slice('variable '.length);
-        await attempt(`variables.${name} (removing)`, () => x.deleteVariable(name));
-      }
-      step();
-    }
-
-    // 2. workspaces that are new or differ: made (anew) from the document.
-    for (const [i, w] of target.workspaces.entries()) {
-      if (!touched.has(`workspace ${w.workspace.name}`)) continue;
-      await attempt(`workspaces[${i}] (${w.workspace.name})`, async () => {
-        const existing = byName().get(w.workspace.name);
-        if (!existing) {
+    let savepoints = 0;
+    /** An item that fails is undone alone (failFast false), and the service reads its view again. */
+    const guard: ItemGuard = {
+      begin: () => repo.savepoint(`analytics_item_${++savepoints}`),
+      keep: () => repo.releaseSavepoint(`analytics_item_${savepoints}`),
+      undo: async () => {
+        await repo.rollbackToSavepoint(`analytics_item_${savepoints}`);
+        // The service's memory held the undone writes.
+        x = await this.#service.over(repo);
+      },
+    };
+    // 1. workspaces: those left out go first (names and the instance limit free up); those that
+    // are new or differ are made (anew) from the document.
+    const mode = ctx.mode === 'use' ? 'use' : 'legacy';
+    await applyKeyed(
+      [...x.workspaces.values()],
+      target.workspaces,
+      { ...ctx, mode },
+      {
+        section: 'analytics',
+        path: 'workspaces',
+        key: (w) => w.workspace.name,
+        rowKey: (r) => r.name,
+        same: (r) => !plan.changed.includes(`workspace ${r.name}`),
+        create: async (w) => {
           await x.importWorkspace(w);
-          return;
-        }
-        await x.deleteWorkspaceContent(existing.id);
-        await x.updateWorkspace({ id: existing.id, description: w.workspace.description ?? '' });
-        await x.importInto(existing.id, w);
-      });
+        },
+        update: async (w, was) => {
+          const existing = [...x.workspaces.values()].find((r) => r.name === was.name) ?? was;
+          await x.deleteWorkspaceContent(existing.id);
+          await x.updateWorkspace({ id: existing.id, description: w.workspace.description ?? '' });
+          await x.importInto(existing.id, w);
+        },
+        remove: async ([was]) => {
+          const w = [...x.workspaces.values()].find((r) => r.name === was!.name);
+          if (w) await x.deleteWorkspace(w.id);
+          step();
+        },
+        removeOneByOne: true,
+        guard,
+        step: (w) => {
+          const name = `workspace ${w.workspace.name}`;
+          if (plan.added.includes(name) || plan.changed.includes(name)) step();
+        },
+      },
+    );
+    // 2. variables, by name
+    for (const r of plan.removed.filter((r) => r.startsWith('variable '))) {
+      const name = r.slice('variable '.length);
+      await attemptItem(
+        ctx,
+        'analytics',
+        `variables.${name} (removing)`,
+        () => x.deleteVariable(name),
+        guard,
+      );
       step();
     }
-
-    // 3. variables
     for (const [n, v] of Object.entries(target.variables)) {
-      if (!touched.has(`variable ${n}`)) continue;
-      await attempt(`variables.${n}`, () => x.setVariable(n, v));
+      if (!plan.added.includes(`variable ${n}`) && !plan.changed.includes(`variable ${n}`)) continue;
+      await attemptItem(ctx, 'analytics', `variables.${n}`, () => x.setVariable(n, v), guard);
       step();
     }
-
     if (total > 0) ctx.afterCommit(() => this.#service.reload());
   }
 }

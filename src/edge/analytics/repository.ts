@@ -7,7 +7,7 @@
  * else owns (the configuration apply's): every read and write goes through `trx`, and
  * `transaction` runs its steps in it instead of opening one of its own.
  */
-import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
+import { sql, type Database, type Kysely, type Transaction } from '../../kernel/db/index.js';
 import type { InputSpec } from './catalogue.js';
 
 export interface Workspace {
@@ -186,6 +186,23 @@ export class AnalyticsRepository {
   async transaction<T>(fn: (repo: AnalyticsRepository) => Promise<T>): Promise<T> {
     if (!this.#database) return fn(this);
     return this.#db.transaction().execute((trx) => fn(AnalyticsRepository.inTransaction(trx)));
+  }
+
+  /**
+   * Savepoints of the bound transaction (the configuration apply's): one item's writes undone
+   * alone when it fails (`ItemGuard` of `kernel/service/keyed-section.ts`).
+   */
+  async savepoint(name: string): Promise<void> {
+    await sql`savepoint ${sql.raw(name)}`.execute(this.#db);
+  }
+
+  async releaseSavepoint(name: string): Promise<void> {
+    await sql`release savepoint ${sql.raw(name)}`.execute(this.#db);
+  }
+
+  async rollbackToSavepoint(name: string): Promise<void> {
+    await sql`rollback to savepoint ${sql.raw(name)}`.execute(this.#db);
+    await sql`release savepoint ${sql.raw(name)}`.execute(this.#db);
   }
 
   /** The whole configuration (not the saved state). */

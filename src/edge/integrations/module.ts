@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { mountGraphql } from '../../kernel/graphql.js';
 import { LIST_SDL } from '../../kernel/paging.js';
 import type { EdgeModule } from '../modules.js';
+import { integrationsConfigSection } from './config-section.js';
 import { integrationsOptions } from './options.js';
 import { CONNECTORS } from './connectors/index.js';
 import { integrationsMigrations } from './migrations/index.js';
@@ -55,5 +56,6 @@ export const integrationsModule: EdgeModule<'integrations', typeof integrationsO
     return service;
   },
   mount: (ctx, service) => mountIntegrations(ctx.app, service),
+  configSection: (service) => integrationsConfigSection(service),
   close: (service) => service.close(),
 };

@@ -1,6 +1,6 @@
 /** The integration module's tables (`cc_instance`, `cc_subscription`), through the query layer. */
 import type { SelectQueryBuilder } from 'kysely';
-import type { Database } from '../../kernel/db/index.js';
+import type { Database, Transaction } from '../../kernel/db/index.js';
 
 export interface InstanceRow {
   id: string;
@@ -32,6 +32,25 @@ export class IntegrationsRepository {
 
   get #db() {
     return this.database.db;
+  }
+
+  /**
+   * The repository reading and writing through `trx`, a transaction someone else owns (the
+   * configuration apply's): nothing here commits it.
+   */
+  inTransaction(trx: Transaction<any>): IntegrationsRepository {
+    return new IntegrationsRepository(Object.create(this.database, { db: { value: trx } }) as Database);
+  }
+
+  /** Every subscription of every instance (the configuration section's export). */
+  allSubscriptions(): Promise<SubscriptionRow[]> {
+    return this.#db
+      .selectFrom('cc_subscription')
+      .selectAll()
+      .orderBy('instance_id')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute() as Promise<SubscriptionRow[]>;
   }
 
   allInstances(): Promise<InstanceRow[]> {

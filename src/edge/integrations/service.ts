@@ -158,6 +158,50 @@ function checkUuid(id: string, field: string): void {
   if (!UUID_PATTERN.test(id)) throw badRequest(`${field} must be a UUID, got ${JSON.stringify(id)}`);
 }
 
+/**
+ * The rules of a subscription of an instance of `provider` (its direction, names and transport);
+ * a broken one throws a 400 that says which.
+ */
+export function checkSubscription(
+  provider: ProviderDef,
+  row: Pick<SubscriptionRow, 'is_local_to_remote' | 'local_name' | 'remote_name'>,
+): void {
+  const local = row.local_name;
+  const remote = row.remote_name;
+  if (row.is_local_to_remote === 1) {
+    if (!isValidPattern(local)) {
+      throw badRequest(
+        `LocalName "${local}" is not a DataHub subject pattern (tokens separated by ".", "*" or ">" as whole tokens)`,
+      );
+    }
+    if ((provider.transport === 'mqtt' || provider.transport === 'sparkplug') && /[+#]/.test(remote)) {
+      throw badRequest(`RemoteName "${remote}": a local-to-remote MQTT topic has no wildcards (+, #)`);
+    }
+    if (
+      (provider.transport === 'postgres' || provider.transport === 'mysql') &&
+      !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(remote)
+    ) {
+      throw badRequest(
+        `RemoteName "${remote}": a table name is letters, digits and _ (at most 63), not starting with a digit`,
+      );
+    }
+  } else {
+    if (!isValidSubject(local.replace(/\{topic\}/g, 'x'))) {
+      throw badRequest(
+        `LocalName "${local}" is not a DataHub subject (no wildcards; "{topic}" stands for the remote topic)`,
+      );
+    }
+    if (
+      provider.transport === 'postgres' ||
+      provider.transport === 'mysql' ||
+      provider.transport === 'http'
+    ) {
+      throw badRequest(`provider "${provider.name}" only sends data: IsLocalToRemote must be true`);
+    }
+  }
+  if (remote === '') throw badRequest('RemoteName is required');
+}
+
 export interface IntegrationServiceOptions {
   repo: IntegrationsRepository;
   hub: DataHub;
@@ -341,14 +385,7 @@ export class IntegrationService {
   async deleteInstance(id: string): Promise<boolean> {
     const row = await this.#row(id);
     await this.#locked(id, async () => {
-      const running = this.#running.get(id);
-      this.#running.delete(id);
-      if (running) {
-        await running.runner.stop();
-        running.queue.destroy();
-      } else {
-        new DiskQueue(this.queuePath(id), { maxBytes: 1, maxMessages: 1, policy: 'drop-newest' }).destroy();
-      }
+      await this.#drop(id);
       await this.repo.deleteInstance(row.id);
     });
     this.#o.logger.info({ instance: id }, 'integration instance deleted');
@@ -436,40 +473,7 @@ export class IntegrationService {
   }
 
   #checkSubscription(provider: ProviderDef, row: SubscriptionRow): void {
-    const local = row.local_name;
-    const remote = row.remote_name;
-    if (row.is_local_to_remote === 1) {
-      if (!isValidPattern(local)) {
-        throw badRequest(
-          `LocalName "${local}" is not a DataHub subject pattern (tokens separated by ".", "*" or ">" as whole tokens)`,
-        );
-      }
-      if ((provider.transport === 'mqtt' || provider.transport === 'sparkplug') && /[+#]/.test(remote)) {
-        throw badRequest(`RemoteName "${remote}": a local-to-remote MQTT topic has no wildcards (+, #)`);
-      }
-      if (
-        (provider.transport === 'postgres' || provider.transport === 'mysql') &&
-        !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(remote)
-      ) {
-        throw badRequest(
-          `RemoteName "${remote}": a table name is letters, digits and _ (at most 63), not starting with a digit`,
-        );
-      }
-    } else {
-      if (!isValidSubject(local.replace(/\{topic\}/g, 'x'))) {
-        throw badRequest(
-          `LocalName "${local}" is not a DataHub subject (no wildcards; "{topic}" stands for the remote topic)`,
-        );
-      }
-      if (
-        provider.transport === 'postgres' ||
-        provider.transport === 'mysql' ||
-        provider.transport === 'http'
-      ) {
-        throw badRequest(`provider "${provider.name}" only sends data: IsLocalToRemote must be true`);
-      }
-    }
-    if (remote === '') throw badRequest('RemoteName is required');
+    checkSubscription(provider, row);
   }
 
   async createSubscription(input: CreateSubscriptionRequest): Promise<SubscriptionView> {
@@ -533,6 +537,28 @@ export class IntegrationService {
   }
 
   // --- runners
+
+  /**
+   * Follows a configuration apply that committed (`config-section.ts`): the runners of `changed`
+   * instances start again from the stored rows (new ones start), those of `removed` stop and their
+   * queues are deleted (as `deleteInstance` does).
+   */
+  async committed(change: { changed: readonly string[]; removed: readonly string[] }): Promise<void> {
+    for (const id of change.removed) await this.#locked(id, () => this.#drop(id));
+    for (const id of change.changed) await this.#restart(id);
+  }
+
+  /** Stops the instance's runner and deletes its queue. */
+  async #drop(id: string): Promise<void> {
+    const running = this.#running.get(id);
+    this.#running.delete(id);
+    if (running) {
+      await running.runner.stop();
+      running.queue.destroy();
+    } else {
+      new DiskQueue(this.queuePath(id), { maxBytes: 1, maxMessages: 1, policy: 'drop-newest' }).destroy();
+    }
+  }
 
   #locked<T>(id: string, run: () => Promise<T>): Promise<T> {
     const prev = this.#locks.get(id) ?? Promise.resolve();

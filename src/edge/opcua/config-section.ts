@@ -20,7 +20,6 @@
  * and settings again in `afterCommit` (`OpcuaService.reload`), and the running address space
  * follows. Settings that need a restart stay pending (RestartRequired) until the server restarts.
  */
-import { AppError } from '../../kernel/errors.js';
 import type {
   ApplyMode,
   ConfigSection,
@@ -28,6 +27,7 @@ import type {
   SectionDiff,
   SectionIssue,
 } from '../../kernel/service/config-section.js';
+import { attemptItem } from '../../kernel/service/keyed-section.js';
 import { canonical } from '../../kernel/service/section-shape.js';
 import { OpcuaRepository } from './repository.js';
 import { hierarchyOf, resolveSettings, type OpcuaService } from './service.js';
@@ -220,19 +220,7 @@ export class OpcuaConfigSection implements ConfigSection<OpcuaSection> {
     const settings = await repo.loadSettings();
     const current: OpcuaSection = { settings, nodes: hierarchyOf(new NodeTree(nodes)) };
     const target = targetOf(current, next, ctx.mode);
-    const attempt = async (item: string, fn: () => Promise<unknown>): Promise<void> => {
-      try {
-        await fn();
-      } catch (err) {
-        const text = err instanceof Error ? err.message : String(err);
-        const message = `section opcua: ${item}: ${text}`;
-        if (ctx.failFast)
-          throw err instanceof AppError
-            ? new AppError(err.kind, message, { cause: err, status: err.status })
-            : new Error(message, { cause: err });
-        ctx.fail(`opcua: ${item}`, message);
-      }
-    };
+    const attempt = (item: string, fn: () => Promise<unknown>) => attemptItem(ctx, 'opcua', item, fn);
     await attempt('settings', async () => {
       const resolved = resolveSettings(settings, target.settings);
       if (canonical(resolved) !== canonical(settings)) await repo.saveSettings(resolved);

@@ -91,6 +91,8 @@ export interface KeyedApply<T, R> extends KeyedMatch<T, R> {
    * them, or `later`: not here, the caller removes `leftOut` (`removeKeyed`) when it is time.
    */
   removeWhen?: 'before' | 'after' | 'later';
+  /** Undoes a failed item's writes alone (see `ItemGuard`); without it, a failed item's writes stay. */
+  guard?: ItemGuard;
   /** Called after each item (created, updated, unchanged or failed), for `ctx.progress`. */
   step?(item: T): void;
 }
@@ -108,17 +110,35 @@ export interface KeyedOutcome<T, R> {
 }
 
 /**
+ * Makes one item's writes undoable alone (a savepoint of the apply's transaction, from the
+ * module's repository): with `failFast` false, an item that fails after some of its writes is
+ * undone before the rest applies (PostgreSQL refuses every statement after a failed one).
+ */
+export interface ItemGuard {
+  begin(): Promise<void>;
+  /** The item succeeded: its writes stay. */
+  keep(): Promise<void>;
+  /** The item failed: its writes are undone. */
+  undo(): Promise<void>;
+}
+
+/**
  * Runs `fn` as the item `item` of section `section`: its failure aborts (`failFast`, the error's
- * message prefixed `section <s>: <item>: `) or is reported (`ctx.fail`) and answered false.
+ * message prefixed `section <s>: <item>: `) or is undone (`guard`), reported (`ctx.fail`) and
+ * answered false.
  */
 export async function attemptItem(
   ctx: Pick<SectionApplyContext, 'failFast' | 'fail'>,
   section: string,
   item: string,
   fn: () => Promise<unknown>,
+  guard?: ItemGuard,
 ): Promise<boolean> {
+  const guarded = guard !== undefined && !ctx.failFast;
+  if (guarded) await guard.begin();
   try {
     await fn();
+    if (guarded) await guard.keep();
     return true;
   } catch (err) {
     const text = err instanceof Error ? err.message : String(err);
@@ -127,6 +147,7 @@ export async function attemptItem(
       throw err instanceof AppError
         ? new AppError(err.kind, message, { cause: err, status: err.status })
         : new Error(message, { cause: err });
+    if (guarded) await guard.undo();
     ctx.fail(`${section}: ${item}`, message);
     return false;
   }
@@ -149,7 +170,8 @@ export async function removeKeyed<T, R>(
   const out = { removed: [] as R[], failed: 0 };
   for (const row of rows) {
     const what = `${spec.path} "${spec.rowKey(row)}" (removing)`;
-    if (await attemptItem(ctx, spec.section, what, () => spec.remove([row]))) out.removed.push(row);
+    if (await attemptItem(ctx, spec.section, what, () => spec.remove([row]), spec.guard))
+      out.removed.push(row);
     else out.failed++;
   }
   return out;
@@ -192,8 +214,12 @@ export async function applyKeyed<T, R>(
     }
     const { item, index, row } = w;
     const name = `${spec.path}[${index}] (${spec.key(item)})`;
-    const ok = await attemptItem(ctx, spec.section, name, () =>
-      row === undefined ? spec.create(item, index) : spec.update(item, row, index),
+    const ok = await attemptItem(
+      ctx,
+      spec.section,
+      name,
+      () => (row === undefined ? spec.create(item, index) : spec.update(item, row, index)),
+      spec.guard,
     );
     if (!ok) out.failed++;
     else if (row === undefined) out.created.push(item);

@@ -27,17 +27,7 @@ export interface SubtaskContext {
 }
 
 export type SubtaskOutcome =
-  | {
-      status: 'SUCCEEDED';
-      result?: unknown;
-      message?: string;
-      /**
-       * Run once the success is recorded (best effort): clean-up that must not happen before,
-       * such as removing the edge's record that it received the subtask (a process that takes
-       * the subtask over from one that stopped in between looks for that record).
-       */
-      afterRecorded?: () => Promise<void>;
-    }
+  | { status: 'SUCCEEDED'; result?: unknown; message?: string }
   | { status: 'FAILED'; error: string; result?: unknown }
   | { status: 'RETRY'; error: string };
 
@@ -488,20 +478,7 @@ export class TaskService {
         await this.#repo.release(row.id, this.instance, 'RETRY', next, outcome.error);
       } else if (outcome.status === 'SUCCEEDED') {
         await log('info', outcome.message ?? `done after ${attempts} attempt(s)`);
-        // The clean-up only when this process recorded the success (a lost claim records nothing).
-        const recorded = await this.#repo.finish(
-          row.id,
-          this.instance,
-          'SUCCEEDED',
-          bound(outcome.result),
-          null,
-        );
-        if (recorded)
-          await outcome
-            .afterRecorded?.()
-            .catch((err: unknown) =>
-              this.#log.warn({ err, subtaskId: row.id }, 'clean-up after a recorded subtask failed'),
-            );
+        await this.#repo.finish(row.id, this.instance, 'SUCCEEDED', bound(outcome.result), null);
       } else {
         await log('error', outcome.error);
         await this.#repo.finish(row.id, this.instance, 'FAILED', bound(outcome.result), outcome.error);

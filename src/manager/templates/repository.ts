@@ -157,6 +157,17 @@ export class TemplateRepository {
       .execute();
   }
 
+  /** The document of one version of a template (history kept), or undefined. */
+  async versionDocument(templateId: string, version: number): Promise<string | undefined> {
+    const r = await this.db
+      .selectFrom('mgr_template_version')
+      .select('document')
+      .where('template_id', '=', templateId)
+      .where('version', '=', version)
+      .executeTakeFirst();
+    return r?.document;
+  }
+
   vars(templateId: string): Promise<VarsRow[]> {
     return this.db
       .selectFrom('mgr_template_vars')

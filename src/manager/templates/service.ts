@@ -758,17 +758,7 @@ export class TemplateService {
     const k = `${templateId}@${version}`;
     let text = this.#docs.get(k);
     if (text === undefined) {
-      text =
-        t.version === version
-          ? t.document
-          : (
-              await this.#repo.db
-                .selectFrom('mgr_template_version')
-                .select('document')
-                .where('template_id', '=', templateId)
-                .where('version', '=', version)
-                .executeTakeFirst()
-            )?.document;
+      text = t.version === version ? t.document : await this.#repo.versionDocument(templateId, version);
       if (text === undefined)
         throw new AppError(404, 'not_found', `template "${templateId}" version ${version} not found`);
       if (this.#docs.size >= 4) this.#docs.delete(this.#docs.keys().next().value!);
@@ -793,71 +783,58 @@ export class TemplateService {
   }
 
   /**
-   * One device: the document into an upload session, then `PUT /config/template/{session}` with
-   * the name `mw-task-<subtask id>`, which the edge saves before it applies. That saved name is
-   * how a manager that takes the subtask over from a stopped one knows the edge already got it
-   * (it does not send it again); it is removed once the answer is recorded.
+   * One device: the document applied through the edge's upload session and `PUT
+   * /config/template/{session}` with `Idempotency-Key: mw-task-<subtask id>` (two round trips;
+   * nothing is saved on the edge). The edge records the key in the apply's own transaction, so
+   * whatever happened to an earlier send (a manager process that stopped, or stalled past its
+   * lease, after sending), sending again is safe: the edge answers the recorded outcome, or
+   * applies once if the earlier send never committed. A subtask is SUCCEEDED only on the edge's
+   * answer that the apply committed.
    */
   async #applyOne(ctx: SubtaskContext): Promise<SubtaskOutcome> {
     const p = ctx.task.params as ApplyParams;
     const deviceId = ctx.subtask.deviceId!;
-    const marker = `mw-task-${ctx.subtask.id}`;
-    if (ctx.maybeSent) {
-      const found = await this.#edge.findByName(deviceId, marker);
-      if (found.length > 0) {
-        return {
-          status: 'SUCCEEDED',
-          result: { recovered: true, templateVersion: p.version },
-          message:
-            'the edge had received the apply before the previous manager process stopped; not sent again',
-          // The marker goes only once the success is recorded: a process stopping in between
-          // leaves it for the next one to find.
-          afterRecorded: () => this.#removeSaved(deviceId, found),
-        };
-      }
-      await ctx.log('info', 'the edge had not received the apply; sending it');
-    }
-    const { text, key } = await this.#document(p.templateId, p.version);
-    const session = await this.#edge.upload(deviceId, text);
-    await ctx.markSent();
-    const r = await this.#edge.put(
+    const key = `mw-task-${ctx.subtask.id}`;
+    if (ctx.maybeSent)
+      await ctx.log(
+        'info',
+        `an earlier attempt may have reached the edge; sending again under the same Idempotency-Key (${key})`,
+      );
+    const { text, key: encryptionKey } = await this.#document(p.templateId, p.version);
+    const r = await this.#edge.apply(
       deviceId,
-      session,
+      text,
       {
-        name: marker,
-        description: `edge manager task ${ctx.task.id}`,
         mode: p.mode,
         failFast: p.failFast,
-        encryptionKey: key,
+        encryptionKey,
         parameters: p.parameterSets[p.deviceParameters[deviceId] ?? -1],
       },
-      // The edge records the key with the apply: a second send of this subtask (a process that
-      // stalled past its lease while another took over) is answered, not applied again.
-      marker,
+      key,
+      () => ctx.markSent(),
     );
-    const saved =
-      r.status === 200 && r.body?.template?.id
-        ? [String(r.body.template.id)]
-        : await this.#edge.findByName(deviceId, marker).catch(() => []);
     if (r.status === 200) {
-      const result = r.body?.result ?? {};
+      // The outcome without the per-item diff (megabytes for a large template): the snapshot,
+      // failed items, restarts, and whether the edge answered from its record of the key.
+      const { sections, ...result } = (r.body?.result ?? {}) as Record<string, unknown>;
+      const snapshot = String(result.snapshotId ?? '?');
       return {
         status: 'SUCCEEDED',
-        result: { edgeStatus: 200, templateVersion: p.version, ...result },
-        message: `applied version ${p.version} (snapshot ${String(result.snapshotId ?? '?')})`,
-        // Removed only after the success is recorded (see the recovery above).
-        afterRecorded: () => this.#removeSaved(deviceId, saved),
+        result: {
+          edgeStatus: 200,
+          templateVersion: p.version,
+          ...result,
+          sections: sections && typeof sections === 'object' ? Object.keys(sections) : [],
+        },
+        message:
+          result.replayed === true
+            ? `the edge had applied version ${p.version} under ${key} before (snapshot ${snapshot}); its recorded outcome, not applied again`
+            : `applied version ${p.version} (snapshot ${snapshot})`,
       };
     }
-    // Not applied: the marker goes now, so that a retry sends the template again.
-    await this.#removeSaved(deviceId, saved);
     const e = edgeError('applying the template', r);
     if (r.status === 409 || r.status === 429 || r.status >= 500) return { status: 'RETRY', error: e.message };
     return { status: 'FAILED', error: e.message, result: { edgeStatus: r.status, edgeAnswer: r.body } };
-  }
-
-  async #removeSaved(deviceId: string, ids: string[]): Promise<void> {
-    for (const id of ids) await this.#edge.deleteSaved(deviceId, id).catch(() => undefined);
   }
 
   // --- templates kept in git (admin console) ----------------------------------------------------

@@ -3,7 +3,7 @@
  * The paged lists are run here (their definitions map the API's fields to these columns), each
  * restricted to what a caller may see (`Visible`, from the service: null for everything).
  */
-import type { Database, Kysely } from '../../kernel/db/index.js';
+import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
 import { sql } from '../../kernel/db/index.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 
@@ -114,12 +114,25 @@ export const CONNECTION_LIST: ListDefinition = {
 };
 
 export class FleetRepository {
-  readonly database: Database;
+  readonly #database: Database;
   readonly #db: Kysely<FleetTables>;
+  /** Bound to a transaction (see `transaction`). */
+  readonly #bound: boolean;
 
-  constructor(database: Database) {
-    this.database = database;
-    this.#db = database.db as Kysely<FleetTables>;
+  constructor(database: Database, trx?: Transaction<FleetTables>) {
+    this.#database = database;
+    this.#db = trx ?? (database.db as Kysely<FleetTables>);
+    this.#bound = trx !== undefined;
+  }
+
+  /**
+   * Runs `fn` with this repository bound to one transaction (the one it is bound to already,
+   * if any): everything written through the repository it is handed lands, or nothing does.
+   * Inside, go through that repository only (on SQLite another query would wait for the end).
+   */
+  transaction<T>(fn: (repo: FleetRepository) => Promise<T>): Promise<T> {
+    if (this.#bound) return fn(this);
+    return this.#db.transaction().execute((trx) => fn(new FleetRepository(this.#database, trx)));
   }
 
   async insertCompany(row: CompanyRow): Promise<void> {
@@ -157,7 +170,7 @@ export class FleetRepository {
           ),
         ]),
       );
-    return runList(this.database, q, COMPANY_LIST, spec);
+    return runList(this.#database, q, COMPANY_LIST, spec);
   }
   /** Whether one of `projectIds` is a project of the company. */
   async hasProjectIn(companyId: string, projectIds: string[]): Promise<boolean> {
@@ -198,12 +211,9 @@ export class FleetRepository {
     if (companyId !== undefined) q = q.where('p.company_id', '=', companyId);
     if (visible)
       q = q.where((eb) =>
-        eb.or([
-          eb('p.company_id', 'in', ids(visible.companyIds)),
-          eb('p.id', 'in', ids(visible.projectIds)),
-        ]),
+        eb.or([eb('p.company_id', 'in', ids(visible.companyIds)), eb('p.id', 'in', ids(visible.projectIds))]),
       );
-    return runList(this.database, q, PROJECT_LIST, spec);
+    return runList(this.#database, q, PROJECT_LIST, spec);
   }
 
   async insertDevice(row: DeviceRow): Promise<void> {
@@ -249,7 +259,7 @@ export class FleetRepository {
           eb('d.project_id', 'in', ids(visible.projectIds)),
         ]),
       );
-    return runList(this.database, q, DEVICE_LIST, spec);
+    return runList(this.#database, q, DEVICE_LIST, spec);
   }
   /** Every device of a project (no secrets), by name. */
   devicesOf(projectId: string) {
@@ -307,7 +317,8 @@ export class FleetRepository {
     beats: { id: string; at: number; metrics: string; cpu: number | null; memory: number | null }[],
   ): Promise<void> {
     if (beats.length === 0) return;
-    await this.database.transaction(async (trx) => {
+    await this.transaction(async (repo) => {
+      const trx = repo.#db;
       for (const b of beats) {
         await trx
           .updateTable('mgr_device')
@@ -334,7 +345,8 @@ export class FleetRepository {
   }
 
   async insertCodes(rows: CodeRow[]): Promise<void> {
-    await this.database.transaction(async (trx) => {
+    await this.transaction(async (repo) => {
+      const trx = repo.#db;
       for (const row of rows) await trx.insertInto('mgr_activation_code').values(row).execute();
     });
   }
@@ -368,11 +380,12 @@ export class FleetRepository {
           eb('a.project_id', 'in', ids(visible.projectIds)),
         ]),
       );
-    return runList(this.database, q, CODE_LIST, spec);
+    return runList(this.#database, q, CODE_LIST, spec);
   }
   /** Uses a code and creates its device in one transaction; false when the code was used meanwhile. */
   async activate(codeId: string, device: DeviceRow): Promise<boolean> {
-    return this.database.transaction(async (trx) => {
+    return this.transaction(async (repo) => {
+      const trx = repo.#db;
       const res = await trx
         .updateTable('mgr_activation_code')
         .set({ used_at: device.activated_at, device_id: device.id })
@@ -401,6 +414,6 @@ export class FleetRepository {
       .selectFrom('mgr_connection')
       .select(['id', 'device_id', 'connected_at', 'disconnected_at', 'remote_address', 'reason'])
       .where('device_id', '=', deviceId);
-    return runList(this.database, q, CONNECTION_LIST, spec);
+    return runList(this.#database, q, CONNECTION_LIST, spec);
   }
 }

@@ -20,6 +20,12 @@ import {
   type FleetRepository,
   type Visible,
 } from './repository.js';
+import {
+  BRIDGE_TARGET_CACHE_SIZE,
+  BRIDGE_TARGET_TTL_MS,
+  BridgeTargets,
+  type BridgeTarget,
+} from './bridge-targets.js';
 import type { SecretBox } from './secret-box.js';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -99,34 +105,14 @@ export interface Activation {
 /** The most activation codes created in one call. */
 export const MAX_CODES_PER_CALL = 1000;
 
-/**
- * What the bridge needs of a device on every call: its scope (for the caller's role) and the
- * edge's credential, decrypted. Kept in memory so a bridged call costs no database read and no
- * decrypt; bounded, short-lived (a change made by another process, e.g. the CLI on the same data
- * directory, is seen within `BRIDGE_TARGET_TTL_MS`), and dropped at once when this process
- * removes or re-enrols the device.
- */
-export interface BridgeTarget {
-  deviceId: string;
-  projectId: string;
-  companyId: string;
-  /** The credential the edge issued for bridged calls. */
-  credential: string;
-}
-export const BRIDGE_TARGET_TTL_MS = 5000;
-export const BRIDGE_TARGET_CACHE_SIZE = 10_000;
+export { BRIDGE_TARGET_CACHE_SIZE, BRIDGE_TARGET_TTL_MS, type BridgeTarget };
 
 export class FleetService {
   readonly #repo: FleetRepository;
   readonly #box: SecretBox;
   readonly #log: Logger;
   readonly #activationTtl: number;
-  /** Bridge targets by device id, oldest first (see `BridgeTarget`). */
-  readonly #targets = new Map<string, { target: BridgeTarget; until: number }>();
-  /** Bumped by every invalidation: a read that started before one is not cached. */
-  #targetsGeneration = 0;
-
-  readonly #targetsMax: number;
+  readonly #targets: BridgeTargets;
 
   constructor(
     repo: FleetRepository,
@@ -138,7 +124,16 @@ export class FleetService {
     this.#box = box;
     this.#log = logger;
     this.#activationTtl = options.activationTtl;
-    this.#targetsMax = Math.max(1, options.bridgeTargetCacheSize ?? BRIDGE_TARGET_CACHE_SIZE);
+    this.#targets = new BridgeTargets(async (deviceId) => {
+      const row = await this.#repo.getDevice(deviceId);
+      if (!row) return null;
+      return {
+        deviceId: row.id,
+        projectId: row.project_id,
+        companyId: row.company_id,
+        credential: this.#box.open(row.edge_credential),
+      };
+    }, options.bridgeTargetCacheSize ?? BRIDGE_TARGET_CACHE_SIZE);
   }
 
   // --- companies and projects -----------------------------------------------------------------
@@ -146,9 +141,12 @@ export class FleetService {
   async createCompany(principal: Principal, name: string) {
     requireRole(principal, {}, 'admin');
     validateName(name, 'companyName');
-    if (await this.#repo.getCompanyByName(name)) throw conflict(`company "${name}" exists`);
     const row = { id: randomUUID(), name, created_at: Date.now() };
-    await this.#repo.insertCompany(row);
+    // The name checked and the company written in one transaction.
+    await this.#repo.transaction(async (repo) => {
+      if (await repo.getCompanyByName(name)) throw conflict(`company "${name}" exists`);
+      await repo.insertCompany(row);
+    });
     this.#log.info({ id: row.id, name }, 'company created');
     return { id: row.id, companyName: name, createdAt: new Date(row.created_at).toISOString() };
   }
@@ -223,8 +221,7 @@ export class FleetService {
     ref: { companyId?: string | undefined; companyName?: string | undefined },
     spec: ListSpec,
   ) {
-    const companyId =
-      ref.companyId || ref.companyName ? (await this.#company(principal, ref)).id : undefined;
+    const companyId = ref.companyId || ref.companyName ? (await this.#company(principal, ref)).id : undefined;
     const page = await this.#repo.listProjects(spec, companyId, visibleTo(principal));
     return {
       items: page.items.map((p) => ({
@@ -272,9 +269,9 @@ export class FleetService {
   async deleteDevice(principal: Principal, deviceId: string): Promise<void> {
     const d = await this.device(principal, deviceId);
     requireRole(principal, d, 'admin');
-    this.#forgetTarget(deviceId);
+    this.#targets.forget(deviceId);
     await this.#repo.deleteDevice(deviceId);
-    this.#forgetTarget(deviceId);
+    this.#targets.forget(deviceId);
     this.#log.info({ deviceId }, 'device removed');
   }
 
@@ -431,7 +428,7 @@ export class FleetService {
       activated_at: now,
     });
     if (!ok) throw new AppError(409, 'activation_code_used', 'the activation code was already used');
-    this.#forgetTarget(id);
+    this.#targets.forget(id);
     this.#log.info({ deviceId: id, projectId: code.project_id, name }, 'device activated');
     return { deviceId: id, projectId: code.project_id, companyId: project.company_id, linkSecret };
   }
@@ -448,7 +445,7 @@ export class FleetService {
 
   /** The credential the edge issued for bridged calls, decrypted. */
   async edgeCredential(deviceId: string): Promise<string | null> {
-    return (await this.#bridgeTarget(deviceId))?.credential ?? null;
+    return (await this.#targets.get(deviceId))?.credential ?? null;
   }
 
   /**
@@ -456,7 +453,7 @@ export class FleetService {
    * given); else 404, as `device()`. Served from memory (see `BridgeTarget`).
    */
   async bridgeTarget(principal: Principal, deviceId: string, projectId?: string): Promise<BridgeTarget> {
-    const t = await this.#bridgeTarget(deviceId);
+    const t = await this.#targets.get(deviceId);
     if (
       !t ||
       (projectId !== undefined && t.projectId !== projectId) ||
@@ -465,34 +462,6 @@ export class FleetService {
       throw notFound(`device "${deviceId}" not found${projectId ? ` in project "${projectId}"` : ''}`);
     }
     return t;
-  }
-
-  async #bridgeTarget(deviceId: string): Promise<BridgeTarget | null> {
-    const now = Date.now();
-    const hit = this.#targets.get(deviceId);
-    if (hit && hit.until > now) return hit.target;
-    this.#targets.delete(deviceId);
-    const generation = this.#targetsGeneration;
-    const row = await this.#repo.getDevice(deviceId);
-    if (!row) return null;
-    const target: BridgeTarget = {
-      deviceId: row.id,
-      projectId: row.project_id,
-      companyId: row.company_id,
-      credential: this.#box.open(row.edge_credential),
-    };
-    if (generation !== this.#targetsGeneration) return target;
-    // Bounded: the oldest entry goes first (a Map iterates in insertion order).
-    if (this.#targets.size >= this.#targetsMax) {
-      this.#targets.delete(this.#targets.keys().next().value!);
-    }
-    this.#targets.set(deviceId, { target, until: now + BRIDGE_TARGET_TTL_MS });
-    return target;
-  }
-
-  #forgetTarget(deviceId: string): void {
-    this.#targetsGeneration++;
-    this.#targets.delete(deviceId);
   }
 
   /** How many bridge targets are held in memory (for tests). */

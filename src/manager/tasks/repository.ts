@@ -1,5 +1,5 @@
 /** The tasks module's tables: tasks, their subtasks (one per device) and each subtask's log. */
-import type { Database, Kysely } from '../../kernel/db/index.js';
+import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
 import { sql } from '../../kernel/db/index.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 
@@ -92,17 +92,31 @@ export const SUBTASK_LIST: ListDefinition = {
 };
 
 export class TaskRepository {
-  readonly database: Database;
+  readonly #database: Database;
   readonly #db: Kysely<TaskTables>;
+  /** Bound to a transaction (see `transaction`). */
+  readonly #bound: boolean;
 
-  constructor(database: Database) {
-    this.database = database;
-    this.#db = database.db as Kysely<TaskTables>;
+  constructor(database: Database, trx?: Transaction<TaskTables>) {
+    this.#database = database;
+    this.#db = trx ?? (database.db as Kysely<TaskTables>);
+    this.#bound = trx !== undefined;
+  }
+
+  /**
+   * Runs `fn` with this repository bound to one transaction (the one it is bound to already,
+   * if any): everything written through the repository it is handed lands, or nothing does.
+   * Inside, go through that repository only (on SQLite another query would wait for the end).
+   */
+  transaction<T>(fn: (repo: TaskRepository) => Promise<T>): Promise<T> {
+    if (this.#bound) return fn(this);
+    return this.#db.transaction().execute((trx) => fn(new TaskRepository(this.#database, trx)));
   }
 
   /** A task and its subtasks, in one transaction. */
   async insertTask(task: TaskRow, subtasks: SubtaskRow[]): Promise<void> {
-    await this.#db.transaction().execute(async (trx) => {
+    await this.transaction(async (repo) => {
+      const trx = repo.#db;
       await trx.insertInto('mgr_task').values(task).execute();
       for (let i = 0; i < subtasks.length; i += 200) {
         await trx
@@ -141,7 +155,7 @@ export class TaskRepository {
           eb('t.project_id', 'in', ids(visible.projectIds)),
         ]),
       );
-    return runList(this.database, q, TASK_LIST, spec);
+    return runList(this.#database, q, TASK_LIST, spec);
   }
 
   /** Subtasks created in [from, to], paged; those of tasks `visible` may read. */
@@ -159,12 +173,12 @@ export class TaskRepository {
       );
     if (range.from !== undefined) q = q.where('s.created_at', '>=', range.from);
     if (range.to !== undefined) q = q.where('s.created_at', '<=', range.to);
-    return runList(this.database, q, SUBTASK_LIST, spec);
+    return runList(this.#database, q, SUBTASK_LIST, spec);
   }
 
   /** A single-process database (SQLite): no other process can hold a claim. */
   get singleProcess(): boolean {
-    return this.database.dialect === 'sqlite';
+    return this.#database.dialect === 'sqlite';
   }
 
   /** Counts of a task's subtasks by status. */
@@ -207,7 +221,7 @@ export class TaskRepository {
       .orderBy('next_attempt_at')
       .orderBy('id')
       .limit(limit);
-    if (this.database.dialect === 'postgres') due = due.forUpdate().skipLocked();
+    if (this.#database.dialect === 'postgres') due = due.forUpdate().skipLocked();
     return this.#db
       .updateTable('mgr_subtask')
       .set({
@@ -312,7 +326,8 @@ export class TaskRepository {
   /** Waiting subtasks whose deadline passed fail; answers their task ids. */
   async failOverdue(): Promise<string[]> {
     const now = Date.now();
-    return this.#db.transaction().execute(async (trx) => {
+    return this.transaction(async (repo) => {
+      const trx = repo.#db;
       const rows = await trx
         .selectFrom('mgr_subtask')
         .select(['id', 'task_id', 'device_id'])
@@ -365,7 +380,8 @@ export class TaskRepository {
   /** Cancels a running task: its waiting subtasks are cancelled; running ones end on their own. */
   async cancel(taskId: string): Promise<boolean> {
     const now = Date.now();
-    return this.#db.transaction().execute(async (trx) => {
+    return this.transaction(async (repo) => {
+      const trx = repo.#db;
       const r = await trx
         .updateTable('mgr_task')
         .set({ status: 'CANCELLED', updated_at: now })

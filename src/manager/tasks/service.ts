@@ -267,10 +267,16 @@ export class TaskService {
   async cancel(principal: Principal, taskId: string) {
     const t = await this.#readable(principal, taskId);
     requireRole(principal, { companyId: t.company_id, projectId: t.project_id }, 'operator');
-    if (!(await this.#repo.cancel(taskId))) {
-      throw new AppError(409, 'conflict', `task "${taskId}" is ${t.status}, not RUNNING: nothing to cancel`);
-    }
-    await this.#repo.settle(taskId);
+    // Cancelled, and ended at once when nothing of it runs any more, in one transaction.
+    await this.#repo.transaction(async (repo) => {
+      if (!(await repo.cancel(taskId)))
+        throw new AppError(
+          409,
+          'conflict',
+          `task "${taskId}" is ${t.status}, not RUNNING: nothing to cancel`,
+        );
+      await repo.settle(taskId);
+    });
     this.#log.info({ taskId }, 'task cancelled');
     return this.#taskView((await this.#repo.getTask(taskId))!);
   }

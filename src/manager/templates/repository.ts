@@ -1,5 +1,5 @@
 /** The templates module's tables: templates, their version history, parameter values by scope. */
-import type { Database, Kysely } from '../../kernel/db/index.js';
+import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 
 export interface TemplateTables {
@@ -67,17 +67,31 @@ export const TEMPLATE_LIST: ListDefinition = {
 };
 
 export class TemplateRepository {
-  readonly database: Database;
+  readonly #database: Database;
   readonly #db: Kysely<TemplateTables>;
+  /** Bound to a transaction (see `transaction`). */
+  readonly #bound: boolean;
 
-  constructor(database: Database) {
-    this.database = database;
-    this.#db = database.db as Kysely<TemplateTables>;
+  constructor(database: Database, trx?: Transaction<TemplateTables>) {
+    this.#database = database;
+    this.#db = trx ?? (database.db as Kysely<TemplateTables>);
+    this.#bound = trx !== undefined;
+  }
+
+  /**
+   * Runs `fn` with this repository bound to one transaction (the one it is bound to already,
+   * if any): everything written through the repository it is handed lands, or nothing does.
+   * Inside, go through that repository only (on SQLite another query would wait for the end).
+   */
+  transaction<T>(fn: (repo: TemplateRepository) => Promise<T>): Promise<T> {
+    if (this.#bound) return fn(this);
+    return this.#db.transaction().execute((trx) => fn(new TemplateRepository(this.#database, trx)));
   }
 
   /** A new template and its first version, in one transaction. */
   async insert(row: TemplateRow): Promise<void> {
-    await this.#db.transaction().execute(async (trx) => {
+    await this.transaction(async (repo) => {
+      const trx = repo.#db;
       await trx.insertInto('mgr_template').values(row).execute();
       await trx
         .insertInto('mgr_template_version')
@@ -102,9 +116,10 @@ export class TemplateRepository {
     id: string,
     change: (current: TemplateRow) => Omit<TemplateRow, 'id' | 'version' | 'created_by' | 'created_at'>,
   ): Promise<TemplateRow | undefined> {
-    return this.#db.transaction().execute(async (trx) => {
+    return this.transaction(async (repo) => {
+      const trx = repo.#db;
       let q = trx.selectFrom('mgr_template').selectAll().where('id', '=', id);
-      if (this.database.dialect === 'postgres') q = q.forUpdate();
+      if (this.#database.dialect === 'postgres') q = q.forUpdate();
       const current = await q.executeTakeFirst();
       if (!current) return undefined;
       const next: TemplateRow = {
@@ -171,7 +186,7 @@ export class TemplateRepository {
         ]),
       );
     }
-    return runList(this.database, q, TEMPLATE_LIST, spec);
+    return runList(this.#database, q, TEMPLATE_LIST, spec);
   }
 
   async count(): Promise<number> {
@@ -214,7 +229,8 @@ export class TemplateRepository {
 
   /** Sets the values of several scopes at once (an empty object removes a scope's values). */
   async setVars(rows: VarsRow[]): Promise<void> {
-    await this.#db.transaction().execute(async (trx) => {
+    await this.transaction(async (repo) => {
+      const trx = repo.#db;
       for (const r of rows) {
         await trx
           .deleteFrom('mgr_template_vars')

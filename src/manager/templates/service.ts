@@ -188,8 +188,6 @@ export class TemplateService {
       source: string | null;
     },
   ): Promise<TemplateView> {
-    if ((await this.#repo.count()) >= TEMPLATE_LIMITS.maxTemplates)
-      throw conflict(`at most ${TEMPLATE_LIMITS.maxTemplates} templates are kept; delete some first`);
     const text = JSON.stringify(doc);
     const now = Date.now();
     const row: TemplateRow = {
@@ -210,7 +208,12 @@ export class TemplateService {
       updated_by: principal.subject,
       updated_at: now,
     };
-    await this.#repo.insert(row);
+    // Counted and written in one transaction.
+    await this.#repo.transaction(async (repo) => {
+      if ((await repo.count()) >= TEMPLATE_LIMITS.maxTemplates)
+        throw conflict(`at most ${TEMPLATE_LIMITS.maxTemplates} templates are kept; delete some first`);
+      await repo.insert(row);
+    });
     this.#log.info({ templateId: row.id, friendlyName: row.friendly_name }, 'template created');
     return templateView(row);
   }

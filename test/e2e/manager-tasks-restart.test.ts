@@ -2,8 +2,8 @@
  * Task state survives the manager: a `millwright manager` process (SQLite) killed with SIGKILL
  * in the middle of a TEMPLATE_APPLY task over 8 simulated edges, started again on the same data
  * directory and port; the edges link again, the task resumes where it was (the subtasks that
- * were running are checked on the edge before anything is sent again) and every edge received
- * its apply exactly once.
+ * were running are sent again under the same Idempotency-Key, which the edge answers from its
+ * record) and every edge received its apply exactly once, with nothing left saved on it.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,5 +105,6 @@ test('a task running when the manager is killed resumes after the restart; no su
   for (const sim of sims) {
     const total = [...sim.applies.values()].reduce((x, y) => x + y, 0);
     assert.equal(total, 1, `device ${sim.deviceId}: ${JSON.stringify([...sim.applies])}`);
+    assert.deepEqual([...sim.saved.values()], [], 'nothing is saved on the edge');
   }
 });

@@ -205,6 +205,16 @@ describe('templates', () => {
   test('applied to three edges as one task, one offline until the middle of it', async () => {
     await edges[2]!.stop();
     await online(ids[2]!, false);
+    // Every call the manager sends over a link during the task (a spy: the calls go on as sent).
+    const hub = m.manager.links;
+    const sent: string[] = [];
+    const request = hub.request.bind(hub);
+    hub.request = (deviceId, req) => {
+      sent.push(
+        `${deviceId} ${req.method} ${req.path.replace(/^\/config\/template\/.+$/, '/config/template/{id}')}`,
+      );
+      return request(deviceId, req);
+    };
     const started = await m.call('/api/v1/async-task/template-apply', {
       json: { templateId, deviceIds: ids, deadlineSeconds: 120 },
     });
@@ -228,6 +238,14 @@ describe('templates', () => {
       40_000,
       'task done',
     );
+    hub.request = request;
+    // An apply is two link round trips per device: the upload session opened with the document,
+    // then the apply under the subtask's Idempotency-Key. Nothing is saved on the edge.
+    for (const id of ids)
+      assert.deepEqual(
+        sent.filter((c) => c.startsWith(`${id} `)),
+        [`${id} POST /config/session`, `${id} PUT /config/template/{id}`],
+      );
     const all = await subtasks();
     assert.equal(all.length, 3);
     for (const s of all) {

@@ -24,11 +24,36 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
     (_req, body, done) => done(null, body),
   );
 
-  app.post<{ Body: Record<string, never> }>(
+  // `{}` opens an empty session; a raw body (`application/octet-stream`) opens it with that
+  // first chunk, so that a document of one chunk is uploaded in one call (the manager's apply).
+  app.post<{ Body: Record<string, never> | Buffer }>(
     '/config/session',
-    { schema: { body: S.OpenSessionBody } },
-    async (_request, reply) =>
-      reply.status(201).send({ ...config.openSession(), maxBytes: CONFIG_LIMITS.maxTemplateBytes }),
+    {
+      bodyLimit: CONFIG_LIMITS.maxChunkBytes,
+      schema: {
+        body: {
+          content: {
+            'application/json': { schema: S.OpenSessionBody },
+            'application/octet-stream': { schema: {} },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      if (!Buffer.isBuffer(body))
+        return reply.status(201).send({ ...config.openSession(), maxBytes: CONFIG_LIMITS.maxTemplateBytes });
+      if (!/^application\/octet-stream\b/i.test(request.headers['content-type'] ?? ''))
+        throw badRequest('send {} as JSON, or the first chunk as application/octet-stream');
+      const opened = config.openSession();
+      try {
+        const { size } = config.appendSession(opened.id, body, 0);
+        return reply.status(201).send({ ...opened, maxBytes: CONFIG_LIMITS.maxTemplateBytes, size });
+      } catch (err) {
+        config.closeSession(opened.id);
+        throw err;
+      }
+    },
   );
 
   app.patch<{ Params: S.IdParams; Querystring: { offset?: string } }>(

@@ -1,20 +1,21 @@
 /** The bridge on the manager's seam: `/api/v1/edge/...` and the device OAuth clients. */
 import type { ManagerModule } from '../modules.js';
-import { bridgeRoutes, type BridgeOptions } from './routes.js';
+import { bridgeRoutes } from './routes.js';
 import { oauthClientRoutes } from './oauth-clients.js';
+import { BridgeService } from './service.js';
 
 declare module '../modules.js' {
   interface ManagerModules {
-    bridge: BridgeOptions;
+    bridge: BridgeService;
   }
 }
 
 export const bridgeModule: ManagerModule<'bridge'> = {
   name: 'bridge',
   requires: ['fleet', 'link'],
-  start: (ctx) => ({ fleet: ctx.module('fleet'), hub: ctx.module('link') }),
+  start: (ctx) => new BridgeService(ctx.module('fleet'), ctx.module('link')),
   async mount(ctx, bridge) {
-    await ctx.app.register(bridgeRoutes, bridge);
-    await ctx.app.register(oauthClientRoutes, bridge);
+    await ctx.app.register(bridgeRoutes, { bridge });
+    await ctx.app.register(oauthClientRoutes, { bridge });
   },
 };

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError, ERRORS } from '../../kernel/errors.js';
 import { principalOf, requireRole } from '../auth/index.js';
-import { callEdgeJson, type BridgeOptions } from './routes.js';
+import type { BridgeService } from './service.js';
 
 const Strict = { additionalProperties: false } as const;
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('viewer')]);
@@ -63,14 +63,15 @@ function expect(res: { status: number; body: any }, ok: number): any {
   );
 }
 
-export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOptions) {
+export async function oauthClientRoutes(app: FastifyInstance, options: { bridge: BridgeService }) {
+  const { bridge } = options;
   const base = '/api/v1/device/:deviceId/oauth-clients';
   const device = async (
     request: { params: { deviceId: string } } & Parameters<typeof principalOf>[0],
     write: boolean,
   ) => {
     const principal = principalOf(request);
-    const d = await options.fleet.device(principal, request.params.deviceId);
+    const d = await bridge.fleet.device(principal, request.params.deviceId);
     if (write) requireRole(principal, d, 'admin');
     return d.id;
   };
@@ -85,7 +86,7 @@ export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOpt
     },
     async (request) => {
       const id = await device(request, false);
-      const body = expect(await callEdgeJson(options, id, 'GET', '/auth/v3/api-clients?limit=200'), 200);
+      const body = expect(await bridge.json(id, 'GET', '/auth/v3/api-clients?limit=200'), 200);
       return { items: (body.items as EdgeClient[]).map(view), total: body.total as number };
     },
   );
@@ -96,7 +97,7 @@ export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOpt
     async (request, reply) => {
       const id = await device(request, true);
       const c = expect(
-        await callEdgeJson(options, id, 'POST', '/auth/v3/api-clients', {
+        await bridge.json(id, 'POST', '/auth/v3/api-clients', {
           name: request.body.name,
           role: request.body.role ?? 'admin',
         }),
@@ -112,7 +113,7 @@ export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOpt
     async (request) => {
       const id = await device(request, true);
       const path = `/dm/v2/api-clients/${encodeURIComponent(request.params.clientId)}`;
-      return view(expect(await callEdgeJson(options, id, 'PUT', path, request.body), 200) as EdgeClient);
+      return view(expect(await bridge.json(id, 'PUT', path, request.body), 200) as EdgeClient);
     },
   );
 
@@ -122,7 +123,7 @@ export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOpt
     async (request, reply) => {
       const id = await device(request, true);
       const path = `/auth/v3/api-clients/${encodeURIComponent(request.params.clientId)}`;
-      expect(await callEdgeJson(options, id, 'DELETE', path), 204);
+      expect(await bridge.json(id, 'DELETE', path), 204);
       return reply.status(204).send();
     },
   );
@@ -138,7 +139,7 @@ export async function oauthClientRoutes(app: FastifyInstance, options: BridgeOpt
     async (request) => {
       const id = await device(request, true);
       const path = `/auth/v3/api-clients/${encodeURIComponent(request.params.clientId)}/secret`;
-      const r = expect(await callEdgeJson(options, id, 'POST', path, {}), 200) as EdgeClient;
+      const r = expect(await bridge.json(id, 'POST', path, {}), 200) as EdgeClient;
       return { clientId: r.client_id, clientSecret: r.client_secret! };
     },
   );

@@ -1,6 +1,11 @@
-/** The fleet's tables: companies, projects, devices, activation codes and connection history. */
-import type { Database, Kysely } from '../../kernel/db/index.js';
+/**
+ * The fleet's tables: companies, projects, devices, activation codes and connection history.
+ * The paged lists are run here (their definitions map the API's fields to these columns), each
+ * restricted to what a caller may see (`Visible`, from the service: null for everything).
+ */
+import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
 import { sql } from '../../kernel/db/index.js';
+import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 
 export interface FleetTables {
   mgr_company: { id: string; name: string; created_at: number };
@@ -47,27 +52,101 @@ export type ProjectRow = FleetTables['mgr_project'];
 export type DeviceRow = FleetTables['mgr_device'];
 export type CodeRow = FleetTables['mgr_activation_code'];
 
-export class FleetRepository {
-  readonly database: Database;
-  readonly db: Kysely<FleetTables>;
+/** The companies and projects a caller holds a role on (null: a global role, everything). */
+export type Visible = { companyIds: string[]; projectIds: string[] } | null;
 
-  constructor(database: Database) {
-    this.database = database;
-    this.db = database.db as Kysely<FleetTables>;
+/** An `in` list that matches nothing when empty (`in ()` is not SQL). */
+const ids = (list: string[]) => (list.length ? list : ['']);
+
+export const COMPANY_LIST: ListDefinition = {
+  fields: {
+    companyName: 'c.name',
+    createdAt: { column: 'c.created_at', type: 'integer', filterable: false },
+  },
+  tiebreak: 'c.id',
+  defaultSort: [{ field: 'companyName', order: 'asc' }],
+  maxLimit: 1000,
+};
+
+export const PROJECT_LIST: ListDefinition = {
+  fields: {
+    name: 'p.name',
+    companyName: 'c.name',
+    createdAt: { column: 'p.created_at', type: 'integer', filterable: false },
+  },
+  tiebreak: 'p.id',
+  defaultSort: [{ field: 'name', order: 'asc' }],
+  maxLimit: 1000,
+};
+
+export const DEVICE_LIST: ListDefinition = {
+  fields: {
+    name: 'd.name',
+    prettyName: 'd.pretty_name',
+    projectId: 'd.project_id',
+    online: { column: 'd.online', type: 'boolean' },
+    lastSeen: { column: 'd.last_seen', type: 'integer' },
+    edgeVersion: 'd.edge_version',
+    activatedAt: { column: 'd.activated_at', type: 'integer' },
+  },
+  tiebreak: 'd.id',
+  defaultSort: [{ field: 'name', order: 'asc' }],
+  maxLimit: 1000,
+};
+
+export const CODE_LIST: ListDefinition = {
+  fields: {
+    projectId: 'a.project_id',
+    deviceName: 'a.device_name',
+    expiresAt: { column: 'a.expires_at', type: 'integer' },
+    createdAt: { column: 'a.created_at', type: 'integer' },
+  },
+  tiebreak: 'a.id',
+  defaultSort: [{ field: 'createdAt', order: 'desc' }],
+  maxLimit: 1000,
+};
+
+export const CONNECTION_LIST: ListDefinition = {
+  fields: { connectedAt: { column: 'connected_at', type: 'integer' } },
+  tiebreak: 'id',
+  defaultSort: [{ field: 'connectedAt', order: 'desc' }],
+  maxLimit: 1000,
+};
+
+export class FleetRepository {
+  readonly #database: Database;
+  readonly #db: Kysely<FleetTables>;
+  /** Bound to a transaction (see `transaction`). */
+  readonly #bound: boolean;
+
+  constructor(database: Database, trx?: Transaction<FleetTables>) {
+    this.#database = database;
+    this.#db = trx ?? (database.db as Kysely<FleetTables>);
+    this.#bound = trx !== undefined;
+  }
+
+  /**
+   * Runs `fn` with this repository bound to one transaction (the one it is bound to already,
+   * if any): everything written through the repository it is handed lands, or nothing does.
+   * Inside, go through that repository only (on SQLite another query would wait for the end).
+   */
+  transaction<T>(fn: (repo: FleetRepository) => Promise<T>): Promise<T> {
+    if (this.#bound) return fn(this);
+    return this.#db.transaction().execute((trx) => fn(new FleetRepository(this.#database, trx)));
   }
 
   async insertCompany(row: CompanyRow): Promise<void> {
-    await this.db.insertInto('mgr_company').values(row).execute();
+    await this.#db.insertInto('mgr_company').values(row).execute();
   }
   getCompany(id: string) {
-    return this.db.selectFrom('mgr_company').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.#db.selectFrom('mgr_company').selectAll().where('id', '=', id).executeTakeFirst();
   }
   getCompanyByName(name: string) {
-    return this.db.selectFrom('mgr_company').selectAll().where('name', '=', name).executeTakeFirst();
+    return this.#db.selectFrom('mgr_company').selectAll().where('name', '=', name).executeTakeFirst();
   }
-  /** Companies with their project and device counts (for the paged list). */
-  companyListQuery() {
-    return this.db
+  /** Companies with their project and device counts, paged; those `visible` holds a role in. */
+  listCompanies(spec: ListSpec, visible: Visible) {
+    let q = this.#db
       .selectFrom('mgr_company as c')
       .select([
         'c.id',
@@ -78,21 +157,47 @@ export class FleetRepository {
           'devices',
         ),
       ]);
+    if (visible)
+      q = q.where((eb) =>
+        eb.or([
+          eb('c.id', 'in', ids(visible.companyIds)),
+          eb.exists(
+            eb
+              .selectFrom('mgr_project as sp')
+              .select('sp.id')
+              .whereRef('sp.company_id', '=', 'c.id')
+              .where('sp.id', 'in', ids(visible.projectIds)),
+          ),
+        ]),
+      );
+    return runList(this.#database, q, COMPANY_LIST, spec);
+  }
+  /** Whether one of `projectIds` is a project of the company. */
+  async hasProjectIn(companyId: string, projectIds: string[]): Promise<boolean> {
+    if (projectIds.length === 0) return false;
+    const hit = await this.#db
+      .selectFrom('mgr_project')
+      .select('id')
+      .where('company_id', '=', companyId)
+      .where('id', 'in', projectIds)
+      .executeTakeFirst();
+    return hit !== undefined;
   }
 
   async insertProject(row: ProjectRow): Promise<void> {
-    await this.db.insertInto('mgr_project').values(row).execute();
+    await this.#db.insertInto('mgr_project').values(row).execute();
   }
   getProject(id: string) {
-    return this.db
+    return this.#db
       .selectFrom('mgr_project as p')
       .innerJoin('mgr_company as c', 'c.id', 'p.company_id')
       .select(['p.id', 'p.name', 'p.company_id', 'p.created_at', 'c.name as company_name'])
       .where('p.id', '=', id)
       .executeTakeFirst();
   }
-  projectListQuery() {
-    return this.db
+  /** Projects with their company's name and device count, paged (of one company when given). */
+  listProjects(spec: ListSpec, companyId: string | undefined, visible: Visible) {
+    let q = this.#db
       .selectFrom('mgr_project as p')
       .innerJoin('mgr_company as c', 'c.id', 'p.company_id')
       .select([
@@ -103,13 +208,19 @@ export class FleetRepository {
         'c.name as company_name',
         sql<number>`(select count(*) from mgr_device d where d.project_id = p.id)`.as('devices'),
       ]);
+    if (companyId !== undefined) q = q.where('p.company_id', '=', companyId);
+    if (visible)
+      q = q.where((eb) =>
+        eb.or([eb('p.company_id', 'in', ids(visible.companyIds)), eb('p.id', 'in', ids(visible.projectIds))]),
+      );
+    return runList(this.#database, q, PROJECT_LIST, spec);
   }
 
   async insertDevice(row: DeviceRow): Promise<void> {
-    await this.db.insertInto('mgr_device').values(row).execute();
+    await this.#db.insertInto('mgr_device').values(row).execute();
   }
   getDevice(id: string) {
-    return this.db
+    return this.#db
       .selectFrom('mgr_device as d')
       .innerJoin('mgr_project as p', 'p.id', 'd.project_id')
       .selectAll('d')
@@ -117,8 +228,8 @@ export class FleetRepository {
       .where('d.id', '=', id)
       .executeTakeFirst();
   }
-  deviceListQuery() {
-    return this.db
+  #devices() {
+    return this.#db
       .selectFrom('mgr_device as d')
       .innerJoin('mgr_project as p', 'p.id', 'd.project_id')
       .select([
@@ -137,12 +248,48 @@ export class FleetRepository {
         'p.company_id',
       ]);
   }
+  /** Devices (no secrets), paged (of one project when given). */
+  listDevices(spec: ListSpec, projectId: string | undefined, visible: Visible) {
+    let q = this.#devices();
+    if (projectId !== undefined) q = q.where('d.project_id', '=', projectId);
+    if (visible)
+      q = q.where((eb) =>
+        eb.or([
+          eb('p.company_id', 'in', ids(visible.companyIds)),
+          eb('d.project_id', 'in', ids(visible.projectIds)),
+        ]),
+      );
+    return runList(this.#database, q, DEVICE_LIST, spec);
+  }
+  /** Every device of a project (no secrets), by name. */
+  devicesOf(projectId: string) {
+    return this.#devices().where('d.project_id', '=', projectId).orderBy('d.name').execute();
+  }
+  /** The devices of a project with the highest `cpu` or `memory`, highest first. */
+  topDevices(projectId: string, metric: 'cpu' | 'memory', limit: number) {
+    const col = metric === 'cpu' ? 'd.cpu' : 'd.memory';
+    return this.#devices()
+      .where('d.project_id', '=', projectId)
+      .where(col, 'is not', null)
+      .orderBy(col, 'desc')
+      .orderBy('d.id')
+      .limit(limit)
+      .execute();
+  }
+  /** Devices, and how many are online. */
+  async deviceCounts(): Promise<{ devices: number; online: number }> {
+    const row = await this.#db
+      .selectFrom('mgr_device')
+      .select([sql<number>`count(*)`.as('devices'), sql<number>`coalesce(sum(online), 0)`.as('online')])
+      .executeTakeFirstOrThrow();
+    return { devices: Number(row.devices), online: Number(row.online) };
+  }
   async deleteDevice(id: string): Promise<boolean> {
-    const res = await this.db.deleteFrom('mgr_device').where('id', '=', id).executeTakeFirst();
+    const res = await this.#db.deleteFrom('mgr_device').where('id', '=', id).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
   }
   async setPrettyName(projectId: string, deviceId: string, prettyName: string | null): Promise<boolean> {
-    const res = await this.db
+    const res = await this.#db
       .updateTable('mgr_device')
       .set({ pretty_name: prettyName })
       .where('id', '=', deviceId)
@@ -156,7 +303,7 @@ export class FleetRepository {
     now: number,
     facts?: { version: string; host: string },
   ): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('mgr_device')
       .set({
         online: online ? 1 : 0,
@@ -170,7 +317,8 @@ export class FleetRepository {
     beats: { id: string; at: number; metrics: string; cpu: number | null; memory: number | null }[],
   ): Promise<void> {
     if (beats.length === 0) return;
-    await this.database.transaction(async (trx) => {
+    await this.transaction(async (repo) => {
+      const trx = repo.#db;
       for (const b of beats) {
         await trx
           .updateTable('mgr_device')
@@ -183,8 +331,8 @@ export class FleetRepository {
   /** At start: nobody is connected yet; open connection rows end with the last run. */
   async resetOnline(now: number, keep: string[] = []): Promise<void> {
     if (keep.length > 30_000) return;
-    let devices = this.db.updateTable('mgr_device').set({ online: 0 }).where('online', '=', 1);
-    let connections = this.db
+    let devices = this.#db.updateTable('mgr_device').set({ online: 0 }).where('online', '=', 1);
+    let connections = this.#db
       .updateTable('mgr_connection')
       .set({ disconnected_at: now, reason: 'manager restarted' })
       .where('disconnected_at', 'is', null);
@@ -197,19 +345,21 @@ export class FleetRepository {
   }
 
   async insertCodes(rows: CodeRow[]): Promise<void> {
-    await this.database.transaction(async (trx) => {
+    await this.transaction(async (repo) => {
+      const trx = repo.#db;
       for (const row of rows) await trx.insertInto('mgr_activation_code').values(row).execute();
     });
   }
   getCodeByHash(hash: string) {
-    return this.db
+    return this.#db
       .selectFrom('mgr_activation_code')
       .selectAll()
       .where('code_hash', '=', hash)
       .executeTakeFirst();
   }
-  codeListQuery() {
-    return this.db
+  /** Activation codes with their project's company, paged (of one project when given). */
+  listCodes(spec: ListSpec, projectId: string | undefined, visible: Visible) {
+    let q = this.#db
       .selectFrom('mgr_activation_code as a')
       .innerJoin('mgr_project as p', 'p.id', 'a.project_id')
       .select([
@@ -222,10 +372,20 @@ export class FleetRepository {
         'a.created_at',
         'p.company_id',
       ]);
+    if (projectId !== undefined) q = q.where('a.project_id', '=', projectId);
+    if (visible)
+      q = q.where((eb) =>
+        eb.or([
+          eb('p.company_id', 'in', ids(visible.companyIds)),
+          eb('a.project_id', 'in', ids(visible.projectIds)),
+        ]),
+      );
+    return runList(this.#database, q, CODE_LIST, spec);
   }
   /** Uses a code and creates its device in one transaction; false when the code was used meanwhile. */
   async activate(codeId: string, device: DeviceRow): Promise<boolean> {
-    return this.database.transaction(async (trx) => {
+    return this.transaction(async (repo) => {
+      const trx = repo.#db;
       const res = await trx
         .updateTable('mgr_activation_code')
         .set({ used_at: device.activated_at, device_id: device.id })
@@ -239,18 +399,21 @@ export class FleetRepository {
   }
 
   async openConnection(row: FleetTables['mgr_connection']): Promise<void> {
-    await this.db.insertInto('mgr_connection').values(row).execute();
+    await this.#db.insertInto('mgr_connection').values(row).execute();
   }
   async closeConnection(id: string, at: number, reason: string): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('mgr_connection')
       .set({ disconnected_at: at, reason })
       .where('id', '=', id)
       .execute();
   }
-  connectionListQuery() {
-    return this.db
+  /** A device's connection history, paged. */
+  listConnections(spec: ListSpec, deviceId: string) {
+    const q = this.#db
       .selectFrom('mgr_connection')
-      .select(['id', 'device_id', 'connected_at', 'disconnected_at', 'remote_address', 'reason']);
+      .select(['id', 'device_id', 'connected_at', 'disconnected_at', 'remote_address', 'reason'])
+      .where('device_id', '=', deviceId);
+    return runList(this.#database, q, CONNECTION_LIST, spec);
   }
 }

@@ -26,8 +26,31 @@ export interface FleetRoutesOptions {
 }
 
 export async function fleetRoutes(app: FastifyInstance, options: FleetRoutesOptions) {
-  const { fleet } = options;
+  companyRoutes(app, options.fleet);
+  deviceRoutes(app, options.fleet);
+  activationCodeRoutes(app, options.fleet);
 
+  app.get('/api/v1/system/deployment-info', async () => options.deployment());
+
+  // Contract part 9: sites were removed in 3.0; every site call answers 410.
+  const gone = async () => {
+    throw new AppError(
+      ERRORS.sitesRemoved,
+      'the sites feature was removed in edge manager 3.0; use projects instead',
+    );
+  };
+  for (const url of ['/api/v1/site', '/api/v1/site/*']) {
+    app.route({
+      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      url,
+      config: { permission: 'read' },
+      handler: gone,
+    });
+  }
+}
+
+/** Companies and projects. */
+function companyRoutes(app: FastifyInstance, fleet: FleetService) {
   app.post<{ Body: S.CreateCompanyBody }>(
     '/api/v1/company',
     { schema: { body: S.CreateCompanyBody } },
@@ -65,7 +88,10 @@ export async function fleetRoutes(app: FastifyInstance, options: FleetRoutesOpti
       return listResponse(spec, await fleet.listProjects(principalOf(request), ref, spec));
     },
   );
+}
 
+/** Devices: list, read, remove, connection history, pretty names, top metrics. */
+function deviceRoutes(app: FastifyInstance, fleet: FleetService) {
   app.get<Query>(
     '/api/v1/device/list',
     { schema: { querystring: ListQuerySchema, response: { 200: ListResponseSchema(S.DeviceLiteSchema) } } },
@@ -126,7 +152,10 @@ export async function fleetRoutes(app: FastifyInstance, options: FleetRoutesOpti
       return fleet.topMetrics(principalOf(request), request.params.projectId, metric, limit);
     },
   );
+}
 
+/** Activation codes and their status. */
+function activationCodeRoutes(app: FastifyInstance, fleet: FleetService) {
   app.post<{ Body: S.CreateCodeBody }>(
     '/api/v1/activation/code',
     { schema: { body: S.CreateCodeBody } },
@@ -151,24 +180,6 @@ export async function fleetRoutes(app: FastifyInstance, options: FleetRoutesOpti
       );
     },
   );
-
-  app.get('/api/v1/system/deployment-info', async () => options.deployment());
-
-  // Contract part 9: sites were removed in 3.0; every site call answers 410.
-  const gone = async () => {
-    throw new AppError(
-      ERRORS.sitesRemoved,
-      'the sites feature was removed in edge manager 3.0; use projects instead',
-    );
-  };
-  for (const url of ['/api/v1/site', '/api/v1/site/*']) {
-    app.route({
-      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      url,
-      config: { permission: 'read' },
-      handler: gone,
-    });
-  }
 }
 
 /** The admin console's fleet routes: every device, deployment facts. */

@@ -8,10 +8,24 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badRequest, conflict, notFound, ERRORS } from '../../kernel/errors.js';
 import { hashSecret, randomSecret, secretMatches } from '../../kernel/crypto.js';
-import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
-import { sql } from '../../kernel/db/index.js';
+import type { ListPage, ListSpec } from '../../kernel/paging.js';
 import { isGlobal, requireRole, roleAt, type Principal } from '../auth/index.js';
-import type { DeviceRow, FleetRepository } from './repository.js';
+import {
+  CODE_LIST,
+  COMPANY_LIST,
+  CONNECTION_LIST,
+  DEVICE_LIST,
+  PROJECT_LIST,
+  type DeviceRow,
+  type FleetRepository,
+  type Visible,
+} from './repository.js';
+import {
+  BRIDGE_TARGET_CACHE_SIZE,
+  BRIDGE_TARGET_TTL_MS,
+  BridgeTargets,
+  type BridgeTarget,
+} from './bridge-targets.js';
 import type { SecretBox } from './secret-box.js';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -36,60 +50,7 @@ function activationCode(): string {
   return out;
 }
 
-export const COMPANY_LIST: ListDefinition = {
-  fields: {
-    companyName: 'c.name',
-    createdAt: { column: 'c.created_at', type: 'integer', filterable: false },
-  },
-  tiebreak: 'c.id',
-  defaultSort: [{ field: 'companyName', order: 'asc' }],
-  maxLimit: 1000,
-};
-
-export const PROJECT_LIST: ListDefinition = {
-  fields: {
-    name: 'p.name',
-    companyName: 'c.name',
-    createdAt: { column: 'p.created_at', type: 'integer', filterable: false },
-  },
-  tiebreak: 'p.id',
-  defaultSort: [{ field: 'name', order: 'asc' }],
-  maxLimit: 1000,
-};
-
-export const DEVICE_LIST: ListDefinition = {
-  fields: {
-    name: 'd.name',
-    prettyName: 'd.pretty_name',
-    projectId: 'd.project_id',
-    online: { column: 'd.online', type: 'boolean' },
-    lastSeen: { column: 'd.last_seen', type: 'integer' },
-    edgeVersion: 'd.edge_version',
-    activatedAt: { column: 'd.activated_at', type: 'integer' },
-  },
-  tiebreak: 'd.id',
-  defaultSort: [{ field: 'name', order: 'asc' }],
-  maxLimit: 1000,
-};
-
-export const CODE_LIST: ListDefinition = {
-  fields: {
-    projectId: 'a.project_id',
-    deviceName: 'a.device_name',
-    expiresAt: { column: 'a.expires_at', type: 'integer' },
-    createdAt: { column: 'a.created_at', type: 'integer' },
-  },
-  tiebreak: 'a.id',
-  defaultSort: [{ field: 'createdAt', order: 'desc' }],
-  maxLimit: 1000,
-};
-
-export const CONNECTION_LIST: ListDefinition = {
-  fields: { connectedAt: { column: 'connected_at', type: 'integer' } },
-  tiebreak: 'id',
-  defaultSort: [{ field: 'connectedAt', order: 'desc' }],
-  maxLimit: 1000,
-};
+export { CODE_LIST, COMPANY_LIST, CONNECTION_LIST, DEVICE_LIST, PROJECT_LIST };
 
 export interface DeviceView {
   id: string;
@@ -144,34 +105,14 @@ export interface Activation {
 /** The most activation codes created in one call. */
 export const MAX_CODES_PER_CALL = 1000;
 
-/**
- * What the bridge needs of a device on every call: its scope (for the caller's role) and the
- * edge's credential, decrypted. Kept in memory so a bridged call costs no database read and no
- * decrypt; bounded, short-lived (a change made by another process, e.g. the CLI on the same data
- * directory, is seen within `BRIDGE_TARGET_TTL_MS`), and dropped at once when this process
- * removes or re-enrols the device.
- */
-export interface BridgeTarget {
-  deviceId: string;
-  projectId: string;
-  companyId: string;
-  /** The credential the edge issued for bridged calls. */
-  credential: string;
-}
-export const BRIDGE_TARGET_TTL_MS = 5000;
-export const BRIDGE_TARGET_CACHE_SIZE = 10_000;
+export { BRIDGE_TARGET_CACHE_SIZE, BRIDGE_TARGET_TTL_MS, type BridgeTarget };
 
 export class FleetService {
   readonly #repo: FleetRepository;
   readonly #box: SecretBox;
   readonly #log: Logger;
   readonly #activationTtl: number;
-  /** Bridge targets by device id, oldest first (see `BridgeTarget`). */
-  readonly #targets = new Map<string, { target: BridgeTarget; until: number }>();
-  /** Bumped by every invalidation: a read that started before one is not cached. */
-  #targetsGeneration = 0;
-
-  readonly #targetsMax: number;
+  readonly #targets: BridgeTargets;
 
   constructor(
     repo: FleetRepository,
@@ -183,11 +124,16 @@ export class FleetService {
     this.#box = box;
     this.#log = logger;
     this.#activationTtl = options.activationTtl;
-    this.#targetsMax = Math.max(1, options.bridgeTargetCacheSize ?? BRIDGE_TARGET_CACHE_SIZE);
-  }
-
-  get database() {
-    return this.#repo.database;
+    this.#targets = new BridgeTargets(async (deviceId) => {
+      const row = await this.#repo.getDevice(deviceId);
+      if (!row) return null;
+      return {
+        deviceId: row.id,
+        projectId: row.project_id,
+        companyId: row.company_id,
+        credential: this.#box.open(row.edge_credential),
+      };
+    }, options.bridgeTargetCacheSize ?? BRIDGE_TARGET_CACHE_SIZE);
   }
 
   // --- companies and projects -----------------------------------------------------------------
@@ -195,31 +141,18 @@ export class FleetService {
   async createCompany(principal: Principal, name: string) {
     requireRole(principal, {}, 'admin');
     validateName(name, 'companyName');
-    if (await this.#repo.getCompanyByName(name)) throw conflict(`company "${name}" exists`);
     const row = { id: randomUUID(), name, created_at: Date.now() };
-    await this.#repo.insertCompany(row);
+    // The name checked and the company written in one transaction.
+    await this.#repo.transaction(async (repo) => {
+      if (await repo.getCompanyByName(name)) throw conflict(`company "${name}" exists`);
+      await repo.insertCompany(row);
+    });
     this.#log.info({ id: row.id, name }, 'company created');
     return { id: row.id, companyName: name, createdAt: new Date(row.created_at).toISOString() };
   }
 
   async listCompanies(principal: Principal, spec: ListSpec) {
-    let q = this.#repo.companyListQuery();
-    if (!isGlobal(principal, 'viewer')) {
-      const { companyIds, projectIds } = scopeIds(principal);
-      q = q.where((eb) =>
-        eb.or([
-          eb('c.id', 'in', companyIds.length ? companyIds : ['']),
-          eb.exists(
-            eb
-              .selectFrom('mgr_project as sp')
-              .select('sp.id')
-              .whereRef('sp.company_id', '=', 'c.id')
-              .where('sp.id', 'in', projectIds.length ? projectIds : ['']),
-          ),
-        ]),
-      );
-    }
-    const page = await runList(this.#repo.database, q, COMPANY_LIST, spec);
+    const page = await this.#repo.listCompanies(spec, visibleTo(principal));
     return {
       items: page.items.map((c) => ({
         id: c.id,
@@ -252,15 +185,7 @@ export class FleetService {
   /** A role on the company, or on one of its projects. */
   async #readsCompany(principal: Principal, companyId: string): Promise<boolean> {
     if (roleAt(principal, { companyId }) !== null) return true;
-    const { projectIds } = scopeIds(principal);
-    if (projectIds.length === 0) return false;
-    const hit = await this.#repo.db
-      .selectFrom('mgr_project')
-      .select('id')
-      .where('company_id', '=', companyId)
-      .where('id', 'in', projectIds)
-      .executeTakeFirst();
-    return hit !== undefined;
+    return this.#repo.hasProjectIn(companyId, scopeIds(principal).projectIds);
   }
 
   async createProject(
@@ -296,21 +221,8 @@ export class FleetService {
     ref: { companyId?: string | undefined; companyName?: string | undefined },
     spec: ListSpec,
   ) {
-    let q = this.#repo.projectListQuery();
-    if (ref.companyId || ref.companyName) {
-      const company = await this.#company(principal, ref);
-      q = q.where('p.company_id', '=', company.id);
-    }
-    if (!isGlobal(principal, 'viewer')) {
-      const { companyIds, projectIds } = scopeIds(principal);
-      q = q.where((eb) =>
-        eb.or([
-          eb('p.company_id', 'in', companyIds.length ? companyIds : ['']),
-          eb('p.id', 'in', projectIds.length ? projectIds : ['']),
-        ]),
-      );
-    }
-    const page = await runList(this.#repo.database, q, PROJECT_LIST, spec);
+    const companyId = ref.companyId || ref.companyName ? (await this.#company(principal, ref)).id : undefined;
+    const page = await this.#repo.listProjects(spec, companyId, visibleTo(principal));
     return {
       items: page.items.map((p) => ({
         id: p.id,
@@ -336,21 +248,8 @@ export class FleetService {
   // --- devices ----------------------------------------------------------------------------------
 
   async listDevices(principal: Principal, spec: ListSpec, projectId?: string): Promise<ListPage<DeviceView>> {
-    let q = this.#repo.deviceListQuery();
-    if (projectId) {
-      await this.project(principal, projectId);
-      q = q.where('d.project_id', '=', projectId);
-    }
-    if (!isGlobal(principal, 'viewer')) {
-      const { companyIds, projectIds } = scopeIds(principal);
-      q = q.where((eb) =>
-        eb.or([
-          eb('p.company_id', 'in', companyIds.length ? companyIds : ['']),
-          eb('d.project_id', 'in', projectIds.length ? projectIds : ['']),
-        ]),
-      );
-    }
-    const page = await runList(this.#repo.database, q, DEVICE_LIST, spec);
+    if (projectId) await this.project(principal, projectId);
+    const page = await this.#repo.listDevices(spec, projectId || undefined, visibleTo(principal));
     return { items: page.items.map(deviceView), total: page.total };
   }
 
@@ -370,19 +269,15 @@ export class FleetService {
   async deleteDevice(principal: Principal, deviceId: string): Promise<void> {
     const d = await this.device(principal, deviceId);
     requireRole(principal, d, 'admin');
-    this.#forgetTarget(deviceId);
+    this.#targets.forget(deviceId);
     await this.#repo.deleteDevice(deviceId);
-    this.#forgetTarget(deviceId);
+    this.#targets.forget(deviceId);
     this.#log.info({ deviceId }, 'device removed');
   }
 
   async prettyNames(principal: Principal, projectId: string) {
     await this.project(principal, projectId);
-    const rows = await this.#repo
-      .deviceListQuery()
-      .where('d.project_id', '=', projectId)
-      .orderBy('d.name')
-      .execute();
+    const rows = await this.#repo.devicesOf(projectId);
     return {
       items: rows.map((r) => ({ deviceId: r.id, name: r.name, prettyName: r.pretty_name ?? r.name })),
       total: rows.length,
@@ -409,15 +304,7 @@ export class FleetService {
   /** Devices of a project by a metric, highest first (`cpu` percent or `memory` bytes). */
   async topMetrics(principal: Principal, projectId: string, metric: 'cpu' | 'memory', limit: number) {
     await this.project(principal, projectId);
-    const col = metric === 'cpu' ? 'd.cpu' : 'd.memory';
-    const rows = await this.#repo
-      .deviceListQuery()
-      .where('d.project_id', '=', projectId)
-      .where(sql.ref(col), 'is not', null)
-      .orderBy(sql.ref(col), 'desc')
-      .orderBy('d.id')
-      .limit(limit)
-      .execute();
+    const rows = await this.#repo.topDevices(projectId, metric, limit);
     return {
       metric,
       items: rows.map((r) => ({
@@ -433,12 +320,7 @@ export class FleetService {
 
   async connections(principal: Principal, deviceId: string, spec: ListSpec) {
     await this.device(principal, deviceId);
-    const page = await runList(
-      this.#repo.database,
-      this.#repo.connectionListQuery().where('device_id', '=', deviceId),
-      CONNECTION_LIST,
-      spec,
-    );
+    const page = await this.#repo.listConnections(spec, deviceId);
     return {
       items: page.items.map((c) => ({
         id: c.id,
@@ -451,12 +333,8 @@ export class FleetService {
     };
   }
 
-  async counts() {
-    const row = await this.#repo.db
-      .selectFrom('mgr_device')
-      .select([sql<number>`count(*)`.as('devices'), sql<number>`coalesce(sum(online), 0)`.as('online')])
-      .executeTakeFirstOrThrow();
-    return { devices: Number(row.devices), online: Number(row.online) };
+  counts() {
+    return this.#repo.deviceCounts();
   }
 
   // --- activation -----------------------------------------------------------------------------
@@ -499,22 +377,9 @@ export class FleetService {
 
   /** Activation status of the codes (and so the devices) of the caller's projects. */
   async deviceStatus(principal: Principal, spec: ListSpec, projectId?: string) {
-    let q = this.#repo.codeListQuery();
-    if (projectId) {
-      await this.project(principal, projectId);
-      q = q.where('a.project_id', '=', projectId);
-    }
-    if (!isGlobal(principal, 'viewer')) {
-      const { companyIds, projectIds } = scopeIds(principal);
-      q = q.where((eb) =>
-        eb.or([
-          eb('p.company_id', 'in', companyIds.length ? companyIds : ['']),
-          eb('a.project_id', 'in', projectIds.length ? projectIds : ['']),
-        ]),
-      );
-    }
+    if (projectId) await this.project(principal, projectId);
     const now = Date.now();
-    const page = await runList(this.#repo.database, q, CODE_LIST, spec);
+    const page = await this.#repo.listCodes(spec, projectId || undefined, visibleTo(principal));
     return {
       items: page.items.map((a) => ({
         id: a.id,
@@ -563,7 +428,7 @@ export class FleetService {
       activated_at: now,
     });
     if (!ok) throw new AppError(ERRORS.activationCodeUsed, 'the activation code was already used');
-    this.#forgetTarget(id);
+    this.#targets.forget(id);
     this.#log.info({ deviceId: id, projectId: code.project_id, name }, 'device activated');
     return { deviceId: id, projectId: code.project_id, companyId: project.company_id, linkSecret };
   }
@@ -580,7 +445,7 @@ export class FleetService {
 
   /** The credential the edge issued for bridged calls, decrypted. */
   async edgeCredential(deviceId: string): Promise<string | null> {
-    return (await this.#bridgeTarget(deviceId))?.credential ?? null;
+    return (await this.#targets.get(deviceId))?.credential ?? null;
   }
 
   /**
@@ -588,7 +453,7 @@ export class FleetService {
    * given); else 404, as `device()`. Served from memory (see `BridgeTarget`).
    */
   async bridgeTarget(principal: Principal, deviceId: string, projectId?: string): Promise<BridgeTarget> {
-    const t = await this.#bridgeTarget(deviceId);
+    const t = await this.#targets.get(deviceId);
     if (
       !t ||
       (projectId !== undefined && t.projectId !== projectId) ||
@@ -597,34 +462,6 @@ export class FleetService {
       throw notFound(`device "${deviceId}" not found${projectId ? ` in project "${projectId}"` : ''}`);
     }
     return t;
-  }
-
-  async #bridgeTarget(deviceId: string): Promise<BridgeTarget | null> {
-    const now = Date.now();
-    const hit = this.#targets.get(deviceId);
-    if (hit && hit.until > now) return hit.target;
-    this.#targets.delete(deviceId);
-    const generation = this.#targetsGeneration;
-    const row = await this.#repo.getDevice(deviceId);
-    if (!row) return null;
-    const target: BridgeTarget = {
-      deviceId: row.id,
-      projectId: row.project_id,
-      companyId: row.company_id,
-      credential: this.#box.open(row.edge_credential),
-    };
-    if (generation !== this.#targetsGeneration) return target;
-    // Bounded: the oldest entry goes first (a Map iterates in insertion order).
-    if (this.#targets.size >= this.#targetsMax) {
-      this.#targets.delete(this.#targets.keys().next().value!);
-    }
-    this.#targets.set(deviceId, { target, until: now + BRIDGE_TARGET_TTL_MS });
-    return target;
-  }
-
-  #forgetTarget(deviceId: string): void {
-    this.#targetsGeneration++;
-    this.#targets.delete(deviceId);
   }
 
   /** How many bridge targets are held in memory (for tests). */
@@ -669,6 +506,11 @@ export class FleetService {
   resetOnline(keep: string[] = []) {
     return this.#repo.resetOnline(Date.now(), keep);
   }
+}
+
+/** What `principal` may see of the fleet: null for a global role (everything). */
+function visibleTo(principal: Principal): Visible {
+  return isGlobal(principal, 'viewer') ? null : scopeIds(principal);
 }
 
 function scopeIds(principal: Principal) {

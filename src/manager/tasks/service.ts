@@ -11,9 +11,16 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badRequest, notFound, ERRORS } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
-import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
+import type { ListSpec } from '../../kernel/paging.js';
 import { isGlobal, roleAt, requireRole, type Principal } from '../auth/index.js';
-import type { SubtaskRow, TaskRepository, TaskRow } from './repository.js';
+import {
+  SUBTASK_LIST,
+  TASK_LIST,
+  type SubtaskRow,
+  type TaskRepository,
+  type TaskRow,
+  type Visible,
+} from './repository.js';
 
 /** What a subtask's handler may do while it runs. */
 export interface SubtaskContext {
@@ -27,17 +34,7 @@ export interface SubtaskContext {
 }
 
 export type SubtaskOutcome =
-  | {
-      status: 'SUCCEEDED';
-      result?: unknown;
-      message?: string;
-      /**
-       * Run once the success is recorded (best effort): clean-up that must not happen before,
-       * such as removing the edge's record that it received the subtask (a process that takes
-       * the subtask over from one that stopped in between looks for that record).
-       */
-      afterRecorded?: () => Promise<void>;
-    }
+  | { status: 'SUCCEEDED'; result?: unknown; message?: string }
   | { status: 'FAILED'; error: string; result?: unknown }
   | { status: 'RETRY'; error: string };
 
@@ -76,33 +73,7 @@ export const TASK_LIMITS = {
   maxResultBytes: 64 * 1024,
 };
 
-export const TASK_LIST: ListDefinition = {
-  fields: {
-    type: 't.type',
-    status: 't.status',
-    createdBy: 't.created_by',
-    projectId: 't.project_id',
-    createdAt: { column: 't.created_at', type: 'integer' },
-    updatedAt: { column: 't.updated_at', type: 'integer' },
-  },
-  tiebreak: 't.id',
-  defaultSort: [{ field: 'createdAt', order: 'desc' }],
-  maxLimit: 1000,
-};
-
-export const SUBTASK_LIST: ListDefinition = {
-  fields: {
-    status: 's.status',
-    type: 's.type',
-    deviceId: 's.device_id',
-    taskId: 's.task_id',
-    createdAt: { column: 's.created_at', type: 'integer' },
-    updatedAt: { column: 's.updated_at', type: 'integer' },
-  },
-  tiebreak: 's.id',
-  defaultSort: [{ field: 'createdAt', order: 'desc' }],
-  maxLimit: 1000,
-};
+export { SUBTASK_LIST, TASK_LIST };
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -264,21 +235,8 @@ export class TaskService {
   }
 
   async listTasks(principal: Principal, spec: ListSpec) {
-    let q = this.#repo.taskListQuery();
-    if (!isGlobal(principal, 'viewer')) q = this.#scoped(q, principal, 't');
-    const page = await runList(this.#repo.database, q, TASK_LIST, spec);
+    const page = await this.#repo.listTasks(spec, visibleTo(principal));
     return { items: await Promise.all(page.items.map((t) => this.#taskView(t))), total: page.total };
-  }
-
-  #scoped<Q extends { where: (...a: any[]) => Q }>(q: Q, principal: Principal, alias: string): Q {
-    const companyIds = principal.grants.filter((g) => g.companyId && !g.projectId).map((g) => g.companyId!);
-    const projectIds = principal.grants.filter((g) => g.projectId).map((g) => g.projectId!);
-    return q.where((eb: any) =>
-      eb.or([
-        eb(`${alias}.company_id`, 'in', companyIds.length ? companyIds : ['']),
-        eb(`${alias}.project_id`, 'in', projectIds.length ? projectIds : ['']),
-      ]),
-    );
   }
 
   async subtasks(principal: Principal, taskId: string) {
@@ -289,13 +247,7 @@ export class TaskService {
 
   /** Subtasks of every task the caller may read, created in [from, to], paged. */
   async subtaskHistory(principal: Principal, spec: ListSpec, range: { from?: number; to?: number }) {
-    const global = isGlobal(principal, 'viewer');
-    let q = global
-      ? this.#repo.subtaskListQuery()
-      : this.#scoped(this.#repo.scopedSubtaskListQuery(), principal, 't');
-    if (range.from !== undefined) q = q.where('s.created_at', '>=', range.from);
-    if (range.to !== undefined) q = q.where('s.created_at', '<=', range.to);
-    const page = await runList(this.#repo.database, q, SUBTASK_LIST, spec);
+    const page = await this.#repo.listSubtasks(spec, visibleTo(principal), range);
     return { items: page.items.map(subtaskView), total: page.total };
   }
 
@@ -315,10 +267,15 @@ export class TaskService {
   async cancel(principal: Principal, taskId: string) {
     const t = await this.#readable(principal, taskId);
     requireRole(principal, { companyId: t.company_id, projectId: t.project_id }, 'operator');
-    if (!(await this.#repo.cancel(taskId))) {
-      throw new AppError(ERRORS.conflict, `task "${taskId}" is ${t.status}, not RUNNING: nothing to cancel`);
-    }
-    await this.#repo.settle(taskId);
+    // Cancelled, and ended at once when nothing of it runs any more, in one transaction.
+    await this.#repo.transaction(async (repo) => {
+      if (!(await repo.cancel(taskId)))
+        throw new AppError(
+          ERRORS.conflict,
+          `task "${taskId}" is ${t.status}, not RUNNING: nothing to cancel`,
+        );
+      await repo.settle(taskId);
+    });
     this.#log.info({ taskId }, 'task cancelled');
     return this.#taskView((await this.#repo.getTask(taskId))!);
   }
@@ -327,7 +284,7 @@ export class TaskService {
 
   /** Starts the runner. A single-process database (SQLite) takes over its previous run's claims at once. */
   async start(): Promise<void> {
-    if (this.#repo.database.dialect === 'sqlite') {
+    if (this.#repo.singleProcess) {
       const n = await this.#repo.expireAllLeases();
       if (n)
         this.#log.info({ subtasks: n }, 'resuming the subtasks that were running when the manager stopped');
@@ -488,20 +445,7 @@ export class TaskService {
         await this.#repo.release(row.id, this.instance, 'RETRY', next, outcome.error);
       } else if (outcome.status === 'SUCCEEDED') {
         await log('info', outcome.message ?? `done after ${attempts} attempt(s)`);
-        // The clean-up only when this process recorded the success (a lost claim records nothing).
-        const recorded = await this.#repo.finish(
-          row.id,
-          this.instance,
-          'SUCCEEDED',
-          bound(outcome.result),
-          null,
-        );
-        if (recorded)
-          await outcome
-            .afterRecorded?.()
-            .catch((err: unknown) =>
-              this.#log.warn({ err, subtaskId: row.id }, 'clean-up after a recorded subtask failed'),
-            );
+        await this.#repo.finish(row.id, this.instance, 'SUCCEEDED', bound(outcome.result), null);
       } else {
         await log('error', outcome.error);
         await this.#repo.finish(row.id, this.instance, 'FAILED', bound(outcome.result), outcome.error);
@@ -530,6 +474,15 @@ export class TaskService {
 }
 
 class LostClaim extends Error {}
+
+/** What `principal` may see of the tasks: null for a global role (everything). */
+function visibleTo(principal: Principal): Visible {
+  if (isGlobal(principal, 'viewer')) return null;
+  return {
+    companyIds: principal.grants.filter((g) => g.companyId && !g.projectId).map((g) => g.companyId!),
+    projectIds: principal.grants.filter((g) => g.projectId).map((g) => g.projectId!),
+  };
+}
 
 function bound(result: unknown): unknown {
   if (result === undefined) return undefined;

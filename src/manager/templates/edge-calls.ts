@@ -1,13 +1,13 @@
 /**
- * The template calls a manager makes on an edge, over the link through the bridge's path
- * (`callEdgeJson`/`callEdgeBytes`): upload a document into an upload session, apply or save it
- * (`PUT /config/template/{session}`), preview a saved one, read the current configuration.
+ * The template calls a manager makes on an edge, over the link through the bridge's service:
+ * upload a document into an upload session, apply it (`PUT /config/template/{session}` with an
+ * `Idempotency-Key`), preview it, read the current configuration.
  */
 import { AppError, ERRORS } from '../../kernel/errors.js';
-import { callEdgeBytes, callEdgeJson, type BridgeOptions } from '../bridge/routes.js';
+import type { BridgeService, EdgeAnswer } from '../bridge/service.js';
 
 /** The edge's answer as an error of the manager (its status for a 4xx; 502 for anything else). */
-export function edgeError(what: string, r: { status: number; body: any }): AppError {
+export function edgeError(what: string, r: EdgeAnswer): AppError {
   const message =
     r.body && typeof r.body === 'object' && typeof r.body.message === 'string'
       ? r.body.message
@@ -27,70 +27,78 @@ export function edgeError(what: string, r: { status: number; body: any }): AppEr
   );
 }
 
-export class EdgeTemplates {
-  constructor(readonly bridge: BridgeOptions) {}
+/** How a document is applied (the body of `PUT /config/template/{session}`, undefined left out). */
+export interface EdgeApplyOptions {
+  mode?: string | undefined;
+  failFast?: boolean | undefined;
+  encryptionKey?: string | undefined;
+  parameters?: Record<string, unknown> | undefined;
+}
 
-  /** The document in a new upload session of the edge; answers the session id. */
+const defined = (o: object) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+export class EdgeTemplates {
+  constructor(readonly bridge: BridgeService) {}
+
+  /**
+   * The document in a new upload session of the edge; answers the session id. One call: the
+   * session is opened with the document as its first chunk. An edge that opens empty sessions
+   * only (before 4.5) refuses that body with a 400 or 415: then it is opened, then written.
+   */
   async upload(deviceId: string, text: string): Promise<string> {
-    const s = await callEdgeJson(this.bridge, deviceId, 'POST', '/config/session', {});
+    const bytes = Buffer.from(text);
+    const one = await this.bridge.bytes(deviceId, 'POST', '/config/session', {
+      contentType: 'application/octet-stream',
+      bytes,
+    });
+    if (one.status === 201 && one.body?.size === bytes.length) return String(one.body.id);
+    if (one.status !== 400 && one.status !== 415 && one.status !== 201)
+      throw edgeError('uploading the template', one);
+    const s = one.status === 201 ? one : await this.bridge.json(deviceId, 'POST', '/config/session', {});
     if (s.status !== 201) throw edgeError('opening an upload session', s);
     const id = String(s.body.id);
-    const p = await callEdgeBytes(
-      this.bridge,
+    const p = await this.bridge.bytes(
       deviceId,
       'PATCH',
       `/config/session/${encodeURIComponent(id)}?offset=0`,
-      {
-        contentType: 'application/octet-stream',
-        bytes: Buffer.from(text),
-      },
+      { contentType: 'application/octet-stream', bytes },
     );
     if (p.status !== 200) throw edgeError('uploading the template', p);
     return id;
   }
 
   /**
-   * `PUT /config/template/{session}`: applies (and saves when `name` is given). With
-   * `idempotencyKey`, an edge that already applied under that key answers its recorded outcome
-   * instead of applying again (`Idempotency-Key`; edges before it ignore the header).
+   * Applies `text` on the edge under `idempotencyKey`: the upload, then `PUT
+   * /config/template/{session}` with `Idempotency-Key` (two round trips). An edge that already
+   * applied under that key answers its recorded outcome (`result.replayed`) instead of applying
+   * again; nothing is saved on the edge.
    */
+  async apply(
+    deviceId: string,
+    text: string,
+    options: EdgeApplyOptions,
+    idempotencyKey: string,
+    beforeApply?: () => Promise<void>,
+  ): Promise<EdgeAnswer> {
+    const session = await this.upload(deviceId, text);
+    await beforeApply?.();
+    return this.put(deviceId, session, defined(options), idempotencyKey);
+  }
+
+  /** `PUT /config/template/{session}`: applies (and saves when `name` is given). */
   put(deviceId: string, session: string, body: Record<string, unknown>, idempotencyKey?: string) {
-    const clean = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-    return callEdgeJson(
-      this.bridge,
+    return this.bridge.json(
       deviceId,
       'PUT',
       `/config/template/${encodeURIComponent(session)}`,
-      clean,
-      idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
+      defined(body),
+      idempotencyKey === undefined ? undefined : { 'idempotency-key': idempotencyKey },
     );
-  }
-
-  /** Ids of the edge's saved templates named `name`. */
-  async findByName(deviceId: string, name: string): Promise<string[]> {
-    const r = await callEdgeJson(
-      this.bridge,
-      deviceId,
-      'GET',
-      `/config/templates?limit=10&filter=${encodeURIComponent(`name:eq:${name}`)}`,
-    );
-    if (r.status !== 200) throw edgeError('listing the saved templates', r);
-    return (r.body.items as { id: string }[]).map((t) => t.id);
   }
 
   async deleteSaved(deviceId: string, id: string): Promise<void> {
-    const r = await callEdgeJson(
-      this.bridge,
-      deviceId,
-      'DELETE',
-      `/config/templates/${encodeURIComponent(id)}`,
-    );
+    const r = await this.bridge.json(deviceId, 'DELETE', `/config/templates/${encodeURIComponent(id)}`);
     if (r.status !== 204 && r.status !== 404) throw edgeError('removing a saved template', r);
-  }
-
-  /** Removes every saved template named `name` (best effort is the caller's choice). */
-  async dropByName(deviceId: string, name: string): Promise<void> {
-    for (const id of await this.findByName(deviceId, name)) await this.deleteSaved(deviceId, id);
   }
 
   /** What applying `text` would change: saved under a temporary name, previewed, removed. */
@@ -100,13 +108,11 @@ export class EdgeTemplates {
     if (saved.status !== 200) throw edgeError('saving the template for a preview', saved);
     const id = String(saved.body.template.id);
     try {
-      const clean = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-      const r = await callEdgeJson(
-        this.bridge,
+      const r = await this.bridge.json(
         deviceId,
         'POST',
         `/config/templates/${encodeURIComponent(id)}/preview`,
-        clean,
+        defined(options),
       );
       if (r.status !== 200) throw edgeError('previewing the template', r);
       return r.body as unknown;
@@ -117,26 +123,14 @@ export class EdgeTemplates {
 
   /** The edge's current configuration as a document (secrets encrypted under `key`, or left out). */
   async current(deviceId: string, name: string, key: string | undefined): Promise<string> {
-    const made = await callEdgeJson(this.bridge, deviceId, 'POST', '/config/templates', { name });
+    const made = await this.bridge.json(deviceId, 'POST', '/config/templates', { name });
     if (made.status !== 201) throw edgeError('capturing the configuration', made);
     const id = String(made.body.id);
     try {
+      const path = `/config/templates/${encodeURIComponent(id)}/download`;
       const r = key
-        ? await callEdgeJson(
-            this.bridge,
-            deviceId,
-            'POST',
-            `/config/templates/${encodeURIComponent(id)}/download`,
-            {
-              encryptionKey: key,
-            },
-          )
-        : await callEdgeJson(
-            this.bridge,
-            deviceId,
-            'GET',
-            `/config/templates/${encodeURIComponent(id)}/download`,
-          );
+        ? await this.bridge.json(deviceId, 'POST', path, { encryptionKey: key })
+        : await this.bridge.json(deviceId, 'GET', path);
       if (r.status !== 200) throw edgeError('downloading the configuration', r);
       return typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
     } finally {

@@ -1,5 +1,6 @@
 /** The templates module's tables: templates, their version history, parameter values by scope. */
-import type { Database, Kysely } from '../../kernel/db/index.js';
+import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
+import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 
 export interface TemplateTables {
   mgr_template: {
@@ -44,18 +45,53 @@ export interface TemplateTables {
 export type TemplateRow = TemplateTables['mgr_template'];
 export type VarsRow = TemplateTables['mgr_template_vars'];
 
-export class TemplateRepository {
-  readonly database: Database;
-  readonly db: Kysely<TemplateTables>;
+/** The companies and projects a caller holds a role on (null: a global role, everything). */
+export type Visible = { companyIds: string[]; projectIds: string[] } | null;
 
-  constructor(database: Database) {
-    this.database = database;
-    this.db = database.db as Kysely<TemplateTables>;
+export const TEMPLATE_LIST: ListDefinition = {
+  fields: {
+    id: 't.id',
+    friendlyName: 't.friendly_name',
+    templateDescription: 't.description',
+    version: { column: 't.version', type: 'integer' },
+    createdBy: 't.created_by',
+    updatedBy: 't.updated_by',
+    projectId: 't.project_id',
+    companyId: 't.company_id',
+    createdAt: { column: 't.created_at', type: 'integer' },
+    updatedAt: { column: 't.updated_at', type: 'integer' },
+  },
+  tiebreak: 't.id',
+  defaultSort: [{ field: 'updatedAt', order: 'desc' }],
+  maxLimit: 1000,
+};
+
+export class TemplateRepository {
+  readonly #database: Database;
+  readonly #db: Kysely<TemplateTables>;
+  /** Bound to a transaction (see `transaction`). */
+  readonly #bound: boolean;
+
+  constructor(database: Database, trx?: Transaction<TemplateTables>) {
+    this.#database = database;
+    this.#db = trx ?? (database.db as Kysely<TemplateTables>);
+    this.#bound = trx !== undefined;
+  }
+
+  /**
+   * Runs `fn` with this repository bound to one transaction (the one it is bound to already,
+   * if any): everything written through the repository it is handed lands, or nothing does.
+   * Inside, go through that repository only (on SQLite another query would wait for the end).
+   */
+  transaction<T>(fn: (repo: TemplateRepository) => Promise<T>): Promise<T> {
+    if (this.#bound) return fn(this);
+    return this.#db.transaction().execute((trx) => fn(new TemplateRepository(this.#database, trx)));
   }
 
   /** A new template and its first version, in one transaction. */
   async insert(row: TemplateRow): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (repo) => {
+      const trx = repo.#db;
       await trx.insertInto('mgr_template').values(row).execute();
       await trx
         .insertInto('mgr_template_version')
@@ -80,9 +116,10 @@ export class TemplateRepository {
     id: string,
     change: (current: TemplateRow) => Omit<TemplateRow, 'id' | 'version' | 'created_by' | 'created_at'>,
   ): Promise<TemplateRow | undefined> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.transaction(async (repo) => {
+      const trx = repo.#db;
       let q = trx.selectFrom('mgr_template').selectAll().where('id', '=', id);
-      if (this.database.dialect === 'postgres') q = q.forUpdate();
+      if (this.#database.dialect === 'postgres') q = q.forUpdate();
       const current = await q.executeTakeFirst();
       if (!current) return undefined;
       const next: TemplateRow = {
@@ -116,11 +153,12 @@ export class TemplateRepository {
   }
 
   get(id: string): Promise<TemplateRow | undefined> {
-    return this.db.selectFrom('mgr_template').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.#db.selectFrom('mgr_template').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  listQuery() {
-    return this.db
+  /** Templates without their documents, paged: global ones, and those of what `visible` holds. */
+  list(spec: ListSpec, visible: Visible) {
+    let q = this.#db
       .selectFrom('mgr_template as t')
       .select([
         't.id',
@@ -138,10 +176,21 @@ export class TemplateRepository {
         't.updated_by',
         't.updated_at',
       ]);
+    if (visible) {
+      const { companyIds, projectIds } = visible;
+      q = q.where((eb) =>
+        eb.or([
+          eb.and([eb('t.company_id', 'is', null), eb('t.project_id', 'is', null)]),
+          eb('t.company_id', 'in', companyIds.length ? companyIds : ['']),
+          eb('t.project_id', 'in', projectIds.length ? projectIds : ['']),
+        ]),
+      );
+    }
+    return runList(this.#database, q, TEMPLATE_LIST, spec);
   }
 
   async count(): Promise<number> {
-    const r = await this.db
+    const r = await this.#db
       .selectFrom('mgr_template')
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
@@ -149,7 +198,7 @@ export class TemplateRepository {
   }
 
   versions(id: string) {
-    return this.db
+    return this.#db
       .selectFrom('mgr_template_version')
       .select(['version', 'friendly_name', 'description', 'updated_by', 'updated_at'])
       .where('template_id', '=', id)
@@ -157,8 +206,19 @@ export class TemplateRepository {
       .execute();
   }
 
+  /** The document of one version of a template (history kept), or undefined. */
+  async versionDocument(templateId: string, version: number): Promise<string | undefined> {
+    const r = await this.#db
+      .selectFrom('mgr_template_version')
+      .select('document')
+      .where('template_id', '=', templateId)
+      .where('version', '=', version)
+      .executeTakeFirst();
+    return r?.document;
+  }
+
   vars(templateId: string): Promise<VarsRow[]> {
-    return this.db
+    return this.#db
       .selectFrom('mgr_template_vars')
       .selectAll()
       .where('template_id', '=', templateId)
@@ -169,7 +229,8 @@ export class TemplateRepository {
 
   /** Sets the values of several scopes at once (an empty object removes a scope's values). */
   async setVars(rows: VarsRow[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.transaction(async (repo) => {
+      const trx = repo.#db;
       for (const r of rows) {
         await trx
           .deleteFrom('mgr_template_vars')
@@ -184,7 +245,7 @@ export class TemplateRepository {
 
   async setting(key: string): Promise<string | undefined> {
     return (
-      await this.db
+      await this.#db
         .selectFrom('mgr_template_setting')
         .select('value')
         .where('key', '=', key)
@@ -195,7 +256,7 @@ export class TemplateRepository {
   /** Sets a setting unless one is there (first writer wins); answers the stored value. */
   async settingOnce(key: string, value: string): Promise<string> {
     try {
-      await this.db.insertInto('mgr_template_setting').values({ key, value }).execute();
+      await this.#db.insertInto('mgr_template_setting').values({ key, value }).execute();
     } catch {
       // another process wrote it first
     }

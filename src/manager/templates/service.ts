@@ -2,63 +2,29 @@
  * Templates of the edge manager: edge configuration templates (the edge's document, see
  * docs/configuration-templates.md) kept with a friendly name, a version incremented on every
  * update (history kept), who made and changed them; parameter values by scope (global, company,
- * project, device); a preview per device; and the apply to many devices as one `TEMPLATE_APPLY`
- * task (src/manager/tasks), each subtask applying the template through the edge's /config API
- * over the link. No HTTP here.
+ * project, device); the preview and the apply are apply.ts (`TemplateApplier`), reached from
+ * here after the template's access check. No HTTP here.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badRequest, conflict, forbidden, notFound, ERRORS } from '../../kernel/errors.js';
-import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
+import type { ListSpec } from '../../kernel/paging.js';
 import { checkEnvelope, type TemplateDocument } from '../../kernel/template-envelope.js';
 import { isGlobal, requireRole, roleAt, type Principal } from '../auth/index.js';
 import type { FleetService } from '../fleet/service.js';
 import type { SecretBox } from '../fleet/secret-box.js';
-import type { SubtaskContext, SubtaskOutcome, TaskHandler, TaskService } from '../tasks/service.js';
-import { EdgeTemplates, edgeError } from './edge-calls.js';
-import type { TemplateRepository, TemplateRow } from './repository.js';
+import type { TaskService } from '../tasks/service.js';
+import type { EdgeTemplates } from './edge-calls.js';
+import { TEMPLATE_LIST, type TemplateRepository, type TemplateRow } from './repository.js';
+import { TemplateApplier, type ApplyRequest } from './apply.js';
+import { PREVIEW_MIN_EDGE_VERSION, TEMPLATE_LIMITS } from './limits.js';
+import { checkParams, placeholders, type Parameters, type ScopeType } from './parameters.js';
 import { readZip } from './zip.js';
 
-export const TEMPLATE_LIMITS = {
-  /** Bytes of one template document (one PATCH of the edge's upload session). */
-  maxDocumentBytes: 16 * 1024 * 1024,
-  /** Templates kept by the manager. */
-  maxTemplates: 10_000,
-  /** Devices of one preview call. */
-  maxPreviewDevices: 50,
-  /** Previews run at once for one call. */
-  previewConcurrency: 8,
-  /** Entries of an uploaded ZIP archive. */
-  maxZipEntries: 100,
-  /** Scopes set in one call of template vars. */
-  maxScopesPerCall: 1000,
-};
-
-/** Oldest edge service that previews a template for the manager. */
-export const PREVIEW_MIN_EDGE_VERSION = '4.3.0';
-
-export const TEMPLATE_LIST: ListDefinition = {
-  fields: {
-    id: 't.id',
-    friendlyName: 't.friendly_name',
-    templateDescription: 't.description',
-    version: { column: 't.version', type: 'integer' },
-    createdBy: 't.created_by',
-    updatedBy: 't.updated_by',
-    projectId: 't.project_id',
-    companyId: 't.company_id',
-    createdAt: { column: 't.created_at', type: 'integer' },
-    updatedAt: { column: 't.updated_at', type: 'integer' },
-  },
-  tiebreak: 't.id',
-  defaultSort: [{ field: 'updatedAt', order: 'desc' }],
-  maxLimit: 1000,
-};
-
-export type ScopeType = 'GLOBAL' | 'COMPANY' | 'PROJECT' | 'DEVICE';
-const SCOPE_ORDER: ScopeType[] = ['GLOBAL', 'COMPANY', 'PROJECT', 'DEVICE'];
-export type Parameters = Record<string, Record<string, string | number | boolean>>;
-export type ApplyMode = 'legacy' | 'use' | 'merge-apply';
+export { PREVIEW_MIN_EDGE_VERSION, TEMPLATE_LIMITS };
+export type { ApplyMode, ApplyRequest } from './apply.js';
+export type { Parameters, ScopeType } from './parameters.js';
+export { TEMPLATE_LIST };
 
 type ListRow = Omit<TemplateRow, 'document' | 'user_key'>;
 
@@ -98,31 +64,6 @@ export interface TemplateInput {
   deviceId?: string | undefined;
 }
 
-export interface ApplyRequest {
-  templateId: string;
-  deviceIds?: string[] | undefined;
-  projectId?: string | undefined;
-  companyId?: string | undefined;
-  mode?: ApplyMode | undefined;
-  failFast?: boolean | undefined;
-  parameters?: Parameters | undefined;
-  deadlineSeconds?: number | undefined;
-}
-
-/** What a `TEMPLATE_APPLY` task keeps (the key stays sealed in the template row). */
-interface ApplyParams {
-  templateId: string;
-  version: number;
-  friendlyName: string;
-  mode: ApplyMode | undefined;
-  failFast: boolean | undefined;
-  /** Distinct parameter sets, and each device's index into them. */
-  parameterSets: Parameters[];
-  deviceParameters: Record<string, number>;
-}
-
-const PLACEHOLDER = /(^|[^\\])\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
-
 function friendlyNameOf(v: string | undefined): string {
   const name = v?.trim() ?? '';
   if (name === '') throw badRequest('friendly name is required');
@@ -130,63 +71,13 @@ function friendlyNameOf(v: string | undefined): string {
   return name;
 }
 
-function versionAtLeast(version: string | null, min: string): boolean {
-  if (!version) return false;
-  const a = version.split(/[.+-]/).map((x) => Number.parseInt(x, 10));
-  const b = min.split('.').map(Number);
-  for (let i = 0; i < 3; i++) {
-    const x = Number.isFinite(a[i]) ? a[i]! : 0;
-    if (x !== b[i]) return x > b[i]!;
-  }
-  return true;
-}
-
-/** Placeholders of a section: names, and where each is used. */
-function placeholders(content: unknown, path: string, out: Map<string, Set<string>>): void {
-  if (typeof content === 'string') {
-    for (const m of content.matchAll(PLACEHOLDER)) {
-      const set = out.get(m[2]!) ?? new Set<string>();
-      if (set.size < 20) set.add(path);
-      out.set(m[2]!, set);
-    }
-  } else if (Array.isArray(content)) content.forEach((v, i) => placeholders(v, `${path}[${i}]`, out));
-  else if (content && typeof content === 'object')
-    for (const [k, v] of Object.entries(content)) placeholders(v, path ? `${path}.${k}` : k, out);
-}
-
-function mergeParameters(...sets: (Parameters | undefined)[]): Parameters {
-  const out: Parameters = {};
-  for (const s of sets) {
-    if (!s) continue;
-    for (const [section, values] of Object.entries(s)) out[section] = { ...out[section], ...values };
-  }
-  return out;
-}
-
-function checkParams(value: unknown, field: string): Parameters {
-  if (value === undefined) return {};
-  if (!value || typeof value !== 'object' || Array.isArray(value))
-    throw badRequest(`${field} must be an object keyed by section (not an array)`);
-  for (const [section, values] of Object.entries(value)) {
-    if (!values || typeof values !== 'object' || Array.isArray(values))
-      throw badRequest(`${field}.${section} must be an object of parameter values`);
-    for (const [k, v] of Object.entries(values)) {
-      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
-        throw badRequest(`${field}.${section}.${k} must be a string, number or boolean`);
-    }
-  }
-  return value as Parameters;
-}
-
 export class TemplateService {
   readonly #repo: TemplateRepository;
   readonly #box: SecretBox;
   readonly #fleet: FleetService;
   readonly #edge: EdgeTemplates;
-  readonly #tasks: TaskService;
   readonly #log: Logger;
-  /** Documents by `id@version` for the subtasks of a task (a few, small in count). */
-  readonly #docs = new Map<string, string>();
+  readonly #applier: TemplateApplier;
 
   constructor(
     repo: TemplateRepository,
@@ -200,9 +91,20 @@ export class TemplateService {
     this.#box = box;
     this.#fleet = fleet;
     this.#edge = edge;
-    this.#tasks = tasks;
     this.#log = logger;
-    tasks.register(this.#applyHandler());
+    this.#applier = new TemplateApplier({ repo, box, fleet, edge, tasks }, (principal, id) =>
+      this.#readable(principal, id),
+    );
+  }
+
+  /** Per device, what applying the template would change (edges at 4.3.0 or later). */
+  preview(principal: Principal, req: ApplyRequest) {
+    return this.#applier.preview(principal, req);
+  }
+
+  /** One `TEMPLATE_APPLY` task: a subtask per device. */
+  apply(principal: Principal, req: ApplyRequest) {
+    return this.#applier.apply(principal, req);
   }
 
   // --- scope and access -------------------------------------------------------------------------
@@ -285,8 +187,6 @@ export class TemplateService {
       source: string | null;
     },
   ): Promise<TemplateView> {
-    if ((await this.#repo.count()) >= TEMPLATE_LIMITS.maxTemplates)
-      throw conflict(`at most ${TEMPLATE_LIMITS.maxTemplates} templates are kept; delete some first`);
     const text = JSON.stringify(doc);
     const now = Date.now();
     const row: TemplateRow = {
@@ -307,7 +207,12 @@ export class TemplateService {
       updated_by: principal.subject,
       updated_at: now,
     };
-    await this.#repo.insert(row);
+    // Counted and written in one transaction.
+    await this.#repo.transaction(async (repo) => {
+      if ((await repo.count()) >= TEMPLATE_LIMITS.maxTemplates)
+        throw conflict(`at most ${TEMPLATE_LIMITS.maxTemplates} templates are kept; delete some first`);
+      await repo.insert(row);
+    });
     this.#log.info({ templateId: row.id, friendlyName: row.friendly_name }, 'template created');
     return templateView(row);
   }
@@ -420,19 +325,13 @@ export class TemplateService {
   }
 
   async list(principal: Principal, spec: ListSpec) {
-    let q = this.#repo.listQuery();
-    if (!isGlobal(principal, 'viewer')) {
-      const companyIds = principal.grants.filter((g) => g.companyId && !g.projectId).map((g) => g.companyId!);
-      const projectIds = principal.grants.filter((g) => g.projectId).map((g) => g.projectId!);
-      q = q.where((eb) =>
-        eb.or([
-          eb.and([eb('t.company_id', 'is', null), eb('t.project_id', 'is', null)]),
-          eb('t.company_id', 'in', companyIds.length ? companyIds : ['']),
-          eb('t.project_id', 'in', projectIds.length ? projectIds : ['']),
-        ]),
-      );
-    }
-    const page = await runList(this.#repo.database, q, TEMPLATE_LIST, spec);
+    const visible = isGlobal(principal, 'viewer')
+      ? null
+      : {
+          companyIds: principal.grants.filter((g) => g.companyId && !g.projectId).map((g) => g.companyId!),
+          projectIds: principal.grants.filter((g) => g.projectId).map((g) => g.projectId!),
+        };
+    const page = await this.#repo.list(spec, visible);
     return { items: page.items.map(templateView), total: page.total };
   }
 
@@ -562,301 +461,6 @@ export class TemplateService {
     }
     await this.#repo.setVars(rows);
     return this.vars(principal, templateId);
-  }
-
-  /** Parameters of each device: the scopes' values (global, company, project, device), then the request's. */
-  async #deviceParameters(
-    templateId: string,
-    devices: { id: string; projectId: string; companyId: string }[],
-    request: Parameters,
-  ) {
-    const rows = await this.#repo.vars(templateId);
-    const at = (type: ScopeType, id: string) => {
-      const r = rows.find((x) => x.scope_type === type && x.scope_id === id);
-      return r ? (JSON.parse(r.parameters) as Parameters) : undefined;
-    };
-    const sets: Parameters[] = [];
-    const keys = new Map<string, number>();
-    const byDevice: Record<string, number> = {};
-    for (const d of devices) {
-      const merged = mergeParameters(
-        ...SCOPE_ORDER.map((type) =>
-          at(
-            type,
-            type === 'GLOBAL'
-              ? ''
-              : type === 'COMPANY'
-                ? d.companyId
-                : type === 'PROJECT'
-                  ? d.projectId
-                  : d.id,
-          ),
-        ),
-        request,
-      );
-      const key = JSON.stringify(merged);
-      let i = keys.get(key);
-      if (i === undefined) {
-        i = sets.length;
-        sets.push(merged);
-        keys.set(key, i);
-      }
-      byDevice[d.id] = i;
-    }
-    return { sets, byDevice };
-  }
-
-  // --- preview and apply ------------------------------------------------------------------------
-
-  async #devicesOf(
-    principal: Principal,
-    req: { deviceIds?: string[] | undefined; projectId?: string | undefined; companyId?: string | undefined },
-    max: number,
-  ) {
-    const given = [
-      req.deviceIds !== undefined,
-      req.projectId !== undefined,
-      req.companyId !== undefined,
-    ].filter(Boolean).length;
-    if (given !== 1) throw badRequest('name the devices by exactly one of deviceIds, projectId or companyId');
-    const out: { id: string; projectId: string; companyId: string; edgeVersion: string | null }[] = [];
-    if (req.deviceIds) {
-      if (req.deviceIds.length === 0) throw badRequest('deviceIds is empty');
-      if (req.deviceIds.length > max) throw badRequest(`at most ${max} devices per call`);
-      for (const id of new Set(req.deviceIds)) {
-        const d = await this.#fleet.device(principal, id);
-        out.push({ id: d.id, projectId: d.projectId, companyId: d.companyId, edgeVersion: d.edgeVersion });
-      }
-      return out;
-    }
-    const projectIds: string[] = [];
-    if (req.projectId) projectIds.push((await this.#fleet.project(principal, req.projectId)).id);
-    else {
-      const c = await this.#companyById(principal, req.companyId!);
-      for (let offset = 0; ; offset += 1000) {
-        const page = await this.#fleet.listProjects(
-          principal,
-          { companyId: c.id },
-          { offset, limit: 1000, sort: [], filter: [] },
-        );
-        projectIds.push(...page.items.map((p) => p.id));
-        if (offset + 1000 >= page.total) break;
-      }
-    }
-    for (const projectId of projectIds) {
-      for (let offset = 0; ; offset += 1000) {
-        const page = await this.#fleet.listDevices(
-          principal,
-          { offset, limit: 1000, sort: [], filter: [] },
-          projectId,
-        );
-        for (const d of page.items)
-          out.push({ id: d.id, projectId: d.projectId, companyId: d.companyId, edgeVersion: d.edgeVersion });
-        if (out.length > max) throw badRequest(`the task would reach more than ${max} devices`);
-        if (offset + 1000 >= page.total) break;
-      }
-    }
-    if (out.length === 0) throw badRequest('no device to apply the template to');
-    return out;
-  }
-
-  /** Per device, what applying the template would change (edges at 4.3.0 or later). */
-  async preview(principal: Principal, req: ApplyRequest) {
-    const t = await this.#readable(principal, req.templateId);
-    const devices = await this.#devicesOf(principal, req, TEMPLATE_LIMITS.maxPreviewDevices);
-    const request = checkParams(req.parameters, 'parameters');
-    const { sets, byDevice } = await this.#deviceParameters(t.id, devices, request);
-    const key = t.user_key ? this.#box.open(t.user_key) : undefined;
-    const results: unknown[] = new Array(devices.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < devices.length) {
-        const i = next++;
-        const d = devices[i]!;
-        if (!versionAtLeast(d.edgeVersion, PREVIEW_MIN_EDGE_VERSION)) {
-          results[i] = {
-            deviceId: d.id,
-            status: 'UNSUPPORTED',
-            error: {
-              code: ERRORS.edgeVersionUnsupported.code,
-              message: `template preview needs edge service ${PREVIEW_MIN_EDGE_VERSION} or later; device "${d.id}" runs ${d.edgeVersion ?? 'an unknown version'}`,
-            },
-          };
-          continue;
-        }
-        try {
-          const preview = await this.#edge.preview(d.id, t.document, `mw-preview-${randomUUID()}`, {
-            mode: req.mode,
-            encryptionKey: key,
-            parameters: sets[byDevice[d.id]!],
-          });
-          results[i] = { deviceId: d.id, status: 'OK', preview };
-        } catch (err) {
-          const e = err instanceof AppError ? err : new AppError(ERRORS.edgeError, (err as Error).message);
-          results[i] = {
-            deviceId: d.id,
-            status: e.code === ERRORS.deviceOffline.code ? 'OFFLINE' : 'FAILED',
-            error: { code: e.code, message: e.message },
-          };
-        }
-      }
-    };
-    await Promise.all(
-      Array.from({ length: Math.min(TEMPLATE_LIMITS.previewConcurrency, devices.length) }, worker),
-    );
-    if (devices.length === 1 && (results[0] as { status: string }).status === 'UNSUPPORTED') {
-      const r = results[0] as { error: { message: string } };
-      throw new AppError(ERRORS.edgeVersionUnsupported, r.error.message);
-    }
-    return {
-      templateId: t.id,
-      version: t.version,
-      mode: req.mode ?? 'legacy',
-      items: results,
-      total: results.length,
-    };
-  }
-
-  /** One `TEMPLATE_APPLY` task: a subtask per device. */
-  async apply(principal: Principal, req: ApplyRequest) {
-    const t = await this.#readable(principal, req.templateId);
-    const devices = await this.#devicesOf(principal, req, 20_000);
-    for (const d of devices) requireRole(principal, d, 'operator');
-    const request = checkParams(req.parameters, 'parameters');
-    const { sets, byDevice } = await this.#deviceParameters(t.id, devices, request);
-    const projects = new Set(devices.map((d) => d.projectId));
-    const companies = new Set(devices.map((d) => d.companyId));
-    const scope = {
-      companyId: companies.size === 1 ? [...companies][0]! : null,
-      projectId: projects.size === 1 ? [...projects][0]! : null,
-    };
-    if (scope.companyId === null && !isGlobal(principal, 'operator'))
-      throw forbidden('a task over several companies needs a global operator role');
-    const params: ApplyParams = {
-      templateId: t.id,
-      version: t.version,
-      friendlyName: t.friendly_name,
-      mode: req.mode,
-      failFast: req.failFast,
-      parameterSets: sets,
-      deviceParameters: byDevice,
-    };
-    return this.#tasks.create(principal, {
-      type: 'TEMPLATE_APPLY',
-      description: `apply template "${t.friendly_name}" version ${t.version} to ${devices.length} device(s)`,
-      params,
-      scope,
-      devices: devices.map((d) => d.id),
-      deadlineSeconds: req.deadlineSeconds,
-    });
-  }
-
-  async #document(templateId: string, version: number): Promise<{ text: string; key: string | undefined }> {
-    const t = await this.#repo.get(templateId);
-    if (!t) throw new AppError(ERRORS.notFound, `template "${templateId}" was deleted`);
-    const k = `${templateId}@${version}`;
-    let text = this.#docs.get(k);
-    if (text === undefined) {
-      text =
-        t.version === version
-          ? t.document
-          : (
-              await this.#repo.db
-                .selectFrom('mgr_template_version')
-                .select('document')
-                .where('template_id', '=', templateId)
-                .where('version', '=', version)
-                .executeTakeFirst()
-            )?.document;
-      if (text === undefined)
-        throw new AppError(ERRORS.notFound, `template "${templateId}" version ${version} not found`);
-      if (this.#docs.size >= 4) this.#docs.delete(this.#docs.keys().next().value!);
-      this.#docs.set(k, text);
-    }
-    return { text, key: t.user_key ? this.#box.open(t.user_key) : undefined };
-  }
-
-  #applyHandler(): TaskHandler {
-    return {
-      type: 'TEMPLATE_APPLY',
-      description: 'apply an edge configuration template to devices, one subtask per device',
-      publicParams: (p: ApplyParams) => ({
-        templateId: p.templateId,
-        version: p.version,
-        friendlyName: p.friendlyName,
-        mode: p.mode ?? 'legacy',
-        failFast: p.failFast ?? true,
-      }),
-      run: (ctx) => this.#applyOne(ctx),
-    };
-  }
-
-  /**
-   * One device: the document into an upload session, then `PUT /config/template/{session}` with
-   * the name `mw-task-<subtask id>`, which the edge saves before it applies. That saved name is
-   * how a manager that takes the subtask over from a stopped one knows the edge already got it
-   * (it does not send it again); it is removed once the answer is recorded.
-   */
-  async #applyOne(ctx: SubtaskContext): Promise<SubtaskOutcome> {
-    const p = ctx.task.params as ApplyParams;
-    const deviceId = ctx.subtask.deviceId!;
-    const marker = `mw-task-${ctx.subtask.id}`;
-    if (ctx.maybeSent) {
-      const found = await this.#edge.findByName(deviceId, marker);
-      if (found.length > 0) {
-        return {
-          status: 'SUCCEEDED',
-          result: { recovered: true, templateVersion: p.version },
-          message:
-            'the edge had received the apply before the previous manager process stopped; not sent again',
-          // The marker goes only once the success is recorded: a process stopping in between
-          // leaves it for the next one to find.
-          afterRecorded: () => this.#removeSaved(deviceId, found),
-        };
-      }
-      await ctx.log('info', 'the edge had not received the apply; sending it');
-    }
-    const { text, key } = await this.#document(p.templateId, p.version);
-    const session = await this.#edge.upload(deviceId, text);
-    await ctx.markSent();
-    const r = await this.#edge.put(
-      deviceId,
-      session,
-      {
-        name: marker,
-        description: `edge manager task ${ctx.task.id}`,
-        mode: p.mode,
-        failFast: p.failFast,
-        encryptionKey: key,
-        parameters: p.parameterSets[p.deviceParameters[deviceId] ?? -1],
-      },
-      // The edge records the key with the apply: a second send of this subtask (a process that
-      // stalled past its lease while another took over) is answered, not applied again.
-      marker,
-    );
-    const saved =
-      r.status === 200 && r.body?.template?.id
-        ? [String(r.body.template.id)]
-        : await this.#edge.findByName(deviceId, marker).catch(() => []);
-    if (r.status === 200) {
-      const result = r.body?.result ?? {};
-      return {
-        status: 'SUCCEEDED',
-        result: { edgeStatus: 200, templateVersion: p.version, ...result },
-        message: `applied version ${p.version} (snapshot ${String(result.snapshotId ?? '?')})`,
-        // Removed only after the success is recorded (see the recovery above).
-        afterRecorded: () => this.#removeSaved(deviceId, saved),
-      };
-    }
-    // Not applied: the marker goes now, so that a retry sends the template again.
-    await this.#removeSaved(deviceId, saved);
-    const e = edgeError('applying the template', r);
-    if (r.status === 409 || r.status === 429 || r.status >= 500) return { status: 'RETRY', error: e.message };
-    return { status: 'FAILED', error: e.message, result: { edgeStatus: r.status, edgeAnswer: r.body } };
-  }
-
-  async #removeSaved(deviceId: string, ids: string[]): Promise<void> {
-    for (const id of ids) await this.#edge.deleteSaved(deviceId, id).catch(() => undefined);
   }
 
   // --- templates kept in git (admin console) ----------------------------------------------------

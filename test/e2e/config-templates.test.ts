@@ -301,6 +301,19 @@ describe('saved templates, modes and snapshots', () => {
     );
     assert.deepEqual(applied.restarted, []);
     await ok(call(`/config/templates/${saved.template.id}`, { method: 'DELETE' }), 204);
+    // An access key changed alone: its connections restart, the acquisition engine does not.
+    const key = { ...own.sections.datahub.accessKeys[0], name: 'renamed-by-merge' };
+    const renamed = await ok(
+      upload(
+        { ...own, sections: { datahub: { accessKeys: [key] } } },
+        { encryptionKey: 'a-long-encryption-key', mode: 'merge-apply' },
+      ),
+    );
+    assert.deepEqual(renamed.result.sections.datahub.changed, [key.id]);
+    assert.deepEqual(renamed.result.restarts, [
+      'datahub: NATS connections of changed or removed access keys',
+    ]);
+    assert.deepEqual(renamed.result.restarted, []);
   });
 
   test('failFast false reports the items that failed and applies the rest; failFast true applies nothing', async () => {

@@ -346,7 +346,8 @@ export class ConfigService {
         }
       }
       let restarted: string[] = [];
-      if (mode === 'merge-apply' && preview.restarts.length > 0 && this.#restart)
+      // What a merge-apply restarts is the acquisition engine, and only when devices or tags changed.
+      if (mode === 'merge-apply' && preview.restarts.includes('acquisition') && this.#restart)
         restarted = await this.#restart();
       this.#log?.info(
         {

@@ -152,9 +152,11 @@ export class SimEdge {
     const url = new URL(path, 'http://sim');
     const p = url.pathname;
     if (method === 'POST' && p === '/config/session') {
+      // As the edge: a raw body is the session's first chunk (the manager's two-round-trip apply).
       const id = `s${this.#next++}`;
-      this.#sessions.set(id, Buffer.alloc(0));
-      return { status: 201, json: { id, maxBytes: 1 << 27 } };
+      const first = body.length > 0 && body.toString() !== '{}' ? body : Buffer.alloc(0);
+      this.#sessions.set(id, first);
+      return { status: 201, json: { id, maxBytes: 1 << 27, size: first.length } };
     }
     let g = /^\/config\/session\/([^/]+)$/.exec(p);
     if (method === 'PATCH' && g) {

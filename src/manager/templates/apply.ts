@@ -203,7 +203,7 @@ export class TemplateApplier {
             deviceId: d.id,
             status: 'UNSUPPORTED',
             error: {
-              code: 'edge_version_unsupported',
+              code: ERRORS.edgeVersionUnsupported.code,
               message: `template preview needs edge service ${PREVIEW_MIN_EDGE_VERSION} or later; device "${d.id}" runs ${d.edgeVersion ?? 'an unknown version'}`,
             },
           };

@@ -14,9 +14,9 @@ import {
   MANAGER_ROLES,
   type Principal,
 } from '../manager/auth/index.js';
-import { FleetRepository } from '../manager/fleet/repository.js';
-import { FleetService } from '../manager/fleet/service.js';
-import { SecretBox } from '../manager/fleet/secret-box.js';
+import { FleetRepository } from '../manager/fleet/index.js';
+import { FleetService } from '../manager/fleet/index.js';
+import { SecretBox } from '../manager/fleet/index.js';
 import { defaultListSpec } from './manager-list.js';
 import type { ReadyService } from '../kernel/ready.js';
 import type { EdgeService } from '../edge/service.js';

@@ -10,8 +10,8 @@
  */
 import { Readable } from 'node:stream';
 import { AppError, ERRORS } from '../../kernel/errors.js';
-import { BRIDGE_TARGET_CACHE_SIZE, type FleetService } from '../fleet/service.js';
-import type { LinkHub } from '../link/hub.js';
+import { BRIDGE_TARGET_CACHE_SIZE, type FleetService } from '../fleet/index.js';
+import type { LinkHub } from '../link/index.js';
 
 /** Largest request body streamed to an edge through the bridge. */
 export const BRIDGE_MAX_BODY = 64 * 1024 * 1024;

@@ -2,7 +2,7 @@
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
 import type { ManagerModule } from '../modules.js';
 import { fleetOptions } from './options.js';
-import { MANAGER_API_VERSION } from '../admin/module.js';
+import { MANAGER_API_VERSION } from '../admin/index.js';
 import { fleetMigrations } from './migrations/index.js';
 import { FleetRepository } from './repository.js';
 import { activationRoutes, adminFleetRoutes, fleetRoutes } from './routes.js';

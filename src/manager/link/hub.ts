@@ -20,7 +20,7 @@ import {
   type LinkMessage,
 } from '../../kernel/link/protocol.js';
 import { holdWrites } from '../../kernel/link/batch.js';
-import type { FleetService } from '../fleet/service.js';
+import type { FleetService } from '../fleet/index.js';
 import type { LinkPeers } from './peers.js';
 
 export interface LinkHubOptions {

@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { unauthorized } from '../../kernel/errors.js';
 import { LINK_PATH, forwardableHeaders } from '../../kernel/link/protocol.js';
-import type { FleetService } from '../fleet/service.js';
+import type { FleetService } from '../fleet/index.js';
 import type { LinkHub } from './hub.js';
 import { PEER_HEADER, type LinkPeers } from './peers.js';
 

@@ -2,7 +2,7 @@
  * Remote image pull on the manager's seam: `IMAGE_PULL` tasks, and the request route on the admin
  * console API (`POST /admin/v1/registry/image/upload-remote`).
  */
-import { SecretBox } from '../fleet/secret-box.js';
+import { SecretBox } from '../fleet/index.js';
 import type { ManagerModule } from '../modules.js';
 import { registryRoutes } from './routes.js';
 import { RegistryService } from './service.js';

@@ -7,8 +7,8 @@
  */
 import { badRequest } from '../../kernel/errors.js';
 import type { Principal } from '../auth/index.js';
-import type { SecretBox } from '../fleet/secret-box.js';
-import type { SubtaskOutcome, TaskHandler, TaskService } from '../tasks/service.js';
+import type { SecretBox } from '../fleet/index.js';
+import type { SubtaskOutcome, TaskHandler, TaskService } from '../tasks/index.js';
 import type { RemotePullBody } from './schemas.js';
 
 export interface PullParams {

@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, badRequest, forbidden, ERRORS } from '../../kernel/errors.js';
 import { isGlobal, requireRole, type Principal } from '../auth/index.js';
-import type { FleetService } from '../fleet/service.js';
-import type { SecretBox } from '../fleet/secret-box.js';
-import type { SubtaskContext, SubtaskOutcome, TaskHandler, TaskService } from '../tasks/service.js';
+import type { FleetService } from '../fleet/index.js';
+import type { SecretBox } from '../fleet/index.js';
+import type { SubtaskContext, SubtaskOutcome, TaskHandler, TaskService } from '../tasks/index.js';
 import { edgeError, type EdgeTemplates } from './edge-calls.js';
 import { PREVIEW_MIN_EDGE_VERSION, TEMPLATE_LIMITS } from './limits.js';
 import { SCOPE_ORDER, checkParams, mergeParameters, type Parameters, type ScopeType } from './parameters.js';

@@ -4,7 +4,7 @@
  * `Idempotency-Key`), preview it, read the current configuration.
  */
 import { AppError, ERRORS } from '../../kernel/errors.js';
-import type { BridgeService, EdgeAnswer } from '../bridge/service.js';
+import type { BridgeService, EdgeAnswer } from '../bridge/index.js';
 
 /** The edge's answer as an error of the manager (its status for a 4xx; 502 for anything else). */
 export function edgeError(what: string, r: EdgeAnswer): AppError {

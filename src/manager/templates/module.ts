@@ -4,7 +4,7 @@
  * the links through the bridge's call path. Main and admin console routes.
  */
 import type { ManagerModule } from '../modules.js';
-import { SecretBox } from '../fleet/secret-box.js';
+import { SecretBox } from '../fleet/index.js';
 import { EdgeTemplates } from './edge-calls.js';
 import { templateMigrations } from './migrations/index.js';
 import { TemplateRepository } from './repository.js';

@@ -11,9 +11,9 @@ import { AppError, badRequest, conflict, forbidden, notFound, ERRORS } from '../
 import type { ListSpec } from '../../kernel/paging.js';
 import { checkEnvelope, type TemplateDocument } from '../../kernel/template-envelope.js';
 import { isGlobal, requireRole, roleAt, type Principal } from '../auth/index.js';
-import type { FleetService } from '../fleet/service.js';
-import type { SecretBox } from '../fleet/secret-box.js';
-import type { TaskService } from '../tasks/service.js';
+import type { FleetService } from '../fleet/index.js';
+import type { SecretBox } from '../fleet/index.js';
+import type { TaskService } from '../tasks/index.js';
 import type { EdgeTemplates } from './edge-calls.js';
 import { TEMPLATE_LIST, type TemplateRepository, type TemplateRow } from './repository.js';
 import { TemplateApplier, type ApplyRequest } from './apply.js';

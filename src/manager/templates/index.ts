@@ -1,0 +1,3 @@
+/** Configuration templates of the manager, applied to many edges as tasks. */
+export { templatesModule } from './module.js';
+export { TemplateService } from './service.js';

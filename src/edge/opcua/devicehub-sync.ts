@@ -64,15 +64,7 @@ export function syncDevicehubFolder(tree: NodeTree, devices: DeviceConfig[], tag
     upserts.push(next);
   };
 
-  const byOrigin = new Map<string, OpcuaNode[]>();
-  for (const n of tree.all()) {
-    if (n.originId && n.kind !== 'Folder') {
-      const key = `${n.kind}:${n.originId}`;
-      const list = byOrigin.get(key);
-      if (list) list.push(n);
-      else byOrigin.set(key, [n]);
-    }
-  }
+  const byOrigin = nodesByOrigin(tree);
   let folder = tree.child(null, DEVICEHUB_FOLDER);
   if (!folder) {
     folder = make(null, 'Folder', DEVICEHUB_FOLDER, {
@@ -113,7 +105,31 @@ export function syncDevicehubFolder(tree: NodeTree, devices: DeviceConfig[], tag
       });
     }
   }
-  // Nodes whose origin is gone are removed with their subtrees.
+  const removed = removeOrphans(tree, byOrigin, devices, tags);
+  return { upserts, removed, added, modified, stateChanged };
+}
+
+/** The device and tag nodes by origin (`Device:<id>`, `Tag:<id>`). */
+function nodesByOrigin(tree: NodeTree): Map<string, OpcuaNode[]> {
+  const byOrigin = new Map<string, OpcuaNode[]>();
+  for (const n of tree.all()) {
+    if (n.originId && n.kind !== 'Folder') {
+      const key = `${n.kind}:${n.originId}`;
+      const list = byOrigin.get(key);
+      if (list) list.push(n);
+      else byOrigin.set(key, [n]);
+    }
+  }
+  return byOrigin;
+}
+
+/** Nodes whose origin is gone are removed with their subtrees; answers the nodes removed. */
+function removeOrphans(
+  tree: NodeTree,
+  byOrigin: Map<string, OpcuaNode[]>,
+  devices: DeviceConfig[],
+  tags: TagConfig[],
+): OpcuaNode[] {
   const deviceIds = new Set(devices.map((d) => d.id));
   const tagIds = new Set(tags.map((t) => t.id));
   const removed: OpcuaNode[] = [];
@@ -123,5 +139,5 @@ export function syncDevicehubFolder(tree: NodeTree, devices: DeviceConfig[], tag
     if (exists) continue;
     for (const n of nodes) if (tree.get(n.ref)) removed.push(...tree.removeSubtree(n.ref));
   }
-  return { upserts, removed, added, modified, stateChanged };
+  return removed;
 }

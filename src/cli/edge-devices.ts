@@ -56,6 +56,12 @@ function command(parent: Command, name: string, description: string): Command {
 }
 
 export function edgeDeviceCommands(edge: Command): void {
+  deviceCommands(edge);
+  tagCommands(edge);
+}
+
+/** `edge device list|create|delete`. */
+function deviceCommands(edge: Command): void {
   const devices = edge
     .command('device')
     .description('devices of a running edge (--url, --client-id, --client-secret; see docs/cli.md)');
@@ -128,7 +134,10 @@ export function edgeDeviceCommands(edge: Command): void {
         (r: { deleted: number }) => `deleted ${r.deleted} device(s)`,
       ),
     );
+}
 
+/** `edge tag list|create|delete`. */
+function tagCommands(edge: Command): void {
   const tags = edge.command('tag').description('tags of the devices of a running edge');
   const tlist = command(tags, 'list', 'list the tags of a device, with their state and last value')
     .requiredOption('--device <id-or-name>', 'the device')
@@ -168,6 +177,27 @@ export function edgeDeviceCommands(edge: Command): void {
           ]),
       ),
     );
+  tagCreateCommand(tags);
+
+  const tdelete = command(tags, 'delete', 'delete a tag')
+    .requiredOption('--id <id>', 'the tag ID')
+    .action(() =>
+      run(
+        tdelete,
+        async (c) => ({
+          deleted: (
+            await c.graphql(PATH, `mutation($ids: [ID!]!) { DeleteRegisters(IDs: $ids) }`, {
+              ids: [tdelete.opts<{ id: string }>().id],
+            })
+          ).DeleteRegisters as number,
+        }),
+        (r: { deleted: number }) => `deleted ${r.deleted} tag(s)`,
+      ),
+    );
+}
+
+/** `edge tag create`. */
+function tagCreateCommand(tags: Command): void {
   const tcreate = command(tags, 'create', 'create a tag; prints it')
     .requiredOption('--device <id-or-name>', 'the device')
     .requiredOption(
@@ -222,21 +252,6 @@ export function edgeDeviceCommands(edge: Command): void {
               (t.Topics as any[]).find((x) => x.Direction === 'Output')?.Topic ?? '',
             ],
           ]),
-      ),
-    );
-  const tdelete = command(tags, 'delete', 'delete a tag')
-    .requiredOption('--id <id>', 'the tag ID')
-    .action(() =>
-      run(
-        tdelete,
-        async (c) => ({
-          deleted: (
-            await c.graphql(PATH, `mutation($ids: [ID!]!) { DeleteRegisters(IDs: $ids) }`, {
-              ids: [tdelete.opts<{ id: string }>().id],
-            })
-          ).DeleteRegisters as number,
-        }),
-        (r: { deleted: number }) => `deleted ${r.deleted} tag(s)`,
       ),
     );
 }

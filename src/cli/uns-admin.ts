@@ -58,6 +58,12 @@ function parseRule(value: string, previous: RuleSpec[] = []): RuleSpec[] {
 }
 
 export function unsAdminCommands(uns: Command): void {
+  userCommands(uns);
+  accountCommands(uns);
+}
+
+/** `uns user ...` and `uns admin ...`: the people who sign in. */
+function userCommands(uns: Command): void {
   const users = uns
     .command('user')
     .description('users of the service (administrators and operators) who sign in to /mqtt/gql');
@@ -115,7 +121,10 @@ export function unsAdminCommands(uns: Command): void {
       };
     }),
   );
+}
 
+/** `uns account ...` and `uns activation ...`: MQTT accounts and the tokens that make them. */
+function accountCommands(uns: Command): void {
   const accounts = uns.command('account').description('MQTT accounts and their rules');
   const acreate = storeCommand(accounts, 'create', 'create an MQTT account')
     .requiredOption('--username <name>', 'the MQTT user name')

@@ -96,6 +96,20 @@ const BINARY: Record<string, [number, boolean, (a: number, b: number) => number]
 const MAX_LENGTH = 1000;
 const MAX_DEPTH = 64;
 
+/** A call of function `name` with its parsed arguments, once their count is checked. */
+function callNode(name: string, f: (typeof FUNCTIONS)[string], args: Node[]): Node {
+  if (args.length < f.arity[0] || args.length > f.arity[1])
+    throw new FormulaError(
+      `${name} takes ${f.arity[0] === f.arity[1] ? f.arity[0] : `${f.arity[0]} to ${f.arity[1]}`} arguments, got ${args.length}`,
+    );
+  const fn = f.fn;
+  if (args.length === 1) {
+    const a = args[0]!;
+    return (x) => fn(a(x));
+  }
+  return (x) => fn(...args.map((a) => a(x)));
+}
+
 /** Parses a formula; throws `FormulaError` with the position of the problem. */
 export function compileFormula(source: string): Formula {
   if (source.length > MAX_LENGTH) throw new FormulaError(`formula is longer than ${MAX_LENGTH} characters`);
@@ -137,16 +151,7 @@ export function compileFormula(source: string): Formula {
           }
         }
         expect(')');
-        if (args.length < f.arity[0] || args.length > f.arity[1])
-          throw new FormulaError(
-            `${t.text} takes ${f.arity[0] === f.arity[1] ? f.arity[0] : `${f.arity[0]} to ${f.arity[1]}`} arguments, got ${args.length}`,
-          );
-        const fn = f.fn;
-        if (args.length === 1) {
-          const a = args[0]!;
-          return (x) => fn(a(x));
-        }
-        return (x) => fn(...args.map((a) => a(x)));
+        return callNode(t.text, f, args);
       }
       if (Object.hasOwn(CONSTANTS, t.text)) {
         const v = CONSTANTS[t.text]!;

@@ -12,9 +12,10 @@
 import type { Database } from '../../kernel/db/index.js';
 import { badRequest, conflict, notFound } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
-import { checkParameters, LIMITS, type InputSpec } from './catalogue.js';
-import { compileExpression, loadExpressions } from './processors.js';
+import { LIMITS } from './catalogue.js';
+import { loadExpressions } from './processors.js';
 import { AnalyticsRuntime, type InstanceDef, type StateStore } from './runtime.js';
+import { checkedParameters, copy, reconnect } from './instance-graph.js';
 import type { AnalyticsLog } from './log.js';
 import type { DataHub } from '../datahub/index.js';
 import {
@@ -27,25 +28,16 @@ import {
   type Variable,
   type Workspace,
 } from './repository.js';
+import {
+  documentIssues,
+  exportWorkspace,
+  importInto,
+  importWorkspace,
+  type WorkspaceDocument,
+} from './workspace-document.js';
 
 export type { ComponentVariable, Group, Instance, Position, Variable, Workspace } from './repository.js';
-
-/** A workspace as a portable document (ExportWorkspace, ImportWorkspace, the config section). */
-export interface WorkspaceDocument {
-  version: 1;
-  workspace: { name: string; description: string };
-  groups: Array<{ key: string; name: string; description: string }>;
-  processors: Array<{
-    key: string;
-    name: string;
-    kind: string;
-    group: string | null;
-    enabled: boolean;
-    position: Position;
-    /** Inputs that read another processor of the document name it by its `key`. */
-    parameters: Record<string, unknown>;
-  }>;
-}
+export type { WorkspaceDocument } from './workspace-document.js';
 
 const checkName = (what: string, name: unknown): string => {
   if (typeof name !== 'string' || name.trim() === '' || name.length > LIMITS.maxNameLength)
@@ -397,34 +389,6 @@ export class AnalyticsService {
     return i;
   }
 
-  /** Checks kind and parameters, processor references and the graph (no cycles). */
-  #checked(id: string, kind: string, parameters: unknown): Instance['parameters'] {
-    const p = checkParameters(kind, parameters);
-    if (kind === 'expression') compileExpression(p.expression as string);
-    for (const [k, input] of p.inputs.entries()) {
-      if (input.processor !== undefined) {
-        if (input.processor === id)
-          throw badRequest(`Parameters.inputs[${k}]: an instance cannot read its own output`);
-        if (!this.instances.has(input.processor))
-          throw badRequest(`Parameters.inputs[${k}]: processor instance ${input.processor} not found`);
-      } else if (!/^[^\s]+$/.test(input.subject!) || /(^|\.)\.|\.$/.test(input.subject!)) {
-        throw badRequest(`Parameters.inputs[${k}].subject "${input.subject}" is not a subject`);
-      }
-    }
-    // Cycle check: from the processors it reads, following their inputs, we must not come back.
-    const seen = new Set<string>();
-    const stack = p.inputs.flatMap((i) => (i.processor ? [i.processor] : []));
-    while (stack.length) {
-      const cur = stack.pop()!;
-      if (cur === id) throw badRequest('Parameters.inputs: the processors would form a cycle');
-      if (seen.has(cur)) continue;
-      seen.add(cur);
-      for (const i of this.instances.get(cur)?.parameters.inputs ?? [])
-        if (i.processor) stack.push(i.processor);
-    }
-    return p;
-  }
-
   async createInstance(input: CreateInstanceInput, id = uuidv7()): Promise<Instance> {
     if (input.kind === 'expression') await loadExpressions();
     this.workspace(input.workspaceId);
@@ -433,7 +397,7 @@ export class AnalyticsService {
     if (input.groupId != null && this.group(input.groupId).workspaceId !== input.workspaceId)
       throw badRequest('GroupID: the group is in another workspace');
     const name = checkName('Name', input.name);
-    const parameters = this.#checked(id, input.kind, input.parameters);
+    const parameters = checkedParameters(this, id, input.kind, input.parameters);
     const now = Date.now();
     const i: Instance = {
       id,
@@ -459,7 +423,7 @@ export class AnalyticsService {
     const kind = input.kind ?? cur.kind;
     const parameters =
       input.parameters !== undefined || kind !== cur.kind
-        ? this.#checked(cur.id, kind, input.parameters ?? cur.parameters)
+        ? checkedParameters(this, cur.id, kind, input.parameters ?? cur.parameters)
         : cur.parameters;
     if (input.groupId != null && this.group(input.groupId).workspaceId !== cur.workspaceId)
       throw badRequest('GroupID: the group is in another workspace');
@@ -514,43 +478,7 @@ export class AnalyticsService {
    * another copied instance read its copy.
    */
   async copy(ids: string[], targetWorkspaceId: string | undefined, offset: Position): Promise<Instance[]> {
-    const sources = ids.map((id) => this.instance(id));
-    const map = new Map(sources.map((s) => [s.id, uuidv7()]));
-    // Copies in an order where the instances they read come first.
-    const ordered: Instance[] = [];
-    const done = new Set<string>();
-    const visit = (s: Instance) => {
-      if (done.has(s.id)) return;
-      done.add(s.id);
-      for (const i of s.parameters.inputs)
-        if (i.processor && map.has(i.processor)) visit(this.instance(i.processor));
-      ordered.push(s);
-    };
-    sources.forEach(visit);
-    const out: Instance[] = [];
-    for (const s of ordered) {
-      const ws = targetWorkspaceId ?? s.workspaceId;
-      out.push(
-        await this.createInstance(
-          {
-            workspaceId: ws,
-            groupId: ws === s.workspaceId ? s.groupId : null,
-            name: `${s.name} (copy)`.slice(0, LIMITS.maxNameLength),
-            kind: s.kind,
-            enabled: s.enabled,
-            position: { x: s.position.x + offset.x, y: s.position.y + offset.y },
-            parameters: {
-              ...s.parameters,
-              inputs: s.parameters.inputs.map((i) =>
-                i.processor && map.has(i.processor) ? { ...i, processor: map.get(i.processor)! } : i,
-              ),
-            },
-          },
-          map.get(s.id),
-        ),
-      );
-    }
-    return ids.map((id) => out.find((o) => o.id === map.get(id))!);
+    return copy(this, ids, targetWorkspaceId, offset);
   }
 
   /**
@@ -564,29 +492,7 @@ export class AnalyticsService {
     fromSubject?: string | null;
     toSubject?: string | null;
   }): Promise<Instance[]> {
-    if ((input.fromProcessor == null) === (input.fromSubject == null))
-      throw badRequest('give exactly one of FromProcessorID and FromSubject');
-    if ((input.toProcessor == null) === (input.toSubject == null))
-      throw badRequest('give exactly one of ToProcessorID and ToSubject');
-    const targets = input.ids?.length
-      ? input.ids.map((id) => this.instance(id))
-      : [...this.instances.values()];
-    const changed: Instance[] = [];
-    for (const t of targets) {
-      let hit = false;
-      const inputs = t.parameters.inputs.map((i) => {
-        const match =
-          input.fromProcessor != null ? i.processor === input.fromProcessor : i.subject === input.fromSubject;
-        if (!match) return i;
-        hit = true;
-        const { subject: _s, processor: _p, ...rest } = i;
-        return input.toProcessor != null
-          ? { ...rest, processor: input.toProcessor }
-          : { ...rest, subject: input.toSubject! };
-      });
-      if (hit) changed.push(await this.updateInstance({ id: t.id, parameters: { ...t.parameters, inputs } }));
-    }
-    return changed;
+    return reconnect(this, input);
   }
 
   async setPositions(list: Array<{ id: string; x: number; y: number }>): Promise<Instance[]> {
@@ -667,138 +573,22 @@ export class AnalyticsService {
   // --- export and import
 
   exportWorkspace(id: string): WorkspaceDocument {
-    const w = this.workspace(id);
-    const groups = this.workspaceGroups(id);
-    const instances = this.workspaceInstances(id);
-    const gkey = new Map(groups.map((g, k) => [g.id, `g${k + 1}`]));
-    const pkey = new Map(instances.map((p, k) => [p.id, `p${k + 1}`]));
-    return {
-      version: 1,
-      workspace: { name: w.name, description: w.description },
-      groups: groups.map((g) => ({ key: gkey.get(g.id)!, name: g.name, description: g.description })),
-      processors: instances.map((p) => ({
-        key: pkey.get(p.id)!,
-        name: p.name,
-        kind: p.kind,
-        group: p.groupId ? (gkey.get(p.groupId) ?? null) : null,
-        enabled: p.enabled,
-        position: p.position,
-        parameters: {
-          ...p.parameters,
-          inputs: p.parameters.inputs.map((i) => {
-            if (!i.processor) return i;
-            const k = pkey.get(i.processor);
-            // A processor of another workspace stays an output subject.
-            if (!k) {
-              const { processor, ...rest } = i;
-              return { ...rest, subject: `analytics.publish.${processor}` };
-            }
-            return { ...i, processor: k };
-          }),
-        },
-      })),
-    };
+    return exportWorkspace(this, id);
   }
 
   /** Problems of a workspace document (empty when it can be imported). */
   static async documentIssues(doc: unknown): Promise<string[]> {
-    const d = doc as WorkspaceDocument;
-    if (
-      !d ||
-      typeof d !== 'object' ||
-      d.version !== 1 ||
-      !d.workspace ||
-      !Array.isArray(d.groups) ||
-      !Array.isArray(d.processors)
-    )
-      return ['not a workspace export (version 1 with workspace, groups, processors)'];
-    const issues: string[] = [];
-    if (typeof d.workspace.name !== 'string' || d.workspace.name.trim() === '')
-      issues.push('workspace.name is required');
-    const keys = new Set<string>();
-    for (const p of d.processors) {
-      if (typeof p?.key !== 'string' || keys.has(p.key)) issues.push('processor keys must be unique strings');
-      else keys.add(p.key);
-    }
-    const groups = new Set(d.groups.map((g) => g?.key));
-    for (const [n, p] of d.processors.entries()) {
-      if (!p || typeof p !== 'object') continue;
-      if (p.group != null && !groups.has(p.group))
-        issues.push(`processors[${n}].group "${p.group}" is not a group key`);
-      try {
-        const params = checkParameters(p.kind, p.parameters);
-        for (const i of params.inputs)
-          if (i.processor && !keys.has(i.processor))
-            issues.push(`processors[${n}] reads unknown key "${i.processor}"`);
-        if (p.kind === 'expression') {
-          await loadExpressions();
-          compileExpression(params.expression as string);
-        }
-      } catch (err) {
-        issues.push(`processors[${n}]: ${(err as Error).message}`);
-      }
-    }
-    return issues;
+    return documentIssues(doc);
   }
 
   /** Creates a new workspace from a document (new IDs; references inside it follow). */
   async importWorkspace(doc: unknown, name?: string | null): Promise<Workspace> {
-    const issues = await AnalyticsService.documentIssues(doc);
-    if (issues.length) throw badRequest(`Document: ${issues.join('; ')}`);
-    const d = doc as WorkspaceDocument;
-    const ws = await this.createWorkspace({
-      name: name ?? d.workspace.name,
-      description: d.workspace.description ?? '',
-    });
-    try {
-      await this.importInto(ws.id, d);
-    } catch (err) {
-      await this.deleteWorkspace(ws.id).catch(() => undefined);
-      throw err;
-    }
-    return ws;
+    return importWorkspace(this, doc, name);
   }
 
   /** Creates the groups and processors of `d` in workspace `wsId`. */
   async importInto(wsId: string, d: WorkspaceDocument): Promise<void> {
-    const gid = new Map<string, string>();
-    for (const g of d.groups)
-      gid.set(
-        g.key,
-        (await this.createGroup({ workspaceId: wsId, name: g.name, description: g.description })).id,
-      );
-    const pid = new Map(d.processors.map((p) => [p.key, uuidv7()]));
-    const created = new Set<string>();
-    const byKey = new Map(d.processors.map((p) => [p.key, p]));
-    const visiting = new Set<string>();
-    const make = async (key: string): Promise<void> => {
-      if (created.has(key)) return;
-      if (visiting.has(key)) throw badRequest('Document: the processors form a cycle');
-      visiting.add(key);
-      const p = byKey.get(key)!;
-      const params = (p.parameters ?? {}) as { inputs?: InputSpec[] };
-      const inputs = (params.inputs ?? []).map((i) => {
-        if (!i.processor) return i;
-        if (!pid.has(i.processor))
-          throw badRequest(`Document: processor "${key}" reads unknown key "${i.processor}"`);
-        return { ...i, processor: pid.get(i.processor)! };
-      });
-      for (const i of params.inputs ?? []) if (i.processor) await make(i.processor);
-      await this.createInstance(
-        {
-          workspaceId: wsId,
-          groupId: p.group ? (gid.get(p.group) ?? null) : null,
-          name: p.name,
-          kind: p.kind,
-          enabled: p.enabled ?? true,
-          position: p.position ?? { x: 0, y: 0 },
-          parameters: { ...params, inputs },
-        },
-        pid.get(key),
-      );
-      created.add(key);
-    };
-    for (const p of d.processors) await make(p.key);
+    return importInto(this, wsId, d);
   }
 
   async close(): Promise<void> {

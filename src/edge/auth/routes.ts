@@ -114,7 +114,11 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       }
     },
   );
+  clientRoutes(app, auth);
+}
 
+/** `/auth/v3`: who is calling, API clients and API tokens. */
+function clientRoutes(app: FastifyInstance, auth: AuthService): void {
   app.get('/auth/v3/whoami', { schema: { response: { 200: S.WhoAmI } } }, async (request) => request.auth!);
 
   app.post<{ Body: S.CreateApiClientBody }>(

@@ -17,7 +17,14 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
       request.body = {};
   });
 
-  // Upload sessions: raw chunks of the template document.
+  sessionRoutes(app, config);
+  templateRoutes(app, config);
+  templateUseRoutes(app, config);
+  snapshotRoutes(app, config);
+}
+
+/** Upload sessions: raw chunks of the template document. */
+function sessionRoutes(app: FastifyInstance, config: ConfigService): void {
   app.addContentTypeParser(
     ['application/octet-stream', 'text/plain'],
     { parseAs: 'buffer', bodyLimit: CONFIG_LIMITS.maxChunkBytes },
@@ -108,7 +115,10 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
         .send({ ...(saved ? { template: saved } : {}), ...(applied ? { result: applied } : {}) });
     },
   );
+}
 
+/** Saved templates: list, save, read, change, delete. */
+function templateRoutes(app: FastifyInstance, config: ConfigService): void {
   app.get<{ Querystring: Record<string, unknown> }>(
     '/config/templates',
     { schema: { querystring: ListQuerySchema, response: { 200: ListResponseSchema(S.TemplateSchema) } } },
@@ -150,7 +160,10 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
       return reply.status(204).send();
     },
   );
+}
 
+/** A saved template in use: downloaded, applied, previewed, merged. */
+function templateUseRoutes(app: FastifyInstance, config: ConfigService): void {
   const download = async (id: string, key: string | undefined, reply: import('fastify').FastifyReply) => {
     const text = await config.download(id, key);
     const meta = await config.getTemplate(id);
@@ -219,7 +232,10 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRoutesOp
       );
     },
   );
+}
 
+/** Snapshots of the configuration. */
+function snapshotRoutes(app: FastifyInstance, config: ConfigService): void {
   app.get('/config/snapshots', async () => {
     const items = await config.listSnapshots();
     return { items, total: items.length };

@@ -6,7 +6,14 @@
  */
 import { AppError, badRequest } from '../../kernel/errors.js';
 import { Database } from '../../kernel/db/index.js';
-import { FIXED_COLUMNS, PROPERTY_PREFIX, REQUIRED_COLUMNS, csvLine, parseCsv } from './csv.js';
+import {
+  FIXED_COLUMNS,
+  PROPERTY_PREFIX,
+  REQUIRED_COLUMNS,
+  csvLine,
+  parseCsv,
+  type CsvRecord,
+} from './csv.js';
 import type { DeviceRow, DevicehubRepository, RegisterRow, RegisterWithDevice } from './repository.js';
 import { buildRegisterRow } from './rows.js';
 import type { CreateRegisterRequest } from './types.js';
@@ -36,6 +43,15 @@ export interface UploadStatus {
 /** Largest upload, in data lines. */
 export const MAX_UPLOAD_LINES = 200_000;
 
+/** A line's row to store, with its device. */
+interface Planned {
+  line: number;
+  row: RegisterRow;
+  device: DeviceRow;
+}
+
+type Fail = (line: number, deviceName: string, tagName: string, reason: string) => void;
+
 export class CsvImporter {
   /** The tags a run stored (created or updated), with their device. */
   readonly stored: Array<{ id: string; deviceId: string }> = [];
@@ -62,15 +78,35 @@ export class CsvImporter {
     }
     if (records.length > MAX_UPLOAD_LINES)
       throw badRequest(`the CSV has ${records.length} lines; at most ${MAX_UPLOAD_LINES}`);
+
+    const fails: UploadLineDetail[] = [];
+    const fail = (line: number, deviceName: string, tagName: string, reason: string) =>
+      fails.push({ Line: line, DeviceName: deviceName, TagName: tagName, Reason: reason });
+
+    const { creates, updates } = await this.#plan(columns, records, fail);
+    if (parsed.error) fail(parsed.error.line, '', '', parsed.error.reason);
+
+    const { created, updated } = await this.#store(creates, updates, fail);
+    fails.sort((a, b) => a.Line - b.Line);
+    return {
+      Success: fails.length === 0,
+      Stats: { Total: records.length, Created: created, Updated: updated, Failed: fails.length },
+      FailDetails: fails,
+      Warnings: fails.map((f) => `line ${f.Line}: ${f.Reason}`),
+    };
+  }
+
+  /** The rows the lines make (created or updated); a bad line is reported and makes none. */
+  async #plan(
+    columns: string[],
+    records: CsvRecord[],
+    fail: Fail,
+  ): Promise<{ creates: Planned[]; updates: Planned[] }> {
     const col = (name: string) => columns.indexOf(name);
     const at = (fields: string[], name: string) => {
       const i = col(name);
       return i < 0 ? undefined : fields[i];
     };
-
-    const fails: UploadLineDetail[] = [];
-    const fail = (line: number, deviceName: string, tagName: string, reason: string) =>
-      fails.push({ Line: line, DeviceName: deviceName, TagName: tagName, Reason: reason });
 
     // Devices named in the file, and their existing tags.
     const deviceNames = [
@@ -133,8 +169,15 @@ export class CsvImporter {
         fail(rec.line, deviceName, tagName, err.message);
       }
     }
-    if (parsed.error) fail(parsed.error.line, '', '', parsed.error.reason);
+    return { creates, updates };
+  }
 
+  /** Stores the rows in one transaction; when another request wrote the same tags, line by line. */
+  async #store(
+    creates: Planned[],
+    updates: Planned[],
+    fail: Fail,
+  ): Promise<{ created: number; updated: number }> {
     let created = 0;
     let updated = 0;
     try {
@@ -172,13 +215,7 @@ export class CsvImporter {
         this.stored.push({ id: u.row.id, deviceId: u.row.device_id });
       }
     }
-    fails.sort((a, b) => a.Line - b.Line);
-    return {
-      Success: fails.length === 0,
-      Stats: { Total: records.length, Created: created, Updated: updated, Failed: fails.length },
-      FailDetails: fails,
-      Warnings: fails.map((f) => `line ${f.Line}: ${f.Reason}`),
-    };
+    return { created, updated };
   }
 }
 

@@ -16,8 +16,19 @@ import type { ConnectorFactory } from './connectors/types.js';
 import { DiskQueue, type QueueFullPolicy } from './queue.js';
 import { IntegrationsRepository, type InstanceRow, type SubscriptionRow } from './repository.js';
 import { InstanceRunner, type RunnerSubscription } from './runner.js';
-import type { InstanceState } from './state.js';
+import type {
+  CreateInstanceRequest,
+  CreateSubscriptionRequest,
+  InstanceView,
+  QueueView,
+  StatusView,
+  SubscriptionView,
+  UpdateInstanceRequest,
+  UpdateSubscriptionRequest,
+} from './shapes.js';
 import { maskSecrets, validateConfig, type InstanceConfig } from './validation.js';
+
+export type * from './shapes.js';
 
 /** Most instances on one edge. */
 export const MAX_INSTANCES = 200;
@@ -25,102 +36,6 @@ export const MAX_INSTANCES = 200;
 export const MAX_SUBSCRIPTIONS = 1000;
 /** Longest name, local name or remote name. */
 export const MAX_NAME = 1024;
-
-export interface InstanceView {
-  ID: string;
-  InstanceID: string;
-  Name: string;
-  ProviderID: string;
-  ProviderName: string;
-  Config: InstanceConfig;
-  Enabled: boolean;
-  ExecCommandEnabled: boolean;
-  Description: string;
-  CreationTime: string;
-  UpdateTime: string;
-}
-
-export interface SubscriptionView {
-  TopicID: string;
-  InstanceID: string;
-  IsLocalToRemote: boolean;
-  Enabled: boolean;
-  LocalName: string;
-  RemoteName: string;
-  Config: Record<string, unknown>;
-  Description: string;
-}
-
-export interface QueueView {
-  InstanceID: string;
-  Depth: number;
-  Bytes: number;
-  FileBytes: number;
-  OldestMessageAgeMs: number | null;
-  OldestMessageTime: string | null;
-  MaxBytes: number;
-  MaxMessages: number;
-  FullPolicy: string;
-  Dropped: number;
-}
-
-export interface StatusView {
-  InstanceID: string;
-  InstanceState: InstanceState;
-  Reason: string;
-  Since: string;
-  LastError: string;
-  LastErrorTime: string | null;
-  ProviderName: string;
-  ExecCommandEnabled: boolean;
-  Counters: {
-    Sent: number;
-    Received: number;
-    Queued: number;
-    Enqueued: number;
-    Dropped: number;
-    Malformed: number;
-  };
-  Queue: QueueView;
-}
-
-export interface CreateInstanceRequest {
-  Name: string;
-  ProviderID: string;
-  Config?: unknown;
-  Enabled?: boolean | null;
-  ExecCommandEnabled?: boolean | null;
-  Description?: string | null;
-}
-
-export interface UpdateInstanceRequest {
-  InstanceID: string;
-  Name?: string | null;
-  Config?: unknown;
-  Enabled?: boolean | null;
-  ExecCommandEnabled?: boolean | null;
-  Description?: string | null;
-}
-
-export interface CreateSubscriptionRequest {
-  InstanceID: string;
-  IsLocalToRemote: boolean;
-  LocalName: string;
-  RemoteName: string;
-  Enabled?: boolean | null;
-  Config?: Record<string, unknown> | null;
-  Description?: string | null;
-}
-
-export interface UpdateSubscriptionRequest {
-  TopicID: string;
-  IsLocalToRemote?: boolean | null;
-  LocalName?: string | null;
-  RemoteName?: string | null;
-  Enabled?: boolean | null;
-  Config?: Record<string, unknown> | null;
-  Description?: string | null;
-}
 
 const INSTANCE_LIST: ListDefinition = {
   fields: {

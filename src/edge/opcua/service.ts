@@ -11,15 +11,16 @@ import { uuidv7 } from '../../kernel/ids.js';
 import type { DevicehubChange, DevicehubReadModel, TagConfig } from '../devicehub/index.js';
 import type { Transaction } from '../../kernel/db/index.js';
 import type { OpcuaRepository } from './repository.js';
+import { DEVICEHUB_FOLDER, syncDevicehubFolder } from './devicehub-sync.js';
+import { checkId, hierarchyOf, MAX_DESCRIPTION, planUpload } from './hierarchy.js';
+import { MAX_PAGE, NodeReads, page } from './node-reads.js';
+import { resolveSettings } from './settings.js';
 import { NodeTree } from './tree.js';
 import {
   RESTART_SETTINGS,
-  SECURITY_MODES,
-  SECURITY_POLICIES,
   type AccessControl,
   type HierarchyInput,
   type HierarchyResult,
-  type NodeKind,
   type OpcuaEvent,
   type OpcuaNode,
   type ServerSettings,
@@ -27,15 +28,10 @@ import {
   type TreeChange,
 } from './types.js';
 
-/** The folder sync puts the DeviceHub's devices in (top level). */
-export const DEVICEHUB_FOLDER = 'DeviceHub';
-/** Longest node ID, name and description accepted. */
-const MAX_ID = 256;
-const MAX_DESCRIPTION = 4096;
+export { DEVICEHUB_FOLDER, hierarchyOf, MAX_PAGE, page, resolveSettings };
+
 /** Most nodes in one uploaded hierarchy. */
 export const MAX_UPLOAD_NODES = 100_000;
-/** Most pages items. */
-export const MAX_PAGE = 1000;
 /** Wait after a DeviceHub change before an automatic sync (changes in a burst make one sync). */
 const AUTO_SYNC_DELAY_MS = 200;
 
@@ -51,19 +47,7 @@ export class ConflictError extends AppError {
   }
 }
 
-// eslint-disable-next-line no-control-regex -- control characters are what it refuses
-const ID_PATTERN = /^[^/\u0000-\u001f]+$/;
-
-function checkId(id: unknown, what = 'ID'): string {
-  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID || !ID_PATTERN.test(id)) {
-    throw badRequest(
-      `${what} ${JSON.stringify(id)} is not valid: 1 to ${MAX_ID} characters, no "/" and no control characters`,
-    );
-  }
-  return id;
-}
-
-export class OpcuaService {
+export class OpcuaService extends NodeReads {
   readonly #repo: OpcuaRepository;
   readonly #readModel: DevicehubReadModel;
   readonly #log: Logger | undefined;
@@ -88,6 +72,7 @@ export class OpcuaService {
     lastSync: SyncRun | null,
     logger?: Logger,
   ) {
+    super();
     this.#repo = repo;
     this.#readModel = readModel;
     this.#log = logger;
@@ -139,7 +124,7 @@ export class OpcuaService {
     this.#startedSettings = this.#settings;
   }
 
-  get tree(): NodeTree {
+  override get tree(): NodeTree {
     return this.#tree;
   }
 
@@ -169,91 +154,6 @@ export class OpcuaService {
         change: { reason, added, removed: removed.map((n) => n.ref), modified },
       });
     }
-  }
-
-  // --- reads
-
-  node(ref: string): OpcuaNode {
-    const n = this.#tree.get(ref);
-    if (!n) throw notFound(`no node with reference ${JSON.stringify(ref)}`);
-    return n;
-  }
-
-  nodesByRef(refs: readonly string[]): OpcuaNode[] {
-    return refs.map((r) => this.#tree.get(r)).filter((n): n is OpcuaNode => n !== undefined);
-  }
-
-  /** Deprecated lookup by ID: every node with one of these IDs (several when IDs collide). */
-  nodesById(ids: readonly string[] | null | undefined): OpcuaNode[] {
-    const all = this.#tree.ordered();
-    if (!ids) return all;
-    const set = new Set(ids);
-    return all.filter((n) => set.has(n.id));
-  }
-
-  path(ref: string): string {
-    return this.#tree.path(ref);
-  }
-
-  hasChildren(ref: string): boolean {
-    return this.#tree.hasChildren(ref);
-  }
-
-  #parent(ref: string | null | undefined): string | null {
-    if (ref === null || ref === undefined || ref === '') return null;
-    const n = this.node(ref);
-    if (n.kind === 'Tag') throw badRequest(`node ${ref} is a tag: tags have no children`);
-    return ref;
-  }
-
-  /** Tag children of a folder or device. */
-  folderItems(parentRef: string | null | undefined, limit?: number | null, offset?: number | null) {
-    return page(this.#tree.children(this.#parent(parentRef), ['Tag']), limit, offset);
-  }
-
-  /** Folder and device children of a folder or device (null: the top level). */
-  childFolders(parentRef: string | null | undefined): OpcuaNode[] {
-    return this.#tree.children(this.#parent(parentRef), ['Folder', 'Device']);
-  }
-
-  childFoldersPage(parentRef: string | null | undefined, limit?: number | null, offset?: number | null) {
-    return page(this.childFolders(parentRef), limit, offset);
-  }
-
-  /** Every folder and device under `rootRef` (or the whole tree), parents first, with depths. */
-  folderSkeleton(rootRef?: string | null, maxDepth?: number | null) {
-    const out: Array<{ node: OpcuaNode; depth: number; tagCount: number }> = [];
-    const walk = (parent: string | null, depth: number) => {
-      if (maxDepth !== null && maxDepth !== undefined && depth > maxDepth) return;
-      for (const n of this.#tree.children(parent, ['Folder', 'Device'])) {
-        out.push({ node: n, depth, tagCount: this.#tree.children(n.ref, ['Tag']).length });
-        walk(n.ref, depth + 1);
-      }
-    };
-    walk(this.#parent(rootRef), 0);
-    return out;
-  }
-
-  search(
-    input: { Text?: string | null; Kinds?: NodeKind[] | null; SyncStates?: string[] | null },
-    limit?: number | null,
-    offset?: number | null,
-  ) {
-    const text = (input.Text ?? '').toLowerCase();
-    const kinds = input.Kinds && input.Kinds.length > 0 ? new Set(input.Kinds) : null;
-    const states = input.SyncStates && input.SyncStates.length > 0 ? new Set(input.SyncStates) : null;
-    const hits = this.#tree
-      .ordered()
-      .filter(
-        (n) =>
-          (!kinds || kinds.has(n.kind)) &&
-          (!states || states.has(n.syncState)) &&
-          (text === '' ||
-            n.id.toLowerCase().includes(text) ||
-            n.name.toLowerCase().includes(text) ||
-            n.description.toLowerCase().includes(text)),
-      );
-    return page(hits, limit, offset);
   }
 
   // --- node mutations
@@ -404,7 +304,7 @@ export class OpcuaService {
   uploadHierarchy(nodes: HierarchyInput[]): Promise<HierarchyResult> {
     return this.#exclusive(async () => {
       const origins = await this.#origins(nodes);
-      const plan = this.#plan(nodes, origins);
+      const plan = planUpload(nodes, origins, this.#tree);
       this.#tree = plan.tree;
       await this.#commit('Upload', plan.upserts, plan.removed, plan.added, plan.modified);
       return plan.result;
@@ -427,7 +327,7 @@ export class OpcuaService {
     trx: Transaction<any>,
   ): Promise<{ upserts: OpcuaNode[]; deletes: string[] }> {
     const reader = this.#readModel.inTransaction?.(trx) ?? this.#readModel;
-    const plan = this.#plan(nodes, await this.#origins(nodes, reader), new NodeTree([...base]));
+    const plan = planUpload(nodes, await this.#origins(nodes, reader), new NodeTree([...base]));
     return { upserts: plan.upserts, deletes: plan.removed.map((n) => n.ref) };
   }
 
@@ -464,7 +364,7 @@ export class OpcuaService {
   /** Checks a hierarchy as an upload would, changing nothing; answers the problem or null. */
   async checkHierarchy(nodes: HierarchyInput[]): Promise<string | null> {
     try {
-      this.#plan(nodes, await this.#origins(nodes));
+      planUpload(nodes, await this.#origins(nodes), this.#tree);
       return null;
     } catch (err) {
       return errorText(err);
@@ -476,7 +376,7 @@ export class OpcuaService {
     nodes: HierarchyInput[],
   ): Promise<{ id: string; nodeCount: number; createdAt: number }> {
     const origins = await this.#origins(nodes);
-    const plan = this.#plan(nodes, origins); // validates now, so that a commit cannot fail on input
+    const plan = planUpload(nodes, origins, this.#tree); // validates now, so that a commit cannot fail on input
     const id = uuidv7();
     const createdAt = Date.now();
     await this.#repo.putStage(id, nodes, plan.tree.size, createdAt);
@@ -489,7 +389,7 @@ export class OpcuaService {
       const stage = await this.#repo.getStage(id);
       if (!stage) throw notFound(`no staged hierarchy ${JSON.stringify(id)}`);
       const nodes = stage.tree as HierarchyInput[];
-      const plan = this.#plan(nodes, await this.#origins(nodes));
+      const plan = planUpload(nodes, await this.#origins(nodes), this.#tree);
       await this.#repo.commitStage(
         id,
         plan.tree.ordered(),
@@ -533,106 +433,6 @@ export class OpcuaService {
       reader.tags([...tagIds]),
     ]);
     return { devices: new Set(devices.map((d) => d.id)), tags: new Map(tags.map((t) => [t.id, t])) };
-  }
-
-  /** The tree an upload makes, and what it changes against the current one. */
-  #plan(
-    input: HierarchyInput[],
-    origins: { devices: Set<string>; tags: Map<string, TagConfig> },
-    old: NodeTree = this.#tree,
-  ) {
-    const oldByPath = new Map<string, OpcuaNode>();
-    for (const n of old.all()) oldByPath.set(old.path(n.ref), n);
-    const tree = new NodeTree();
-    const added: string[] = [];
-    const modified: string[] = [];
-    const upserts: OpcuaNode[] = [];
-    const now = Date.now();
-    const walk = (list: HierarchyInput[], parent: OpcuaNode | null, parentPath: string) => {
-      const seen = new Set<string>();
-      list.forEach((h, position) => {
-        const id = checkId(h.ID);
-        if (seen.has(id)) {
-          throw badRequest(`two nodes under ${parentPath || 'the top level'} have ID ${JSON.stringify(id)}`);
-        }
-        seen.add(id);
-        if (!['Folder', 'Device', 'Tag'].includes(h.Kind))
-          throw badRequest(`Kind ${String(h.Kind)} is not valid`);
-        if (parent?.kind === 'Tag') throw badRequest(`tag ${parentPath} cannot have children`);
-        const path = parentPath ? `${parentPath}/${id}` : id;
-        const description = h.Description ?? '';
-        if (description.length > MAX_DESCRIPTION)
-          throw badRequest(`Description of ${path} is longer than ${MAX_DESCRIPTION} characters`);
-        let syncState: OpcuaNode['syncState'] = 'Local';
-        let reason: string | null = null;
-        let dataType: string | null = null;
-        const originId = h.OriginID ?? null;
-        if (originId) {
-          if (h.Kind === 'Folder') throw badRequest(`folder ${path} cannot have an OriginID`);
-          const tag = h.Kind === 'Tag' ? origins.tags.get(originId) : undefined;
-          const exists = h.Kind === 'Tag' ? tag !== undefined : origins.devices.has(originId);
-          syncState = exists ? 'Synced' : 'Failed';
-          if (!exists) reason = `DeviceHub ${h.Kind === 'Tag' ? 'tag' : 'device'} ${originId} does not exist`;
-          dataType = tag?.valueType ?? null;
-        }
-        const fresh: OpcuaNode = {
-          ref: uuidv7(),
-          parentRef: parent?.ref ?? null,
-          kind: h.Kind,
-          id,
-          name: h.Name ? checkId(h.Name, 'Name') : id,
-          description,
-          originId,
-          dataType,
-          accessControl: h.Kind === 'Tag' ? (h.AccessControl ?? 'ReadOnly') : 'ReadOnly',
-          version: 1,
-          syncState,
-          syncFailureReason: reason,
-          position,
-          updatedAt: now,
-        };
-        const before = oldByPath.get(path);
-        let node = fresh;
-        if (before && before.kind === fresh.kind) {
-          oldByPath.delete(path);
-          node = { ...fresh, ref: before.ref, version: before.version, updatedAt: before.updatedAt };
-          const same =
-            before.name === node.name &&
-            before.description === node.description &&
-            before.originId === node.originId &&
-            before.accessControl === node.accessControl &&
-            before.dataType === node.dataType &&
-            before.syncState === node.syncState &&
-            before.position === node.position;
-          if (!same) {
-            node.version = before.version + 1;
-            node.updatedAt = now;
-            modified.push(node.ref);
-            upserts.push(node);
-          } else if (before.parentRef !== node.parentRef) {
-            upserts.push(node);
-          }
-        } else {
-          added.push(node.ref);
-          upserts.push(node);
-        }
-        tree.put(node);
-        if (h.Children && h.Children.length > 0) walk(h.Children, node, path);
-      });
-    };
-    walk(input, null, '');
-    // What is left of the old tree is removed (paths that no longer exist or changed kind).
-    const removed = [...oldByPath.values()];
-    return {
-      tree,
-      upserts,
-      removed,
-      added,
-      modified,
-      // Every change is applied to the running address space at once (node-opcua adds and
-      // removes nodes live): nothing waits for a restart.
-      result: { added: added.length, removed: removed.length, modified: modified.length, restartRequired: 0 },
-    };
   }
 
   // --- sync with the DeviceHub
@@ -745,116 +545,7 @@ export class OpcuaService {
     const devices = await this.#readModel.devices();
     const tags = await this.#readModel.tagsOfDevices(devices.map((d) => d.id));
     const tree = this.#tree;
-    const now = Date.now();
-    const upserts: OpcuaNode[] = [];
-    const added: string[] = [];
-    const modified: string[] = [];
-    const stateChanged: OpcuaNode[] = [];
-    const make = (
-      parentRef: string | null,
-      kind: NodeKind,
-      id: string,
-      extra: Partial<OpcuaNode>,
-    ): OpcuaNode => {
-      const node: OpcuaNode = {
-        ref: uuidv7(),
-        parentRef,
-        kind,
-        id,
-        name: id,
-        description: '',
-        originId: null,
-        dataType: null,
-        accessControl: 'ReadOnly',
-        version: 1,
-        syncState: 'Synced',
-        syncFailureReason: null,
-        position: tree.children(parentRef).length,
-        updatedAt: now,
-        ...extra,
-      };
-      tree.put(node);
-      upserts.push(node);
-      added.push(node.ref);
-      return node;
-    };
-    const update = (node: OpcuaNode, changes: Partial<OpcuaNode>) => {
-      const next = { ...node, ...changes, syncState: 'Synced' as const, syncFailureReason: null };
-      const content =
-        next.id !== node.id ||
-        next.name !== node.name ||
-        next.description !== node.description ||
-        next.dataType !== node.dataType;
-      if (!content && node.syncState === 'Synced') return;
-      if (content) {
-        next.version = node.version + 1;
-        next.updatedAt = now;
-        modified.push(next.ref);
-      }
-      if (node.syncState !== next.syncState) stateChanged.push(next);
-      tree.put(next);
-      upserts.push(next);
-    };
-
-    const byOrigin = new Map<string, OpcuaNode[]>();
-    for (const n of tree.all()) {
-      if (n.originId && n.kind !== 'Folder') {
-        const key = `${n.kind}:${n.originId}`;
-        const list = byOrigin.get(key);
-        if (list) list.push(n);
-        else byOrigin.set(key, [n]);
-      }
-    }
-    let folder = tree.child(null, DEVICEHUB_FOLDER);
-    if (!folder) {
-      folder = make(null, 'Folder', DEVICEHUB_FOLDER, {
-        description: 'the DeviceHub devices and tags, made by SyncNodes',
-      });
-    }
-    const deviceNode = new Map<string, OpcuaNode>();
-    for (const d of devices) {
-      const nodes = byOrigin.get(`Device:${d.id}`) ?? [];
-      for (const n of nodes) {
-        update(n, n.parentRef === folder.ref ? { id: d.name, name: d.name, description: d.description } : {});
-      }
-      const home = nodes.find((n) => n.parentRef === folder.ref);
-      deviceNode.set(
-        d.id,
-        home
-          ? tree.get(home.ref)!
-          : (tree.child(folder.ref, d.name) ??
-              make(folder.ref, 'Device', d.name, { originId: d.id, description: d.description })),
-      );
-    }
-    for (const t of tags) {
-      const nodes = byOrigin.get(`Tag:${t.id}`) ?? [];
-      const dev = deviceNode.get(t.deviceId)!;
-      for (const n of nodes) {
-        const home = n.parentRef === dev.ref;
-        update(n, {
-          ...(home ? { id: t.tagName, name: t.tagName } : {}),
-          description: t.description,
-          dataType: t.valueType,
-        });
-      }
-      if (nodes.length === 0 && !tree.child(dev.ref, t.tagName)) {
-        make(dev.ref, 'Tag', t.tagName, {
-          originId: t.id,
-          description: t.description,
-          dataType: t.valueType,
-        });
-      }
-    }
-    // Nodes whose origin is gone are removed with their subtrees.
-    const deviceIds = new Set(devices.map((d) => d.id));
-    const tagIds = new Set(tags.map((t) => t.id));
-    const removed: OpcuaNode[] = [];
-    for (const [key, nodes] of byOrigin) {
-      const [kind, id] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
-      const exists = kind === 'Device' ? deviceIds.has(id) : tagIds.has(id);
-      if (exists) continue;
-      for (const n of nodes) if (tree.get(n.ref)) removed.push(...tree.removeSubtree(n.ref));
-    }
+    const { upserts, removed, added, modified, stateChanged } = syncDevicehubFolder(tree, devices, tags);
     const removedRefs = new Set(removed.map((n) => n.ref));
     await this.#commit(
       'Sync',
@@ -999,56 +690,8 @@ export class OpcuaService {
   }
 }
 
-export function page<T>(items: T[], limit?: number | null, offset?: number | null) {
-  const l = Math.min(Math.max(limit ?? 100, 1), MAX_PAGE);
-  const o = Math.max(offset ?? 0, 0);
-  return { items: items.slice(o, o + l), total: items.length };
-}
-
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
 export { conflict };
-
-/** A tree as an uploadable hierarchy (what UploadHierarchy takes). */
-export function hierarchyOf(tree: NodeTree): HierarchyInput[] {
-  const walk = (parent: string | null): HierarchyInput[] =>
-    tree.children(parent).map((n) => {
-      const children = walk(n.ref);
-      return {
-        ID: n.id,
-        Kind: n.kind,
-        ...(n.name !== n.id ? { Name: n.name } : {}),
-        ...(n.description ? { Description: n.description } : {}),
-        ...(n.originId ? { OriginID: n.originId } : {}),
-        ...(n.kind === 'Tag' ? { AccessControl: n.accessControl } : {}),
-        ...(children.length ? { Children: children } : {}),
-      };
-    });
-  return walk(null);
-}
-
-/** `input` over `base` (null and undefined keep the value), checked as UpdateServerSettings does. */
-export function resolveSettings(base: ServerSettings, input: Partial<ServerSettings>): ServerSettings {
-  const next: ServerSettings = { ...base };
-  for (const [k, v] of Object.entries(input) as Array<[keyof ServerSettings, unknown]>) {
-    if (v === null || v === undefined) continue;
-    (next as unknown as Record<string, unknown>)[k] = v;
-  }
-  if (next.securityPolicies.length === 0) throw badRequest('SecurityPolicies must name at least one policy');
-  if (next.securityModes.length === 0) throw badRequest('SecurityModes must name at least one mode');
-  for (const p of next.securityPolicies)
-    if (!SECURITY_POLICIES.includes(p)) throw badRequest(`security policy ${String(p)} is not offered`);
-  for (const m of next.securityModes)
-    if (!SECURITY_MODES.includes(m)) throw badRequest(`security mode ${String(m)} is not offered`);
-  const hasNone = next.securityPolicies.includes('None');
-  const hasSecure = next.securityPolicies.some((p) => p !== 'None');
-  if (next.securityModes.includes('None') && !hasNone)
-    throw badRequest('security mode None needs security policy None');
-  if (next.securityModes.some((m) => m !== 'None') && !hasSecure)
-    throw badRequest('security modes Sign and SignAndEncrypt need a policy other than None');
-  if (!Number.isInteger(next.maxSessions) || next.maxSessions < 1 || next.maxSessions > 10_000)
-    throw badRequest('MaxSessions must be between 1 and 10000');
-  return next;
-}

@@ -119,65 +119,7 @@ export function measureOperation(
   const fragmentNesting = new Map<string, number>();
   const visiting = new Set<string>();
   let introspectionListNesting = 0;
-
-  const sizeOf = (value: ValueNode): number | undefined => {
-    if (value.kind === Kind.INT) return Math.max(0, Number(value.value));
-    if (value.kind === Kind.VARIABLE) return variableDefaults.get(value.name.value);
-    return undefined;
-  };
-  const limitOf = (field: FieldNode): number | undefined => {
-    for (const argument of field.arguments ?? []) {
-      if (LIMIT_ARGUMENTS.has(argument.name.value)) return sizeOf(argument.value);
-    }
-    for (const argument of field.arguments ?? []) {
-      if (argument.value.kind !== Kind.OBJECT) continue;
-      for (const inner of argument.value.fields) {
-        if (LIMIT_ARGUMENTS.has(inner.name.value)) return sizeOf(inner.value);
-      }
-    }
-    return undefined;
-  };
-  const fieldDefinition = (parent: GraphQLNamedType | undefined, name: string) => {
-    if (name === SchemaMetaFieldDef.name) return SchemaMetaFieldDef;
-    if (name === TypeMetaFieldDef.name) return TypeMetaFieldDef;
-    if (parent && (isObjectType(parent) || isInterfaceType(parent))) return parent.getFields()[name];
-    return undefined;
-  };
-  const typeCondition = (name: string | undefined, parent: GraphQLNamedType | undefined) =>
-    name === undefined ? parent : (schema.getType(name) ?? undefined);
-
-  /** Lists nested inside an introspection field. */
-  const nesting = (selectionSet: SelectionSetNode, parent: GraphQLNamedType | undefined): number => {
-    let deepest = 0;
-    for (const selection of selectionSet.selections) {
-      if (selection.kind === Kind.FIELD) {
-        const type = fieldDefinition(parent, selection.name.value)?.type;
-        const own = type && isListType(getNullableType(type)) ? 1 : 0;
-        const inner = selection.selectionSet
-          ? nesting(selection.selectionSet, type && getNamedType(type))
-          : 0;
-        deepest = Math.max(deepest, own + inner);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        deepest = Math.max(
-          deepest,
-          nesting(selection.selectionSet, typeCondition(selection.typeCondition?.name.value, parent)),
-        );
-      } else {
-        const name = selection.name.value;
-        let value = fragmentNesting.get(name);
-        if (value === undefined) {
-          const fragment = getFragment(name);
-          if (!fragment || visiting.has(name)) continue; // unknown or cyclic: validation reports it
-          visiting.add(name);
-          value = nesting(fragment.selectionSet, typeCondition(fragment.typeCondition.name.value, parent));
-          visiting.delete(name);
-          fragmentNesting.set(name, value);
-        }
-        deepest = Math.max(deepest, value);
-      }
-    }
-    return deepest;
-  };
+  const fragments: FragmentWalk = { schema, getFragment, fragmentNesting, visiting };
 
   const measure = (
     selectionSet: SelectionSetNode,
@@ -193,7 +135,7 @@ export function measureOperation(
         if (name.startsWith('__')) {
           if (selection.selectionSet) {
             const type = fieldDefinition(parent, name)?.type;
-            const found = nesting(selection.selectionSet, type && getNamedType(type));
+            const found = nesting(fragments, selection.selectionSet, type && getNamedType(type));
             introspectionListNesting = Math.max(introspectionListNesting, found);
           }
           // Exempt from depth, but every field costs, `__typename` included (alias bombs).
@@ -202,7 +144,7 @@ export function measureOperation(
         }
         const type = fieldDefinition(parent, name)?.type;
         const list = type !== undefined && isListType(getNullableType(type));
-        const limit = limitOf(selection);
+        const limit = limitOf(selection, variableDefaults);
         const children = selection.selectionSet
           ? measure(selection.selectionSet, type && getNamedType(type), list ? undefined : limit)
           : { depth: 0, cost: 0 };
@@ -211,7 +153,7 @@ export function measureOperation(
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         inner = measure(
           selection.selectionSet,
-          typeCondition(selection.typeCondition?.name.value, parent),
+          typeCondition(schema, selection.typeCondition?.name.value, parent),
           inheritedLimit,
         );
       } else {
@@ -224,7 +166,7 @@ export function measureOperation(
           visiting.add(name);
           known = measure(
             fragment.selectionSet,
-            typeCondition(fragment.typeCondition.name.value, parent),
+            typeCondition(schema, fragment.typeCondition.name.value, parent),
             inheritedLimit,
           );
           visiting.delete(name);
@@ -241,6 +183,94 @@ export function measureOperation(
   const root = schema.getRootType(operation.operation) ?? undefined;
   const { depth, cost } = measure(operation.selectionSet, root, undefined);
   return { depth, cost, introspectionListNesting };
+}
+
+/** What the walk of an operation's fragments shares: each fragment measured once, cycles cut. */
+interface FragmentWalk {
+  schema: GraphQLSchema;
+  getFragment: (name: string) => FragmentDefinitionNode | null | undefined;
+  fragmentNesting: Map<string, number>;
+  visiting: Set<string>;
+}
+
+function sizeOf(value: ValueNode, variableDefaults: Map<string, number>): number | undefined {
+  if (value.kind === Kind.INT) return Math.max(0, Number(value.value));
+  if (value.kind === Kind.VARIABLE) return variableDefaults.get(value.name.value);
+  return undefined;
+}
+
+function limitOf(field: FieldNode, variableDefaults: Map<string, number>): number | undefined {
+  for (const argument of field.arguments ?? []) {
+    if (LIMIT_ARGUMENTS.has(argument.name.value)) return sizeOf(argument.value, variableDefaults);
+  }
+  for (const argument of field.arguments ?? []) {
+    if (argument.value.kind !== Kind.OBJECT) continue;
+    for (const inner of argument.value.fields) {
+      if (LIMIT_ARGUMENTS.has(inner.name.value)) return sizeOf(inner.value, variableDefaults);
+    }
+  }
+  return undefined;
+}
+
+function fieldDefinition(parent: GraphQLNamedType | undefined, name: string) {
+  if (name === SchemaMetaFieldDef.name) return SchemaMetaFieldDef;
+  if (name === TypeMetaFieldDef.name) return TypeMetaFieldDef;
+  if (parent && (isObjectType(parent) || isInterfaceType(parent))) return parent.getFields()[name];
+  return undefined;
+}
+
+function typeCondition(
+  schema: GraphQLSchema,
+  name: string | undefined,
+  parent: GraphQLNamedType | undefined,
+): GraphQLNamedType | undefined {
+  return name === undefined ? parent : (schema.getType(name) ?? undefined);
+}
+
+/** Lists nested inside an introspection field. */
+function nesting(
+  walk: FragmentWalk,
+  selectionSet: SelectionSetNode,
+  parent: GraphQLNamedType | undefined,
+): number {
+  const { schema, getFragment, fragmentNesting, visiting } = walk;
+  let deepest = 0;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      const type = fieldDefinition(parent, selection.name.value)?.type;
+      const own = type && isListType(getNullableType(type)) ? 1 : 0;
+      const inner = selection.selectionSet
+        ? nesting(walk, selection.selectionSet, type && getNamedType(type))
+        : 0;
+      deepest = Math.max(deepest, own + inner);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      deepest = Math.max(
+        deepest,
+        nesting(
+          walk,
+          selection.selectionSet,
+          typeCondition(schema, selection.typeCondition?.name.value, parent),
+        ),
+      );
+    } else {
+      const name = selection.name.value;
+      let value = fragmentNesting.get(name);
+      if (value === undefined) {
+        const fragment = getFragment(name);
+        if (!fragment || visiting.has(name)) continue; // unknown or cyclic: validation reports it
+        visiting.add(name);
+        value = nesting(
+          walk,
+          fragment.selectionSet,
+          typeCondition(schema, fragment.typeCondition.name.value, parent),
+        );
+        visiting.delete(name);
+        fragmentNesting.set(name, value);
+      }
+      deepest = Math.max(deepest, value);
+    }
+  }
+  return deepest;
 }
 
 // ---------------------------------------------------------------------------------------------

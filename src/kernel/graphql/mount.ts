@@ -56,7 +56,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
-import { buildSchema, specifiedRules, validate } from 'graphql';
+import { buildSchema, specifiedRules, validate, type ValidationRule } from 'graphql';
 import { AppError, ERRORS } from '../errors.js';
 import type { AuthContext } from '../http/auth-types.js';
 import { formatErrors, guardSubscribeResolvers } from './errors.js';
@@ -72,6 +72,7 @@ import {
   DEFAULT_MAX_COST,
   DEFAULT_MAX_DEPTH,
   queryLimitsRule,
+  type DocumentLimits,
   type QueryLimits,
 } from './limits.js';
 import { isMutation, VIEWER_MUTATION_MESSAGE } from './permission.js';
@@ -181,13 +182,7 @@ export async function mountGraphql<TContext extends object = object>(
     return new Promise((resolve) => target.publish({ topic, payload }, () => resolve()));
   };
 
-  const baseContext = async (request: FastifyRequest): Promise<Record<string | symbol, unknown>> => ({
-    ...((await options.context?.(request)) ?? {}),
-    request,
-    publish,
-    // Last, so that nothing a module returns can stand in for the caller.
-    auth: request.auth ?? null,
-  });
+  const baseContext = contextOf(options, publish);
 
   if (subscriptions && !app.hasDecorator('websocketServer')) {
     await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
@@ -237,37 +232,60 @@ export async function mountGraphql<TContext extends object = object>(
         : {}),
     });
 
-    // Before parsing and before validation: the size and shape of the document. Errors thrown
-    // here are not cached by mercurius, so refused documents do not stay in memory.
-    endpoint.graphql.addHook('preParsing', async (_schema, source) => checkQuerySize(source, documentLimits));
-    endpoint.graphql.addHook('preValidation', async (_schema, document) =>
-      checkDocumentShape(document, documentLimits),
-    );
-    endpoint.graphql.addHook('preSubscriptionParsing', async (_schema, source) =>
-      checkQuerySize(source, documentLimits),
-    );
-
-    // Before execution: a mutation needs an admin.
-    endpoint.graphql.addHook('preExecution', async (_schema, document, context) => {
-      const ctx = context as unknown as Record<string | symbol, unknown>;
-      const operationName = typeof ctx[kOperationName] === 'string' ? ctx[kOperationName] : undefined;
-      const auth = ctx.auth as AuthContext | null | undefined;
-      if (auth?.role !== 'admin' && isMutation(document, operationName)) {
-        throw new AppError(ERRORS.graphqlForbidden, VIEWER_MUTATION_MESSAGE);
-      }
-    });
-
-    // Mercurius runs no validation on a subscription: run the same rules as for queries.
-    endpoint.graphql.addHook('preSubscriptionExecution', async (currentSchema, document) => {
-      checkDocumentShape(document, documentLimits);
-      const errors = validate(currentSchema, document, [...specifiedRules, ...rules]);
-      if (errors[0]) throw errors[0];
-    });
+    documentHooks(endpoint, documentLimits, rules);
 
     pubsub = subscriptions ? (endpoint.graphql.pubsub as unknown as PublishingPubSub) : undefined;
   });
 
   return { path: options.path, publish };
+}
+
+/** The context of every operation: the module's, the request, `publish` and the caller. */
+function contextOf<TContext extends object>(
+  options: GraphqlMountOptions<TContext>,
+  publish: GraphqlEndpoint['publish'],
+) {
+  return async (request: FastifyRequest): Promise<Record<string | symbol, unknown>> => ({
+    ...((await options.context?.(request)) ?? {}),
+    request,
+    publish,
+    // Last, so that nothing a module returns can stand in for the caller.
+    auth: request.auth ?? null,
+  });
+}
+
+/** The checks of an endpoint's documents: size and shape, mutations for admins, subscriptions validated. */
+function documentHooks(
+  endpoint: FastifyInstance,
+  documentLimits: DocumentLimits,
+  rules: ValidationRule[],
+): void {
+  // Before parsing and before validation: the size and shape of the document. Errors thrown
+  // here are not cached by mercurius, so refused documents do not stay in memory.
+  endpoint.graphql.addHook('preParsing', async (_schema, source) => checkQuerySize(source, documentLimits));
+  endpoint.graphql.addHook('preValidation', async (_schema, document) =>
+    checkDocumentShape(document, documentLimits),
+  );
+  endpoint.graphql.addHook('preSubscriptionParsing', async (_schema, source) =>
+    checkQuerySize(source, documentLimits),
+  );
+
+  // Before execution: a mutation needs an admin.
+  endpoint.graphql.addHook('preExecution', async (_schema, document, context) => {
+    const ctx = context as unknown as Record<string | symbol, unknown>;
+    const operationName = typeof ctx[kOperationName] === 'string' ? ctx[kOperationName] : undefined;
+    const auth = ctx.auth as AuthContext | null | undefined;
+    if (auth?.role !== 'admin' && isMutation(document, operationName)) {
+      throw new AppError(ERRORS.graphqlForbidden, VIEWER_MUTATION_MESSAGE);
+    }
+  });
+
+  // Mercurius runs no validation on a subscription: run the same rules as for queries.
+  endpoint.graphql.addHook('preSubscriptionExecution', async (currentSchema, document) => {
+    checkDocumentShape(document, documentLimits);
+    const errors = validate(currentSchema, document, [...specifiedRules, ...rules]);
+    if (errors[0]) throw errors[0];
+  });
 }
 
 /**

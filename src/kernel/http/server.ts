@@ -131,16 +131,7 @@ export async function createHttpApp(
     ? null
     : await ensureCertificate(options.dataDir, options.tlsCertFile, options.tlsKeyFile);
   const limits = httpLimits(options.limits);
-  // Node checks the header and request deadlines of open connections on an interval: a tenth of
-  // the shorter deadline (at least 50 ms, at most Node's default of 30 s) keeps the overshoot small.
-  const nodeServerOptions = {
-    headersTimeout: limits.httpHeadersTimeout,
-    requestTimeout: limits.httpRequestTimeout,
-    connectionsCheckingInterval: Math.min(
-      30_000,
-      Math.max(50, Math.floor(Math.min(limits.httpHeadersTimeout, limits.httpRequestTimeout) / 10)),
-    ),
-  };
+  const nodeServerOptions = nodeDeadlines(limits);
   const app = Fastify({
     // Request logs carry method, path and peer; never headers, and no secret query values.
     loggerInstance: options.logger.child(
@@ -230,6 +221,22 @@ export async function createHttpApp(
     });
   }
   return { app, tls };
+}
+
+/**
+ * The deadlines of Node's server. Node checks the header and request deadlines of open connections
+ * on an interval: a tenth of the shorter deadline (at least 50 ms, at most Node's default of 30 s)
+ * keeps the overshoot small.
+ */
+function nodeDeadlines(limits: HttpConfig) {
+  return {
+    headersTimeout: limits.httpHeadersTimeout,
+    requestTimeout: limits.httpRequestTimeout,
+    connectionsCheckingInterval: Math.min(
+      30_000,
+      Math.max(50, Math.floor(Math.min(limits.httpHeadersTimeout, limits.httpRequestTimeout) / 10)),
+    ),
+  };
 }
 
 /**

@@ -23,11 +23,27 @@ import { createServer as createTlsServer } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { Aedes, type AedesPublishPacket, type Client } from 'aedes';
-import type { Database } from '../../kernel/db/index.js';
+import { Aedes, type Client } from 'aedes';
 import { RateLimiter } from '../../kernel/http/rate-limit.js';
 import { ConnectionRules, type AccountChange, type AccountService } from '../accounts/index.js';
-import { SqlPersistence, type AsyncPersistence, type QueueLimits } from './sql-persistence.js';
+import {
+  addressOf,
+  breakEmitterRecursion,
+  coalesceWrites,
+  kick,
+  remoteOf,
+  reservedProblem,
+  shortTopic,
+  topicProblem,
+  varintBytes,
+  type ClientInternals,
+  type EmitterInternals,
+} from './aedes-support.js';
+import { SqlPersistence, type AsyncPersistence } from './sql-persistence.js';
+import { DEFAULT_LIMITS, type BrokerLimits } from './options.js';
+import type { BrokerOptions, ClientInfo, LimitCounters } from './types.js';
+
+export { DEFAULT_LIMITS, type BrokerLimits, type BrokerOptions, type ClientInfo, type LimitCounters };
 import { redisPersistence } from './redis-persistence.js';
 import { SharedSubscriptions } from './shared.js';
 import {
@@ -39,24 +55,11 @@ import {
   underlyingFilter,
   Wire,
   wireOf,
-  SHARE_PREFIX,
-  SHARED_PREFIX,
   type WireClient,
   type WirePacket,
 } from './wire.js';
 
 const require = createRequire(import.meta.url);
-
-export interface ClientInfo {
-  id: string;
-  connected: boolean;
-  /** MQTT protocol level of the CONNECT: 3 (3.1), 4 (3.1.1) or 5. */
-  protoLevel: number;
-  /** Peer address and port. */
-  remote: string;
-  /** Epoch ms of the connection's last sign of life (connect, ping, disconnect). */
-  lastSeen: number;
-}
 
 interface ConnState {
   accountId: string;
@@ -64,94 +67,11 @@ interface ConnState {
   info: ClientInfo;
 }
 
-export interface BrokerOptions {
-  accounts: AccountService;
-  database: Database;
-  logger: Logger;
-  /** Share sessions, retained messages and deliveries with other UNS processes through Redis. */
-  redisUrl?: string | undefined;
-  /** Called for every message a client publishes (after authorisation). */
-  onPublish?: (packet: AedesPublishPacket) => void;
-  /** What a client may send and have queued; each has a default (`DEFAULT_LIMITS`). */
-  limits?: Partial<BrokerLimits> | undefined;
-}
-
-/** The broker's bounds (docs/security.md lists them with what a client gets past each). */
-export interface BrokerLimits {
-  /** Bytes of one MQTT packet, fixed header included; a bigger one closes the connection. */
-  maxPacketSize: number;
-  /** Bytes of a topic or topic filter: a longer PUBLISH closes the connection, a SUBSCRIBE gets 0x80. */
-  maxTopicLength: number;
-  /** Levels of a topic or topic filter (at most 100, aedes's own bound), refused as above. */
-  maxTopicLevels: number;
-  /**
-   * Inbound QoS 2 messages of one connection awaiting PUBREL; one more closes the connection
-   * (MQTT 5: DISCONNECT 0x93). Told to MQTT 5 clients as the Receive Maximum.
-   */
-  maxInflightInbound: number;
-  /** Subscriptions of one connection; one more is refused (SUBACK 0x97, MQTT 3.1.1 0x80). */
-  maxSubscriptions: number;
-  /** Topic aliases an MQTT 5 client may set (0: none). */
-  topicAliasMaximum: number;
-  /** Keep alive in seconds at most (MQTT 5: Server Keep Alive; 0: no limit). */
-  maxKeepAlive: number;
-  /** MQTT 5 session expiry interval in seconds at most (0: no limit). */
-  maxSessionExpiry: number;
-  /** QoS 1/2 messages and bytes queued per persistent session, and what a full queue drops. */
-  queue: QueueLimits;
-  /** Failed CONNECTs (bad user name or password) per minute per address; past it, CONNACK 5. */
-  authFailuresPerMinute: number;
-}
-
-export const DEFAULT_LIMITS: BrokerLimits = {
-  maxPacketSize: 1024 * 1024,
-  maxTopicLength: 1024,
-  maxTopicLevels: 32,
-  maxInflightInbound: 100,
-  maxSubscriptions: 1000,
-  topicAliasMaximum: 100,
-  maxKeepAlive: 0,
-  maxSessionExpiry: 0,
-  queue: { maxMessages: 1000, maxBytes: 16 * 1024 * 1024, overflow: 'drop-newest' },
-  authFailuresPerMinute: 30,
-};
-
 /** aedes's own bound on topic levels (its matcher cannot go deeper). */
 const AEDES_MAX_TOPIC_LEVELS = 100;
 
-/** How many times each bound was hit since the start. */
-export interface LimitCounters {
-  packetTooLarge: number;
-  topicRefused: number;
-  inflightExceeded: number;
-  queueDropped: number;
-  connectThrottled: number;
-  /** Messages not sent to an MQTT 5 client because they exceed its Maximum Packet Size. */
-  oversizedDropped: number;
-  /** Messages dropped waiting for room under an MQTT 5 client's Receive Maximum. */
-  flowDropped: number;
-  /** Subscriptions refused by `maxSubscriptions`. */
-  subscriptionsRefused: number;
-}
-
 /** Outbound QoS 1/2 messages held per connection beyond the client's Receive Maximum. */
 const MAX_HELD = 1000;
-
-/** The parts of aedes's Client this layer hooks (instance fields, not its source). */
-interface ClientInternals {
-  _parser: {
-    packet: { length: number; cmd?: string };
-    _parseLength: () => boolean;
-    _emitError: (err: Error) => unknown;
-  };
-  conn: Duplex;
-  connected: boolean;
-  clean: boolean;
-  rejectPacketTooLarge: (size: number) => void;
-}
-
-/** Messages the emitter hands on one inside the other before it goes on from a fresh stack. */
-const MAX_SYNC_DEPTH = 32;
 
 /** Disconnected clients remembered per account, for `clients { connected lastSeen }`. */
 const REMEMBERED_PER_ACCOUNT = 100;
@@ -415,7 +335,7 @@ export class UnsBroker {
     done: (error?: Error | null) => void,
   ): void {
     if (!client) return done(null); // the broker's own messages ($SYS, wills it replays)
-    const problem = this.#topicProblem(packet.topic) ?? reservedProblem(packet.topic);
+    const problem = topicProblem(packet.topic, this.#limits) ?? reservedProblem(packet.topic);
     if (problem && client.version === 5) {
       // MQTT 5: PUBACK/PUBREC 0x90 (Topic Name invalid), the connection stays.
       this.counters.topicRefused++;
@@ -469,7 +389,7 @@ export class UnsBroker {
     const wire = wireOf(client);
     if (sub.topic.startsWith(REFUSED_PREFIX)) return done(null, null); // refused by wire.ts
     const filter = underlyingFilter(sub.topic);
-    const problem = sharedProblem(sub.topic) ?? this.#topicProblem(filter);
+    const problem = sharedProblem(sub.topic) ?? topicProblem(filter, this.#limits);
     if (problem) {
       this.counters.topicRefused++;
       this.#log.warn(
@@ -495,25 +415,6 @@ export class UnsBroker {
     const held = (client as unknown as { subscriptions?: Record<string, unknown> }).subscriptions;
     if (!held?.[sub.topic]) wire?.admitted.delete(sub.topic);
     done(null, null); // SUBACK 0x80 (MQTT 5: 0x87)
-  }
-
-  /** Why a topic or filter is refused by the limits, or null. Cheap: one pass over the string. */
-  #topicProblem(topic: string): string | null {
-    const { maxTopicLength, maxTopicLevels } = this.#limits;
-    let levels = 1;
-    for (let i = 0; i < topic.length; i++) {
-      const c = topic.charCodeAt(i);
-      if (c === 47) levels++;
-      else if (c === 0) return 'a topic cannot contain NUL (U+0000)';
-    }
-    if (levels > maxTopicLevels)
-      return `topic has ${levels} levels; at most ${maxTopicLevels} (--max-topic-levels)`;
-    if (topic.length * 3 > maxTopicLength) {
-      const bytes = Buffer.byteLength(topic);
-      if (bytes > maxTopicLength)
-        return `topic has ${bytes} bytes; at most ${maxTopicLength} (--max-topic-length)`;
-    }
-    return null;
   }
 
   #applyChange(change: AccountChange): void {
@@ -560,7 +461,7 @@ export class UnsBroker {
       maxSubscriptions: this.#limits.maxSubscriptions,
       maxOutboundAliases: this.#limits.topicAliasMaximum,
       maxHeld: MAX_HELD,
-      topicProblem: (topic) => this.#topicProblem(topic),
+      topicProblem: (topic) => topicProblem(topic, this.#limits),
       onOversized: (c, packet) => this.#oversized(c, packet),
       onHeldDropped: (c, packet) => {
         this.counters.flowDropped++;
@@ -689,104 +590,4 @@ export class UnsBroker {
     await stopped;
     await this.#persistence.destroy();
   }
-}
-
-/**
- * Gathers what is written to a connection during one turn of the event loop into one system call:
- * the first write of a turn corks the stream, the end of the turn uncorks it. A fan-out writes a
- * packet to each subscriber in its own tick; without this, each becomes its own `writev`.
- */
-function coalesceWrites(stream: Duplex): void {
-  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    stream.uncork();
-  };
-  stream.write = ((...args: unknown[]) => {
-    if (!corked) {
-      corked = true;
-      stream.cork();
-      setImmediate(uncork);
-    }
-    return write(...args);
-  }) as typeof stream.write;
-}
-
-/** The part of mqemitter this layer hooks: its per-message step (an instance field). */
-interface EmitterInternals {
-  _do?: (message: unknown, callback: unknown) => unknown;
-  current?: number;
-}
-
-/**
- * mqemitter hands at most `concurrency` (100) messages to subscribers at once and queues the
- * rest; when one is done, the next queued one is handed on from inside that completion. A message
- * nobody is subscribed to completes at once, inside the call, so a long queue whose subscriber has
- * just gone (a slow QoS 0 subscriber of a fast publisher disconnecting: `npm run bench -- uns`,
- * QoS 0 1→1) was drained one stack frame deeper per message, through each publisher's read loop
- * (`nextBatch → PublishState → published → nextBatch`), until `RangeError: Maximum call stack
- * size exceeded` killed the process. This bounds the depth: past `MAX_SYNC_DEPTH` nested hand-ons,
- * the next one starts from a fresh stack on the next turn of the event loop (letting I/O in).
- */
-function breakEmitterRecursion(mq: EmitterInternals): void {
-  const step = mq._do;
-  if (typeof step !== 'function') return;
-  let depth = 0;
-  const guarded = function (this: unknown, message: unknown, callback: unknown): unknown {
-    if (depth >= MAX_SYNC_DEPTH) {
-      // Hold the message's slot meanwhile, so that a newer message queues behind it (order kept).
-      if (typeof mq.current === 'number') mq.current++;
-      setImmediate(() => {
-        if (typeof mq.current === 'number') mq.current--;
-        guarded.call(mq, message, callback);
-      });
-      return mq;
-    }
-    depth++;
-    try {
-      return step.call(mq, message, callback);
-    } finally {
-      depth--;
-    }
-  };
-  mq._do = guarded;
-}
-
-/** Closes a connection; an MQTT 5 client is told why with a DISCONNECT first. */
-function kick(client: Client, reasonCode: number): void {
-  const c = client as unknown as { disconnect: (o: { reasonCode: number }) => void };
-  c.disconnect({ reasonCode });
-}
-
-/** Topics no client publishes to: the internal names of shared subscriptions. */
-function reservedProblem(topic: string): string | null {
-  if (topic.startsWith(SHARE_PREFIX) || topic.startsWith(SHARED_PREFIX))
-    return `a topic cannot start with ${SHARE_PREFIX} or ${SHARED_PREFIX}`;
-  return null;
-}
-
-function varintBytes(n: number): number {
-  return n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4;
-}
-
-function shortTopic(topic: string): string {
-  return topic.length > 200 ? `${topic.slice(0, 200)}... (${topic.length} characters)` : topic;
-}
-
-/** The peer's address without its port: the unit of the CONNECT failure limit. */
-function addressOf(client: Client): string {
-  const req = client.req;
-  const socket = (req?.socket ?? (client.conn as { remoteAddress?: string })) as { remoteAddress?: string };
-  return socket.remoteAddress ?? 'unknown';
-}
-
-function remoteOf(client: Client): string {
-  const req = client.req;
-  const socket = (req?.socket ?? (client.conn as { remoteAddress?: string; remotePort?: number })) as {
-    remoteAddress?: string;
-    remotePort?: number;
-  };
-  const addr = socket.remoteAddress ?? 'unknown';
-  return `${addr.includes(':') ? `[${addr}]` : addr}:${socket.remotePort ?? 0}`;
 }

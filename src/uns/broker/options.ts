@@ -1,6 +1,7 @@
 /** The MQTT broker's settings: its ports, Redis cluster mode and its limits. */
 import { Type, type Static } from '@sinclair/typebox';
-import type { BrokerLimits } from './broker.js';
+import { Value } from '@sinclair/typebox/value';
+import type { QueueLimits } from './sql-persistence.js';
 import { Option } from '../../kernel/service/index.js';
 
 export const brokerOptions = Type.Object({
@@ -98,3 +99,39 @@ export function brokerLimits(
     authFailuresPerMinute,
   };
 }
+
+/** The broker's bounds (docs/security.md lists them with what a client gets past each). */
+export interface BrokerLimits {
+  /** Bytes of one MQTT packet, fixed header included; a bigger one closes the connection. */
+  maxPacketSize: number;
+  /** Bytes of a topic or topic filter: a longer PUBLISH closes the connection, a SUBSCRIBE gets 0x80. */
+  maxTopicLength: number;
+  /** Levels of a topic or topic filter (at most 100, aedes's own bound), refused as above. */
+  maxTopicLevels: number;
+  /**
+   * Inbound QoS 2 messages of one connection awaiting PUBREL; one more closes the connection
+   * (MQTT 5: DISCONNECT 0x93). Told to MQTT 5 clients as the Receive Maximum.
+   */
+  maxInflightInbound: number;
+  /** Subscriptions of one connection; one more is refused (SUBACK 0x97, MQTT 3.1.1 0x80). */
+  maxSubscriptions: number;
+  /** Topic aliases an MQTT 5 client may set (0: none). */
+  topicAliasMaximum: number;
+  /** Keep alive in seconds at most (MQTT 5: Server Keep Alive; 0: no limit). */
+  maxKeepAlive: number;
+  /** MQTT 5 session expiry interval in seconds at most (0: no limit). */
+  maxSessionExpiry: number;
+  /** QoS 1/2 messages and bytes queued per persistent session, and what a full queue drops. */
+  queue: QueueLimits;
+  /** Failed CONNECTs (bad user name or password) per minute per address; past it, CONNACK 5. */
+  authFailuresPerMinute: number;
+}
+
+/**
+ * The limits of a broker started without options (tests, embedding): the options' defaults, and
+ * the identity module's default sign-in rate limit (30 a minute).
+ */
+export const DEFAULT_LIMITS: BrokerLimits = brokerLimits(
+  Value.Default(brokerOptions, {}) as Static<typeof brokerOptions>,
+  30,
+);

@@ -18,48 +18,13 @@ import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import type { Kysely, Transaction } from '../../kernel/db/index.js';
 import type { Database } from '../../kernel/db/index.js';
+import type { AsyncPersistence, ClientRef, Packet, Sub } from './async-persistence.js';
+import { decode, encode } from './packet-json.js';
+
+export type { AsyncPersistence } from './async-persistence.js';
 
 const require = createRequire(import.meta.url);
 const MemoryPersistence = require('aedes-persistence/asyncPersistence.js') as new () => AsyncPersistence;
-
-type Packet = Record<string, any> & { topic: string; payload: Buffer | string; messageId?: number };
-interface ClientRef {
-  id: string;
-}
-interface Sub {
-  topic: string;
-  qos: number;
-  [k: string]: unknown;
-}
-
-/** The async persistence interface aedes 1.x calls (aedes-persistence 11). */
-export interface AsyncPersistence {
-  setup(broker: any): Promise<void>;
-  storeRetained(packet: Packet): Promise<void>;
-  createRetainedStream(pattern: string): Readable;
-  createRetainedStreamCombi(patterns: string[]): Readable;
-  addSubscriptions(client: ClientRef, subs: Sub[]): Promise<void>;
-  removeSubscriptions(client: ClientRef, topics: string[]): Promise<void>;
-  subscriptionsByClient(client: ClientRef): Promise<Sub[]>;
-  countOffline(): Promise<{ subsCount: number; clientsCount: number }>;
-  subscriptionsByTopic(topic: string): Promise<unknown[]>;
-  cleanSubscriptions(client: ClientRef): Promise<void>;
-  outgoingEnqueue(sub: { clientId: string }, packet: Packet): Promise<void>;
-  outgoingEnqueueCombi(subs: { clientId: string }[], packet: Packet): Promise<void>;
-  outgoingUpdate(client: ClientRef, packet: Packet): Promise<unknown>;
-  outgoingClearMessageId(client: ClientRef, packet: Packet): Promise<Packet | undefined>;
-  outgoingStream(client: ClientRef): Readable;
-  incomingStorePacket(client: ClientRef, packet: Packet): Promise<void>;
-  incomingGetPacket(client: ClientRef, packet: Packet): Promise<Packet>;
-  incomingDelPacket(client: ClientRef, packet: Packet): Promise<void>;
-  cleanIncoming?(client: ClientRef): Promise<void>;
-  putWill(client: ClientRef, packet: Packet): Promise<void>;
-  getWill(client: ClientRef): Promise<Packet | undefined>;
-  delWill(client: ClientRef): Promise<Packet | undefined>;
-  streamWill(brokers?: Record<string, number>): Readable;
-  getClientList(topic: string): Readable;
-  destroy(): Promise<void>;
-}
 
 type Op = (trx: Transaction<any>) => Promise<unknown>;
 
@@ -631,27 +596,4 @@ export class SqlPersistence implements AsyncPersistence {
     await this.flush();
     await this.#mem.destroy();
   }
-}
-
-function encode(packet: Packet): string {
-  const { payload, ...rest } = packet;
-  return Buffer.isBuffer(payload)
-    ? JSON.stringify({ ...rest, payload: payload.toString('base64'), b64: true })
-    : JSON.stringify({ ...rest, payload });
-}
-
-function decode(text: string): Packet {
-  const { b64, payload, ...rest } = JSON.parse(text, reviveBuffers) as Packet & { b64?: boolean };
-  return { ...rest, payload: b64 ? Buffer.from(payload as string, 'base64') : payload } as Packet;
-}
-
-/**
- * Buffers inside a packet (MQTT 5 correlation data, binary user data in properties) are written
- * by JSON.stringify as `{ type: 'Buffer', data: [...] }`: read back as Buffers.
- */
-function reviveBuffers(_key: string, value: unknown): unknown {
-  const v = value as { type?: unknown; data?: unknown } | null;
-  if (v && typeof v === 'object' && v.type === 'Buffer' && Array.isArray(v.data))
-    return Buffer.from(v.data as number[]);
-  return value;
 }

@@ -1,0 +1,34 @@
+/** What a processor is: the interface every kind implements, what it answers, the numbers it reads. */
+
+export interface Output {
+  value: unknown;
+  timestamp: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ProcessorContext {
+  /** Global variables merged with this instance's component variables. */
+  variables(): Record<string, unknown>;
+  /** The same as JSON text. */
+  variablesJson(): string;
+}
+
+export interface Processor {
+  input(index: number, value: unknown, timestamp: number, payload: unknown): Output | Output[] | undefined;
+  tick?(now: number): Output | Output[] | undefined;
+  /** State worth keeping over a restart (windows longer than a minute). */
+  snapshot?(): unknown;
+  restore?(state: unknown): void;
+  close?(): void;
+}
+
+export const num = (v: unknown): number | undefined =>
+  typeof v === 'number'
+    ? Number.isFinite(v)
+      ? v
+      : undefined
+    : typeof v === 'boolean'
+      ? v
+        ? 1
+        : 0
+      : undefined;

@@ -1,0 +1,213 @@
+/** The window processor: statistics over tumbling or sliding windows, by time or by count. */
+import { LIMITS, type Statistic } from './catalogue.js';
+import { num, type Output, type Processor } from './processor.js';
+
+function percentileOf(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (rank - lo);
+}
+
+/** A statistic over a list of values (with their running sum and sum of squares). */
+function statistic(
+  stat: Statistic,
+  p: number,
+  values: ArrayLike<number>,
+  from: number,
+  to: number,
+  sum: number,
+  sumSq: number,
+): number | null {
+  const n = to - from;
+  if (stat === 'count') return n;
+  if (n === 0) return null;
+  switch (stat) {
+    case 'sum':
+      return sum;
+    case 'mean':
+      return sum / n;
+    case 'stddev': {
+      const mean = sum / n;
+      return Math.sqrt(Math.max(0, sumSq / n - mean * mean));
+    }
+    case 'min': {
+      let m = Infinity;
+      for (let i = from; i < to; i++) if (values[i]! < m) m = values[i]!;
+      return m;
+    }
+    case 'max': {
+      let m = -Infinity;
+      for (let i = from; i < to; i++) if (values[i]! > m) m = values[i]!;
+      return m;
+    }
+    case 'percentile': {
+      const s: number[] = [];
+      for (let i = from; i < to; i++) s.push(values[i]!);
+      s.sort((a, b) => a - b);
+      return percentileOf(s, p);
+    }
+  }
+}
+
+/** Windowed statistics over tumbling or sliding windows, by time (payload timestamps) or by count. */
+export class WindowProcessor implements Processor {
+  readonly #stat: Statistic;
+  readonly #p: number;
+  readonly #sliding: boolean;
+  readonly #ms: number | undefined;
+  readonly #count: number | undefined;
+  // Values and times in arrays with a moving head (compacted now and then): O(1) per value.
+  #values: number[] = [];
+  #times: number[] = [];
+  #head = 0;
+  #sum = 0;
+  #sumSq = 0;
+  /** Tumbling by time: start of the open window. */
+  #windowStart: number | undefined;
+  #sinceExact = 0;
+
+  constructor(params: Record<string, unknown>) {
+    this.#stat = params.statistic as Statistic;
+    this.#p = params.percentile as number;
+    this.#sliding = params.windowType === 'sliding';
+    this.#ms = params.windowMs as number | undefined;
+    this.#count = params.windowCount as number | undefined;
+  }
+
+  get windowMs(): number | undefined {
+    return this.#ms;
+  }
+
+  #push(v: number, t: number): void {
+    this.#values.push(v);
+    this.#times.push(t);
+    this.#sum += v;
+    this.#sumSq += v * v;
+    if (this.#values.length - this.#head > LIMITS.maxWindowValues) this.#shift();
+  }
+
+  #shift(): void {
+    const v = this.#values[this.#head++]!;
+    this.#sum -= v;
+    this.#sumSq -= v * v;
+    if (this.#head > 1024 && this.#head * 2 > this.#values.length) {
+      this.#values = this.#values.slice(this.#head);
+      this.#times = this.#times.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+
+  #reset(): void {
+    this.#values = [];
+    this.#times = [];
+    this.#head = 0;
+    this.#sum = 0;
+    this.#sumSq = 0;
+  }
+
+  #exact(): void {
+    // Running sums drift with many subtractions: recompute them now and then.
+    if (++this.#sinceExact < 10_000) return;
+    this.#sinceExact = 0;
+    let s = 0;
+    let q = 0;
+    for (let i = this.#head; i < this.#values.length; i++) {
+      const v = this.#values[i]!;
+      s += v;
+      q += v * v;
+    }
+    this.#sum = s;
+    this.#sumSq = q;
+  }
+
+  #out(timestamp: number, windowStart?: number, windowEnd?: number): Output {
+    const value = statistic(
+      this.#stat,
+      this.#p,
+      this.#values,
+      this.#head,
+      this.#values.length,
+      this.#sum,
+      this.#sumSq,
+    );
+    const count = this.#values.length - this.#head;
+    return {
+      value,
+      timestamp,
+      metadata:
+        windowStart === undefined
+          ? { statistic: this.#stat, count }
+          : { statistic: this.#stat, count, windowStart, windowEnd },
+    };
+  }
+
+  input(_i: number, raw: unknown, t: number): Output | undefined {
+    const v = num(raw);
+    if (v === undefined) return undefined;
+    if (this.#sliding) {
+      this.#push(v, t);
+      if (this.#ms !== undefined) {
+        const from = t - this.#ms;
+        while (this.#head < this.#values.length && this.#times[this.#head]! <= from) this.#shift();
+      } else {
+        while (this.#values.length - this.#head > this.#count!) this.#shift();
+      }
+      this.#exact();
+      return this.#out(t);
+    }
+    if (this.#count !== undefined) {
+      this.#push(v, t);
+      if (this.#values.length - this.#head < this.#count) return undefined;
+      const o = this.#out(t, this.#times[this.#head], t);
+      this.#reset();
+      return o;
+    }
+    // Tumbling by time: windows aligned to multiples of windowMs, [start, start + windowMs).
+    const ms = this.#ms!;
+    const start = Math.floor(t / ms) * ms;
+    let out: Output | undefined;
+    if (this.#windowStart !== undefined && start !== this.#windowStart) {
+      if (start > this.#windowStart) out = this.#close();
+      else return undefined; // late value of a window already closed
+    }
+    this.#windowStart = start;
+    this.#push(v, t);
+    return out;
+  }
+
+  #close(): Output | undefined {
+    const start = this.#windowStart!;
+    const end = start + this.#ms!;
+    const o = this.#values.length - this.#head > 0 ? this.#out(end, start, end) : undefined;
+    this.#reset();
+    this.#windowStart = undefined;
+    return o;
+  }
+
+  tick(now: number): Output | undefined {
+    // A tumbling time window closes by the clock too, a quarter of a second after its end (or a
+    // tenth of it), when no later value came to close it.
+    if (this.#sliding || this.#ms === undefined || this.#windowStart === undefined) return undefined;
+    const grace = Math.min(250, this.#ms / 10);
+    if (now < this.#windowStart + this.#ms + grace) return undefined;
+    return this.#close();
+  }
+
+  snapshot(): unknown {
+    return {
+      values: this.#values.slice(this.#head),
+      times: this.#times.slice(this.#head),
+      windowStart: this.#windowStart ?? null,
+    };
+  }
+
+  restore(state: unknown): void {
+    const s = state as { values?: number[]; times?: number[]; windowStart?: number | null };
+    if (!Array.isArray(s?.values) || !Array.isArray(s.times) || s.values.length !== s.times.length) return;
+    this.#reset();
+    for (let i = 0; i < s.values.length; i++) this.#push(Number(s.values[i]), Number(s.times[i]));
+    this.#windowStart = typeof s.windowStart === 'number' ? s.windowStart : undefined;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * What the broker adds around aedes's connections and emitter: writes gathered per turn of the
+ * event loop, a bound on the emitter's recursion, the packet size hook's parts, the topic checks
+ * of the limits, and how a client is kicked and described in the log.
+ */
+import type { Duplex } from 'node:stream';
+import type { Client } from 'aedes';
+import type { BrokerLimits } from './options.js';
+import { SHARE_PREFIX, SHARED_PREFIX } from './wire.js';
+
+/** The parts of aedes's Client this layer hooks (instance fields, not its source). */
+export interface ClientInternals {
+  _parser: {
+    packet: { length: number; cmd?: string };
+    _parseLength: () => boolean;
+    _emitError: (err: Error) => unknown;
+  };
+  conn: Duplex;
+  connected: boolean;
+  clean: boolean;
+  rejectPacketTooLarge: (size: number) => void;
+}
+
+/** Messages the emitter hands on one inside the other before it goes on from a fresh stack. */
+const MAX_SYNC_DEPTH = 32;
+
+/** Why a topic or filter is refused by the limits, or null. Cheap: one pass over the string. */
+export function topicProblem(topic: string, limits: BrokerLimits): string | null {
+  const { maxTopicLength, maxTopicLevels } = limits;
+  let levels = 1;
+  for (let i = 0; i < topic.length; i++) {
+    const c = topic.charCodeAt(i);
+    if (c === 47) levels++;
+    else if (c === 0) return 'a topic cannot contain NUL (U+0000)';
+  }
+  if (levels > maxTopicLevels)
+    return `topic has ${levels} levels; at most ${maxTopicLevels} (--max-topic-levels)`;
+  if (topic.length * 3 > maxTopicLength) {
+    const bytes = Buffer.byteLength(topic);
+    if (bytes > maxTopicLength)
+      return `topic has ${bytes} bytes; at most ${maxTopicLength} (--max-topic-length)`;
+  }
+  return null;
+}
+
+/**
+ * Gathers what is written to a connection during one turn of the event loop into one system call:
+ * the first write of a turn corks the stream, the end of the turn uncorks it. A fan-out writes a
+ * packet to each subscriber in its own tick; without this, each becomes its own `writev`.
+ */
+export function coalesceWrites(stream: Duplex): void {
+  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    stream.uncork();
+  };
+  stream.write = ((...args: unknown[]) => {
+    if (!corked) {
+      corked = true;
+      stream.cork();
+      setImmediate(uncork);
+    }
+    return write(...args);
+  }) as typeof stream.write;
+}
+
+/** The part of mqemitter this layer hooks: its per-message step (an instance field). */
+export interface EmitterInternals {
+  _do?: (message: unknown, callback: unknown) => unknown;
+  current?: number;
+}
+
+/**
+ * mqemitter hands at most `concurrency` (100) messages to subscribers at once and queues the
+ * rest; when one is done, the next queued one is handed on from inside that completion. A message
+ * nobody is subscribed to completes at once, inside the call, so a long queue whose subscriber has
+ * just gone (a slow QoS 0 subscriber of a fast publisher disconnecting: `npm run bench -- uns`,
+ * QoS 0 1→1) was drained one stack frame deeper per message, through each publisher's read loop
+ * (`nextBatch → PublishState → published → nextBatch`), until `RangeError: Maximum call stack
+ * size exceeded` killed the process. This bounds the depth: past `MAX_SYNC_DEPTH` nested hand-ons,
+ * the next one starts from a fresh stack on the next turn of the event loop (letting I/O in).
+ */
+export function breakEmitterRecursion(mq: EmitterInternals): void {
+  const step = mq._do;
+  if (typeof step !== 'function') return;
+  let depth = 0;
+  const guarded = function (this: unknown, message: unknown, callback: unknown): unknown {
+    if (depth >= MAX_SYNC_DEPTH) {
+      // Hold the message's slot meanwhile, so that a newer message queues behind it (order kept).
+      if (typeof mq.current === 'number') mq.current++;
+      setImmediate(() => {
+        if (typeof mq.current === 'number') mq.current--;
+        guarded.call(mq, message, callback);
+      });
+      return mq;
+    }
+    depth++;
+    try {
+      return step.call(mq, message, callback);
+    } finally {
+      depth--;
+    }
+  };
+  mq._do = guarded;
+}
+
+/** Closes a connection; an MQTT 5 client is told why with a DISCONNECT first. */
+export function kick(client: Client, reasonCode: number): void {
+  const c = client as unknown as { disconnect: (o: { reasonCode: number }) => void };
+  c.disconnect({ reasonCode });
+}
+
+/** Topics no client publishes to: the internal names of shared subscriptions. */
+export function reservedProblem(topic: string): string | null {
+  if (topic.startsWith(SHARE_PREFIX) || topic.startsWith(SHARED_PREFIX))
+    return `a topic cannot start with ${SHARE_PREFIX} or ${SHARED_PREFIX}`;
+  return null;
+}
+
+export function varintBytes(n: number): number {
+  return n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4;
+}
+
+export function shortTopic(topic: string): string {
+  return topic.length > 200 ? `${topic.slice(0, 200)}... (${topic.length} characters)` : topic;
+}
+
+/** The peer's address without its port: the unit of the CONNECT failure limit. */
+export function addressOf(client: Client): string {
+  const req = client.req;
+  const socket = (req?.socket ?? (client.conn as { remoteAddress?: string })) as { remoteAddress?: string };
+  return socket.remoteAddress ?? 'unknown';
+}
+
+export function remoteOf(client: Client): string {
+  const req = client.req;
+  const socket = (req?.socket ?? (client.conn as { remoteAddress?: string; remotePort?: number })) as {
+    remoteAddress?: string;
+    remotePort?: number;
+  };
+  const addr = socket.remoteAddress ?? 'unknown';
+  return `${addr.includes(':') ? `[${addr}]` : addr}:${socket.remotePort ?? 0}`;
+}

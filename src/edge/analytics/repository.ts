@@ -169,7 +169,7 @@ export class AnalyticsRepository {
   constructor(database: Database | null, trx?: Kysely<AnalyticsTables>) {
     if (!database && !trx) throw new Error('AnalyticsRepository needs a database or a transaction');
     this.#database = trx ? null : database;
-    this.#db = trx ?? (database!.db as Kysely<AnalyticsTables>);
+    this.#db = trx ?? database!.typed<AnalyticsTables>();
   }
 
   /** The repository bound to `trx` (see the file comment); `trx` is not committed here. */

@@ -53,7 +53,7 @@ export class FleetRepository {
 
   constructor(database: Database) {
     this.database = database;
-    this.db = database.db as Kysely<FleetTables>;
+    this.db = database.typed<FleetTables>();
   }
 
   async insertCompany(row: CompanyRow): Promise<void> {
@@ -170,7 +170,7 @@ export class FleetRepository {
     beats: { id: string; at: number; metrics: string; cpu: number | null; memory: number | null }[],
   ): Promise<void> {
     if (beats.length === 0) return;
-    await this.database.transaction(async (trx) => {
+    await this.db.transaction().execute(async (trx) => {
       for (const b of beats) {
         await trx
           .updateTable('mgr_device')
@@ -197,7 +197,7 @@ export class FleetRepository {
   }
 
   async insertCodes(rows: CodeRow[]): Promise<void> {
-    await this.database.transaction(async (trx) => {
+    await this.db.transaction().execute(async (trx) => {
       for (const row of rows) await trx.insertInto('mgr_activation_code').values(row).execute();
     });
   }
@@ -225,7 +225,7 @@ export class FleetRepository {
   }
   /** Uses a code and creates its device in one transaction; false when the code was used meanwhile. */
   async activate(codeId: string, device: DeviceRow): Promise<boolean> {
-    return this.database.transaction(async (trx) => {
+    return this.db.transaction().execute(async (trx) => {
       const res = await trx
         .updateTable('mgr_activation_code')
         .set({ used_at: device.activated_at, device_id: device.id })

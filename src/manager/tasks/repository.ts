@@ -62,7 +62,7 @@ export class TaskRepository {
 
   constructor(database: Database) {
     this.database = database;
-    this.db = database.db as Kysely<TaskTables>;
+    this.db = database.typed<TaskTables>();
   }
 
   /** A task and its subtasks, in one transaction. */

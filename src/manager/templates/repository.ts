@@ -50,7 +50,7 @@ export class TemplateRepository {
 
   constructor(database: Database) {
     this.database = database;
-    this.db = database.db as Kysely<TemplateTables>;
+    this.db = database.typed<TemplateTables>();
   }
 
   /** A new template and its first version, in one transaction. */

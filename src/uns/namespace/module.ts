@@ -1,6 +1,7 @@
 /** Namespaces and the topic tree on the UNS's seam. */
 import type { UnsModule } from '../modules.js';
 import { namespaceMigrations } from './migrations.js';
+import { NamespaceRepository } from './repository.js';
 import { NamespaceService } from './service.js';
 
 declare module '../modules.js' {
@@ -13,7 +14,7 @@ export const namespaceModule: UnsModule<'namespace'> = {
   name: 'namespace',
   migrations: namespaceMigrations,
   async start(ctx) {
-    const namespaces = new NamespaceService(ctx.database.db, {
+    const namespaces = new NamespaceService(new NamespaceRepository(ctx.database.db), {
       maxTopics: ctx.config.maxTopics,
       maxTopicTreeBytes: ctx.config.maxTopicTreeBytes,
       logger: ctx.logger,

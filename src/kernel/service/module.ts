@@ -64,4 +64,5 @@ export interface ServiceModule<Config, Modules, Name extends keyof Modules = key
 }
 
 /** A list of modules of one service, whatever their names. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list holds modules of different names, and TypeScript has no existential type for the name
 export type ModuleList<Config, Modules> = readonly ServiceModule<Config, Modules, any>[];

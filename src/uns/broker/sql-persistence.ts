@@ -22,7 +22,7 @@ import { BrokerRepository, type BrokerTx } from './repository.js';
 const require = createRequire(import.meta.url);
 const MemoryPersistence = require('aedes-persistence/asyncPersistence.js') as new () => AsyncPersistence;
 
-type Packet = Record<string, any> & { topic: string; payload: Buffer | string; messageId?: number };
+type Packet = Record<string, unknown> & { topic: string; payload: Buffer | string; messageId?: number };
 interface ClientRef {
   id: string;
 }
@@ -34,7 +34,7 @@ interface Sub {
 
 /** The async persistence interface aedes 1.x calls (aedes-persistence 11). */
 export interface AsyncPersistence {
-  setup(broker: any): Promise<void>;
+  setup(broker: { id: string; [key: string]: unknown }): Promise<void>;
   storeRetained(packet: Packet): Promise<void>;
   createRetainedStream(pattern: string): Readable;
   createRetainedStreamCombi(patterns: string[]): Readable;

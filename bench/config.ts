@@ -96,7 +96,7 @@ try {
   );
   if (count !== total) throw new Error(`exported ${count} tags, expected ${total}`);
   const second = template('second');
-  const saved = await config.apply(second, { name: 'bench', saveOnly: true });
+  const saved = await config.apply<{ template: { id: string } }>(second, { name: 'bench', saveOnly: true });
   const preview = await time('preview (every tag changed)', '< 5 s', () =>
     api.rest('POST', `/config/templates/${saved.template.id}/preview`, { mode: 'use' }),
   );

@@ -17,7 +17,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EdgeClient } from '../src/client/index.js';
-import { Database } from '../src/kernel/db/index.js';
+import { Database, typed } from '../src/kernel/db/index.js';
+import type { DevicehubTables } from '../src/edge/devicehub/repository.js';
 import { uuidv7 } from '../src/kernel/ids.js';
 import { createDevicehub, devicehubMigrations } from '../src/edge/devicehub/index.js';
 
@@ -149,7 +150,7 @@ try {
   // Baseline: the same SQL as the DeviceHub's keyset page and count, on the same database file,
   // in this process (the repository is private to the DeviceHub: the SQL is written out here).
   const database = Database.open({ sqlitePath: join(dataDir, 'edge.db') });
-  const db = database.db;
+  const db = database.typed<DevicehubTables>();
   const direct: number[] = [];
   for (let w = 0; w < walks + 1; w++) {
     let after: string | undefined;
@@ -235,7 +236,8 @@ try {
     updated_at: now,
   }));
   const t1 = performance.now();
-  await scratch.transaction(async (trx) => {
+  await scratch.transaction(async (untyped) => {
+    const trx = typed<DevicehubTables>(untyped);
     for (let i = 0; i < rows.length; i += 500)
       await trx
         .insertInto('dh_register')

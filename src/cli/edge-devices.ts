@@ -13,6 +13,25 @@ const TAG_FIELDS =
   'ID DeviceID DeviceName Name TagName ValueType IntervalMs PublishCoV Properties { Name Value } Topics { Topic Direction }';
 
 /** `--property key=value` (repeatable). */
+/** What the tables below read of a device and a tag (the JSON output prints all of it). */
+interface DeviceOut {
+  ID: string;
+  Name: string;
+  DriverName: string;
+}
+interface TagOut {
+  ID: string;
+  TagName: string;
+  Name: string;
+  ValueType: string;
+  Topics: Array<{ Direction: string; Topic: string }>;
+}
+interface TagStatusOut {
+  ID: string;
+  State: string;
+  Value: unknown;
+}
+
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
@@ -24,10 +43,10 @@ function pairs(values: string[] | undefined): Array<[string, string]> {
   });
 }
 
-async function run(
+async function run<T>(
   cmd: Command,
-  fn: (client: EdgeClient) => Promise<unknown>,
-  table: (out: any) => string,
+  fn: (client: EdgeClient) => Promise<T>,
+  table: (out: T) => string,
 ): Promise<void> {
   const o = cmd.opts<EdgeClientFlags & { json?: boolean }>();
   const client = edgeClientFrom(o);
@@ -70,13 +89,12 @@ function deviceCommands(edge: Command): void {
       dlist,
       async (c) =>
         (
-          await c.graphql(
+          await c.graphql<{ ListDevices: { Items: DeviceOut[] } }>(
             PATH,
             `query { ListDevices(input: { Limit: 1000 }) { Items { ${DEVICE_FIELDS} } } }`,
           )
         ).ListDevices.Items,
-      (items: any[]) =>
-        columns([['ID', 'NAME', 'DRIVER'], ...items.map((d) => [d.ID, d.Name, d.DriverName])]),
+      (items) => columns([['ID', 'NAME', 'DRIVER'], ...items.map((d) => [d.ID, d.Name, d.DriverName])]),
     ),
   );
   const dcreate = command(devices, 'create', 'create a device; prints it')
@@ -105,14 +123,14 @@ function deviceCommands(edge: Command): void {
             ...(o.aliasTopics ? { AliasTopics: true } : {}),
           };
           return (
-            await c.graphql(
+            await c.graphql<{ CreateDevice: DeviceOut }>(
               PATH,
               `mutation($in: CreateDeviceRequest!) { CreateDevice(input: $in) { ${DEVICE_FIELDS} } }`,
               { in: input },
             )
           ).CreateDevice;
         },
-        (d: any) =>
+        (d) =>
           columns([
             ['ID', 'NAME', 'DRIVER'],
             [d.ID, d.Name, d.DriverName],
@@ -146,24 +164,24 @@ function tagCommands(edge: Command): void {
         tlist,
         async (c) => {
           const items = (
-            await c.graphql(
+            await c.graphql<{ ListRegisters: { Registers: TagOut[] } }>(
               PATH,
               `query($d: ID!) { ListRegisters(input: { DeviceID: $d, Limit: 1000 }) { Registers { ${TAG_FIELDS} } } }`,
               { d: tlist.opts<{ device: string }>().device },
             )
-          ).ListRegisters.Registers as any[];
-          if (items.length === 0) return [];
+          ).ListRegisters.Registers;
+          if (items.length === 0) return [] as Array<TagOut & { Status?: TagStatusOut }>;
           const status = (
-            await c.graphql(
+            await c.graphql<{ GetTagStatus: TagStatusOut[] }>(
               PATH,
               `query($ids: [ID!]!) { GetTagStatus(IDs: $ids) { ID State Reason Value Timestamp } }`,
               { ids: items.map((t) => t.ID) },
             )
-          ).GetTagStatus as any[];
+          ).GetTagStatus;
           const byId = new Map(status.map((s) => [s.ID, s]));
           return items.map((t) => ({ ...t, Status: byId.get(t.ID) }));
         },
-        (items: any[]) =>
+        (items) =>
           columns([
             ['ID', 'TAG', 'REGISTER', 'TYPE', 'STATE', 'VALUE'],
             ...items.map((t) => [
@@ -234,14 +252,14 @@ function tagCreateCommand(tags: Command): void {
             Properties: pairs(o.property).map(([Name, Value]) => ({ Name, Value })),
           };
           return (
-            await c.graphql(
+            await c.graphql<{ CreateRegister: TagOut }>(
               PATH,
               `mutation($in: CreateRegisterRequest!) { CreateRegister(input: $in) { ${TAG_FIELDS} } }`,
               { in: input },
             )
           ).CreateRegister;
         },
-        (t: any) =>
+        (t) =>
           columns([
             ['ID', 'TAG', 'REGISTER', 'TYPE', 'SUBJECT'],
             [
@@ -249,7 +267,7 @@ function tagCreateCommand(tags: Command): void {
               t.TagName,
               t.Name,
               t.ValueType,
-              (t.Topics as any[]).find((x) => x.Direction === 'Output')?.Topic ?? '',
+              t.Topics.find((x) => x.Direction === 'Output')?.Topic ?? '',
             ],
           ]),
       ),

@@ -53,8 +53,11 @@ export class EdgeConfigClient {
     }
   }
 
-  /** Uploads `document` (text) through a session in chunks, then applies and/or saves it. */
-  async apply(document: string, options: ConfigApplyOptions = {}): Promise<any> {
+  /**
+   * Uploads `document` (text) through a session in chunks, then applies and/or saves it; answers
+   * the route's body (`T`: its shape, as far as the caller reads it).
+   */
+  async apply<T = unknown>(document: string, options: ConfigApplyOptions = {}): Promise<T> {
     const { id } = await this.edge.rest<{ id: string }>('POST', '/config/session', {});
     const bytes = Buffer.from(document, 'utf8');
     const chunk = options.chunkBytes ?? 4 * 1024 * 1024;
@@ -80,7 +83,7 @@ export class EdgeConfigClient {
     ] as const) {
       if (options[k] !== undefined) body[k] = options[k];
     }
-    return this.edge.rest('PUT', `/config/template/${id}`, body);
+    return this.edge.rest<T>('PUT', `/config/template/${id}`, body);
   }
 
   async snapshots(): Promise<SnapshotInfo[]> {
@@ -97,7 +100,7 @@ export class EdgeConfigClient {
   }
 
   /** Rolls back to snapshot `id` (applied with no mode). */
-  rollback(id: string, encryptionKey?: string): Promise<any> {
-    return this.edge.rest('POST', `/config/templates/${id}/apply`, encryptionKey ? { encryptionKey } : {});
+  rollback<T = unknown>(id: string, encryptionKey?: string): Promise<T> {
+    return this.edge.rest<T>('POST', `/config/templates/${id}/apply`, encryptionKey ? { encryptionKey } : {});
   }
 }

@@ -179,6 +179,7 @@ export class EdgeClient {
    * A REST call: `body` is sent as JSON; answers the parsed JSON body (undefined for 204).
    * Throws `HttpError` when the status is not 2xx.
    */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default of an ad-hoc call (tests, scripts); a caller that knows the answer's shape passes T
   async rest<T = any>(
     method: string,
     path: string,
@@ -216,6 +217,7 @@ export class EdgeClient {
    * Runs a GraphQL document at `path` (e.g. `/devicehub/v2`) and answers its `data`. Throws
    * `GraphqlError` when the answer has errors or is not a GraphQL answer.
    */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default of an ad-hoc call (tests, scripts); a caller that knows the answer's shape passes T
   async graphql<T = any>(
     path: string,
     query: string,

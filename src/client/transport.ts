@@ -21,6 +21,7 @@ export interface TransportOptions extends TlsOptions {
 }
 
 /** One answer, whatever its status. `body` is the parsed JSON, or undefined when it is not JSON. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parsed JSON of any answer; a caller that knows its shape passes T
 export interface ClientResponse<T = any> {
   status: number;
   headers: IncomingHttpHeaders;

@@ -133,6 +133,7 @@ export class UnsClient {
   }
 
   /** Runs a GraphQL document at `/mqtt/gql` and answers its `data`; `GraphqlError` otherwise. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default of an ad-hoc call (tests, scripts); a caller that knows the answer's shape passes T
   async graphql<T = any>(
     query: string,
     variables?: Record<string, unknown>,

@@ -12,6 +12,7 @@ import { connect, type NatsConnection } from 'nats';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { bootstrapAdmin, startTestEdge, type TestEdge } from '../helpers/edge.js';
 import { aok, collect, CREATE_INSTANCE, waitFor } from '../helpers/analytics.js';
+import type { AnalyticsTables } from '../../src/edge/analytics/repository.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-analytics-state-'));
 const PASSWORD = 'a-new-admin-password';
@@ -82,9 +83,13 @@ describe('analytics state', () => {
     );
     // Saved periodically, not only at close (a crash loses at most one interval).
     const saved = async () =>
-      (await t.edge.database.db.selectFrom('analytics_state').select('instance_id').execute()).map(
-        (r: { instance_id: string }) => r.instance_id,
-      );
+      (
+        await t.edge.database
+          .typed<AnalyticsTables>()
+          .selectFrom('analytics_state')
+          .select('instance_id')
+          .execute()
+      ).map((r: { instance_id: string }) => r.instance_id);
     const end = Date.now() + 3000;
     while (!(await saved()).includes(long.ID) && Date.now() < end)
       await new Promise((r) => setTimeout(r, 100));

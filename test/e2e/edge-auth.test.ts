@@ -1,5 +1,6 @@
 /** The edge's identity over HTTPS: bootstrap, OAuth client credentials, tokens, roles, limits. */
 import { after, before, describe, test } from 'node:test';
+import type { AuthTables } from '../../src/edge/auth/repository.js';
 import assert from 'node:assert/strict';
 import { TokenSigner } from '../../src/kernel/crypto.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
@@ -294,7 +295,8 @@ describe('edge OAuth and data-route credentials', () => {
 
     // Expired: a token signed with the edge's own key, issued two hours ago.
     const { clientId, token } = await clientToken(t, admin);
-    const key = await t.edge.database.db
+    const key = await t.edge.database
+      .typed<AuthTables>()
       .selectFrom('auth_setting')
       .select('value')
       .where('key', '=', 'jwt_signing_key')

@@ -7,6 +7,7 @@
  * error rows of contract part 7 about templates and the remote image pull, and the task routes.
  */
 import { after, before, describe, test } from 'node:test';
+import type { TaskTables } from '../../src/manager/tasks/repository.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -501,7 +502,11 @@ describe('uploads and contract part 7', () => {
     const subs = await m.admin(`/admin/v1/instance-async-task/${ok.body.taskId}/subtasks`);
     assert.match(subs.body.items[0].error, /could not be reached/);
     // The password is not in the database in clear.
-    const rows = await m.manager.database.db.selectFrom('mgr_task').select('params').execute();
+    const rows = await m.manager.database
+      .typed<TaskTables>()
+      .selectFrom('mgr_task')
+      .select('params')
+      .execute();
     assert.equal(
       rows.some((r: any) => String(r.params).includes('pull-secret-123')),
       false,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Database, sql, type Kysely, type ModuleMigrations } from '../../src/kernel/db/index.js';
+import { Database, sql, typed, type Kysely, type ModuleMigrations } from '../../src/kernel/db/index.js';
 import { forEachDialect, pgTestDatabase } from '../helpers/postgres.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -14,7 +14,8 @@ async function tableExists(database: Database, table: string): Promise<boolean> 
 }
 
 async function recorded(database: Database): Promise<string[]> {
-  const rows = await database.db
+  const rows = await database
+    .typed<any>()
     .selectFrom('mw_migration')
     .select(['module', 'name'])
     .orderBy('module')
@@ -61,7 +62,11 @@ forEachDialect('kernel database', (ctx) => {
         'edge.b/0002-b2',
         'edge.b/0010-b10',
       ]);
-      const at = await database.db.selectFrom('mw_migration').select('applied_at').executeTakeFirstOrThrow();
+      const at = await database
+        .typed<any>()
+        .selectFrom('mw_migration')
+        .select('applied_at')
+        .executeTakeFirstOrThrow();
       assert.equal(typeof at.applied_at, 'number');
       assert.ok(Math.abs((at.applied_at as number) - Date.now()) < 60_000);
 
@@ -92,7 +97,7 @@ forEachDialect('kernel database', (ctx) => {
       assert.deepEqual(await recorded(database), ['edge.x/0001-first']);
       assert.equal(await tableExists(database, 'first'), true);
       assert.equal(await tableExists(database, 'half_done'), false);
-      assert.deepEqual(await database.db.selectFrom('first').selectAll().execute(), []);
+      assert.deepEqual(await database.typed<any>().selectFrom('first').selectAll().execute(), []);
 
       // Fixed in the next release: it applies cleanly.
       mod.migrations[1] = createThing('0002-fails', 'half_done');
@@ -184,13 +189,15 @@ forEachDialect('kernel database', (ctx) => {
 
     test('a transaction commits what it writes and returns its value', async () => {
       const db = ctx.database;
-      const result = await db.transaction(async (trx) => {
+      const result = await db.transaction(async (untyped) => {
+        const trx = typed<any>(untyped);
         await trx.insertInto('item').values(item('tx-1')).execute();
         await trx.insertInto('item').values(item('tx-2')).execute();
         return 'done';
       });
       assert.equal(result, 'done');
-      const rows = await db.db
+      const rows = await db
+        .typed<any>()
         .selectFrom('item')
         .select('id')
         .where('id', 'like', 'tx-%')
@@ -206,7 +213,8 @@ forEachDialect('kernel database', (ctx) => {
       const db = ctx.database;
       const oops = new Error('oops');
       await assert.rejects(
-        db.transaction(async (trx) => {
+        db.transaction(async (untyped) => {
+          const trx = typed<any>(untyped);
           await trx.insertInto('item').values(item('rb-1')).execute();
           await trx.updateTable('item').set({ name: 'renamed' }).where('id', '=', 'tx-1').execute();
           throw oops;
@@ -214,10 +222,11 @@ forEachDialect('kernel database', (ctx) => {
         (err) => err === oops,
       );
       assert.equal(
-        await db.db.selectFrom('item').select('id').where('id', '=', 'rb-1').executeTakeFirst(),
+        await db.typed<any>().selectFrom('item').select('id').where('id', '=', 'rb-1').executeTakeFirst(),
         undefined,
       );
-      const kept = await db.db
+      const kept = await db
+        .typed<any>()
         .selectFrom('item')
         .select('name')
         .where('id', '=', 'tx-1')
@@ -227,10 +236,10 @@ forEachDialect('kernel database', (ctx) => {
 
     test('isUniqueViolation recognises primary-key and unique-index violations, and nothing else', async () => {
       const db = ctx.database;
-      await db.db.insertInto('item').values(item('u-1')).execute();
+      await db.typed<any>().insertInto('item').values(item('u-1')).execute();
       const failure = async (values: Record<string, unknown>) => {
         try {
-          await db.db.insertInto('item').values(values).execute();
+          await db.typed<any>().insertInto('item').values(values).execute();
         } catch (err) {
           return err;
         }
@@ -251,7 +260,7 @@ forEachDialect('kernel database', (ctx) => {
       assert.equal(Database.isUniqueViolation(undefined), false);
       // Inside a transaction the driver's error reaches the caller unchanged.
       const inTrx = await db
-        .transaction((trx) => trx.insertInto('item').values(item('u-1')).execute())
+        .transaction((trx) => typed<any>(trx).insertInto('item').values(item('u-1')).execute())
         .catch((err: unknown) => err);
       assert.equal(Database.isUniqueViolation(inTrx), true);
     });
@@ -259,17 +268,20 @@ forEachDialect('kernel database', (ctx) => {
     test('bigint epoch-ms columns and counts read back as numbers', async () => {
       const db = ctx.database;
       const at = 4_102_444_800_123; // 2100-01-01, well past 2^32
-      await db.db
+      await db
+        .typed<any>()
         .insertInto('item')
         .values(item('big', { created_at: at }))
         .execute();
-      const row = await db.db
+      const row = await db
+        .typed<any>()
         .selectFrom('item')
         .select('created_at')
         .where('id', '=', 'big')
         .executeTakeFirstOrThrow();
       assert.equal(row.created_at, at);
-      const agg = await db.db
+      const agg = await db
+        .typed<any>()
         .selectFrom('item')
         .select((eb) => [eb.fn.countAll().as('n'), eb.fn.max('created_at').as('latest')])
         .executeTakeFirstOrThrow();
@@ -280,14 +292,16 @@ forEachDialect('kernel database', (ctx) => {
     test('integer 0/1 booleans and JSON text round-trip', async () => {
       const db = ctx.database;
       const meta = { unit: '°C', tags: ['a', 'b'], nested: { n: 1.5, ok: true, none: null } };
-      await db.db
+      await db
+        .typed<any>()
         .insertInto('item')
         .values([
           item('b-on', { enabled: 1, meta: JSON.stringify(meta) }),
           item('b-off', { enabled: 0, meta: null }),
         ])
         .execute();
-      const rows = await db.db
+      const rows = await db
+        .typed<any>()
         .selectFrom('item')
         .select(['id', 'enabled', 'meta'])
         .where('id', 'in', ['b-on', 'b-off'])
@@ -298,7 +312,12 @@ forEachDialect('kernel database', (ctx) => {
         { id: 'b-on', enabled: 1, meta: JSON.stringify(meta) },
       ]);
       assert.deepEqual(JSON.parse(rows[1]!.meta as string), meta);
-      const enabled = await db.db.selectFrom('item').select('id').where('enabled', '=', 0).execute();
+      const enabled = await db
+        .typed<any>()
+        .selectFrom('item')
+        .select('id')
+        .where('enabled', '=', 0)
+        .execute();
       assert.deepEqual(
         enabled.map((r) => r.id),
         ['b-off'],
@@ -307,7 +326,8 @@ forEachDialect('kernel database', (ctx) => {
 
     test('ilike makes Contains search case-insensitive', async () => {
       const db = ctx.database;
-      await db.db
+      await db
+        .typed<any>()
         .insertInto('item')
         .values([
           item('s-1', { name: 'Feed PUMP 1' }),
@@ -315,7 +335,8 @@ forEachDialect('kernel database', (ctx) => {
           item('s-3', { name: 'Valve' }),
         ])
         .execute();
-      const rows = await db.db
+      const rows = await db
+        .typed<any>()
         .selectFrom('item')
         .select('id')
         .where('id', 'like', 's-%')
@@ -331,11 +352,15 @@ forEachDialect('kernel database', (ctx) => {
     test('a second handle on the same database (another process) sees committed writes only', async () => {
       const first = ctx.database;
       const second = ctx.reopen(first);
-      await first.db.insertInto('item').values(item('p-1')).execute();
-      assert.ok(await second.db.selectFrom('item').where('id', '=', 'p-1').select('id').executeTakeFirst());
+      await first.typed<any>().insertInto('item').values(item('p-1')).execute();
+      assert.ok(
+        await second.typed<any>().selectFrom('item').where('id', '=', 'p-1').select('id').executeTakeFirst(),
+      );
 
-      await second.db.insertInto('item').values(item('p-2')).execute();
-      assert.ok(await first.db.selectFrom('item').where('id', '=', 'p-2').select('id').executeTakeFirst());
+      await second.typed<any>().insertInto('item').values(item('p-2')).execute();
+      assert.ok(
+        await first.typed<any>().selectFrom('item').where('id', '=', 'p-2').select('id').executeTakeFirst(),
+      );
 
       // While a transaction of `first` is open its write is invisible to `second`.
       let release!: () => void;
@@ -343,18 +368,20 @@ forEachDialect('kernel database', (ctx) => {
       let inserted!: () => void;
       const wrote = new Promise<void>((resolve) => (inserted = resolve));
       const trx = first.transaction(async (t) => {
-        await t.insertInto('item').values(item('p-3')).execute();
+        await typed<any>(t).insertInto('item').values(item('p-3')).execute();
         inserted();
         await hold;
       });
       await wrote;
       assert.equal(
-        await second.db.selectFrom('item').where('id', '=', 'p-3').select('id').executeTakeFirst(),
+        await second.typed<any>().selectFrom('item').where('id', '=', 'p-3').select('id').executeTakeFirst(),
         undefined,
       );
       release();
       await trx;
-      assert.ok(await second.db.selectFrom('item').where('id', '=', 'p-3').select('id').executeTakeFirst());
+      assert.ok(
+        await second.typed<any>().selectFrom('item').where('id', '=', 'p-3').select('id').executeTakeFirst(),
+      );
     });
   });
 });

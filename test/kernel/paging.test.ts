@@ -441,12 +441,13 @@ forEachDialect('runList', (ctx) => {
         ],
       },
     ]);
-    await ctx.database.db.insertInto('device').values(seed).execute();
+    await ctx.database.typed<any>().insertInto('device').values(seed).execute();
   });
 
   /** The base query of the endpoint: hidden devices are never listed. */
   const base = () =>
-    ctx.database.db
+    ctx.database
+      .typed<any>()
       .selectFrom('device')
       .selectAll('device')
       .where('device.kind', '<>', 'hidden')

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Database } from '../../src/kernel/db/index.js';
+import type { BrokerTables } from '../../src/uns/broker/repository.js';
 import { SqlPersistence } from '../../src/uns/broker/sql-persistence.js';
 import { brokerMigrations } from '../../src/uns/broker/index.js';
 import { pgTestDatabase } from '../helpers/postgres.js';
@@ -60,8 +61,8 @@ if (pg) {
           'uns_mqtt_outgoing',
           'uns_mqtt_incoming',
           'uns_mqtt_will',
-        ]) {
-          await shared.db.deleteFrom(table).execute();
+        ] as const) {
+          await shared.typed<BrokerTables>().deleteFrom(table).execute();
         }
         return new SqlPersistence(shared);
       },

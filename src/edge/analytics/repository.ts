@@ -7,7 +7,7 @@
  * else owns (the configuration apply's): every read and write goes through `trx`, and
  * `transaction` runs its steps in it instead of opening one of its own.
  */
-import { sql, type Database, type Kysely, type Transaction } from '../../kernel/db/index.js';
+import { sql, typed, type Database, type Kysely, type Tx } from '../../kernel/db/index.js';
 import type { InputSpec } from './catalogue.js';
 
 export interface Workspace {
@@ -169,12 +169,12 @@ export class AnalyticsRepository {
   constructor(database: Database | null, trx?: Kysely<AnalyticsTables>) {
     if (!database && !trx) throw new Error('AnalyticsRepository needs a database or a transaction');
     this.#database = trx ? null : database;
-    this.#db = trx ?? (database!.db as Kysely<AnalyticsTables>);
+    this.#db = trx ?? database!.typed<AnalyticsTables>();
   }
 
   /** The repository bound to `trx` (see the file comment); `trx` is not committed here. */
-  static inTransaction(trx: Transaction<any> | Kysely<AnalyticsTables>): AnalyticsRepository {
-    return new AnalyticsRepository(null, trx as Kysely<AnalyticsTables>);
+  static inTransaction(trx: Tx): AnalyticsRepository {
+    return new AnalyticsRepository(null, typed<AnalyticsTables>(trx));
   }
 
   /** true when bound to a transaction owned elsewhere. */
@@ -185,7 +185,7 @@ export class AnalyticsRepository {
   /** Runs `fn` over one transaction (the bound one, with `inTransaction`). */
   async transaction<T>(fn: (repo: AnalyticsRepository) => Promise<T>): Promise<T> {
     if (!this.#database) return fn(this);
-    return this.#db.transaction().execute((trx) => fn(AnalyticsRepository.inTransaction(trx)));
+    return this.#db.transaction().execute((trx) => fn(new AnalyticsRepository(null, trx)));
   }
 
   /**

@@ -113,6 +113,42 @@ const componentVariableOut = (v: ComponentVariable) => ({ Component: v.component
 const positionOut = (i: Instance) => ({ ID: i.id, X: i.position.x, Y: i.position.y });
 const pos = (p: { X: number; Y: number } | null | undefined) => (p ? { x: p.X, y: p.Y } : undefined);
 
+/** The input types of schema.graphql that the mutations below read. */
+interface CreateInstanceIn {
+  WorkspaceID: string;
+  GroupID?: string | null;
+  Name: string;
+  Kind: string;
+  Parameters: unknown;
+  Enabled?: boolean | null;
+  Position?: { X: number; Y: number } | null;
+}
+interface UpdateInstanceIn {
+  ID: string;
+  Name?: string | null;
+  Kind?: string | null;
+  Parameters?: unknown;
+  Enabled?: boolean | null;
+  Position?: { X: number; Y: number } | null;
+  GroupID?: string | null;
+}
+interface ReconnectIn {
+  IDs?: string[] | null;
+  FromProcessorID?: string | null;
+  FromSubject?: string | null;
+  ToProcessorID?: string | null;
+  ToSubject?: string | null;
+}
+interface TestScriptIn {
+  Script: string;
+  Parameters?: unknown;
+  Messages: unknown[];
+  Variables?: unknown;
+  Path?: string | null;
+  TimeoutMs?: number | null;
+  MemoryBytes?: number | null;
+}
+
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
 /** An async iterator fed by `start(push)`; `stop` runs when the client goes away. */
@@ -151,7 +187,7 @@ function feed<T>(start: (push: (v: T) => void) => () => void): AsyncIterableIter
   };
 }
 
-export const resolvers: IResolvers<any, Ctx> = {
+export const resolvers: IResolvers<never, Ctx> = {
   Workspace: {
     Groups: (w: Workspace, _a, ctx) =>
       ctx.analytics.workspaceGroups(w.id).map((g) => groupOut(ctx.analytics, g)),
@@ -325,7 +361,7 @@ export const resolvers: IResolvers<any, Ctx> = {
       const r = await ctx.analytics.deleteWorkspaceContent();
       return { Groups: r.groups, ProcessorInstances: r.instances };
     },
-    CreateProcessorInstance: async (_r, { input }: { input: any }, ctx) =>
+    CreateProcessorInstance: async (_r, { input }: { input: CreateInstanceIn }, ctx) =>
       instanceOut(
         ctx.analytics,
         await ctx.analytics.createInstance({
@@ -338,7 +374,7 @@ export const resolvers: IResolvers<any, Ctx> = {
           ...(input.Position ? { position: pos(input.Position)! } : {}),
         }),
       ),
-    UpdateProcessorInstance: async (_r, { input }: { input: any }, ctx) =>
+    UpdateProcessorInstance: async (_r, { input }: { input: UpdateInstanceIn }, ctx) =>
       instanceOut(
         ctx.analytics,
         await ctx.analytics.updateInstance({
@@ -369,7 +405,7 @@ export const resolvers: IResolvers<any, Ctx> = {
       ).map((i) => instanceOut(ctx.analytics, i)),
     RenameProcessorInstance: async (_r, { input }: { input: { ID: string; Name: string } }, ctx) =>
       instanceOut(ctx.analytics, await ctx.analytics.rename(input.ID, input.Name)),
-    ReconnectProcessorInstances: async (_r, { input }: { input: any }, ctx) =>
+    ReconnectProcessorInstances: async (_r, { input }: { input: ReconnectIn }, ctx) =>
       (
         await ctx.analytics.reconnect({
           ids: input.IDs ?? null,
@@ -387,7 +423,7 @@ export const resolvers: IResolvers<any, Ctx> = {
       (await ctx.analytics.setPositions(input.Positions.map((p) => ({ id: p.ID, x: p.X, y: p.Y })))).map(
         positionOut,
       ),
-    TestProcessorScript: async (_r, { input }: { input: any }) => {
+    TestProcessorScript: async (_r, { input }: { input: TestScriptIn }) => {
       const r = await testScript({
         script: input.Script as string,
         messages: input.Messages as unknown[],

@@ -37,7 +37,7 @@ export class AuthRepository {
 
   constructor(database: Database) {
     this.database = database;
-    this.db = database.db as Kysely<AuthTables>;
+    this.db = database.typed<AuthTables>();
     this.settings = new SettingsTable(database.db, 'auth_setting');
   }
 

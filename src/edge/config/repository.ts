@@ -1,7 +1,7 @@
 /** The configuration module's tables (saved templates, snapshots). No other module reads them. */
 import { promisify } from 'node:util';
 import { gunzip as gunzipCb, gzip as gzipCb } from 'node:zlib';
-import type { Database, Kysely } from '../../kernel/db/index.js';
+import { typed, type Database, type Kysely, type Tx } from '../../kernel/db/index.js';
 
 const gzip = promisify(gzipCb);
 const gunzip = promisify(gunzipCb);
@@ -67,7 +67,7 @@ export class ConfigRepository {
 
   constructor(database: Database) {
     this.database = database;
-    this.db = database.db as Kysely<ConfigTables>;
+    this.db = database.typed<ConfigTables>();
   }
 
   async insertTemplate(row: TemplateRow): Promise<void> {
@@ -108,8 +108,7 @@ export class ConfigRepository {
 
   async deleteTemplates(ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    return this.database.transaction(async (trx) => {
-      const t = trx as unknown as Kysely<ConfigTables>;
+    return this.db.transaction().execute(async (t) => {
       const found = await t.selectFrom('config_template').select('id').where('id', 'in', ids).execute();
       if (found.length > 0) await t.deleteFrom('config_template').where('id', 'in', ids).execute();
       return found.map((r) => r.id);
@@ -130,8 +129,8 @@ export class ConfigRepository {
    * Records `key` with its answer in the apply's transaction `trx`, and keeps the newest `keep`
    * keys (older ones are deleted in the same transaction).
    */
-  async recordIdempotent(trx: unknown, key: string, answer: string, keep: number): Promise<void> {
-    const t = trx as Kysely<ConfigTables>;
+  async recordIdempotent(trx: Tx, key: string, answer: string, keep: number): Promise<void> {
+    const t = typed<ConfigTables>(trx);
     await t.insertInto('config_idempotency').values({ key, answer, created_at: Date.now() }).execute();
     const old = await t
       .selectFrom('config_idempotency')

@@ -1,5 +1,5 @@
 /** The DataHub's table of access keys, through the kernel's query layer. No other module reads it. */
-import type { Kysely } from '../../kernel/db/index.js';
+import { typed, type Db, type Kysely } from '../../kernel/db/index.js';
 
 export interface DataHubTables {
   datahub_access_key: {
@@ -19,8 +19,8 @@ export type AccessKeyRow = DataHubTables['datahub_access_key'];
 export class DataHubRepository {
   readonly db: Kysely<DataHubTables>;
 
-  constructor(db: Kysely<any>) {
-    this.db = db as Kysely<DataHubTables>;
+  constructor(db: Db) {
+    this.db = typed<DataHubTables>(db);
   }
 
   async insertKey(row: AccessKeyRow): Promise<void> {

@@ -3,7 +3,7 @@
  * events, and the slot where `GetTagStatus` finds the tag runtime state. What other modules (the
  * acquisition engine) get of the DeviceHub; the tables stay behind it.
  */
-import type { Transaction } from '../../kernel/db/index.js';
+import type { Tx } from '../../kernel/db/index.js';
 import type { DevicehubRepository } from './repository.js';
 import { deviceConfig, tagConfig } from './rows.js';
 import type {
@@ -38,7 +38,7 @@ export class DevicehubReader implements DevicehubReadModel {
   }
 
   /** Reads through `trx` (no change events: those follow the commit, from this reader). */
-  inTransaction(trx: Transaction<any>): DevicehubReadModel {
+  inTransaction(trx: Tx): DevicehubReadModel {
     return new DevicehubReader(this.#repo.inTransaction(trx));
   }
 

@@ -3,7 +3,7 @@
  * the module: other modules read devices and tags through the read model (`read-model.ts`).
  */
 import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
-import { sql, type Database, type Kysely, type Transaction } from '../../kernel/db/index.js';
+import { sql, type Database, type Kysely, type Transaction, type Tx } from '../../kernel/db/index.js';
 
 export interface DeviceRow {
   id: string;
@@ -96,14 +96,14 @@ export class DevicehubRepository {
   readonly db: Db;
 
   constructor(readonly database: Database) {
-    this.db = database.db as unknown as Db;
+    this.db = database.typed<DevicehubTables>();
   }
 
   /**
    * The repository reading through `trx`, a transaction someone else owns (a configuration apply's);
    * for reads (writes that open a transaction of their own would not be part of `trx`).
    */
-  inTransaction(trx: Transaction<any>): DevicehubRepository {
+  inTransaction(trx: Tx): DevicehubRepository {
     return new DevicehubRepository(Object.create(this.database, { db: { value: trx } }) as Database);
   }
 

@@ -88,7 +88,7 @@ function propertyView(p: PropertyDef) {
 
 const owner = (ctx: Ctx) => ctx.auth?.subject ?? 'anonymous';
 
-export const resolvers: IResolvers<any, Ctx> = {
+export const resolvers: IResolvers<never, Ctx> = {
   JSON: JSONScalar,
   Upload: UploadScalar,
   Driver: {

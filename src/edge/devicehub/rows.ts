@@ -21,12 +21,12 @@ import {
 import { checkName, checkValueType, findRegister, resolveProperties } from './validation.js';
 
 /** Parses a JSON text column; an empty text is `{}`. */
-export const parseJson = (text: string): any => (text ? JSON.parse(text) : {});
+export const parseJson = (text: string): unknown => (text ? JSON.parse(text) : {});
 
 /** A JSON object column read leniently: what cannot be parsed is `{}`. */
-const parseObject = (text: string): Record<string, any> => {
+const parseObject = (text: string): Record<string, unknown> => {
   try {
-    return text ? (JSON.parse(text) as Record<string, any>) : {};
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   } catch {
     return {};
   }

@@ -3,7 +3,7 @@
  * them), and the domain read model other modules use (camelCase device and tag configurations,
  * change events, and the tag runtime state the acquisition engine owns).
  */
-import type { Transaction } from '../../kernel/db/index.js';
+import type { Tx } from '../../kernel/db/index.js';
 import type { PatternOption } from './repository.js';
 import type { Topic } from './topics.js';
 
@@ -218,7 +218,7 @@ export interface DevicehubReadModel {
    * The same reads through `trx`, a transaction someone else owns (a configuration apply's, that
    * may hold the only connection): what the apply wrote so far is seen.
    */
-  inTransaction?(trx: Transaction<any>): DevicehubReadModel;
+  inTransaction?(trx: Tx): DevicehubReadModel;
   /** Calls `listener` after each committed change; answers a function that removes it. */
   onChange(listener: (change: DevicehubChange) => void): () => void;
   /** Sets (or, with null, clears) where `GetTagStatus` reads tag runtime state. */

@@ -3,7 +3,7 @@ import { findDriver } from './catalogue/index.js';
 import type { DeviceRow, RegisterWithDevice } from './repository.js';
 import { parseJson } from './rows.js';
 import { topicsOf, type Topic } from './topics.js';
-import { DATA_TYPE_PROPERTY, type Device, type NameValue, type Register } from './types.js';
+import { DATA_TYPE_PROPERTY, type Device, type NameValue, type Param, type Register } from './types.js';
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -17,9 +17,9 @@ export function deviceView(row: DeviceRow): Device {
     DriverName: driver?.name ?? '',
     Description: row.description,
     Properties: Object.entries(props).map(([Key, Value]) => ({ Key, Value })),
-    MetaData: parseJson(row.metadata),
-    DHParams: parseJson(row.dh_params || '[]'),
-    WorkerParams: parseJson(row.worker_params || '[]'),
+    MetaData: parseJson(row.metadata) as Record<string, unknown>,
+    DHParams: parseJson(row.dh_params || '[]') as Param[],
+    WorkerParams: parseJson(row.worker_params || '[]') as Param[],
     AliasTopics: row.alias_topics === 1,
     Debug: row.debug === 1,
     CreationTime: iso(Number(row.created_at)),
@@ -71,7 +71,7 @@ class RegisterNode implements Register {
   }
 
   get MetaData(): Record<string, unknown> {
-    return parseJson(this.#row.metadata);
+    return parseJson(this.#row.metadata) as Record<string, unknown>;
   }
 
   get Topics(): Topic[] {

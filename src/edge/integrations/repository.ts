@@ -1,6 +1,5 @@
 /** The integration module's tables (`cc_instance`, `cc_subscription`), through the query layer. */
-import type { SelectQueryBuilder } from 'kysely';
-import type { Database, Transaction } from '../../kernel/db/index.js';
+import type { Database, Kysely, Tx } from '../../kernel/db/index.js';
 
 export interface InstanceRow {
   id: string;
@@ -27,18 +26,24 @@ export interface SubscriptionRow {
   updated_at: number;
 }
 
-export class IntegrationsRepository {
-  constructor(readonly database: Database) {}
+/** The integration module's tables as Kysely sees them (migrations/0001-create-integrations.ts). */
+export interface IntegrationsTables {
+  cc_instance: InstanceRow;
+  cc_subscription: SubscriptionRow;
+}
 
-  get #db() {
-    return this.database.db;
+export class IntegrationsRepository {
+  readonly #db: Kysely<IntegrationsTables>;
+
+  constructor(readonly database: Database) {
+    this.#db = database.typed<IntegrationsTables>();
   }
 
   /**
    * The repository reading and writing through `trx`, a transaction someone else owns (the
    * configuration apply's): nothing here commits it.
    */
-  inTransaction(trx: Transaction<any>): IntegrationsRepository {
+  inTransaction(trx: Tx): IntegrationsRepository {
     return new IntegrationsRepository(Object.create(this.database, { db: { value: trx } }) as Database);
   }
 
@@ -54,26 +59,19 @@ export class IntegrationsRepository {
   }
 
   allInstances(): Promise<InstanceRow[]> {
-    return this.#db.selectFrom('cc_instance').selectAll().orderBy('created_at').execute() as Promise<
-      InstanceRow[]
-    >;
+    return this.#db.selectFrom('cc_instance').selectAll().orderBy('created_at').execute();
   }
 
-  instanceListQuery(): SelectQueryBuilder<any, any, InstanceRow> {
-    return this.#db.selectFrom('cc_instance').selectAll() as SelectQueryBuilder<any, any, InstanceRow>;
+  instanceListQuery() {
+    return this.#db.selectFrom('cc_instance').selectAll();
   }
 
   async getInstance(id: string): Promise<InstanceRow | undefined> {
-    return (await this.#db.selectFrom('cc_instance').selectAll().where('id', '=', id).executeTakeFirst()) as
-      InstanceRow | undefined;
+    return this.#db.selectFrom('cc_instance').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   async getInstanceByName(name: string): Promise<InstanceRow | undefined> {
-    return (await this.#db
-      .selectFrom('cc_instance')
-      .selectAll()
-      .where('name', '=', name)
-      .executeTakeFirst()) as InstanceRow | undefined;
+    return this.#db.selectFrom('cc_instance').selectAll().where('name', '=', name).executeTakeFirst();
   }
 
   async countInstances(): Promise<number> {
@@ -105,22 +103,15 @@ export class IntegrationsRepository {
       .where('instance_id', '=', instanceId)
       .orderBy('created_at')
       .orderBy('id')
-      .execute() as Promise<SubscriptionRow[]>;
+      .execute();
   }
 
-  subscriptionListQuery(instanceId: string): SelectQueryBuilder<any, any, SubscriptionRow> {
-    return this.#db
-      .selectFrom('cc_subscription')
-      .selectAll()
-      .where('instance_id', '=', instanceId) as SelectQueryBuilder<any, any, SubscriptionRow>;
+  subscriptionListQuery(instanceId: string) {
+    return this.#db.selectFrom('cc_subscription').selectAll().where('instance_id', '=', instanceId);
   }
 
   async getSubscription(id: string): Promise<SubscriptionRow | undefined> {
-    return (await this.#db
-      .selectFrom('cc_subscription')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst()) as SubscriptionRow | undefined;
+    return this.#db.selectFrom('cc_subscription').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   async insertSubscription(row: SubscriptionRow): Promise<void> {

@@ -82,7 +82,7 @@ const providerView = (p: ProviderDef) => ({
   Transport: p.transport,
 });
 
-export const resolvers: IResolvers<any, Ctx> = {
+export const resolvers: IResolvers<never, Ctx> = {
   JSON: JSONScalar,
   UUID: UUIDScalar,
   Instance: {

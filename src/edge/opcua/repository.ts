@@ -5,7 +5,7 @@
  * else owns (the configuration apply's): every read and write goes through `trx`, and the writes
  * that take a transaction of their own (`saveNodes`, `commitStage`) run in it instead.
  */
-import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
+import { typed, type Database, type Db, type Kysely, type Tx } from '../../kernel/db/index.js';
 import { SettingsTable } from '../../kernel/db/settings.js';
 import { DEFAULT_SETTINGS, type OpcuaNode, type ServerSettings, type SyncRun } from './types.js';
 
@@ -84,30 +84,40 @@ const syncFromRow = (r: SyncRow): SyncRun => ({
   error: r.error,
 });
 
+/** The OPC UA module's tables as Kysely sees them (migrations/0001-create-opcua.ts). */
+export interface OpcuaTables {
+  opcua_node: NodeRow;
+  opcua_sync: SyncRow;
+  opcua_stage: { id: string; tree: string; node_count: number; created_at: number };
+  opcua_user: { username: string; password_hash: string; created_at: number };
+  opcua_setting: { key: string; value: string };
+}
+
 const CHUNK = 200;
 
 export class OpcuaRepository {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<OpcuaTables>;
   /** null: bound to a transaction owned elsewhere (`inTransaction`). */
   readonly #database: Database | null;
   readonly settings: SettingsTable;
 
   /** `trx`: bind to a transaction owned elsewhere; use `inTransaction` for that. */
-  constructor(database: Database | null, trx?: Kysely<any>) {
+  constructor(database: Database | null, trx?: Tx) {
     if (!database && !trx) throw new Error('OpcuaRepository needs a database or a transaction');
     this.#database = trx ? null : database;
-    this.#db = trx ?? database!.db;
-    this.settings = new SettingsTable(this.#db, 'opcua_setting');
+    const db: Db = trx ?? database!.db;
+    this.#db = typed<OpcuaTables>(db);
+    this.settings = new SettingsTable(db, 'opcua_setting');
   }
 
   /** The repository bound to `trx` (see the file comment); `trx` is not committed here. */
-  static inTransaction(trx: Transaction<any>): OpcuaRepository {
-    return new OpcuaRepository(null, trx as Kysely<any>);
+  static inTransaction(trx: Tx): OpcuaRepository {
+    return new OpcuaRepository(null, trx);
   }
 
   /** Runs `fn` in a transaction of its own, or in the bound one. */
-  #transaction(fn: (trx: Kysely<any>) => Promise<void>): Promise<void> {
-    return this.#database ? this.#database.transaction(fn) : fn(this.#db);
+  #transaction(fn: (trx: Kysely<OpcuaTables>) => Promise<void>): Promise<void> {
+    return this.#database ? this.#db.transaction().execute(fn) : fn(this.#db);
   }
 
   /** The stored server settings over the defaults. */
@@ -121,7 +131,7 @@ export class OpcuaRepository {
   }
 
   async loadNodes(): Promise<OpcuaNode[]> {
-    const rows = (await this.#db.selectFrom('opcua_node').selectAll().execute()) as NodeRow[];
+    const rows = await this.#db.selectFrom('opcua_node').selectAll().execute();
     return rows.map(fromRow);
   }
 
@@ -191,13 +201,13 @@ export class OpcuaRepository {
   }
 
   async lastSync(): Promise<SyncRun | null> {
-    const row = (await this.#db
+    const row = await this.#db
       .selectFrom('opcua_sync')
       .selectAll()
       .orderBy('started_at', 'desc')
       .orderBy('id', 'desc')
       .limit(1)
-      .executeTakeFirst()) as SyncRow | undefined;
+      .executeTakeFirst();
     return row ? syncFromRow(row) : null;
   }
 
@@ -221,7 +231,7 @@ export class OpcuaRepository {
     const row = await this.#db.selectFrom('opcua_stage').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) return null;
     return {
-      tree: JSON.parse(row.tree as string) as unknown,
+      tree: JSON.parse(row.tree) as unknown,
       nodeCount: Number(row.node_count),
       createdAt: Number(row.created_at),
     };
@@ -260,7 +270,7 @@ export class OpcuaRepository {
       .select(['username', 'created_at'])
       .orderBy('username')
       .execute();
-    return rows.map((r) => ({ username: r.username as string, createdAt: Number(r.created_at) }));
+    return rows.map((r) => ({ username: r.username, createdAt: Number(r.created_at) }));
   }
 
   async userHash(username: string): Promise<string | undefined> {
@@ -269,7 +279,7 @@ export class OpcuaRepository {
       .select('password_hash')
       .where('username', '=', username)
       .executeTakeFirst();
-    return row?.password_hash as string | undefined;
+    return row?.password_hash;
   }
 
   async putUser(username: string, hash: string, now: number): Promise<void> {

@@ -122,7 +122,7 @@ interface PageInput {
   Offset?: number | null;
 }
 
-export const resolvers: IResolvers<any, Ctx> = {
+export const resolvers: IResolvers<never, Ctx> = {
   Query: {
     GetNodes: (_r, args: { IDs?: string[] | null }, ctx) =>
       ctx.opcua.service.nodesById(args.IDs).map((n) => nodeView(ctx.opcua, n)),

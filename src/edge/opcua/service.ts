@@ -9,7 +9,7 @@ import { AppError, badRequest, conflict, notFound, ERRORS } from '../../kernel/e
 import { hashPassword, verifyPassword } from '../../kernel/crypto.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import type { DevicehubChange, DevicehubReadModel, TagConfig } from '../devicehub/index.js';
-import type { Transaction } from '../../kernel/db/index.js';
+import type { Tx } from '../../kernel/db/index.js';
 import type { OpcuaRepository } from './repository.js';
 import { DEVICEHUB_FOLDER, syncDevicehubFolder } from './devicehub-sync.js';
 import { checkId, hierarchyOf, MAX_DESCRIPTION, planUpload } from './hierarchy.js';
@@ -324,7 +324,7 @@ export class OpcuaService extends NodeReads {
   async planHierarchy(
     base: readonly OpcuaNode[],
     nodes: HierarchyInput[],
-    trx: Transaction<any>,
+    trx: Tx,
   ): Promise<{ upserts: OpcuaNode[]; deletes: string[] }> {
     const reader = this.#readModel.inTransaction?.(trx) ?? this.#readModel;
     const plan = planUpload(nodes, await this.#origins(nodes, reader), new NodeTree([...base]));

@@ -42,13 +42,16 @@ export interface CompiledShape {
   slots: Slot[];
 }
 
-const builders = new Map<string, (...args: any[]) => any>();
+/** A function made from generated source (see CompiledShape): its arguments `c`, `s`, `v`. */
+type Built = (c: unknown, s: Slot[], v: (slot: Slot, now: number) => unknown) => unknown;
 
-export function builder(source: string): (...args: any[]) => any {
+const builders = new Map<string, Built>();
+
+export function builder(source: string): Built {
   let fn = builders.get(source);
   if (!fn) {
     // See CompiledShape: keys are JSON literals, values come from arrays.
-    fn = new Function('c', 's', 'v', `return ${source};`) as (...args: any[]) => any;
+    fn = new Function('c', 's', 'v', `return ${source};`) as Built;
     if (builders.size < 10_000) builders.set(source, fn);
   }
   return fn;

@@ -7,7 +7,7 @@
  * else owns (the configuration apply's): every read and write goes through `trx`, and `batch`
  * runs its steps in it instead of opening a transaction of its own.
  */
-import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
+import { typed, type Database, type Db, type Kysely, type Tx } from '../../kernel/db/index.js';
 
 interface Stamps {
   created_at: number;
@@ -82,6 +82,12 @@ export const TABLES = {
 } as const;
 export type TableKey = keyof typeof TABLES;
 
+/**
+ * The same tables addressed by a `TableKey` chosen at run time: rows are the records of `toRow` and
+ * `fromRow` (the generic methods below).
+ */
+type RecordTables = Record<(typeof TABLES)[TableKey], Record<string, unknown>>;
+
 const BOOLEANS = new Set(['publishOnChange', 'enabled', 'isFolder']);
 const JSON_FIELDS = new Set(['metadata']);
 
@@ -130,32 +136,35 @@ export interface BatchStep {
 }
 
 export class TwinsRepository {
+  readonly #typed: Kysely<TwinsTables>;
   // The tables are addressed by a `TableKey` chosen at run time: the generic methods below go
-  // through an untyped view of the typed handle.
-  readonly #db: Kysely<any>;
+  // through the record view of the same handle.
+  readonly #db: Kysely<RecordTables>;
   /** null: bound to a transaction owned elsewhere (`inTransaction`). */
   readonly #database: Database | null;
 
   /** `trx`: bind to a transaction owned elsewhere; use `inTransaction` for that. */
-  constructor(database: Database | null, trx?: Kysely<any>) {
+  constructor(database: Database | null, trx?: Tx) {
     if (!database && !trx) throw new Error('TwinsRepository needs a database or a transaction');
     this.#database = trx ? null : database;
-    this.#db = trx ?? database!.db;
+    const db: Db = trx ?? database!.db;
+    this.#typed = typed<TwinsTables>(db);
+    this.#db = typed<RecordTables>(db);
   }
 
   /** The repository bound to `trx` (see the file comment); `trx` is not committed here. */
-  static inTransaction(trx: Transaction<any> | Kysely<TwinsTables>): TwinsRepository {
-    return new TwinsRepository(null, trx as Kysely<any>);
+  static inTransaction(trx: Tx): TwinsRepository {
+    return new TwinsRepository(null, trx);
   }
 
   /** The typed handle of the repository's database (or transaction). */
   get db(): Kysely<TwinsTables> {
-    return this.#db as Kysely<TwinsTables>;
+    return this.#typed;
   }
 
   async all<T>(table: TableKey): Promise<T[]> {
     const rows = await this.#db.selectFrom(TABLES[table]).selectAll().execute();
-    return rows.map((r) => fromRow<T>(r as Record<string, unknown>));
+    return rows.map((r) => fromRow<T>(r));
   }
 
   async insert(table: TableKey, record: object): Promise<void> {
@@ -179,11 +188,11 @@ export class TwinsRepository {
   /** Several writes in one transaction (the bound one, with `inTransaction`). */
   async batch(steps: BatchStep[]): Promise<void> {
     if (!this.#database) return run(this.#db, steps);
-    await this.#database.db.transaction().execute((trx) => run(trx, steps));
+    await this.#db.transaction().execute((trx) => run(trx, steps));
   }
 }
 
-async function run(db: Kysely<any>, steps: BatchStep[]): Promise<void> {
+async function run(db: Kysely<RecordTables>, steps: BatchStep[]): Promise<void> {
   for (const s of steps) {
     if (s.op === 'insert') await db.insertInto(TABLES[s.table]).values(toRow(s.record!)).execute();
     else if (s.op === 'update') {

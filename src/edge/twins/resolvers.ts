@@ -182,7 +182,7 @@ function openStream(ctx: Ctx) {
   };
 }
 
-export const resolvers: IResolvers<any, Ctx> = {
+export const resolvers: IResolvers<never, Ctx> = {
   UUID: UUIDScalar,
   JSON: JSONScalar,
   Model: {

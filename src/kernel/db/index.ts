@@ -18,6 +18,28 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'k
 export { sql };
 export type { Kysely, Transaction };
 
+/**
+ * No module's tables: the database as the kernel hands it out (`Database.db`, the transaction of
+ * `Database.transaction`). It answers no query by itself; a module's repository views it through
+ * the module's own interface of tables with `typed<XTables>(db)` (or `database.typed<XTables>()`).
+ */
+export type NoTables = Record<never, never>;
+/** The database of no module in particular (see `NoTables`). */
+export type Db = Kysely<NoTables>;
+/** A transaction of no module in particular, handed from module to module (see `NoTables`). */
+export type Tx = Transaction<NoTables>;
+
+/**
+ * `db` (the database or a transaction, of any module) seen through the tables `T`: the one place
+ * where a table type is put on the database. Kysely's own `withTables` would need `T` to have an
+ * index signature, which the modules' table interfaces (rightly) do not have.
+ */
+export function typed<T>(db: Transaction<NoTables>): Transaction<T>;
+export function typed<T>(db: Kysely<NoTables>): Kysely<T>;
+export function typed<T>(db: Kysely<NoTables>): Kysely<T> {
+  return db as unknown as Kysely<T>;
+}
+
 export type DialectName = 'sqlite' | 'postgres';
 
 export interface DatabaseOptions {
@@ -32,7 +54,11 @@ export interface DatabaseOptions {
 /** One migration of one module. Names sort in the order they run (`0001-create-device`). */
 export interface Migration {
   name: string;
-  up(db: Kysely<any>): Promise<void>;
+  /**
+   * `db` has no table types: a migration builds the schema as it was at its time; a data
+   * statement names the tables of that time (`typed<{ ... }>(db)`), never a repository's.
+   */
+  up(db: Db): Promise<void>;
 }
 
 export interface ModuleMigrations {
@@ -46,15 +72,20 @@ export interface ModuleMigrations {
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/** The kernel's own table (the migrations applied). */
+interface KernelTables {
+  mw_migration: { module: string; name: string; applied_at: number };
+}
+
 export class Database {
-  readonly db: Kysely<any>;
+  readonly db: Db;
   readonly dialect: DialectName;
   #closed = false;
 
   /** The SQLite file (not for `:memory:`), for the cross-process migration lock. */
   readonly #sqliteFile: string | undefined;
 
-  private constructor(db: Kysely<any>, dialect: DialectName, sqliteFile?: string) {
+  private constructor(db: Db, dialect: DialectName, sqliteFile?: string) {
     this.db = db;
     this.dialect = dialect;
     this.#sqliteFile = sqliteFile;
@@ -84,8 +115,16 @@ export class Database {
     );
   }
 
-  /** Runs `fn` in one transaction: everything it writes lands, or nothing does. */
-  transaction<T>(fn: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+  /** The database seen through the tables `T` (a module's repository; see `typed`). */
+  typed<T>(): Kysely<T> {
+    return typed<T>(this.db);
+  }
+
+  /**
+   * Runs `fn` in one transaction: everything it writes lands, or nothing does. The transaction has
+   * no table types; each repository it is handed to views it through its own (`typed`).
+   */
+  transaction<T>(fn: (trx: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(fn);
   }
 
@@ -97,7 +136,8 @@ export class Database {
    */
   async migrate(modules: ModuleMigrations[]): Promise<string[]> {
     const applied: string[] = [];
-    await this.withMigrationLock(async (db) => {
+    await this.withMigrationLock(async (untyped) => {
+      const db = typed<KernelTables>(untyped);
       await db.schema
         .createTable('mw_migration')
         .ifNotExists()
@@ -107,11 +147,11 @@ export class Database {
         .addPrimaryKeyConstraint('mw_migration_pk', ['module', 'name'])
         .execute();
       const rows = await db.selectFrom('mw_migration').select(['module', 'name']).execute();
-      const done = new Set(rows.map((r) => `${r.module as string}/${r.name as string}`));
+      const done = new Set(rows.map((r) => `${r.module}/${r.name}`));
       for (const mod of modules) {
         const known = new Set(mod.migrations.map((m) => `${mod.module}/${m.name}`));
         for (const row of rows) {
-          const id = `${row.module as string}/${row.name as string}`;
+          const id = `${row.module}/${row.name}`;
           if (row.module === mod.module && !known.has(id)) {
             throw new Error(
               `database has migration "${id}" that this version of Millwright does not know; ` +
@@ -124,9 +164,9 @@ export class Database {
         const sorted = [...mod.migrations].sort((a, b) => a.name.localeCompare(b.name));
         for (const m of sorted) {
           if (done.has(`${mod.module}/${m.name}`)) continue;
-          await db.transaction().execute(async (trx) => {
+          await untyped.transaction().execute(async (trx) => {
             await m.up(trx);
-            await trx
+            await typed<KernelTables>(trx)
               .insertInto('mw_migration')
               .values({ module: mod.module, name: m.name, applied_at: Date.now() })
               .execute();
@@ -142,7 +182,7 @@ export class Database {
    * Runs `fn` while holding the migration lock, handing it the connection to use. On PostgreSQL
    * that is the one connection holding the advisory lock (so a pool of one cannot deadlock).
    */
-  private async withMigrationLock(fn: (db: Kysely<any>) => Promise<void>): Promise<void> {
+  private async withMigrationLock(fn: (db: Db) => Promise<void>): Promise<void> {
     if (this.dialect === 'postgres') {
       // Two processes starting at once against one PostgreSQL database take turns.
       await this.db.connection().execute(async (conn) => {

@@ -2,14 +2,17 @@
  * A module's key/value settings table (`key text primary key, value text not null`), such as the
  * signing key made on first start: read, set once (first writer wins, even across processes), set.
  */
-import type { Kysely } from 'kysely';
+import { typed, type Db, type Kysely } from './index.js';
+
+/** Any module's settings table, by its name. */
+type SettingsTables = Record<string, { key: string; value: string }>;
 
 export class SettingsTable {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<SettingsTables>;
   readonly #table: string;
 
-  constructor(db: Kysely<any>, table: string) {
-    this.#db = db;
+  constructor(db: Db, table: string) {
+    this.#db = typed<SettingsTables>(db);
     this.#table = table;
   }
 
@@ -19,7 +22,7 @@ export class SettingsTable {
       .select('value')
       .where('key', '=', key)
       .executeTakeFirst();
-    return row?.value as string | undefined;
+    return row?.value;
   }
 
   /** Sets a value only if the key has none yet; answers the value in force (ours or an earlier one). */

@@ -95,8 +95,11 @@ export interface GraphqlMountOptions<TContext extends object = object> {
   path: string;
   /** The schema, in SDL. */
   schema: string;
-  /** Query, Mutation, Subscription and type resolvers, as mercurius takes them. */
-  resolvers: IResolvers<any, GraphqlContext & TContext>;
+  /**
+   * Query, Mutation, Subscription and type resolvers, as mercurius takes them (source `never`: each
+   * field resolver names the type of its own parent object).
+   */
+  resolvers: IResolvers<never, GraphqlContext & TContext>;
   /** Extra resolver context, built per request (per connection for subscriptions). */
   context?: (request: FastifyRequest) => TContext | Promise<TContext>;
   /** GraphQL subscriptions over a WebSocket on the same path. */

@@ -15,7 +15,8 @@
  *   both deletions are ranges of the primary key, so they stay cheap.
  */
 import { join } from 'node:path';
-import { Database, sql, type Kysely, type Migration } from '../db/index.js';
+import { Database, type Migration } from '../db/index.js';
+import { LogRepository, type LogEntryRow } from './repository.js';
 
 /** pino's numeric levels. */
 export const LOG_LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
@@ -114,18 +115,6 @@ export interface LogStoreOptions {
   onError?: (err: unknown) => void;
 }
 
-interface LogEntryTable {
-  time_us: number;
-  level: number;
-  component: string;
-  message: string;
-  fields: string;
-}
-
-interface LogDb {
-  log_entry: LogEntryTable;
-}
-
 const MIGRATIONS: Migration[] = [
   {
     name: '0001-create-log-entry',
@@ -155,7 +144,7 @@ const MAX_LIMIT = 1000;
 
 export class LogStore implements LogReader {
   readonly #database: Database;
-  readonly #db: Kysely<LogDb>;
+  readonly #repo: LogRepository;
   readonly #maxEntries: number;
   readonly #maxAgeUs: number;
   readonly #flushIntervalMs: number;
@@ -163,7 +152,7 @@ export class LogStore implements LogReader {
   readonly #maxBuffered: number;
   readonly #now: () => number;
   readonly #onError: (err: unknown) => void;
-  #buffer: LogEntryTable[] = [];
+  #buffer: LogEntryRow[] = [];
   #lastTime: number;
   #oldestTime: number | null;
   #count: number;
@@ -179,7 +168,7 @@ export class LogStore implements LogReader {
     stats: { last: number; oldest: number | null; count: number },
   ) {
     this.#database = database;
-    this.#db = database.db as Kysely<LogDb>;
+    this.#repo = new LogRepository(database);
     this.#maxEntries = positive('maxEntries', options.maxEntries ?? 100_000);
     this.#maxAgeUs = positive('maxAgeMs', options.maxAgeMs ?? 7 * 24 * 3600 * 1000) * 1000;
     this.#flushIntervalMs = options.flushIntervalMs ?? 200;
@@ -206,17 +195,8 @@ export class LogStore implements LogReader {
     const database = Database.open({ sqlitePath });
     try {
       await database.migrate([{ module: LOG_STORE_MODULE, migrations: MIGRATIONS }]);
-      const row = await (database.db as Kysely<LogDb>)
-        .selectFrom('log_entry')
-        .select((eb) => [
-          eb.fn.max('time_us').as('last'),
-          eb.fn.min('time_us').as('oldest'),
-          eb.fn.countAll().as('count'),
-        ])
-        .executeTakeFirstOrThrow();
-      const last = row.last === null ? 0 : Number(row.last);
-      const oldest = row.oldest === null ? null : Number(row.oldest);
-      return new LogStore(database, options, { last, oldest, count: Number(row.count) });
+      const { last, oldest, count } = await new LogRepository(database).stats();
+      return new LogStore(database, options, { last: last ?? 0, oldest, count });
     } catch (err) {
       await database.close();
       throw err;
@@ -288,27 +268,25 @@ export class LogStore implements LogReader {
     if (params.start !== undefined && params.cursor !== undefined) {
       throw new RangeError('start and cursor cannot be combined');
     }
-    let q = this.#db.selectFrom('log_entry').selectAll();
-    if (params.level !== undefined) q = q.where('level', '>=', LOG_LEVELS[params.level]);
-    if (params.component !== undefined) q = q.where('component', '=', params.component);
-    if (params.search) {
-      // SQLite's LIKE is case-insensitive for ASCII letters; % and _ of the text are literal.
-      const pattern = `%${params.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      q = q.where(sql<boolean>`message like ${pattern} escape '\\'`);
-    }
-    let rows: LogEntryTable[];
+    const filter = {
+      ...(params.level !== undefined ? { minLevel: LOG_LEVELS[params.level] } : {}),
+      ...(params.component !== undefined ? { component: params.component } : {}),
+      ...(params.search ? { search: params.search } : {}),
+    };
+    let rows: LogEntryRow[];
     if (params.start !== undefined) {
-      rows = await q.where('time_us', '>', params.start).orderBy('time_us', 'asc').limit(limit).execute();
+      rows = await this.#repo.find({ ...filter, after: params.start, order: 'asc', limit });
     } else if (params.cursor !== undefined) {
-      rows = await q
-        .where('time_us', '<=', params.cursor)
-        .orderBy('time_us', 'desc')
-        .limit(limit)
-        .offset(limit)
-        .execute();
+      rows = await this.#repo.find({
+        ...filter,
+        atOrBefore: params.cursor,
+        order: 'desc',
+        limit,
+        offset: limit,
+      });
       rows.reverse();
     } else {
-      rows = await q.orderBy('time_us', 'desc').limit(limit).execute();
+      rows = await this.#repo.find({ ...filter, order: 'desc', limit });
       rows.reverse();
     }
     const entries = rows.map(toRecord);
@@ -347,9 +325,7 @@ export class LogStore implements LogReader {
     while (this.#buffer.length > 0) {
       const batch = this.#buffer.splice(0, this.#batchSize);
       try {
-        await this.#database.transaction(async (trx) => {
-          await (trx as unknown as Kysely<LogDb>).insertInto('log_entry').values(batch).execute();
-        });
+        await this.#repo.insertBatch(batch);
         this.#count += batch.length;
         if (this.#oldestTime === null) this.#oldestTime = batch[0]!.time_us;
       } catch (err) {
@@ -366,38 +342,21 @@ export class LogStore implements LogReader {
     let deleted = 0;
     const cutoff = this.#now() * 1000 - this.#maxAgeUs;
     if (this.#oldestTime !== null && this.#oldestTime < cutoff) {
-      const r = await this.#db.deleteFrom('log_entry').where('time_us', '<', cutoff).executeTakeFirst();
-      deleted += Number(r.numDeletedRows);
+      deleted += await this.#repo.deleteBefore(cutoff);
     }
     const excess = this.#count - deleted - this.#maxEntries;
     if (excess > 0) {
-      // The time of the newest entry to delete: `excess` steps along the primary key from the oldest.
-      const r = await this.#db
-        .deleteFrom('log_entry')
-        .where('time_us', '<=', (eb) =>
-          eb
-            .selectFrom('log_entry')
-            .select('time_us')
-            .orderBy('time_us', 'asc')
-            .limit(1)
-            .offset(excess - 1),
-        )
-        .executeTakeFirst();
-      deleted += Number(r.numDeletedRows);
+      deleted += await this.#repo.deleteOldest(excess);
     }
     if (deleted > 0) {
       this.#count -= deleted;
-      const row = await this.#db
-        .selectFrom('log_entry')
-        .select((eb) => eb.fn.min('time_us').as('oldest'))
-        .executeTakeFirst();
-      this.#oldestTime = row?.oldest == null ? null : Number(row.oldest);
+      this.#oldestTime = await this.#repo.oldest();
     }
     return deleted;
   }
 }
 
-function toRecord(row: LogEntryTable): LogRecord {
+function toRecord(row: LogEntryRow): LogRecord {
   let fields: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(row.fields);

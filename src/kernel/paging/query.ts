@@ -17,9 +17,9 @@ import {
  * `database.db`, without order or paging: its ORDER BY is replaced). `total` counts the filtered
  * rows; `items` is the requested page, ordered by the sort and then by the tiebreak column.
  */
-export async function runList<O>(
+export async function runList<DB, TB extends keyof DB, O>(
   database: Database,
-  query: SelectQueryBuilder<any, any, O>,
+  query: SelectQueryBuilder<DB, TB, O>,
   def: ListDefinition,
   spec: ListSpec,
 ): Promise<ListPage<O>> {

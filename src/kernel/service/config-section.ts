@@ -11,7 +11,7 @@
  * `SectionApplyContext.trx` (the sections of a service share its database), and tells its runtime
  * about the change only in `afterCommit`.
  */
-import type { Transaction } from '../db/index.js';
+import type { Tx } from '../db/index.js';
 
 /** One problem in a section, naming the item (`devices[3].Name`). */
 export interface SectionIssue {
@@ -47,7 +47,7 @@ export const isSecretValue = (v: unknown): v is SecretValue =>
 export interface SectionApplyContext {
   readonly mode: ApplyMode;
   /** The one transaction of the whole apply: every write goes through it. */
-  readonly trx: Transaction<any>;
+  readonly trx: Tx;
   /**
    * true: the first failing item aborts the apply (throw). false: an item that fails is reported
    * with `fail` and skipped, and the rest is applied.

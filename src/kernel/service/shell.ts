@@ -280,6 +280,7 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
     return this.#closing;
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a module of any name of the list (see ModuleList)
   async #start(module: ServiceModule<Config, Modules, any>): Promise<void> {
     const ctx = this.#context(module);
     const api = await module.start(ctx);
@@ -290,10 +291,12 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
     }
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a module of any name of the list (see ModuleList), and its API of that name's type
   #api(module: ServiceModule<Config, Modules, any>): any {
     return this.#apis.get(module.name);
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a module of any name of the list (see ModuleList)
   #context(module: ServiceModule<Config, Modules, any>): ModuleContext<Config, Modules> {
     let ctx = this.#contexts.get(module.name);
     if (ctx) return ctx;

@@ -34,7 +34,7 @@ export class ManagerAuthRepository {
 
   constructor(database: Database) {
     this.database = database;
-    this.db = database.db as Kysely<ManagerAuthTables>;
+    this.db = database.typed<ManagerAuthTables>();
   }
 
   async insertToken(row: TokenRow): Promise<void> {
@@ -78,7 +78,7 @@ export class ManagerAuthRepository {
   }
 
   async deleteUser(username: string): Promise<boolean> {
-    return this.database.transaction(async (trx) => {
+    return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('mgr_role_binding').where('username', '=', username).execute();
       await trx.deleteFrom('mgr_api_token').where('username', '=', username).execute();
       const res = await trx.deleteFrom('mgr_user').where('username', '=', username).executeTakeFirst();

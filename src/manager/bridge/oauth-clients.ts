@@ -52,6 +52,7 @@ const view = (c: EdgeClient) => ({
 });
 
 /** The edge's answer, or its error as the manager's (same status, code and message). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- pending (issue 24, another's work in progress): the edge's JSON answer, read by the caller; to be typed with the bridge service
 function expect(res: { status: number; body: any }, ok: number): any {
   if (res.status === ok) return res.body;
   const b = res.body as { code?: string; message?: string } | undefined;

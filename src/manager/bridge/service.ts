@@ -27,7 +27,7 @@ export interface EdgeCall {
 /** An edge's answer with its body read and parsed (JSON when it is JSON, else the text). */
 export interface EdgeAnswer {
   status: number;
-  // The edge's JSON, as each caller's contract with that edge route describes it (any: justified).
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the edge's JSON, read as each caller's contract with that edge route describes it
   body: any;
 }
 

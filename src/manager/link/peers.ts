@@ -10,22 +10,11 @@ import https from 'node:https';
 import http from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Database, Kysely } from '../../kernel/db/index.js';
+import type { Database } from '../../kernel/db/index.js';
 import { AppError, ERRORS } from '../../kernel/errors.js';
 import { pinnedConnection } from '../../kernel/link/pinned.js';
 import type { LinkHeaders } from '../../kernel/link/protocol.js';
-
-interface PeerTables {
-  mgr_link_instance: {
-    id: string;
-    url: string;
-    fingerprint: string | null;
-    started_at: number;
-    seen_at: number;
-  };
-  mgr_link_owner: { device_id: string; instance_id: string; since: number };
-  mgr_link_setting: { key: string; value: string };
-}
+import { LinkRepository } from './repository.js';
 
 /** Header carrying the shared secret on a forwarded call. */
 export const PEER_HEADER = 'x-millwright-peer';
@@ -34,7 +23,7 @@ export const PEER_HEARTBEAT_MS = 3000;
 export const PEER_STALE_MS = 3 * PEER_HEARTBEAT_MS;
 
 export class LinkPeers {
-  readonly #db: Kysely<PeerTables>;
+  readonly #repo: LinkRepository;
   readonly #log: Logger;
   readonly instance: string;
   #secret: Buffer | null = null;
@@ -46,7 +35,7 @@ export class LinkPeers {
   >();
 
   constructor(database: Database, logger: Logger, instance: string) {
-    this.#db = database.db as Kysely<PeerTables>;
+    this.#repo = new LinkRepository(database);
     this.#log = logger;
     this.instance = instance;
   }
@@ -54,20 +43,8 @@ export class LinkPeers {
   /** The shared secret (made by the first process on the database). */
   async secret(): Promise<Buffer> {
     if (this.#secret) return this.#secret;
-    try {
-      await this.#db
-        .insertInto('mgr_link_setting')
-        .values({ key: 'peer_secret', value: randomBytes(32).toString('base64url') })
-        .execute();
-    } catch {
-      // another process made it first
-    }
-    const row = await this.#db
-      .selectFrom('mgr_link_setting')
-      .select('value')
-      .where('key', '=', 'peer_secret')
-      .executeTakeFirstOrThrow();
-    this.#secret = Buffer.from(row.value);
+    const value = await this.#repo.initSetting('peer_secret', randomBytes(32).toString('base64url'));
+    this.#secret = Buffer.from(value);
     return this.#secret;
   }
 
@@ -80,39 +57,22 @@ export class LinkPeers {
 
   /** Forgets every process and link holder (SQLite: one process per database, the previous one is gone). */
   async forgetAll(): Promise<void> {
-    await this.#db.deleteFrom('mgr_link_owner').execute();
-    await this.#db.deleteFrom('mgr_link_instance').execute();
+    await this.#repo.forgetAll();
   }
 
   /** Devices whose links live processes hold (kept online when a process starts). */
   async heldElsewhere(): Promise<string[]> {
-    const rows = await this.#db
-      .selectFrom('mgr_link_owner as o')
-      .innerJoin('mgr_link_instance as i', 'i.id', 'o.instance_id')
-      .select('o.device_id')
-      .where('i.seen_at', '>', Date.now() - PEER_STALE_MS)
-      .where('i.id', '!=', this.instance)
-      .execute();
-    return rows.map((r) => r.device_id);
+    return this.#repo.heldElsewhere(this.instance, Date.now() - PEER_STALE_MS);
   }
 
   /** Records this process (once its address is known) and keeps its heartbeat. */
   async register(url: string, fingerprint: string | null): Promise<void> {
     const now = Date.now();
-    await this.#db
-      .insertInto('mgr_link_instance')
-      .values({ id: this.instance, url, fingerprint, started_at: now, seen_at: now })
-      .execute();
-    await this.#db
-      .deleteFrom('mgr_link_instance')
-      .where('seen_at', '<', now - 24 * 3600_000)
-      .execute();
+    await this.#repo.insertInstance({ id: this.instance, url, fingerprint, started_at: now, seen_at: now });
+    await this.#repo.deleteInstancesSeenBefore(now - 24 * 3600_000);
     this.#timer = setInterval(() => {
-      this.#db
-        .updateTable('mgr_link_instance')
-        .set({ seen_at: Date.now() })
-        .where('id', '=', this.instance)
-        .execute()
+      this.#repo
+        .heartbeat(this.instance, Date.now())
         .catch((err: unknown) => this.#log.warn({ err }, 'manager heartbeat failed'));
     }, PEER_HEARTBEAT_MS);
     this.#timer.unref();
@@ -120,20 +80,12 @@ export class LinkPeers {
 
   async held(deviceId: string): Promise<void> {
     const now = Date.now();
-    await this.#db.deleteFrom('mgr_link_owner').where('device_id', '=', deviceId).execute();
-    await this.#db
-      .insertInto('mgr_link_owner')
-      .values({ device_id: deviceId, instance_id: this.instance, since: now })
-      .execute();
+    await this.#repo.setOwner(deviceId, this.instance, now);
     this.#owners.delete(deviceId);
   }
 
   async released(deviceId: string): Promise<void> {
-    await this.#db
-      .deleteFrom('mgr_link_owner')
-      .where('device_id', '=', deviceId)
-      .where('instance_id', '=', this.instance)
-      .execute();
+    await this.#repo.releaseOwner(deviceId, this.instance);
   }
 
   /** The live process that holds the device's link, other than this one; null when none. */
@@ -141,13 +93,7 @@ export class LinkPeers {
     const now = Date.now();
     const hit = this.#owners.get(deviceId);
     if (hit && hit.until > now) return hit.owner;
-    const row = await this.#db
-      .selectFrom('mgr_link_owner as o')
-      .innerJoin('mgr_link_instance as i', 'i.id', 'o.instance_id')
-      .select(['i.id', 'i.url', 'i.fingerprint'])
-      .where('o.device_id', '=', deviceId)
-      .where('i.seen_at', '>', now - PEER_STALE_MS)
-      .executeTakeFirst();
+    const row = await this.#repo.liveOwner(deviceId, now - PEER_STALE_MS);
     const owner = row && row.id !== this.instance ? row : null;
     if (this.#owners.size > 10_000) this.#owners.clear();
     this.#owners.set(deviceId, { owner, until: now + 1000 });

@@ -1,5 +1,5 @@
 /** The accounts module's tables, through the kernel's query layer. No other module reads them. */
-import { sql, type Kysely, type Transaction } from '../../kernel/db/index.js';
+import { sql, typed, type Db as UntypedDb, type Kysely, type Transaction } from '../../kernel/db/index.js';
 import type { Perm } from './rules.js';
 
 export interface AccountTables {
@@ -35,8 +35,8 @@ type Db = Kysely<AccountTables> | Transaction<AccountTables>;
 export class AccountRepository {
   readonly db: Kysely<AccountTables>;
 
-  constructor(db: Kysely<any>) {
-    this.db = db as Kysely<AccountTables>;
+  constructor(db: UntypedDb) {
+    this.db = typed<AccountTables>(db);
   }
 
   /** Runs `fn` in a transaction that also bumps the change version. */

@@ -4,7 +4,7 @@
  */
 import type { Readable } from 'node:stream';
 
-export type Packet = Record<string, any> & { topic: string; payload: Buffer | string; messageId?: number };
+export type Packet = Record<string, unknown> & { topic: string; payload: Buffer | string; messageId?: number };
 export interface ClientRef {
   id: string;
 }
@@ -16,7 +16,7 @@ export interface Sub {
 
 /** The async persistence interface aedes 1.x calls (aedes-persistence 11). */
 export interface AsyncPersistence {
-  setup(broker: any): Promise<void>;
+  setup(broker: { id: string; [key: string]: unknown }): Promise<void>;
   storeRetained(packet: Packet): Promise<void>;
   createRetainedStream(pattern: string): Readable;
   createRetainedStreamCombi(patterns: string[]): Readable;

@@ -23,7 +23,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { Aedes, type Client } from 'aedes';
+import { Aedes, type Client, type Subscription } from 'aedes';
 import { RateLimiter } from '../../kernel/http/rate-limit.js';
 import { ConnectionRules, type AccountChange, type AccountService } from '../accounts/index.js';
 import {
@@ -374,8 +374,8 @@ export class UnsBroker {
 
   authorizeSubscribe(
     client: Client,
-    sub: { topic: string; qos: number },
-    done: (error: Error | null, subscription?: any) => void,
+    sub: Subscription,
+    done: (error: Error | null, subscription?: Subscription | null) => void,
   ): void {
     if (sub.topic.includes('\u0000')) {
       // 1.5.3-2: a UTF-8 string with U+0000 closes the connection.

@@ -16,17 +16,17 @@
  */
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
-import type { Kysely, Transaction } from '../../kernel/db/index.js';
 import type { Database } from '../../kernel/db/index.js';
 import type { AsyncPersistence, ClientRef, Packet, Sub } from './async-persistence.js';
 import { decode, encode } from './packet-json.js';
 
 export type { AsyncPersistence } from './async-persistence.js';
+import { BrokerRepository, type BrokerTx } from './repository.js';
 
 const require = createRequire(import.meta.url);
 const MemoryPersistence = require('aedes-persistence/asyncPersistence.js') as new () => AsyncPersistence;
 
-type Op = (trx: Transaction<any>) => Promise<unknown>;
+type Op = (trx: BrokerTx) => Promise<unknown>;
 
 /** Bounds of each persistent session's queue of outgoing QoS 1/2 messages. */
 export interface QueueLimits {
@@ -65,8 +65,7 @@ const queuedBytes = (packet: Packet) =>
 const droppedKey = (packet: Packet) => `${String(packet.brokerId)}:${String(packet.brokerCounter)}`;
 
 export class SqlPersistence implements AsyncPersistence {
-  readonly #db: Kysely<any>;
-  readonly #database: Database;
+  readonly #repo: BrokerRepository;
   readonly #mem = new MemoryPersistence();
   readonly #wills = new Map<string, Packet>();
   #broker: { id: string; [key: string]: unknown } | undefined;
@@ -78,8 +77,7 @@ export class SqlPersistence implements AsyncPersistence {
   readonly #queues = new Map<string, SessionQueue>();
 
   constructor(database: Database, limits: Partial<QueueLimits> = {}) {
-    this.#database = database;
-    this.#db = database.db;
+    this.#repo = new BrokerRepository(database);
     this.#limits = {
       maxMessages: limits.maxMessages ?? Number.POSITIVE_INFINITY,
       maxBytes: limits.maxBytes ?? Number.POSITIVE_INFINITY,
@@ -95,25 +93,19 @@ export class SqlPersistence implements AsyncPersistence {
   async setup(broker: { id: string; [key: string]: unknown }): Promise<void> {
     this.#broker = broker;
     await this.#mem.setup(broker);
-    const db = this.#db;
-    for (const row of await db.selectFrom('uns_mqtt_retained').selectAll().execute()) {
+    const repo = this.#repo;
+    for (const row of await repo.retained()) {
       await this.#mem.storeRetained(decode(row.packet));
     }
     const subsOf = new Map<string, Sub[]>();
-    for (const row of await db.selectFrom('uns_mqtt_subscription').selectAll().execute()) {
+    for (const row of await repo.subscriptions()) {
       let list = subsOf.get(row.client_id);
       if (!list) subsOf.set(row.client_id, (list = []));
       list.push(JSON.parse(row.sub) as Sub);
     }
     for (const [id, subs] of subsOf) await this.#mem.addSubscriptions({ id }, subs);
     await this.#trimStoredQueues();
-    const outgoing = await db
-      .selectFrom('uns_mqtt_outgoing')
-      .selectAll()
-      .orderBy('client_id')
-      .orderBy('seq')
-      .execute();
-    for (const row of outgoing) {
+    for (const row of await repo.outgoing()) {
       this.#seq = Math.max(this.#seq, Number(row.seq));
       // The row's broker id and counter identify the packet (a PUBREL has none of its own).
       const packet = {
@@ -137,13 +129,13 @@ export class SqlPersistence implements AsyncPersistence {
         );
       }
     }
-    for (const row of await db.selectFrom('uns_mqtt_incoming').selectAll().execute()) {
+    for (const row of await repo.incoming()) {
       await this.#mem.incomingStorePacket(
         { id: row.client_id },
         { ...decode(row.packet), messageId: Number(row.message_id) },
       );
     }
-    for (const row of await db.selectFrom('uns_mqtt_will').selectAll().execute()) {
+    for (const row of await repo.wills()) {
       this.#wills.set(row.client_id, decode(row.packet));
     }
   }
@@ -155,16 +147,11 @@ export class SqlPersistence implements AsyncPersistence {
   async #trimStoredQueues(): Promise<void> {
     const { maxMessages, maxBytes, overflow } = this.#limits;
     if (!Number.isFinite(maxMessages) && !Number.isFinite(maxBytes)) return;
-    const sizes = await this.#db
-      .selectFrom('uns_mqtt_outgoing')
-      .select(['client_id', 'seq', 'message_id', (eb) => eb.fn<number>('length', ['packet']).as('size')])
-      .orderBy('client_id')
-      .orderBy('seq')
-      .execute();
+    const sizes = await this.#repo.outgoingSizes();
     const byClient = new Map<string, { seq: number; size: number; sent: boolean }[]>();
     for (const r of sizes) {
-      let list = byClient.get(r.client_id as string);
-      if (!list) byClient.set(r.client_id as string, (list = []));
+      let list = byClient.get(r.client_id);
+      if (!list) byClient.set(r.client_id, (list = []));
       // The stored text is base64 in JSON: about 4/3 of the message's bytes.
       list.push({
         seq: Number(r.seq),
@@ -184,14 +171,7 @@ export class SqlPersistence implements AsyncPersistence {
         bytes -= r.size;
       }
       if (drop.length === 0) continue;
-      for (let i = 0; i < drop.length; i += 500) {
-        const part = drop.slice(i, i + 500);
-        await this.#db
-          .deleteFrom('uns_mqtt_outgoing')
-          .where('client_id', '=', clientId)
-          .where('seq', 'in', part)
-          .execute();
-      }
+      await this.#repo.deleteOutgoingSeqs(clientId, drop);
       this.#limits.onDrop?.(clientId, drop.length, 'stored queue beyond the limits at start');
     }
   }
@@ -212,7 +192,7 @@ export class SqlPersistence implements AsyncPersistence {
       const batch = this.#queue;
       this.#queue = [];
       try {
-        await this.#database.transaction(async (trx) => {
+        await this.#repo.transaction(async (trx) => {
           for (const item of batch) await item.op(trx);
         });
         for (const item of batch) item.resolve();
@@ -234,16 +214,10 @@ export class SqlPersistence implements AsyncPersistence {
     await this.#mem.storeRetained(packet);
     const topic = packet.topic;
     if (packet.payload.length === 0) {
-      await this.#write((trx) => trx.deleteFrom('uns_mqtt_retained').where('topic', '=', topic).execute());
+      await this.#write((trx) => this.#repo.deleteRetained(trx, topic));
     } else {
       const text = encode(packet);
-      await this.#write((trx) =>
-        trx
-          .insertInto('uns_mqtt_retained')
-          .values({ topic, packet: text })
-          .onConflict((oc) => oc.column('topic').doUpdateSet({ packet: text }))
-          .execute(),
-      );
+      await this.#write((trx) => this.#repo.putRetained(trx, topic, text));
     }
   }
 
@@ -261,28 +235,14 @@ export class SqlPersistence implements AsyncPersistence {
     await this.#mem.addSubscriptions(client, subs);
     const id = client.id;
     const rows = subs.map((s) => ({ client_id: id, topic: s.topic, sub: JSON.stringify(s) }));
-    await this.#write(async (trx) => {
-      for (const row of rows) {
-        await trx
-          .insertInto('uns_mqtt_subscription')
-          .values(row)
-          .onConflict((oc) => oc.columns(['client_id', 'topic']).doUpdateSet({ sub: row.sub }))
-          .execute();
-      }
-    });
+    await this.#write((trx) => this.#repo.putSubscriptions(trx, rows));
   }
 
   async removeSubscriptions(client: ClientRef, topics: string[]): Promise<void> {
     await this.#mem.removeSubscriptions(client, topics);
     const id = client.id;
     if (topics.length === 0) return;
-    await this.#write((trx) =>
-      trx
-        .deleteFrom('uns_mqtt_subscription')
-        .where('client_id', '=', id)
-        .where('topic', 'in', topics)
-        .execute(),
-    );
+    await this.#write((trx) => this.#repo.deleteSubscriptions(trx, id, topics));
   }
 
   subscriptionsByClient(client: ClientRef): Promise<Sub[]> {
@@ -300,7 +260,7 @@ export class SqlPersistence implements AsyncPersistence {
   async cleanSubscriptions(client: ClientRef): Promise<void> {
     await this.#mem.cleanSubscriptions(client);
     const id = client.id;
-    await this.#write((trx) => trx.deleteFrom('uns_mqtt_subscription').where('client_id', '=', id).execute());
+    await this.#write((trx) => this.#repo.deleteSubscriptions(trx, id));
   }
 
   // --- outgoing -------------------------------------------------------------------------------
@@ -366,15 +326,7 @@ export class SqlPersistence implements AsyncPersistence {
         );
         const brokerId = String(e.brokerId ?? '');
         const counter = Number(e.brokerCounter ?? 0);
-        ops.push((trx) =>
-          trx
-            .deleteFrom('uns_mqtt_outgoing')
-            .where('client_id', '=', clientId)
-            .where('broker_id', '=', brokerId)
-            .where('broker_counter', '=', counter)
-            .where('message_id', 'is', null)
-            .execute(),
-        );
+        ops.push((trx) => this.#repo.deleteUnsentOutgoing(trx, clientId, brokerId, counter));
       }
       if (dropped > 0)
         this.#limits.onDrop?.(clientId, dropped, 'oldest unsent messages dropped for a new one');
@@ -449,7 +401,7 @@ export class SqlPersistence implements AsyncPersistence {
       message_id: null,
       packet: encode({ ...packet, messageId: undefined }),
     };
-    return (trx) => trx.insertInto('uns_mqtt_outgoing').values(row).execute();
+    return (trx) => this.#repo.insertOutgoing(trx, row);
   }
 
   async outgoingUpdate(client: ClientRef, packet: Packet): Promise<unknown> {
@@ -471,24 +423,11 @@ export class SqlPersistence implements AsyncPersistence {
     // A PUBREL carries no broker id or counter of its own.
     const identified = packet.brokerId !== undefined && Number.isFinite(counter);
     await this.#write(async (trx) => {
-      const res = identified
-        ? await trx
-            .updateTable('uns_mqtt_outgoing')
-            .set({ message_id: messageId })
-            .where('client_id', '=', id)
-            .where('broker_id', '=', brokerId)
-            .where('broker_counter', '=', counter)
-            .executeTakeFirst()
-        : { numUpdatedRows: 0n };
-      if (Number(res.numUpdatedRows) === 0 && messageId !== null) {
+      const found = identified && (await this.#repo.markOutgoingSent(trx, id, brokerId, counter, messageId));
+      if (!found && messageId !== null) {
         // The packet in flight with this message id is replaced (as in memory): a PUBREL, or a
         // packet of another broker.
-        await trx
-          .updateTable('uns_mqtt_outgoing')
-          .set({ packet: text })
-          .where('client_id', '=', id)
-          .where('message_id', '=', messageId)
-          .execute();
+        await this.#repo.replaceOutgoingPacket(trx, id, messageId, text);
       }
     });
     return result;
@@ -500,13 +439,7 @@ export class SqlPersistence implements AsyncPersistence {
       this.#mirrorClear(client.id, packet.messageId);
       const id = client.id;
       const messageId = Number(packet.messageId);
-      await this.#write((trx) =>
-        trx
-          .deleteFrom('uns_mqtt_outgoing')
-          .where('client_id', '=', id)
-          .where('message_id', '=', messageId)
-          .execute(),
-      );
+      await this.#write((trx) => this.#repo.deleteOutgoing(trx, id, messageId));
     }
     return removed;
   }
@@ -520,13 +453,7 @@ export class SqlPersistence implements AsyncPersistence {
   async incomingStorePacket(client: ClientRef, packet: Packet): Promise<void> {
     await this.#mem.incomingStorePacket(client, packet);
     const row = { client_id: client.id, message_id: Number(packet.messageId), packet: encode(packet) };
-    await this.#write((trx) =>
-      trx
-        .insertInto('uns_mqtt_incoming')
-        .values(row)
-        .onConflict((oc) => oc.columns(['client_id', 'message_id']).doUpdateSet({ packet: row.packet }))
-        .execute(),
-    );
+    await this.#write((trx) => this.#repo.putIncoming(trx, row));
   }
 
   incomingGetPacket(client: ClientRef, packet: Packet): Promise<Packet> {
@@ -537,19 +464,13 @@ export class SqlPersistence implements AsyncPersistence {
     await this.#mem.incomingDelPacket(client, packet);
     const id = client.id;
     const messageId = Number(packet.messageId);
-    await this.#write((trx) =>
-      trx
-        .deleteFrom('uns_mqtt_incoming')
-        .where('client_id', '=', id)
-        .where('message_id', '=', messageId)
-        .execute(),
-    );
+    await this.#write((trx) => this.#repo.deleteIncoming(trx, id, messageId));
   }
 
   async cleanIncoming(client: ClientRef): Promise<void> {
     await this.#mem.cleanIncoming?.(client);
     const id = client.id;
-    await this.#write((trx) => trx.deleteFrom('uns_mqtt_incoming').where('client_id', '=', id).execute());
+    await this.#write((trx) => this.#repo.deleteIncoming(trx, id));
   }
 
   // --- wills (kept here, not in memory persistence, so that a restored will keeps the id of the
@@ -561,13 +482,7 @@ export class SqlPersistence implements AsyncPersistence {
     this.#wills.set(client.id, packet);
     const text = encode(packet);
     const id = client.id;
-    await this.#write((trx) =>
-      trx
-        .insertInto('uns_mqtt_will')
-        .values({ client_id: id, packet: text })
-        .onConflict((oc) => oc.column('client_id').doUpdateSet({ packet: text }))
-        .execute(),
-    );
+    await this.#write((trx) => this.#repo.putWill(trx, id, text));
   }
 
   async getWill(client: ClientRef): Promise<Packet | undefined> {
@@ -578,7 +493,7 @@ export class SqlPersistence implements AsyncPersistence {
     const will = this.#wills.get(client.id);
     this.#wills.delete(client.id);
     const id = client.id;
-    await this.#write((trx) => trx.deleteFrom('uns_mqtt_will').where('client_id', '=', id).execute());
+    await this.#write((trx) => this.#repo.deleteWill(trx, id));
     return will;
   }
 

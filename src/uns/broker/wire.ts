@@ -30,6 +30,7 @@ interface MqttPacketModule {
 }
 export const mqttPacket = require('mqtt-packet') as MqttPacketModule;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- mqtt-packet's packets of every command, read field by field by command (to do: mqtt-packet's Packet union)
 export type WirePacket = Record<string, any> & { cmd: string };
 
 /** MQTT 5 reason codes used by this layer. */
@@ -101,6 +102,7 @@ export interface WireClient {
   clean: boolean;
   connected: boolean;
   closed: boolean;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- aedes' internal delivery function, called with the packet of any command
   subscriptions: Record<string, { qos: number; func: (packet: any, cb: () => void) => void }>;
   maximumPacketSize?: number | undefined;
   receiveMaximum?: number | undefined;

@@ -17,7 +17,13 @@ export interface UnsGraphqlContext {
 }
 
 type Ctx = GraphqlContext & UnsGraphqlContext;
-type Args = Record<string, any>;
+/** Arguments as schema.graphql declares them (GraphQL has checked them before a resolver runs). */
+interface PageArgs {
+  offset?: number | null;
+  limit?: number | null;
+  filter?: string | null;
+}
+type RuleArgs = { path: string; perm: string }[];
 
 const iso = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString() : null);
 
@@ -49,7 +55,7 @@ function page<T>(items: T[], total: number, offset: number, limit: number) {
 }
 
 /** `offset` and `limit` of a page: a negative one is refused (as the edge does); `limit` is capped at `max`. */
-function clampPage(args: Args, max = 1000): { offset: number; limit: number } {
+function clampPage(args: PageArgs, max = 1000): { offset: number; limit: number } {
   const offset = args.offset ?? 0;
   const limit = args.limit ?? 50;
   if (!Number.isSafeInteger(offset) || offset < 0) {
@@ -64,14 +70,14 @@ function clampPage(args: Args, max = 1000): { offset: number; limit: number } {
 const rulesOf = (rules: { path: string; perm: string }[] | null | undefined): RuleSpec[] =>
   (rules ?? []).map((r) => ({ path: r.path, perm: r.perm as RuleSpec['perm'] }));
 
-export const resolvers: IResolvers<any, Ctx> = {
+export const resolvers: IResolvers<never, Ctx> = {
   Query: {
-    account: (_r, args: Args, ctx) => {
+    account: (_r, args: { id?: string | null }, ctx) => {
       if (args.id === undefined || args.id === null) return ctx.accounts.list().items.map(accountOut);
       const a = ctx.accounts.get(String(args.id));
       return a ? [accountOut(a)] : [];
     },
-    accounts: (_r, args: Args, ctx) => {
+    accounts: (_r, args: PageArgs, ctx) => {
       const { offset, limit } = clampPage(args);
       const res = ctx.accounts.list({ offset, limit, filter: args.filter ?? undefined });
       return page(res.items.map(accountOut), res.total, offset, limit);
@@ -88,13 +94,14 @@ export const resolvers: IResolvers<any, Ctx> = {
       tokenLifetimeMinutes: ctx.identity.tokenLifetime,
     }),
     namespaces: async (_r, _a, ctx) => (await ctx.namespaces.list()).map(namespaceOut),
-    namespace: async (_r, args: Args, ctx) => {
+    namespace: async (_r, args: { id: string }, ctx) => {
       const all = await ctx.namespaces.list();
       const n = all.find((x) => x.id === String(args.id));
       return n ? namespaceOut(n) : null;
     },
-    topic: (_r, args: Args, ctx) => ctx.namespaces.topics.get(String(args.path ?? '')) ?? null,
-    topics: (_r, args: Args, ctx) => {
+    topic: (_r, args: { path?: string | null }, ctx) =>
+      ctx.namespaces.topics.get(String(args.path ?? '')) ?? null,
+    topics: (_r, args: PageArgs & { parent?: string | null }, ctx) => {
       const parent = ctx.namespaces.topics.get(String(args.parent ?? ''));
       const { offset, limit } = clampPage({ offset: args.offset, limit: args.limit ?? 100 });
       if (!parent) return page([], 0, offset, limit);
@@ -115,7 +122,17 @@ export const resolvers: IResolvers<any, Ctx> = {
     }),
   },
   Mutation: {
-    createAccount: async (_r, args: Args, ctx) =>
+    createAccount: async (
+      _r,
+      args: {
+        username: string;
+        password: string;
+        acType?: string | null;
+        enabled?: boolean | null;
+        rules?: RuleArgs | null;
+      },
+      ctx,
+    ) =>
       accountOut(
         await ctx.accounts.create({
           username: args.username,
@@ -125,34 +142,34 @@ export const resolvers: IResolvers<any, Ctx> = {
           rules: rulesOf(args.rules),
         }),
       ),
-    deleteAccount: async (_r, args: Args, ctx) => {
+    deleteAccount: async (_r, args: { accountId: string }, ctx) => {
       await ctx.accounts.remove(String(args.accountId));
       return true;
     },
-    enableAccount: async (_r, args: Args, ctx) =>
+    enableAccount: async (_r, args: { accountId: string }, ctx) =>
       accountOut(await ctx.accounts.setEnabled(String(args.accountId), true)),
-    disableAccount: async (_r, args: Args, ctx) =>
+    disableAccount: async (_r, args: { accountId: string }, ctx) =>
       accountOut(await ctx.accounts.setEnabled(String(args.accountId), false)),
-    setAccountPassword: async (_r, args: Args, ctx) =>
+    setAccountPassword: async (_r, args: { accountId: string; password: string }, ctx) =>
       accountOut(await ctx.accounts.setPassword(String(args.accountId), args.password)),
-    addAccountRules: async (_r, args: Args, ctx) =>
+    addAccountRules: async (_r, args: { accountId: string; rules: RuleArgs }, ctx) =>
       accountOut(await ctx.accounts.addRules(String(args.accountId), rulesOf(args.rules))),
-    removeAccountRules: async (_r, args: Args, ctx) =>
+    removeAccountRules: async (_r, args: { accountId: string; ruleIds: string[] }, ctx) =>
       accountOut(
         await ctx.accounts.removeRules(String(args.accountId), (args.ruleIds as string[]).map(String)),
       ),
 
-    createUser: async (_r, args: Args, ctx) =>
+    createUser: async (_r, args: { username: string; password: string; role?: string | null }, ctx) =>
       userOut(
         await ctx.identity.createUser(args.username, args.password, (args.role ?? 'operator') as UserRole),
       ),
-    deleteUser: async (_r, args: Args, ctx) => {
+    deleteUser: async (_r, args: { username: string }, ctx) => {
       await ctx.identity.deleteUser(args.username);
       return true;
     },
-    setUserPassword: async (_r, args: Args, ctx) =>
+    setUserPassword: async (_r, args: { username: string; password: string }, ctx) =>
       userOut(await ctx.identity.setPassword(args.username, args.password)),
-    setRealmPolicy: async (_r, args: Args, ctx) => {
+    setRealmPolicy: async (_r, args: { tokenLifetimeMinutes: number }, ctx) => {
       await ctx.identity.setTokenLifetime(args.tokenLifetimeMinutes);
       return {
         name: REALM,
@@ -161,7 +178,11 @@ export const resolvers: IResolvers<any, Ctx> = {
       };
     },
 
-    createNamespace: async (_r, args: Args, ctx) =>
+    createNamespace: async (
+      _r,
+      args: { prefix: string; description?: string | null; defaultRules?: RuleArgs | null },
+      ctx,
+    ) =>
       namespaceOut(
         await ctx.namespaces.create({
           prefix: args.prefix,
@@ -169,24 +190,33 @@ export const resolvers: IResolvers<any, Ctx> = {
           defaultRules: args.defaultRules ? rulesOf(args.defaultRules) : null,
         }),
       ),
-    updateNamespace: async (_r, args: Args, ctx) =>
+    updateNamespace: async (
+      _r,
+      args: { id: string; description?: string | null; defaultRules?: RuleArgs | null },
+      ctx,
+    ) =>
       namespaceOut(
         await ctx.namespaces.update(String(args.id), {
           description: args.description,
           defaultRules: args.defaultRules ? rulesOf(args.defaultRules) : null,
         }),
       ),
-    deleteNamespace: async (_r, args: Args, ctx) => {
+    deleteNamespace: async (_r, args: { id: string }, ctx) => {
       await ctx.namespaces.remove(String(args.id));
       return true;
     },
-    declareTopic: (_r, args: Args, ctx) => ctx.namespaces.declareTopic(args.path, args.description ?? null),
-    undeclareTopic: async (_r, args: Args, ctx) => {
+    declareTopic: (_r, args: { path: string; description?: string | null }, ctx) =>
+      ctx.namespaces.declareTopic(args.path, args.description ?? null),
+    undeclareTopic: async (_r, args: { path: string }, ctx) => {
       await ctx.namespaces.undeclareTopic(args.path);
       return true;
     },
 
-    createActivationToken: async (_r, args: Args, ctx) =>
+    createActivationToken: async (
+      _r,
+      args: { path: string; description?: string | null; ttlMinutes?: number | null },
+      ctx,
+    ) =>
       activationOut(
         await ctx.accounts.createActivation({
           path: args.path,
@@ -195,7 +225,7 @@ export const resolvers: IResolvers<any, Ctx> = {
         }),
         ctx,
       ),
-    revokeActivationToken: async (_r, args: Args, ctx) => {
+    revokeActivationToken: async (_r, args: { id: string }, ctx) => {
       await ctx.accounts.revokeActivation(String(args.id));
       return true;
     },
@@ -214,7 +244,7 @@ export const resolvers: IResolvers<any, Ctx> = {
     messageCount: (t: TopicNode) => t.count,
     messageRate: (t: TopicNode, _args, ctx) => ctx.namespaces.topics.rate(t),
     childCount: (t: TopicNode) => t.children.size,
-    children: (t: TopicNode, args: Args, ctx) => {
+    children: (t: TopicNode, args: PageArgs, ctx) => {
       const { offset, limit } = clampPage({ offset: args.offset, limit: args.limit ?? 100 });
       const res = ctx.namespaces.topics.children(t, offset, limit, args.filter);
       return page(res.items, res.total, offset, limit);

@@ -1,5 +1,5 @@
 /** The identity module's tables (users of the service, realm settings). No other module reads them. */
-import type { Kysely } from '../../kernel/db/index.js';
+import { typed, type Db, type Kysely } from '../../kernel/db/index.js';
 import { SettingsTable } from '../../kernel/db/settings.js';
 
 export type UserRole = 'admin' | 'operator';
@@ -23,8 +23,8 @@ export class IdentityRepository {
   /** The module's key/value settings (signing key, EULA version, realm policy). */
   readonly settings: SettingsTable;
 
-  constructor(db: Kysely<any>) {
-    this.db = db as Kysely<IdentityTables>;
+  constructor(db: Db) {
+    this.db = typed<IdentityTables>(db);
     this.settings = new SettingsTable(db, 'uns_setting');
   }
 

@@ -2,6 +2,7 @@
 import type { UnsModule } from '../modules.js';
 import { namespaceOptions } from './options.js';
 import { namespaceMigrations } from './migrations/index.js';
+import { NamespaceRepository } from './repository.js';
 import { NamespaceService } from './service.js';
 
 declare module '../modules.js' {
@@ -15,7 +16,7 @@ export const namespaceModule: UnsModule<'namespace', typeof namespaceOptions> = 
   options: namespaceOptions,
   migrations: namespaceMigrations,
   async start(ctx) {
-    const namespaces = new NamespaceService(ctx.database.db, {
+    const namespaces = new NamespaceService(new NamespaceRepository(ctx.database.db), {
       maxTopics: ctx.config.maxTopics,
       maxTopicTreeBytes: ctx.config.maxTopicTreeBytes,
       logger: ctx.logger,

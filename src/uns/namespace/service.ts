@@ -5,9 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { Database, type Kysely } from '../../kernel/db/index.js';
+import { Database } from '../../kernel/db/index.js';
 import { badRequest, conflict, notFound } from '../../kernel/errors.js';
 import { filterProblem, validateRules, type RuleSpec } from '../accounts/index.js';
+import type { NamespaceRepository, NamespaceRow } from './repository.js';
 import { TopicTree, type TopicNode } from './topic-tree.js';
 
 export interface Namespace {
@@ -19,17 +20,8 @@ export interface Namespace {
   updatedAt: number;
 }
 
-interface NamespaceRow {
-  id: string;
-  prefix: string;
-  description: string;
-  default_rules: string;
-  created_at: number;
-  updated_at: number;
-}
-
 export class NamespaceService {
-  readonly #db: Kysely<any>;
+  readonly #repo: NamespaceRepository;
   readonly #log: Logger;
   readonly topics: TopicTree;
 
@@ -37,10 +29,10 @@ export class NamespaceService {
   #droppedSinceLog = 0;
 
   constructor(
-    db: Kysely<any>,
+    repo: NamespaceRepository,
     options: { maxTopics: number; maxTopicTreeBytes?: number | undefined; logger: Logger },
   ) {
-    this.#db = db;
+    this.#repo = repo;
     this.#log = options.logger;
     this.topics = new TopicTree({
       maxTopics: options.maxTopics,
@@ -75,28 +67,19 @@ export class NamespaceService {
 
   /** Loads the declared topics into the tree. */
   async load(): Promise<void> {
-    for (const row of await this.#db.selectFrom('uns_topic').selectAll().execute()) {
-      this.topics.declare(row.path as string, row.description as string);
+    for (const row of await this.#repo.topics()) {
+      this.topics.declare(row.path, row.description);
     }
   }
 
   // --- namespaces ----------------------------------------------------------------------------
 
   async list(): Promise<Namespace[]> {
-    const rows = (await this.#db
-      .selectFrom('uns_namespace')
-      .selectAll()
-      .orderBy('prefix')
-      .execute()) as NamespaceRow[];
-    return rows.map(toNamespace);
+    return (await this.#repo.namespaces()).map(toNamespace);
   }
 
   async get(id: string): Promise<Namespace> {
-    const row = (await this.#db
-      .selectFrom('uns_namespace')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst()) as NamespaceRow | undefined;
+    const row = await this.#repo.getNamespace(id);
     if (!row) throw notFound(`namespace "${id}" not found`);
     return toNamespace(row);
   }
@@ -118,7 +101,7 @@ export class NamespaceService {
       updated_at: now,
     };
     try {
-      await this.#db.insertInto('uns_namespace').values(row).execute();
+      await this.#repo.insertNamespace(row);
     } catch (err) {
       if (Database.isUniqueViolation(err))
         throw conflict(`a namespace with prefix "${prefix}" already exists`);
@@ -132,19 +115,19 @@ export class NamespaceService {
     id: string,
     input: { description?: string | null; defaultRules?: RuleSpec[] | null },
   ): Promise<Namespace> {
-    const set: Partial<NamespaceRow> = { updated_at: Date.now() };
+    const set: Partial<Pick<NamespaceRow, 'description' | 'default_rules'>> & { updated_at: number } = {
+      updated_at: Date.now(),
+    };
     if (input.description !== undefined && input.description !== null) set.description = input.description;
     if (input.defaultRules !== undefined && input.defaultRules !== null) {
       set.default_rules = JSON.stringify(validateRules(input.defaultRules));
     }
-    const res = await this.#db.updateTable('uns_namespace').set(set).where('id', '=', id).executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 0) throw notFound(`namespace "${id}" not found`);
+    if (!(await this.#repo.updateNamespace(id, set))) throw notFound(`namespace "${id}" not found`);
     return this.get(id);
   }
 
   async remove(id: string): Promise<void> {
-    const res = await this.#db.deleteFrom('uns_namespace').where('id', '=', id).executeTakeFirst();
-    if (Number(res.numDeletedRows) === 0) throw notFound(`namespace "${id}" not found`);
+    if (!(await this.#repo.deleteNamespace(id))) throw notFound(`namespace "${id}" not found`);
     this.#log.info({ id }, 'namespace deleted');
   }
 
@@ -163,19 +146,14 @@ export class NamespaceService {
     checkTopic(path);
     const now = Date.now();
     const desc = description ?? '';
-    await this.#db
-      .insertInto('uns_topic')
-      .values({ path, description: desc, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('path').doUpdateSet({ description: desc, updated_at: now }))
-      .execute();
+    await this.#repo.putTopic(path, desc, now);
     const n = this.topics.declare(path, desc);
     if (!n) throw badRequest('the namespace browser is full (--max-topics, --max-topic-tree-bytes)');
     return n;
   }
 
   async undeclareTopic(path: string): Promise<void> {
-    const res = await this.#db.deleteFrom('uns_topic').where('path', '=', path).executeTakeFirst();
-    if (Number(res.numDeletedRows) === 0) throw notFound(`topic "${path}" is not declared`);
+    if (!(await this.#repo.deleteTopic(path))) throw notFound(`topic "${path}" is not declared`);
     this.topics.undeclare(path);
   }
 }

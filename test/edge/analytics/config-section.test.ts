@@ -11,7 +11,7 @@ import pino from 'pino';
 import { DataHub } from '../../../src/edge/datahub/index.js';
 import { AnalyticsConfigSection, type AnalyticsSection } from '../../../src/edge/analytics/config-section.js';
 import { AnalyticsLog, AnalyticsService, analyticsMigrations } from '../../../src/edge/analytics/index.js';
-import { AnalyticsRepository } from '../../../src/edge/analytics/repository.js';
+import { AnalyticsRepository, type AnalyticsTables } from '../../../src/edge/analytics/repository.js';
 import type { ApplyMode, SectionApplyContext } from '../../../src/kernel/service/index.js';
 import type { Transaction } from '../../../src/kernel/db/index.js';
 import { forEachDialect } from '../../helpers/postgres.js';
@@ -96,8 +96,8 @@ forEachDialect('analytics configuration section: apply in the transaction', (ctx
   }
 
   const names = () => [...service.workspaces.values()].map((w) => w.name).sort();
-  const rows = async (table: string) =>
-    (await ctx.database.db.selectFrom(table).selectAll().execute()).length;
+  const rows = async (table: keyof AnalyticsTables) =>
+    (await ctx.database.typed<AnalyticsTables>().selectFrom(table).selectAll().execute()).length;
 
   test('a rollback after the section wrote leaves tables and live processors as they were', async () => {
     await service.createWorkspace({ name: 'kept' });

@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createAnalytics: Migration = {
   name: '0001-create-analytics',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('analytics_workspace')
       .addColumn('id', 'text', (c) => c.primaryKey())

@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createAuth: Migration = {
   name: '0001-create-auth',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('auth_setting')
       .addColumn('key', 'text', (c) => c.primaryKey())

@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createConfig: Migration = {
   name: '0001-create-config',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     // Saved templates: the document is gzip'd JSON, base64 (text: one shape on both dialects).
     await db.schema
       .createTable('config_template')

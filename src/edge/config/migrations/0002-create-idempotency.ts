@@ -1,9 +1,9 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 /** Applies made with an `Idempotency-Key`: the key and the answer, written with the apply. */
 export const createIdempotency: Migration = {
   name: '0002-create-idempotency',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('config_idempotency')
       .addColumn('key', 'text', (c) => c.primaryKey())

@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createAccessKey: Migration = {
   name: '0001-create-access-key',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('datahub_access_key')
       .addColumn('id', 'text', (c) => c.primaryKey())

@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createDevicehub: Migration = {
   name: '0001-create-devicehub',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('dh_device')
       .addColumn('id', 'text', (c) => c.primaryKey())

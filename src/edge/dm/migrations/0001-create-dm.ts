@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createDm: Migration = {
   name: '0001-create-dm',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('dm_setting')
       .addColumn('key', 'text', (c) => c.primaryKey())

@@ -8,6 +8,16 @@
 import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Connector, ConnectorContext, OutMessage, RemoteSubscription } from './types.js';
 
+/** The provider's properties this connector reads (checked against the catalogue before). */
+interface AmqpConfig {
+  url?: string;
+  username?: string;
+  password?: string;
+  caCert?: string;
+  exchange?: string;
+  persistent?: boolean;
+}
+
 export class AmqpConnector implements Connector {
   readonly separator = '.' as const;
   readonly pipelined = true;
@@ -22,7 +32,7 @@ export class AmqpConnector implements Connector {
   }
 
   async connect(subscriptions: RemoteSubscription[]): Promise<void> {
-    const c = this.#ctx.config as Record<string, any>;
+    const c = this.#ctx.config as AmqpConfig;
     const socket: Parameters<typeof amqp.connect>[1] = { timeout: 10_000 };
     if (c.username) socket.credentials = amqp.credentials.plain(c.username, c.password ?? '');
     if (c.caCert) socket.ca = [c.caCert];
@@ -57,7 +67,7 @@ export class AmqpConnector implements Connector {
   async send(batch: OutMessage[]): Promise<void> {
     const ch = this.#ch;
     if (!ch) throw new Error('not connected');
-    const c = this.#ctx.config as Record<string, any>;
+    const c = this.#ctx.config as AmqpConfig;
     const exchange = String(c.exchange ?? '');
     const persistent = c.persistent !== false;
     for (const m of batch) {

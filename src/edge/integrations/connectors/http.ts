@@ -8,6 +8,18 @@
 import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
 import type { Connector, ConnectorContext, OutMessage } from './types.js';
 
+/** The provider's properties this connector reads (checked against the catalogue before). */
+interface HttpConfig {
+  url?: string;
+  caCert?: string;
+  rejectUnauthorized?: boolean;
+  proxy?: string;
+  proxyValue?: string;
+  timeout?: number;
+  headers?: Record<string, string>;
+  token?: string;
+}
+
 export class HttpConnector implements Connector {
   readonly separator = '.' as const;
   readonly pipelined = false;
@@ -18,8 +30,8 @@ export class HttpConnector implements Connector {
     this.#ctx = ctx;
   }
 
-  get #c(): Record<string, any> {
-    return this.#ctx.config as Record<string, any>;
+  get #c(): HttpConfig {
+    return this.#ctx.config as HttpConfig;
   }
 
   async connect(): Promise<void> {

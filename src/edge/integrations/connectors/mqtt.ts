@@ -52,12 +52,43 @@ export const AZURE_API_VERSION = '2021-04-12';
 /** QoS 0 goes straight to the socket while it holds less than this much unsent data. */
 export const DIRECT_BUFFER_BYTES = 1024 * 1024;
 
+/** The provider's properties this connector reads (checked against the catalogue before). */
+interface MqttConfig {
+  host?: string;
+  port?: number;
+  tls?: boolean;
+  caCert?: string;
+  clientCert?: string;
+  clientKey?: string;
+  rejectUnauthorized?: boolean;
+  clientId?: string;
+  username?: string;
+  password?: string;
+  connectTimeout?: number;
+  keepalive?: number;
+  pingTimeout?: number;
+  protocolVersion?: number;
+  qos?: 0 | 1 | 2;
+  retain?: boolean;
+  publishWaitTimeout?: number;
+  willTopic?: string;
+  willPayload?: string;
+  willQoS?: 0 | 1 | 2;
+  // AWS IoT Core and Azure IoT Hub
+  thingName?: string;
+  hostName?: string;
+  deviceId?: string;
+  connectionType?: string;
+  sharedAccessKey?: string;
+  sasTokenTtl?: number;
+}
+
 /** The mqtt.js options and the broker URL of a provider's config. */
 export function mqttOptions(ctx: Pick<ConnectorContext, 'provider' | 'config' | 'instanceId'>): {
   url: string;
   options: IClientOptions;
 } {
-  const c = ctx.config as Record<string, any>;
+  const c = ctx.config as MqttConfig;
   const flavour = ctx.provider.flavour ?? 'generic';
   const options: IClientOptions = {
     reconnectPeriod: 0,
@@ -70,7 +101,7 @@ export function mqttOptions(ctx: Pick<ConnectorContext, 'provider' | 'config' | 
     resubscribe: false,
   };
   let tls = c.tls === true;
-  let host = c.host as string;
+  let host = c.host ?? '';
   if (flavour === 'gen1') {
     options.keepalive = Math.max(1, Math.round((c.pingTimeout ?? 10_000) / 1000) * 3);
   }
@@ -81,12 +112,17 @@ export function mqttOptions(ctx: Pick<ConnectorContext, 'provider' | 'config' | 
   }
   if (flavour === 'azure') {
     tls = true;
-    host = c.hostName;
+    host = c.hostName ?? '';
     options.clientId = c.deviceId;
     options.protocolVersion = 4;
     options.username = `${c.hostName}/${c.deviceId}/?api-version=${AZURE_API_VERSION}`;
     if (c.connectionType !== 'x509') {
-      options.password = azureSasToken(c.hostName, c.deviceId, c.sharedAccessKey, c.sasTokenTtl ?? 3600);
+      options.password = azureSasToken(
+        c.hostName ?? '',
+        c.deviceId ?? '',
+        c.sharedAccessKey ?? '',
+        c.sasTokenTtl ?? 3600,
+      );
     }
   } else {
     if (c.username !== undefined) options.username = c.username;
@@ -180,7 +216,7 @@ export class MqttConnector implements Connector {
 
   trySend(topic: string, payload: Buffer): boolean {
     const client = this.#client;
-    const c = this.#ctx.config as Record<string, any>;
+    const c = this.#ctx.config as MqttConfig;
     if (!client || !client.connected || (c.qos ?? 1) !== 0) return false;
     // A slow link: past this much unsent data in the socket, messages wait in the disk queue.
     if (
@@ -195,10 +231,10 @@ export class MqttConnector implements Connector {
   send(batch: OutMessage[]): Promise<void> {
     const client = this.#client;
     if (!client || !client.connected) return Promise.reject(new Error('not connected'));
-    const c = this.#ctx.config as Record<string, any>;
-    const qos = (c.qos ?? 1) as 0 | 1 | 2;
+    const c = this.#ctx.config as MqttConfig;
+    const qos = c.qos ?? 1;
     const retain = c.retain === true;
-    const waitMs = c.publishWaitTimeout as number | undefined;
+    const waitMs = c.publishWaitTimeout;
     return new Promise<void>((resolve, reject) => {
       let left = batch.length;
       let done = false;

@@ -7,6 +7,17 @@ import { connect, type ConnectionOptions, type JetStreamClient, type NatsConnect
 import type { Connector, ConnectorContext, OutMessage, RemoteSubscription } from './types.js';
 import { reasonOf } from './types.js';
 
+/** The provider's properties this connector reads (checked against the catalogue before). */
+interface NatsConfig {
+  servers?: string;
+  username?: string;
+  password?: string;
+  token?: string;
+  tls?: boolean;
+  caCert?: string;
+  jetstream?: boolean;
+}
+
 export class NatsConnector implements Connector {
   readonly separator = '.' as const;
   readonly pipelined = true;
@@ -20,7 +31,7 @@ export class NatsConnector implements Connector {
   }
 
   async connect(subscriptions: RemoteSubscription[]): Promise<void> {
-    const c = this.#ctx.config as Record<string, any>;
+    const c = this.#ctx.config as NatsConfig;
     const options: ConnectionOptions = {
       servers: String(c.servers)
         .split(',')

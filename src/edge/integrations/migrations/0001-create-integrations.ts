@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createIntegrations: Migration = {
   name: '0001-create-integrations',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('cc_instance')
       .addColumn('id', 'text', (c) => c.primaryKey())

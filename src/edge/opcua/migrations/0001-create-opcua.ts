@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createOpcua: Migration = {
   name: '0001-create-opcua',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     // The node tree of the OPC UA server: folders, devices and tags. `ref` is the node's
     // reference (unique); `node_id` is its identifier among its siblings, which may repeat
     // elsewhere in the tree.

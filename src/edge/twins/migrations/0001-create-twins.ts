@@ -1,13 +1,14 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { CreateTableBuilder } from 'kysely';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 /** Models, instances, their attributes and parameters, transformations, hierarchies, placements. */
 export const createTwins: Migration = {
   name: '0001-create-twins',
-  async up(db: Kysely<any>) {
-    const stamps = <T extends { addColumn: (...a: any[]) => T }>(t: T): T =>
+  async up(db: Db) {
+    const stamps = <TB extends string, C extends string>(t: CreateTableBuilder<TB, C>) =>
       t
-        .addColumn('created_at', 'bigint', (c: any) => c.notNull())
-        .addColumn('updated_at', 'bigint', (c: any) => c.notNull());
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull());
     await stamps(
       db.schema
         .createTable('twins_model')

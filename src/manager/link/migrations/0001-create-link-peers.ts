@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createLinkPeers: Migration = {
   name: '0001-create-link-peers',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('mgr_link_instance')
       .addColumn('id', 'text', (c) => c.primaryKey())

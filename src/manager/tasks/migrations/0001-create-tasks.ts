@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createTasks: Migration = {
   name: '0001-create-tasks',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('mgr_task')
       .addColumn('id', 'text', (c) => c.primaryKey())

@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createTemplates: Migration = {
   name: '0001-create-templates',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('mgr_template')
       .addColumn('id', 'text', (c) => c.primaryKey())

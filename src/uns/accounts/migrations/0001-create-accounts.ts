@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import { typed, type Db, type Migration } from '../../../kernel/db/index.js';
 
 export const createAccounts: Migration = {
   name: '0001-create-accounts',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('uns_account')
       .addColumn('id', 'text', (c) => c.primaryKey())
@@ -44,6 +44,9 @@ export const createAccounts: Migration = {
       .addColumn('id', 'integer', (c) => c.primaryKey())
       .addColumn('version', 'bigint', (c) => c.notNull())
       .execute();
-    await db.insertInto('uns_account_version').values({ id: 1, version: 0 }).execute();
+    await typed<{ uns_account_version: { id: number; version: number } }>(db)
+      .insertInto('uns_account_version')
+      .values({ id: 1, version: 0 })
+      .execute();
   },
 };

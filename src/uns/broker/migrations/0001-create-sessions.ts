@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createSessions: Migration = {
   name: '0001-create-sessions',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('uns_mqtt_retained')
       .addColumn('topic', 'text', (c) => c.primaryKey())

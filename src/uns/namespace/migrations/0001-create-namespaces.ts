@@ -1,8 +1,8 @@
-import type { Kysely, Migration } from '../../../kernel/db/index.js';
+import type { Db, Migration } from '../../../kernel/db/index.js';
 
 export const createNamespaces: Migration = {
   name: '0001-create-namespaces',
-  async up(db: Kysely<any>) {
+  async up(db: Db) {
     await db.schema
       .createTable('uns_namespace')
       .addColumn('id', 'text', (c) => c.primaryKey())

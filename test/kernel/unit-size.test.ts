@@ -15,8 +15,7 @@ const MAX_FUNCTION_LINES = 100;
 // Units that other work of issue 24 is changing at the same time as the split: they are left whole
 // here so the merges stay easy, and split once that work has landed. A file's path allows the file
 // (and its functions), `path name` one function. Empty this list after the merge; do not add to it.
-const ALLOWED = new Set<string>([
-]);
+const ALLOWED = new Set<string>([]);
 
 // Files split as far as a natural seam went, still over the bound: the rest is one class over
 // private state that a further split would have to open up (protected members or a host

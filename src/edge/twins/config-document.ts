@@ -244,7 +244,8 @@ export function covers(was: unknown, now: unknown, exact: boolean): boolean {
 export const fieldsDiffer = (was: object | undefined, now: object): boolean =>
   !was ||
   Object.entries(now).some(
-    ([k, v]) => !Array.isArray(v) && v !== undefined && canonical((was as Record<string, unknown>)[k]) !== canonical(v),
+    ([k, v]) =>
+      !Array.isArray(v) && v !== undefined && canonical((was as Record<string, unknown>)[k]) !== canonical(v),
   );
 
 /** `current` with `template` over it: fields of the template win, keyed lists are united. */

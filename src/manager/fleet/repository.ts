@@ -121,7 +121,7 @@ export class FleetRepository {
 
   constructor(database: Database, trx?: Transaction<FleetTables>) {
     this.#database = database;
-    this.#db = trx ?? (database.typed<FleetTables>());
+    this.#db = trx ?? database.typed<FleetTables>();
     this.#bound = trx !== undefined;
   }
 

@@ -99,7 +99,7 @@ export class TaskRepository {
 
   constructor(database: Database, trx?: Transaction<TaskTables>) {
     this.#database = database;
-    this.#db = trx ?? (database.typed<TaskTables>());
+    this.#db = trx ?? database.typed<TaskTables>();
     this.#bound = trx !== undefined;
   }
 

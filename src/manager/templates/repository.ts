@@ -74,7 +74,7 @@ export class TemplateRepository {
 
   constructor(database: Database, trx?: Transaction<TemplateTables>) {
     this.#database = database;
-    this.#db = trx ?? (database.typed<TemplateTables>());
+    this.#db = trx ?? database.typed<TemplateTables>();
     this.#bound = trx !== undefined;
   }
 

@@ -4,7 +4,11 @@
  */
 import type { Readable } from 'node:stream';
 
-export type Packet = Record<string, unknown> & { topic: string; payload: Buffer | string; messageId?: number };
+export type Packet = Record<string, unknown> & {
+  topic: string;
+  payload: Buffer | string;
+  messageId?: number;
+};
 export interface ClientRef {
   id: string;
 }

@@ -9,18 +9,12 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import mqtt, { type MqttClient } from 'mqtt';
 import { StringCodec } from 'nats';
-import {
-  browseAll,
-  eventually,
-  nextMessage,
-  skipReason,
-  startAcqEdge,
-  type AcqEdge,
-} from '../edge/acquisition/support.js';
+import { browseAll, nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
 import { Mosquitto } from '../helpers/peers/mosquitto.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const sc = StringCodec();
-const skip = existsSync('/usr/sbin/mosquitto') ? false : skipReason('mosquitto');
+const skip = existsSync('/usr/sbin/mosquitto') ? false : skipUnless('mosquitto');
 if (skip) console.log(`# acquisition-mqtt skipped: ${skip}`);
 
 describe('acquisition: MQTT', { skip }, () => {

@@ -7,7 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
-import { aok, collect, CREATE_INSTANCE, waitFor } from '../helpers/analytics.js';
+import { aok, collect, CREATE_INSTANCE } from '../helpers/analytics.js';
+import { eventually } from '../helpers/util.js';
 
 let e: AcqEdge;
 let ws: string;
@@ -70,7 +71,7 @@ async function stillHealthy(): Promise<void> {
   await new Promise((r) => setTimeout(r, 50));
   const v = Math.random();
   e.nc.publish('test.script.in', JSON.stringify({ value: v, timestamp: Date.now() }));
-  await waitFor(() => out.items.find((m) => m.value === v * 2), 3000, 'healthy output');
+  await eventually(() => out.items.find((m) => m.value === v * 2), 3000, 'healthy output');
   out.stop();
   assert.equal((await state(healthy.ID)).State, 'Running');
 }
@@ -130,7 +131,7 @@ describe('script isolation', () => {
     const out = collect(e.nc, `analytics.publish.${probe.ID}`);
     await new Promise((r) => setTimeout(r, 50));
     e.nc.publish('test.script.probe', JSON.stringify({ value: 1 }));
-    const got = await waitFor(() => out.items[0], 3000, 'probe output');
+    const got = await eventually(() => out.items[0], 3000, 'probe output');
     out.stop();
     assert.deepEqual(got.value, ['undefined', 'undefined', 'undefined', 'undefined', 'undefined']);
     await stillHealthy();
@@ -145,7 +146,7 @@ describe('script isolation', () => {
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
     await new Promise((r) => setTimeout(r, 50));
     e.nc.publish('test.script.pollute', JSON.stringify({ value: 1 }));
-    await waitFor(() => out.items[0], 3000, 'pollute output');
+    await eventually(() => out.items[0], 3000, 'pollute output');
     out.stop();
     assert.equal(out.items[0].value, 'yes');
     const plain: Record<string, unknown> = {};
@@ -241,7 +242,7 @@ describe('script isolation', () => {
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
     await new Promise((r) => setTimeout(r, 50));
     e.nc.publish('test.script.params', JSON.stringify({ value: 2 }));
-    const got = await waitFor(() => out.items[0], 3000, 'params output');
+    const got = await eventually(() => out.items[0], 3000, 'params output');
     out.stop();
     assert.equal(got.value, 42);
     assert.deepEqual(got.metadata, { unit: 'bar' });

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { bootstrapAdmin, startTestEdge, type TestEdge } from '../helpers/edge.js';
-import { aok, collect, CREATE_INSTANCE, waitFor } from '../helpers/analytics.js';
+import { aok, collect, CREATE_INSTANCE } from '../helpers/analytics.js';
+import { eventually } from '../helpers/util.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-analytics-state-'));
 const PASSWORD = 'a-new-admin-password';
@@ -49,7 +50,7 @@ async function send(id: string, subject: string, values: number[]): Promise<any[
   await new Promise((r) => setTimeout(r, 50));
   const now = Date.now();
   values.forEach((v, i) => nc.publish(subject, JSON.stringify({ value: v, timestamp: now + i })));
-  await waitFor(() => out.items.length >= values.length, 3000, `${values.length} outputs`);
+  await eventually(() => out.items.length >= values.length, 3000, `${values.length} outputs`);
   out.stop();
   return out.items;
 }
@@ -95,7 +96,7 @@ describe('analytics state', () => {
     await nc.flush();
     await new Promise((r) => setTimeout(r, 50));
     nc.publish('test.state.in', JSON.stringify({ value: 10, timestamp: Date.now() }));
-    await waitFor(() => both.items.length >= 2, 3000, 'outputs after restart');
+    await eventually(() => both.items.length >= 2, 3000, 'outputs after restart');
     both.stop();
     assert.equal(both.items.find((m) => m.registerId === long.ID).value, 16);
     assert.equal(both.items.find((m) => m.registerId === short.ID).value, 10);

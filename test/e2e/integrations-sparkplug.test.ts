@@ -9,13 +9,9 @@ import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import { PROVIDERS } from '../../src/edge/integrations/catalogue.js';
 import { DataType, decodePayload, encodePayload } from '../../src/edge/integrations/connectors/sparkplug.js';
-import {
-  eventually,
-  Mosquitto,
-  skipUnless,
-  startIntegEdge,
-  type IntegEdge,
-} from '../helpers/integrations.js';
+import { startIntegEdge, type IntegEdge } from '../helpers/integrations.js';
+import { Mosquitto } from '../helpers/peers/mosquitto.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const skip = skipUnless('mosquitto') && skipUnless('/usr/sbin/mosquitto');
 const SPARKPLUG = PROVIDERS.find((p) => p.name === 'Sparkplug B')!.id;

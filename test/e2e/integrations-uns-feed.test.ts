@@ -21,7 +21,7 @@ import {
   http,
   type TestEdge,
 } from '../helpers/edge.js';
-import { eventually, skipUnless } from '../helpers/integrations.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const skip = skipUnless('mosquitto_sub');
 const jc = JSONCodec();

@@ -10,13 +10,8 @@ import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { FormData, request } from 'undici';
 import { bootstrapAdmin, insecureAgent, startTestEdge, type TestEdge } from '../helpers/edge.js';
-import {
-  activationCode,
-  eventually,
-  makeProject,
-  startTestManager,
-  type TestManager,
-} from '../helpers/manager.js';
+import { activationCode, makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
+import { eventually } from '../helpers/util.js';
 
 let m: TestManager;
 let edge: TestEdge;

@@ -10,8 +10,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
 import { http } from '../helpers/edge.js';
-import { eventually } from '../helpers/manager.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
+import { eventually } from '../helpers/util.js';
 
 const HEARTBEAT = 300;
 const dirs = tempDirs('mw-mgr-proc-');

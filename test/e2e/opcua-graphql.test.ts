@@ -10,7 +10,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StatusCodes } from 'node-opcua';
 import {
-  eventually,
   NODE_FIELDS,
   openSession,
   OPERATOR,
@@ -18,6 +17,7 @@ import {
   uaSubscriptions,
   type UaEdge,
 } from '../edge/opcua/support.js';
+import { eventually } from '../helpers/util.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -87,10 +87,12 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
         ['Running', 'Succeeded'],
       );
       assert.equal(states[1].Added, 6);
+      return true;
     }, 5000);
     await eventually(() => {
       const t = tree.map((p) => p.data.SubscribeTreeChanged).find((c) => c.Reason === 'Sync');
       assert.equal(t?.Added.length, 6);
+      return true;
     }, 5000);
     const second = await e.sync();
     assert.deepEqual([second.Added, second.Removed, second.Modified], [0, 0, 0]);
@@ -268,11 +270,13 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     await eventually(async () => {
       assert.equal((await byPath('DeviceHub/line2/gone')).SyncState, 'Orphaned');
       assert.equal((await byPath('DeviceHub/line2/temp')).SyncState, 'Pending');
+      return true;
     }, 5000);
     await eventually(() => {
       const seen = states.map((p) => p.data.SubscribeNodeStateChanged);
       assert.ok(seen.some((s) => s.Path === 'DeviceHub/line2/gone' && s.SyncState === 'Orphaned'));
       assert.ok(seen.some((s) => s.Path === 'DeviceHub/line2/temp' && s.SyncState === 'Pending'));
+      return true;
     }, 5000);
     run = await e.sync();
     assert.deepEqual([run.Added, run.Removed, run.Modified], [0, 1, 1]);
@@ -282,6 +286,7 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     await eventually(() => {
       const seen = states.map((p) => p.data.SubscribeNodeStateChanged);
       assert.ok(seen.some((s) => s.Path === 'DeviceHub/line2/temp' && s.SyncState === 'Synced'));
+      return true;
     }, 5000);
   });
 
@@ -295,10 +300,10 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     await e.createTags(dev1, [
       { Name: 'S', TagName: 'pressure', ValueType: 'float64', Properties: { address: '2' } },
     ]);
-    await eventually(
-      async () => assert.equal((await byPath('DeviceHub/line1/pressure')).SyncState, 'Synced'),
-      5000,
-    );
+    await eventually(async () => {
+      assert.equal((await byPath('DeviceHub/line1/pressure')).SyncState, 'Synced');
+      return true;
+    }, 5000);
     const cur = (await e.ua(`{ GetCurrentSync { Trigger State Added } }`)).GetCurrentSync;
     assert.deepEqual(cur, { Trigger: 'Auto', State: 'Succeeded', Added: 1 });
     await e.ua(`mutation { UpdateServerSettings(input: { AutoSync: false }) { RestartRequired } }`);

@@ -19,8 +19,8 @@ import {
   type DevicehubReadModel,
 } from '../../../src/edge/devicehub/index.js';
 import { ACQUISITION_DRIVERS, AcquisitionEngine } from '../../../src/edge/acquisition/index.js';
-import { eventually } from './support.js';
 import { ModbusPeer } from '../../helpers/peers/modbus.js';
+import { eventually } from '../../helpers/util.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-acq-changes-'));
 let db: Database;

@@ -21,7 +21,7 @@ import {
   type DriverFactory,
   type TagSpec,
 } from '../../../src/edge/acquisition/index.js';
-import { eventually } from './support.js';
+import { eventually } from '../../helpers/util.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-acq-engine-'));
 let db: Database;

@@ -12,7 +12,7 @@
 //   with their times (from process start to exit, the import of the sources included).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from './build.mjs';
@@ -77,7 +77,9 @@ const child = spawn(
   },
 );
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+const startedAt = Date.now();
 child.on('exit', (code, signal) => {
+  const wall = (Date.now() - startedAt) / 1000;
   const measured = readdirSync(times)
     .map((n) => readJson(join(times, n), null))
     .filter(Boolean);
@@ -85,10 +87,18 @@ child.on('exit', (code, signal) => {
   if (measured.length > 0) {
     for (const m of measured) history[relative(root, m.file)] = Math.round(m.ms);
     writeFileSync(HISTORY, JSON.stringify(history, null, 1) + '\n');
+    const cpu = measured.reduce((sum, m) => sum + (m.cpu ?? 0), 0);
     const slowest = measured.sort((a, b) => b.ms - a.ms).slice(0, 10);
     console.log(`ℹ slowest files (of ${measured.length}, concurrency ${CONCURRENCY}):`);
     for (const m of slowest)
-      console.log(`ℹ   ${(m.ms / 1000).toFixed(1).padStart(6)} s  ${relative(root, m.file)}`);
+      console.log(
+        `ℹ   ${(m.ms / 1000).toFixed(1).padStart(6)} s  ${relative(root, m.file)}  (CPU ${(m.cpu ?? 0).toFixed(1)} s)`,
+      );
+    // CPU seconds of the files and their child processes against what the cores could give in
+    // the run's time: well under the cores' share, the run waits more than it computes.
+    console.log(
+      `ℹ CPU ${cpu.toFixed(0)} s in ${wall.toFixed(0)} s on ${availableParallelism()} cores (${((cpu / (wall * availableParallelism())) * 100).toFixed(0)}% of them)`,
+    );
   }
   process.exit(code ?? (signal ? 1 : 0));
 });

@@ -16,8 +16,7 @@ import {
   HttpError,
 } from '../../src/client/index.js';
 import { bootstrapAdmin, clientToken, startTestEdge, type TestEdge } from '../helpers/edge.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../helpers/util.js';
 
 describe('EdgeClient', () => {
   let t: TestEdge;
@@ -51,6 +50,7 @@ describe('EdgeClient', () => {
     await Promise.all([edge.rest('GET', '/devicehub/version'), edge.rest('GET', '/devicehub/version')]);
     assert.equal(edge.exchanges, 1);
 
+    // Time is the test: the 2 s token expires.
     await sleep(2500);
     // The first token has expired on the edge itself...
     const stale = await edge.request('GET', '/devicehub/version', {
@@ -68,6 +68,7 @@ describe('EdgeClient', () => {
     // A negative margin keeps the token past its expiry: the edge refuses it, the client renews.
     const edge = client({ renewBeforeMs: -5000 });
     await edge.token();
+    // Time is the test: the 2 s token expires.
     await sleep(2300);
     const res = await edge.request('GET', '/devicehub/version');
     assert.equal(res.status, 200);

@@ -20,8 +20,6 @@ before(async () => {
 });
 after(() => e.stop());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('analytics API', () => {
   test('/analytics/v2/version answers; the endpoint needs credentials', async () => {
     const v = await e.t.call('/analytics/v2/version', { headers: { authorization: e.auth } });
@@ -394,7 +392,8 @@ describe('analytics API', () => {
       1,
     );
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
-    await sleep(100);
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     e.nc.publish('test.vars.x', JSON.stringify({ value: 2, timestamp: Date.now() }));
     const first = await eventually(() => out.items[0], 3000, 'expression output');
     assert.equal(first.value, 106);
@@ -461,7 +460,8 @@ describe('analytics API', () => {
     assert.equal(half2.Parameters.inputs[0].processor, sum2.ID);
     const a = collect(e.nc, `analytics.publish.${x.ID}`);
     const b = collect(e.nc, `analytics.publish.${half2.ID}`);
-    await sleep(100);
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     for (let i = 1; i <= 9; i++)
       e.nc.publish('test.exp.in', JSON.stringify({ value: i * 1.5, timestamp: 1000 + i }));
     await eventually(() => a.items.length >= 3 && b.items.length >= 3, 3000, 'outputs of both');

@@ -162,10 +162,12 @@ describe('analytics: live processors', () => {
       };
       await step(81, true, 2); // above 80: on
       peer.holding[3] = 75; // below the limit, inside the hysteresis band: stays on
+      // Time is the test: the alarm stays on.
       await new Promise((r) => setTimeout(r, 400));
       assert.equal(out.items.length, 2);
       await step(69, false, 3); // below 80 - 10: off
       peer.holding[3] = 79; // back up, not above the limit: stays off
+      // Time is the test: the alarm stays off.
       await new Promise((r) => setTimeout(r, 400));
       assert.equal(out.items.length, 3);
       await step(90, true, 4);

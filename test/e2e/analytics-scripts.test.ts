@@ -68,7 +68,8 @@ async function feedAndFail(name: string, id: string, pattern: RegExp): Promise<s
 /** The edge still answers and the healthy script still computes. */
 async function stillHealthy(): Promise<void> {
   const out = collect(e.nc, `analytics.publish.${healthy.ID}`);
-  await new Promise((r) => setTimeout(r, 50));
+  // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+  await e.nc.flush();
   const v = Math.random();
   e.nc.publish('test.script.in', JSON.stringify({ value: v, timestamp: Date.now() }));
   await eventually(() => out.items.find((m) => m.value === v * 2), 3000, 'healthy output');
@@ -129,7 +130,8 @@ describe('script isolation', () => {
       'function onMessage(m) { return { value: [typeof Function("return this")().process, typeof fetch, typeof require, typeof WebAssembly, typeof Deno] } }',
     );
     const out = collect(e.nc, `analytics.publish.${probe.ID}`);
-    await new Promise((r) => setTimeout(r, 50));
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     e.nc.publish('test.script.probe', JSON.stringify({ value: 1 }));
     const got = await eventually(() => out.items[0], 3000, 'probe output');
     out.stop();
@@ -144,7 +146,8 @@ describe('script isolation', () => {
     );
     // JSON.parse was replaced, so the wrapper's parse answers { hacked: true }: value undefined.
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
-    await new Promise((r) => setTimeout(r, 50));
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     e.nc.publish('test.script.pollute', JSON.stringify({ value: 1 }));
     await eventually(() => out.items[0], 3000, 'pollute output');
     out.stop();
@@ -240,7 +243,8 @@ describe('script isolation', () => {
       { timeoutMs: 40 },
     );
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
-    await new Promise((r) => setTimeout(r, 50));
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     e.nc.publish('test.script.params', JSON.stringify({ value: 2 }));
     const got = await eventually(() => out.items[0], 3000, 'params output');
     out.stop();

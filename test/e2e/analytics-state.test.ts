@@ -46,8 +46,8 @@ after(async () => {
 /** Publishes values on `subject` and answers the outputs they caused on `id`'s subject. */
 async function send(id: string, subject: string, values: number[]): Promise<any[]> {
   const out = collect(nc, `analytics.publish.${id}`);
+  // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
   await nc.flush();
-  await new Promise((r) => setTimeout(r, 50));
   const now = Date.now();
   values.forEach((v, i) => nc.publish(subject, JSON.stringify({ value: v, timestamp: now + i })));
   await eventually(() => out.items.length >= values.length, 3000, `${values.length} outputs`);
@@ -93,8 +93,8 @@ describe('analytics state', () => {
     await stop();
     await start(false);
     const both = collect(nc, 'analytics.publish.>');
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
     await nc.flush();
-    await new Promise((r) => setTimeout(r, 50));
     nc.publish('test.state.in', JSON.stringify({ value: 10, timestamp: Date.now() }));
     await eventually(() => both.items.length >= 2, 3000, 'outputs after restart');
     both.stop();

@@ -60,6 +60,7 @@ describe('integrations: Sparkplug B', { skip }, () => {
     // Each subscription change restarted the instance (NDEATH, then NBIRTH with the next bdSeq):
     // the session that counts is the last one.
     await eventually(() => seen.some((m) => m.type === 'NBIRTH'), 5000, 'NBIRTH');
+    // Time is the test: the restarts settle; the last session counts.
     await new Promise((r) => setTimeout(r, 300));
     const bdSeqs = seen
       .filter((m) => m.type === 'NBIRTH')

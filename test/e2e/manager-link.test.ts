@@ -85,6 +85,7 @@ describe('activation', () => {
         assert.equal(reused.activated.status, 409, reused.activated.text);
         assert.equal(reused.activated.body.code, 'activation_code_used');
         const expiring = await activationCode(m, projectId, 1);
+        // Time is the test: the 1 s activation code expires.
         await new Promise((r) => setTimeout(r, 1100));
         const expired = await enrol(third, c3, expiring);
         assert.equal(expired.activated.status, 410, expired.activated.text);

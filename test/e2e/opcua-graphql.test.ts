@@ -17,9 +17,7 @@ import {
   uaSubscriptions,
   type UaEdge,
 } from '../edge/opcua/support.js';
-import { eventually } from '../helpers/util.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { eventually, sleep } from '../helpers/util.js';
 
 describe('OPC UA server over GraphQL (/opcua/v2)', () => {
   let e: UaEdge;
@@ -68,6 +66,7 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     assert.equal((await e.ua(`{ GetCurrentSync { ID } }`)).GetCurrentSync, null);
     const events = subs.subscribe(`subscription { SubscribeSyncStatus { ID State Added } }`);
     const tree = subs.subscribe(`subscription { SubscribeTreeChanged { Reason Added Removed Modified } }`);
+    // graphql-transport-ws does not acknowledge a subscribe: the subscriptions get time to start.
     await sleep(300);
     const run = await e.sync();
     assert.equal(run.State, 'Succeeded');
@@ -257,6 +256,7 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     const states = subs.subscribe(
       `subscription { SubscribeNodeStateChanged { Ref Path SyncState SyncFailureReason } }`,
     );
+    // graphql-transport-ws does not acknowledge a subscribe: the subscription gets time to start.
     await sleep(300);
     const [gone] = await e.createTags(dev2, [
       { Name: 'S', TagName: 'gone', ValueType: 'float64', Properties: { address: '1' } },

@@ -180,6 +180,7 @@ describe('UNS identity: the password grant', () => {
     assert.equal(refused.body.errors[0].extensions.code, 'FORBIDDEN');
 
     // A new password ends the tokens issued before it.
+    // Time is the test: the new password is later than the tokens issued before it.
     await new Promise((r) => setTimeout(r, 5));
     const changed = await gql(
       t,

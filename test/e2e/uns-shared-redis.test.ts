@@ -58,6 +58,7 @@ test('shared subscriptions across two nodes over Redis: round robin over all mem
     for (let i = 0; i < 30; i++) await publish5(pubB, `${base}/b`, `b${i}`, { qos: 1 });
     const counts = () => JSON.stringify([g1.length, g2.length, g3.length]);
     await eventually(() => g1.length + g2.length + g3.length === 60, 8000, counts);
+    // Time is the test: nothing more (no duplicate) arrives.
     await sleep(500);
     assert.equal(g1.length + g2.length + g3.length, 60, `nothing twice ${counts()}`);
     assert.deepEqual([g1.length, g2.length, g3.length], [20, 20, 20]);
@@ -79,6 +80,7 @@ test('shared subscriptions across two nodes over Redis: round robin over all mem
     await dying.next('connack');
     dying.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: filter, qos: 1 }] });
     await dying.next('suback');
+    // The nodes tell each other their members (no event to wait on).
     await sleep(1000);
     g1.length = 0;
     g2.length = 0;
@@ -93,6 +95,7 @@ test('shared subscriptions across two nodes over Redis: round robin over all mem
     const unacked = inFlight().map((p) => p.payload.toString());
     dying.socket.destroy();
     await eventually(() => g1.length + g2.length === 12, 8000, counts);
+    // Time is the test: nothing more (no duplicate) arrives.
     await sleep(500);
     const got = [...texts(g1), ...texts(g2)];
     assert.equal(got.length, 12, 'nothing twice');
@@ -147,10 +150,12 @@ test('MQTT 5 across two nodes over Redis: properties and message expiry through 
       },
     });
     await new Promise<void>((r) => pub.end(true, {}, () => r()));
+    // Time is the test: the short-lived message expires.
     await sleep(2200);
     const s2 = await connect5(`mqtt://127.0.0.1:${b.mqttPort}`, session);
     const got = collect(s2.client);
     assert.equal(s2.connack.sessionPresent, true);
+    // Time is the test: nothing more arrives.
     await sleep(800);
     assert.deepEqual(texts(got), ['long']);
     const p = got[0]!.packet.properties;

@@ -102,10 +102,11 @@ export async function startCli(
   let err = '';
   child.stderr?.on('data', (d) => (err += d));
   const ready = await new Promise<ReadyLine>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`not ready in time; stdout: ${out} stderr: ${err}`)),
-      options.timeoutMs ?? 30_000,
-    );
+    const timer = setTimeout(() => {
+      // A process that is not ready is of no use, and alive it would keep the test file running.
+      child.kill('SIGKILL');
+      reject(new Error(`not ready in time; stdout: ${out} stderr: ${err}`));
+    }, options.timeoutMs ?? 30_000);
     let scanned = 0;
     child.stdout!.on('data', (d) => {
       out += d;

@@ -295,6 +295,7 @@ describe('UNS broker on MQTT 5', () => {
       ...['-V', '5', '-h', '127.0.0.1', '-p', port, '-u', READER.username, '-P', READER.password],
       ...['-t', 'plant/line1/#', '-C', '1', '-W', '10', '-q', '1', '-F', '%t %p %P'],
     ]);
+    // No event says that mosquitto_sub (another process) has subscribed.
     await sleep(400);
     await run('mosquitto_pub', [
       ...['-V', '5', '-h', '127.0.0.1', '-p', port, '-u', SENSOR.username, '-P', SENSOR.password],
@@ -346,6 +347,7 @@ describe('UNS broker on MQTT 5', () => {
       ...['-t', 'free/mosq/#', '-C', '1', '-W', '10', '-q', '1', '-F', '%t|%p|%C|%R|%P|%S|%F'],
       ...['-D', 'subscribe', 'subscription-identifier', '7'],
     ]);
+    // No event says that mosquitto_sub (another process) has subscribed.
     await sleep(400);
     await run('mosquitto_pub', [
       ...conn(SENSOR),
@@ -366,6 +368,7 @@ describe('UNS broker on MQTT 5', () => {
       ...conn(SENSOR),
       ...['-t', 'free/mexp/b', '-m', 'stays', '-q', '1', '-D', 'publish', 'message-expiry-interval', '300'],
     ]);
+    // Time is the test: the 1 s message expires.
     await sleep(2200);
     const resumed = await quiet(
       run('mosquitto_sub', [
@@ -412,6 +415,7 @@ describe('UNS broker on MQTT 5', () => {
     await publish5(pub, 'free/exp/short', 'short', { qos: 1, properties: { messageExpiryInterval: 1 } });
     await publish5(pub, 'free/exp/long', 'long', { qos: 1, properties: { messageExpiryInterval: 100 } });
     await end5(pub);
+    // Time is the test: the 1 s message expires.
     await sleep(2200);
     const { client: s2, connack } = await connect5(url, {
       ...READER,
@@ -421,6 +425,7 @@ describe('UNS broker on MQTT 5', () => {
     });
     const got = collect(s2);
     assert.equal(connack.sessionPresent, true);
+    // Time is the test: nothing more arrives (the expired one).
     await sleep(600);
     try {
       assert.deepEqual(
@@ -443,6 +448,7 @@ describe('UNS broker on MQTT 5', () => {
     const b = await connect5(url, opts);
     assert.equal(b.connack.sessionPresent, true, 'resumed within the interval');
     await end5(b.client);
+    // Time is the test: the 1 s session expires.
     await sleep(1600);
     const c = await connect5(url, opts);
     assert.equal(c.connack.sessionPresent, false, 'expired after the interval');
@@ -503,6 +509,7 @@ describe('UNS broker on MQTT 5', () => {
     try {
       await publish5(pub, 'free/flow/big', Buffer.alloc(500), { qos: 1 });
       for (let i = 1; i <= 5; i++) await publish5(pub, 'free/flow/n', `m${i}`, { qos: 1 });
+      // Time is the test: no more than the receive maximum is in flight.
       await sleep(400);
       const pubs = () => small.packets.filter((p) => p.cmd === 'publish');
       // The 500-byte message is not sent at all; two are in flight, unacknowledged.
@@ -512,6 +519,7 @@ describe('UNS broker on MQTT 5', () => {
       );
       small.send({ cmd: 'puback', messageId: pubs()[0]!.messageId });
       await eventually(() => pubs().length === 3);
+      // Time is the test: nothing more is sent.
       await sleep(200);
       assert.equal(pubs().length, 3, 'one acknowledged, one more sent');
       for (const p of pubs().slice(1)) small.send({ cmd: 'puback', messageId: p.messageId });
@@ -539,12 +547,14 @@ describe('UNS broker on MQTT 5', () => {
       await publish5(client, 'free/ret/a', 'kept', { qos: 1, retain: true });
       // rh 2: no retained message on subscribe; rh 1: only for a new subscription; rh 0: always.
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 2 });
+      // Time is the test: no retained message (rh 2).
       await sleep(300);
       assert.equal(got.length, 0);
       await client.unsubscribeAsync('free/ret/#');
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 1 });
       await eventually(() => got.length === 1);
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 1 });
+      // Time is the test: no retained message for an existing subscription (rh 1).
       await sleep(300);
       assert.equal(got.length, 1, 'rh 1: not again for an existing subscription');
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 0 });
@@ -562,6 +572,7 @@ describe('UNS broker on MQTT 5', () => {
       // nl: its own publishes are not sent back.
       await subscribe5(client, 'free/nl/#', { qos: 1, nl: true });
       await publish5(client, 'free/nl/x', 'mine', { qos: 1 });
+      // Time is the test: its own publish is not sent back (nl).
       await sleep(300);
       assert.equal(got.filter((m) => m.topic === 'free/nl/x').length, 0);
       // Subscription identifier echoed.
@@ -620,6 +631,7 @@ describe('UNS broker on MQTT 5', () => {
     await dying.next('connack');
     const killed = Date.now();
     dying.socket.destroy();
+    // Time is the test: the will is delayed.
     await sleep(1000);
     assert.equal(got.length, 0, 'not before the delay');
     await eventually(() => got.length === 1, 4000);
@@ -670,12 +682,14 @@ describe('UNS broker on MQTT 5 across restarts', () => {
       await eventually(() => reasons.length > 0);
       assert.deepEqual(reasons, [0x8b]);
       await end5(pub.client);
+      // Time is the test: the short-lived message expires across the restart.
       await sleep(2500);
       const t2 = await startTestUns({ dataDir, databaseUrl });
       try {
         const s2 = await connect5(`mqtt://127.0.0.1:${t2.mqttPort}`, opts);
         const got = collect(s2.client);
         assert.equal(s2.connack.sessionPresent, true);
+        // Time is the test: nothing more arrives.
         await sleep(800);
         assert.deepEqual(
           got.map((m) => m.payload),

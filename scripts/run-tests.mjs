@@ -12,9 +12,10 @@
 //   write there (the .ts files themselves, schemas, package.json, dist/, scripts/, docs/...) is a
 //   symbolic link to the original, so paths relative to a test file mean what they mean in the
 //   clone. `MILLWRIGHT_TEST_TSX=1` runs the .ts files through tsx instead.
-// - Files run `MILLWRIGHT_TEST_CONCURRENCY` at a time (default 2, one a core: on this 2-core
-//   machine, eight e2e files took 70 s four at a time and 64 s two at a time), the slowest of the
-//   previous run first, so that a long file does not start last and run alone.
+// - Files run `MILLWRIGHT_TEST_CONCURRENCY` at a time (default 4: most files wait on sockets and
+//   child processes; on this 2-core machine, at load 5, `npm test` took 3:18 four at a time and
+//   5:59 two at a time, the files using 92% and 50% of the cores), the slowest of the previous
+//   run first, so that a long file does not start last and run alone.
 // - At the end, after the runner's own summary (`ℹ pass N`, `ℹ fail N`), the ten slowest files
 //   with their times (from process start to exit, module loading included) and the CPU used.
 import { spawn } from 'node:child_process';
@@ -40,7 +41,7 @@ const root = join(import.meta.dirname, '..');
 const OUT = join(root, '.test-build');
 /** Each file's time in the last run, to start the slow ones first (gitignored). */
 const HISTORY = join(root, '.test-times.json');
-const CONCURRENCY = Number(process.env.MILLWRIGHT_TEST_CONCURRENCY ?? 2);
+const CONCURRENCY = Number(process.env.MILLWRIGHT_TEST_CONCURRENCY ?? 4);
 const TSX = process.env.MILLWRIGHT_TEST_TSX === '1';
 /** The folders tsc compiles (tsconfig.json's include); everything else is linked whole. */
 const COMPILED = ['src', 'test', 'bench', 'scripts'];

@@ -108,8 +108,6 @@ async function startEdge(): Promise<{ url: string; nats: string; pid: number }> 
   const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
     env,
     inheritStderr: true,
-    // The built edge, as deployed: its memory is the product's, without the source loader's.
-    built: true,
   });
   stops.push(() => void edge.stop());
   const ready = edge.ready.services.edge!;

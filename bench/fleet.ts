@@ -121,7 +121,7 @@ const managerProc = await startCli(
     '--heartbeat-interval',
     '10000',
   ],
-  { env, inheritStderr: true, timeoutMs: 60_000, built: true },
+  { env, inheritStderr: true, timeoutMs: 60_000 },
 );
 const managerUrl = managerProc.ready.services.manager!.url;
 const edgeProc = await startCli(
@@ -140,7 +140,7 @@ const edgeProc = await startCli(
     '--auth-rate-limit',
     '1000000',
   ],
-  { env, inheritStderr: true, timeoutMs: 60_000, built: true },
+  { env, inheritStderr: true, timeoutMs: 60_000 },
 );
 const edgeUrl = edgeProc.ready.services.edge!.url;
 const sims: SimEdge[] = [];

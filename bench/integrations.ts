@@ -20,7 +20,8 @@ import mqtt from 'mqtt';
 import { edgeConfigWith } from '../src/edge/service.js';
 import { startEdge, type EdgeService } from '../src/edge/service.js';
 import { MQTT_PROVIDER_ID } from '../src/edge/integrations/index.js';
-import { eventually, Mosquitto } from '../test/helpers/integrations.js';
+import { Mosquitto } from '../test/helpers/peers/mosquitto.js';
+import { eventually } from '../test/helpers/util.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -34,7 +34,7 @@ import { cpus, tmpdir, totalmem, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import mqtt from 'mqtt';
-import { CLI_ARGS, startCli } from '../test/helpers/cli.js';
+import { CLI_ARGS, ensureBuilt, startCli } from '../test/helpers/cli.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -223,6 +223,7 @@ async function startMillwright(dir: string): Promise<Broker> {
   };
   const rules = ['--rule', 'bench/#:PubSub'];
   for (let i = 0; i < 200; i++) rules.push('--rule', `site${i}/+/line/#:PubSub`);
+  ensureBuilt();
   execFileSync(
     process.execPath,
     [...CLI_ARGS, 'uns', 'account', 'create', '--username', USER, '--password', PASS, ...rules],

@@ -1,32 +1,191 @@
 #!/usr/bin/env node
 // Runs the test suite with Node's own test runner (Node 20 does not expand globs, so the file
-// list is built here). `node scripts/run-tests.mjs [filter...]` runs only files whose path
-// contains one of the filters.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+// list is built here). `node scripts/run-tests.mjs [--typecheck] [filter...]` runs only files
+// whose path contains one of the filters; `--typecheck` (what `npm test` passes) fails the run on
+// a type error.
+//
+// - dist/ is built first when a source changed (scripts/build.mjs --if-changed): the suites that
+//   start processes run the built CLI (test/helpers/cli.ts), not the sources through tsx.
+// - At the same time tsc compiles src/ and test/ into .test-build/ (tsconfig.test.json,
+//   incremental), which is the typecheck too; the test files then run as JavaScript, without a
+//   source loader in each file's process. .test-build/ mirrors the clone: whatever tsc does not
+//   write there (the .ts files themselves, schemas, package.json, dist/, scripts/, docs/...) is a
+//   symbolic link to the original, so paths relative to a test file mean what they mean in the
+//   clone. `MILLWRIGHT_TEST_TSX=1` runs the .ts files through tsx instead.
+// - Files run `MILLWRIGHT_TEST_CONCURRENCY` at a time (default 4: most files wait on sockets and
+//   child processes; on this 2-core machine, at load 5, `npm test` took 3:18 four at a time and
+//   5:59 two at a time, the files using 92% and 50% of the cores), the slowest of the previous
+//   run first, so that a long file does not start last and run alone.
+// - At the end, after the runner's own summary (`ℹ pass N`, `ℹ fail N`), the ten slowest files
+//   with their times (from process start to exit, module loading included) and the CPU used.
 import { spawn } from 'node:child_process';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from './build.mjs';
 
-function walk(dir) {
+const root = join(import.meta.dirname, '..');
+const OUT = join(root, '.test-build');
+/** Each file's time in the last run, to start the slow ones first (gitignored). */
+const HISTORY = join(root, '.test-times.json');
+const CONCURRENCY = Number(process.env.MILLWRIGHT_TEST_CONCURRENCY ?? 4);
+const TSX = process.env.MILLWRIGHT_TEST_TSX === '1';
+/** The folders tsc compiles (tsconfig.json's include); everything else is linked whole. */
+const COMPILED = ['src', 'test', 'bench', 'scripts'];
+
+function walk(dir, keep = (name) => name.endsWith('.test.ts')) {
   const out = [];
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...walk(p));
-    else if (name.endsWith('.test.ts')) out.push(p);
+    if (statSync(p).isDirectory()) out.push(...walk(p, keep));
+    else if (keep(name)) out.push(p);
   }
   return out;
 }
 
-const filters = process.argv.slice(2);
+function readJson(file, fallback) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return fallback;
+  }
+}
+
+const args = process.argv.slice(2);
+const typecheck = args.includes('--typecheck');
+const filters = args.filter((a) => a !== '--typecheck');
+const history = readJson(HISTORY, {});
 const files = walk('test')
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+  .sort()
+  // Longest first; a new file (no time yet) counts as slow.
+  .sort((a, b) => (history[b] ?? Infinity) - (history[a] ?? Infinity));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+
+/** tsc on tsconfig.test.json in the background; resolves with its exit code and output. */
+function compileTests() {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.test.json', '--pretty'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, output })));
+}
+
+function link(target, path) {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    st = null;
+  }
+  if (st?.isSymbolicLink()) return;
+  if (st) return; // written by tsc
+  mkdirSync(dirname(path), { recursive: true });
+  symlinkSync(target, path);
+}
+
+/** Links into .test-build/ what tsc does not write there (see the head of this file). */
+function mirror() {
+  for (const name of readdirSync(root)) {
+    if (name === '.git' || name === '.test-build' || COMPILED.includes(name)) continue;
+    link(join(root, name), join(OUT, name));
+  }
+  for (const dir of COMPILED) {
+    if (!existsSync(join(root, dir))) continue;
+    for (const f of walk(join(root, dir), () => true)) link(f, join(OUT, relative(root, f)));
+  }
+}
+
+const compiling = TSX ? null : compileTests();
+try {
+  build({ ifChanged: true, onBuild: () => console.log('# building dist/ (a source changed)') });
+} catch (err) {
+  process.exit(typeof err?.status === 'number' ? err.status : 1);
+}
+if (compiling) {
+  const { code, output } = await compiling;
+  if (code !== 0) {
+    process.stdout.write(output);
+    if (typecheck) process.exit(code);
+    console.log('# type errors (above): the tests run all the same');
+  }
+  mirror();
+} else if (typecheck) {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const r = await new Promise((resolve) =>
+    spawn(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit'], { cwd: root, stdio: 'inherit' }).on(
+      'exit',
+      resolve,
+    ),
+  );
+  if (r !== 0) process.exit(r ?? 1);
+}
+
+const toRun = TSX ? files : files.map((f) => join(OUT, f.replace(/\.ts$/, '.js')));
+/** The test file (as listed in test/) a process ran. */
+const source = (file) => relative(TSX ? root : OUT, file).replace(/\.js$/, '.ts');
+
+const times = mkdtempSync(join(tmpdir(), 'mw-test-times-'));
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
-  { stdio: 'inherit' },
+  [
+    ...(TSX ? ['--import', 'tsx'] : ['--enable-source-maps']),
+    '--import',
+    pathToFileURL(join(root, 'scripts/test-timing.mjs')).href,
+    '--test',
+    `--test-concurrency=${CONCURRENCY}`,
+    '--test-reporter=spec',
+    ...toRun,
+  ],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, MILLWRIGHT_TEST_DIST_BUILT: '1', MILLWRIGHT_TEST_TIMES: times },
+  },
 );
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+const startedAt = Date.now();
+child.on('exit', (code, signal) => {
+  const wall = (Date.now() - startedAt) / 1000;
+  const measured = readdirSync(times)
+    .map((n) => readJson(join(times, n), null))
+    .filter(Boolean);
+  rmSync(times, { recursive: true, force: true });
+  if (measured.length > 0) {
+    for (const m of measured) history[source(m.file)] = Math.round(m.ms);
+    writeFileSync(HISTORY, JSON.stringify(history, null, 1) + '\n');
+    const cpu = measured.reduce((sum, m) => sum + (m.cpu ?? 0), 0);
+    const slowest = measured.sort((a, b) => b.ms - a.ms).slice(0, 10);
+    console.log(`ℹ slowest files (of ${measured.length}, concurrency ${CONCURRENCY}):`);
+    for (const m of slowest)
+      console.log(
+        `ℹ   ${(m.ms / 1000).toFixed(1).padStart(6)} s  ${source(m.file)}  (CPU ${(m.cpu ?? 0).toFixed(1)} s)`,
+      );
+    // CPU seconds of the files and their child processes against what the cores could give in
+    // the run's time: well under the cores' share, the run waits more than it computes.
+    const cores = availableParallelism();
+    console.log(
+      `ℹ CPU ${cpu.toFixed(0)} s in ${wall.toFixed(0)} s on ${cores} cores (${((cpu / (wall * cores)) * 100).toFixed(0)}% of them)`,
+    );
+  }
+  process.exit(code ?? (signal ? 1 : 0));
+});

@@ -16,9 +16,8 @@ import {
   HttpError,
 } from '../../src/client/index.js';
 import { bootstrapAdmin, clientToken, startTestEdge, type TestEdge } from '../helpers/edge.js';
+import { sleep } from '../helpers/util.js';
 import { ERRORS } from '../../src/kernel/errors.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('EdgeClient', () => {
   let t: TestEdge;
@@ -52,6 +51,7 @@ describe('EdgeClient', () => {
     await Promise.all([edge.rest('GET', '/devicehub/version'), edge.rest('GET', '/devicehub/version')]);
     assert.equal(edge.exchanges, 1);
 
+    // Time is the test: the 2 s token expires.
     await sleep(2500);
     // The first token has expired on the edge itself...
     const stale = await edge.request('GET', '/devicehub/version', {
@@ -69,6 +69,7 @@ describe('EdgeClient', () => {
     // A negative margin keeps the token past its expiry: the edge refuses it, the client renews.
     const edge = client({ renewBeforeMs: -5000 });
     await edge.token();
+    // Time is the test: the 2 s token expires.
     await sleep(2300);
     const res = await edge.request('GET', '/devicehub/version');
     assert.equal(res.status, 200);

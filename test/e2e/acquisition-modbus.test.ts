@@ -8,8 +8,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StringCodec } from 'nats';
-import { eventually, nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
+import { nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
 import { ModbusPeer, RtuOverTcpPeer, UdpPeer } from '../helpers/peers/modbus.js';
+import { eventually } from '../helpers/util.js';
 
 const sc = StringCodec();
 let e: AcqEdge;

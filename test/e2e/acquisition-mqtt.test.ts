@@ -9,18 +9,12 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import mqtt, { type MqttClient } from 'mqtt';
 import { StringCodec } from 'nats';
-import {
-  browseAll,
-  eventually,
-  nextMessage,
-  skipReason,
-  startAcqEdge,
-  type AcqEdge,
-} from '../edge/acquisition/support.js';
+import { browseAll, nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
 import { Mosquitto } from '../helpers/peers/mosquitto.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const sc = StringCodec();
-const skip = existsSync('/usr/sbin/mosquitto') ? false : skipReason('mosquitto');
+const skip = existsSync('/usr/sbin/mosquitto') ? false : skipUnless('mosquitto');
 if (skip) console.log(`# acquisition-mqtt skipped: ${skip}`);
 
 describe('acquisition: MQTT', { skip }, () => {
@@ -92,6 +86,7 @@ describe('acquisition: MQTT', { skip }, () => {
     await client.subscribeAsync('plant/line1/speed');
     // Let the engine subscribe before writing.
     await eventually(() => e.t.edge.acquisition.deviceStatus(dev)?.tags === 4, 3000, 'tag picked up');
+    // No event says that the engine has subscribed on the broker.
     await new Promise((r) => setTimeout(r, 200));
     const readBack = nextMessage(e.nc, 'devicehub.raw.broker1.speed', (x) => x.value === 1500);
     const r = await e.nc.request('devicehub.command.broker1.speed', sc.encode('1500'), { timeout: 3000 });

@@ -19,14 +19,8 @@ import {
   Variant,
 } from 'node-opcua';
 import { StringCodec } from 'nats';
-import {
-  browseAll,
-  eventually,
-  freePort,
-  nextMessage,
-  startAcqEdge,
-  type AcqEdge,
-} from '../edge/acquisition/support.js';
+import { browseAll, nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
+import { eventually, freePort } from '../helpers/util.js';
 
 const sc = StringCodec();
 const pki = mkdtempSync(join(tmpdir(), 'mw-opcua-server-'));

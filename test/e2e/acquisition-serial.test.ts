@@ -7,18 +7,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StringCodec } from 'nats';
-import {
-  eventually,
-  nextMessage,
-  skipReason,
-  startAcqEdge,
-  type AcqEdge,
-} from '../edge/acquisition/support.js';
+import { nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
 import { ModbusPeer } from '../helpers/peers/modbus.js';
 import { AsciiSerialPeer, PtyPair, RtuSerialPeer } from '../helpers/peers/serial.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const sc = StringCodec();
-const skip = skipReason('socat');
+const skip = skipUnless('socat');
 if (skip) console.log(`# acquisition-serial skipped: ${skip}`);
 
 const variants = [

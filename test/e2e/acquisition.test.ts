@@ -7,7 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StringCodec } from 'nats';
-import { eventually, nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
+import { nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
+import { eventually } from '../helpers/util.js';
 
 const sc = StringCodec();
 let e: AcqEdge;
@@ -153,6 +154,7 @@ describe('acquisition: Generator', () => {
         Properties: { address: '0', value: '7' },
       },
     ]);
+    // Time is the test: with PublishCoV, one value in 400 ms of 20 ms polls.
     await new Promise((r) => setTimeout(r, 400));
     assert.deepEqual(got, [7]);
     // An update takes effect on the running engine, no restart.
@@ -160,6 +162,7 @@ describe('acquisition: Generator', () => {
       in: { ID: id, Properties: [{ Name: 'value', Value: '8' }] },
     });
     await eventually(() => got.includes(8), 3000, 'value 8');
+    // Time is the test: no second 8.
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(got, [7, 8]);
     sub.unsubscribe();
@@ -200,9 +203,11 @@ describe('acquisition: Generator', () => {
     });
     await nextMessage(e.nc, 'devicehub.raw.gen6b.s');
     await e.ok(`mutation($ids: [ID!]!) { DeleteDevices(IDs: $ids) }`, { ids: [dev] });
+    // Time is the test: the deleted device stops...
     await new Promise((r) => setTimeout(r, 100));
     let after = 0;
     const sub = e.nc.subscribe('devicehub.raw.gen6b.>', { callback: () => after++ });
+    // ...and publishes nothing more.
     await new Promise((r) => setTimeout(r, 300));
     sub.unsubscribe();
     assert.equal(after, 0);

@@ -8,7 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { graphql } from '../helpers/edge.js';
 import { startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
-import { aerr, aok, ANALYTICS, collect, CREATE_INSTANCE, subscribe, waitFor } from '../helpers/analytics.js';
+import { aerr, aok, ANALYTICS, collect, CREATE_INSTANCE, subscribe } from '../helpers/analytics.js';
+import { eventually } from '../helpers/util.js';
 
 let e: AcqEdge;
 const ok = (q: string, v?: Record<string, unknown>) => aok(e.t, e.auth, q, v);
@@ -18,8 +19,6 @@ before(async () => {
   e = await startAcqEdge();
 });
 after(() => e.stop());
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('analytics API', () => {
   test('/analytics/v2/version answers; the endpoint needs credentials', async () => {
@@ -393,9 +392,10 @@ describe('analytics API', () => {
       1,
     );
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
-    await sleep(100);
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     e.nc.publish('test.vars.x', JSON.stringify({ value: 2, timestamp: Date.now() }));
-    const first = await waitFor(() => out.items[0], 3000, 'expression output');
+    const first = await eventually(() => out.items[0], 3000, 'expression output');
     assert.equal(first.value, 106);
     assert.equal(
       (
@@ -460,10 +460,11 @@ describe('analytics API', () => {
     assert.equal(half2.Parameters.inputs[0].processor, sum2.ID);
     const a = collect(e.nc, `analytics.publish.${x.ID}`);
     const b = collect(e.nc, `analytics.publish.${half2.ID}`);
-    await sleep(100);
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     for (let i = 1; i <= 9; i++)
       e.nc.publish('test.exp.in', JSON.stringify({ value: i * 1.5, timestamp: 1000 + i }));
-    await waitFor(() => a.items.length >= 3 && b.items.length >= 3, 3000, 'outputs of both');
+    await eventually(() => a.items.length >= 3 && b.items.length >= 3, 3000, 'outputs of both');
     assert.deepEqual(
       a.items.map((m) => m.value),
       [4.5, 11.25, 18],
@@ -484,7 +485,7 @@ describe('analytics API', () => {
     const sub = await subscribe(e.t, e.auth, `subscription { SubscribeToAnalyticsLogs { Level Message } }`);
     const ws = (await ok(`mutation { CreateWorkspace(input: { Name: "logged" }) { ID } }`)).CreateWorkspace
       .ID;
-    await waitFor(
+    await eventually(
       () => sub.items.some((i) => /workspace "logged" created/.test(i.SubscribeToAnalyticsLogs.Message)),
       3000,
       'live log entry',
@@ -502,7 +503,7 @@ describe('analytics API', () => {
     ).CreateProcessorInstance;
     assert.equal(p.State, 'Failed');
     assert.match(p.Error, /boom-logged/);
-    await waitFor(
+    await eventually(
       () => sub.items.some((i) => /boom-logged/.test(i.SubscribeToAnalyticsLogs.Message)),
       3000,
       'error entry',
@@ -551,7 +552,7 @@ describe('analytics API', () => {
       e.auth,
       `subscription { SubscribeServerMetrics(input: { IntervalMs: 500 }) { Timestamp CpuPercent MemoryRssBytes Processors Running MessagesIn } }`,
     );
-    await waitFor(() => sub.items.length >= 2, 4000, 'two metric samples');
+    await eventually(() => sub.items.length >= 2, 4000, 'two metric samples');
     sub.close();
     const m = sub.items[1].SubscribeServerMetrics;
     assert.ok(m.MemoryRssBytes > 1e6);
@@ -562,7 +563,7 @@ describe('analytics API', () => {
       e.auth,
       `subscription { SubscribeServerMetrics(input: { IntervalMs: 1 }) { Timestamp } }`,
     );
-    await waitFor(() => bad.errors.length > 0, 3000, 'an error');
+    await eventually(() => bad.errors.length > 0, 3000, 'an error');
     bad.close();
     assert.match(bad.errors[0].message, /IntervalMs/);
   });

@@ -11,8 +11,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from 'nats';
 import { bootstrapAdmin, graphql, startTestEdge, type TestEdge } from '../helpers/edge.js';
-import { aok, collect, CREATE_INSTANCE, waitFor } from '../helpers/analytics.js';
+import { aok, collect, CREATE_INSTANCE } from '../helpers/analytics.js';
 import { applyTemplate, currentSections as sectionsNow, templateOf } from '../helpers/config.js';
+import { eventually } from '../helpers/util.js';
 
 let t: TestEdge;
 let auth: string;
@@ -89,7 +90,7 @@ async function feed(id: string, subject: string, value: number): Promise<any> {
   try {
     await nc.flush();
     nc.publish(subject, JSON.stringify({ value, timestamp: Date.now() }));
-    return await waitFor(() => out.items[0], 5000, `an output of ${id}`);
+    return await eventually(() => out.items[0], 5000, `an output of ${id}`);
   } finally {
     out.stop();
   }
@@ -260,6 +261,7 @@ describe('analytics configuration section', () => {
     const outputs = collect(nc, 'analytics.publish.>');
     await nc.flush();
     nc.publish('test.cfg.never', JSON.stringify({ value: 1, timestamp: Date.now() }));
+    // Time is the test: nothing is published.
     await new Promise((r) => setTimeout(r, 500));
     outputs.stop();
     assert.deepEqual(

@@ -6,8 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
-import { aok, collect, CREATE_INSTANCE, waitFor } from '../helpers/analytics.js';
+import { aok, collect, CREATE_INSTANCE } from '../helpers/analytics.js';
 import { ModbusPeer } from '../helpers/peers/modbus.js';
+import { eventually } from '../helpers/util.js';
 
 let e: AcqEdge;
 let ws: string;
@@ -49,7 +50,7 @@ describe('analytics: live processors', () => {
     assert.equal(p.OutputSubject, `analytics.publish.${p.ID}`);
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
     // The first window may have begun before the processor existed: check the second one.
-    const second = await waitFor(() => out.items[1], 16_000, 'two windows');
+    const second = await eventually(() => out.items[1], 16_000, 'two windows');
     out.stop();
     raw.stop();
     const { windowStart, windowEnd, count } = second.metadata;
@@ -106,7 +107,7 @@ describe('analytics: live processors', () => {
     });
     const a = collect(e.nc, `analytics.publish.${alarm.ID}`);
     const m = collect(e.nc, `analytics.publish.${max.ID}`);
-    await waitFor(
+    await eventually(
       () =>
         a.items.some((x) => x.value === true) &&
         a.items.some((x) => x.value === false) &&
@@ -127,7 +128,7 @@ describe('analytics: live processors', () => {
       `mutation($id: ID!) { RenameProcessorInstance(input: { ID: $id, Name: "max of 5" }) { Name } }`,
       { id: max.ID },
     );
-    await waitFor(() => m.items.length > n + 5, 3000, 'outputs after rename');
+    await eventually(() => m.items.length > n + 5, 3000, 'outputs after rename');
     assert.equal(m.items.at(-1).tagName, 'max of 5');
     a.stop();
     m.stop();
@@ -150,10 +151,10 @@ describe('analytics: live processors', () => {
       const out = collect(e.nc, `analytics.publish.${alarm.ID}`);
       const last = () => out.items.at(-1);
       // The first value gives the initial state (off); then only changes are published.
-      await waitFor(() => last()?.value === false, 5000, 'initial off');
+      await eventually(() => last()?.value === false, 5000, 'initial off');
       const step = async (v: number, expect: boolean, changes: number) => {
         peer.holding[3] = v;
-        await waitFor(
+        await eventually(
           () => out.items.length === changes && last().value === expect && last().metadata.input === v,
           3000,
           `state after ${v}`,
@@ -161,10 +162,12 @@ describe('analytics: live processors', () => {
       };
       await step(81, true, 2); // above 80: on
       peer.holding[3] = 75; // below the limit, inside the hysteresis band: stays on
+      // Time is the test: the alarm stays on.
       await new Promise((r) => setTimeout(r, 400));
       assert.equal(out.items.length, 2);
       await step(69, false, 3); // below 80 - 10: off
       peer.holding[3] = 79; // back up, not above the limit: stays off
+      // Time is the test: the alarm stays off.
       await new Promise((r) => setTimeout(r, 400));
       assert.equal(out.items.length, 3);
       await step(90, true, 4);

@@ -7,7 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
-import { aok, collect, CREATE_INSTANCE, waitFor } from '../helpers/analytics.js';
+import { aok, collect, CREATE_INSTANCE } from '../helpers/analytics.js';
+import { eventually } from '../helpers/util.js';
 
 let e: AcqEdge;
 let ws: string;
@@ -67,10 +68,11 @@ async function feedAndFail(name: string, id: string, pattern: RegExp): Promise<s
 /** The edge still answers and the healthy script still computes. */
 async function stillHealthy(): Promise<void> {
   const out = collect(e.nc, `analytics.publish.${healthy.ID}`);
-  await new Promise((r) => setTimeout(r, 50));
+  // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+  await e.nc.flush();
   const v = Math.random();
   e.nc.publish('test.script.in', JSON.stringify({ value: v, timestamp: Date.now() }));
-  await waitFor(() => out.items.find((m) => m.value === v * 2), 3000, 'healthy output');
+  await eventually(() => out.items.find((m) => m.value === v * 2), 3000, 'healthy output');
   out.stop();
   assert.equal((await state(healthy.ID)).State, 'Running');
 }
@@ -128,9 +130,10 @@ describe('script isolation', () => {
       'function onMessage(m) { return { value: [typeof Function("return this")().process, typeof fetch, typeof require, typeof WebAssembly, typeof Deno] } }',
     );
     const out = collect(e.nc, `analytics.publish.${probe.ID}`);
-    await new Promise((r) => setTimeout(r, 50));
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     e.nc.publish('test.script.probe', JSON.stringify({ value: 1 }));
-    const got = await waitFor(() => out.items[0], 3000, 'probe output');
+    const got = await eventually(() => out.items[0], 3000, 'probe output');
     out.stop();
     assert.deepEqual(got.value, ['undefined', 'undefined', 'undefined', 'undefined', 'undefined']);
     await stillHealthy();
@@ -143,9 +146,10 @@ describe('script isolation', () => {
     );
     // JSON.parse was replaced, so the wrapper's parse answers { hacked: true }: value undefined.
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
-    await new Promise((r) => setTimeout(r, 50));
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     e.nc.publish('test.script.pollute', JSON.stringify({ value: 1 }));
-    await waitFor(() => out.items[0], 3000, 'pollute output');
+    await eventually(() => out.items[0], 3000, 'pollute output');
     out.stop();
     assert.equal(out.items[0].value, 'yes');
     const plain: Record<string, unknown> = {};
@@ -239,9 +243,10 @@ describe('script isolation', () => {
       { timeoutMs: 40 },
     );
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
-    await new Promise((r) => setTimeout(r, 50));
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
+    await e.nc.flush();
     e.nc.publish('test.script.params', JSON.stringify({ value: 2 }));
-    const got = await waitFor(() => out.items[0], 3000, 'params output');
+    const got = await eventually(() => out.items[0], 3000, 'params output');
     out.stop();
     assert.equal(got.value, 42);
     assert.deepEqual(got.metadata, { unit: 'bar' });

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { bootstrapAdmin, startTestEdge, type TestEdge } from '../helpers/edge.js';
-import { aok, collect, CREATE_INSTANCE, waitFor } from '../helpers/analytics.js';
+import { aok, collect, CREATE_INSTANCE } from '../helpers/analytics.js';
+import { eventually } from '../helpers/util.js';
 import type { AnalyticsTables } from '../../src/edge/analytics/repository.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-analytics-state-'));
@@ -46,11 +47,11 @@ after(async () => {
 /** Publishes values on `subject` and answers the outputs they caused on `id`'s subject. */
 async function send(id: string, subject: string, values: number[]): Promise<any[]> {
   const out = collect(nc, `analytics.publish.${id}`);
+  // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
   await nc.flush();
-  await new Promise((r) => setTimeout(r, 50));
   const now = Date.now();
   values.forEach((v, i) => nc.publish(subject, JSON.stringify({ value: v, timestamp: now + i })));
-  await waitFor(() => out.items.length >= values.length, 3000, `${values.length} outputs`);
+  await eventually(() => out.items.length >= values.length, 3000, `${values.length} outputs`);
   out.stop();
   return out.items;
 }
@@ -97,10 +98,10 @@ describe('analytics state', () => {
     await stop();
     await start(false);
     const both = collect(nc, 'analytics.publish.>');
+    // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
     await nc.flush();
-    await new Promise((r) => setTimeout(r, 50));
     nc.publish('test.state.in', JSON.stringify({ value: 10, timestamp: Date.now() }));
-    await waitFor(() => both.items.length >= 2, 3000, 'outputs after restart');
+    await eventually(() => both.items.length >= 2, 3000, 'outputs after restart');
     both.stop();
     assert.equal(both.items.find((m) => m.registerId === long.ID).value, 16);
     assert.equal(both.items.find((m) => m.registerId === short.ID).value, 10);

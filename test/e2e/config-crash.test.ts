@@ -159,6 +159,7 @@ test('CLI: export, apply with a progress line, snapshot list/capture/prune; SIGK
     await new Promise((r) => setTimeout(r, 20));
   }
   reader.close();
+  // Time is the test: the kill lands in the middle of the apply.
   await new Promise((r) => setTimeout(r, 400));
   process.kill(edge.pid, 'SIGKILL');
   await edge.exited;

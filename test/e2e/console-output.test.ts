@@ -15,6 +15,7 @@ async function settle(p: { output(): string }): Promise<void> {
   let last = -1;
   while (p.output().length !== last) {
     last = p.output().length;
+    // Until the output is quiet: time is the test.
     await new Promise((r) => setTimeout(r, 300));
   }
 }

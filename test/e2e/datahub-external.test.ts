@@ -80,6 +80,7 @@ describe('DataHub external mode (real nats-server on 127.0.0.1:4222)', () => {
     hub.publish(`${P}.local.x`, value);
     await t.edge.datahub.external!.flush();
     await plain.flush();
+    // Time is the test: nothing is echoed back.
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(got.length, 1, 'not echoed back by the cluster');
     assert.equal(got[0], value, 'zero copy for the local publisher');

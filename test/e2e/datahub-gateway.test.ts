@@ -6,10 +6,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, headers, StringCodec, ErrorCode, type NatsConnection, type ConnectionOptions } from 'nats';
 import { bootstrapAdmin, clientToken, startTestEdge, type TestEdge } from '../helpers/edge.js';
 import { RawClient } from '../edge/datahub/support.js';
+import { eventually, sleep } from '../helpers/util.js';
 
 const sc = StringCodec();
 
@@ -432,7 +432,7 @@ describe('DataHub gateway: remote clients (TLS and access keys)', () => {
       ok.got.map((m) => m.data),
       ['allowed'],
     );
-    await sleep(100);
+    await eventually(() => deniedError, 5000, 'the refused subscription reported');
     assert.match(deniedError, /Permissions Violation for Subscription to "devicehub\.alias\.>"/);
     assert.ok(
       errors.includes('PERMISSIONS_VIOLATION') || errors.some((e) => /PERMISSION/.test(e)),

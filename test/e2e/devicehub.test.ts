@@ -644,6 +644,7 @@ describe('registers', () => {
         },
       })
     ).CreateRegister;
+    // Time is the test: a tag of a device that is not polled stays Unknown.
     await new Promise((r) => setTimeout(r, 100));
     const u = await stateOf(idle.ID);
     assert.deepEqual(

@@ -14,12 +14,12 @@ import tls from 'node:tls';
 import { connect } from 'nats';
 import { http, basic } from '../helpers/edge.js';
 import { cleanEnv, runCli, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
+import { eventually, sleep } from '../helpers/util.js';
 import { ERRORS } from '../../src/kernel/errors.js';
 
 const dirs = tempDirs('mw-http-hardening-');
 after(() => dirs.removeAll());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
 const HEADERS_MS = 1000;
@@ -198,7 +198,7 @@ describe('edge: HTTP timeouts, connection limit and malformed requests', () => {
         t0,
       ),
     );
-    await sleep(300);
+    await eventually(() => fds(e.p.pid) > baseline + 150, 10_000, 'the sockets open');
     assert.ok(fds(e.p.pid) > baseline + 150, `the sockets are open: ${fds(e.p.pid)} vs ${baseline}`);
     // Meanwhile, the service answers.
     const health = await http(`${e.url}/health`);
@@ -380,6 +380,7 @@ describe('edge: HTTP timeouts, connection limit and malformed requests', () => {
       s.on('error', () => undefined);
       s.on('close', () => resolve());
     });
+    // Time is the test: the aborted upload leaves nothing.
     await sleep(500);
     assert.equal(await tagCount(e, deviceId), 1400);
     assert.deepEqual(errorLines(e.p), [], 'an aborted upload is not logged as an error');
@@ -425,6 +426,7 @@ describe('UNS: HTTP timeouts', () => {
         ),
       ),
     ];
+    // Time is the test: the slow sockets stay open meanwhile.
     await sleep(300);
     assert.equal((await http(`${uns.ready.services.uns!.url}/health`)).status, 200);
     const worst = Math.max(...(await Promise.all(sockets.map((s) => s.lifetime))));
@@ -466,6 +468,7 @@ describe('manager: HTTP timeouts on both listeners (API and admin console)', () 
           ),
         ];
       });
+      // Time is the test: the slow sockets stay open meanwhile.
       await sleep(300);
       assert.equal((await http(`${ready.adminUrl}/health`)).status, 200);
       const worst = Math.max(...(await Promise.all(sockets.map((s) => s.lifetime))));
@@ -496,6 +499,7 @@ describe('item 10: SIGTERM', () => {
     });
     nc.subscribe('>');
     await nc.flush();
+    // The subscription settles before the stop.
     await sleep(300);
     let natsClosedAt = 0;
     void nc.closed().then(() => (natsClosedAt = Date.now()));

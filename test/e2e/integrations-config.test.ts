@@ -11,7 +11,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PROVIDERS } from '../../src/edge/integrations/catalogue.js';
 import { applyTemplate, templateOf } from '../helpers/config.js';
-import { eventually, startIntegEdge, type IntegEdge } from '../helpers/integrations.js';
+import { startIntegEdge, type IntegEdge } from '../helpers/integrations.js';
+import { eventually } from '../helpers/util.js';
 
 const TOKEN = 'ingest-token-7f3a9c-never-in-clear';
 const KEY = 'a-long-encryption-key-for-integrations';

@@ -19,15 +19,14 @@ import { PROVIDERS } from '../../src/edge/integrations/catalogue.js';
 import {
   amqpUnreachable,
   amqpUrl,
-  eventually,
   mysqlTestUrl,
   NatsServer,
-  skipUnless,
   startIntegEdge,
   type IntegEdge,
 } from '../helpers/integrations.js';
 import { pgTestDatabase } from '../helpers/postgres.js';
 import { redisTestUrl } from '../helpers/redis.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const id = (name: string) => PROVIDERS.find((p) => p.name === name)!.id;
 const jc = JSONCodec();

@@ -9,15 +9,9 @@ import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import { PROVIDERS } from '../../src/edge/integrations/catalogue.js';
 import { AZURE_API_VERSION, azureSasToken } from '../../src/edge/integrations/connectors/mqtt.js';
-import {
-  eventually,
-  makePki,
-  Mosquitto,
-  skipUnless,
-  startIntegEdge,
-  type IntegEdge,
-  type TestPki,
-} from '../helpers/integrations.js';
+import { makePki, startIntegEdge, type IntegEdge, type TestPki } from '../helpers/integrations.js';
+import { Mosquitto } from '../helpers/peers/mosquitto.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const skip = skipUnless('mosquitto') && skipUnless('/usr/sbin/mosquitto');
 if (skip) console.log(`# integrations-mqtt skipped: ${skip}`);

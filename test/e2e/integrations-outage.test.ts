@@ -17,15 +17,10 @@ import { PROVIDERS } from '../../src/edge/integrations/catalogue.js';
 import { startEdgeProcess, type EdgeProcess } from '../helpers/edge-process.js';
 import amqp from 'amqplib';
 import pg from 'pg';
-import {
-  amqpUnreachable,
-  amqpUrl,
-  eventually,
-  Mosquitto,
-  skipUnless,
-  TcpProxy,
-} from '../helpers/integrations.js';
+import { amqpUnreachable, amqpUrl, TcpProxy } from '../helpers/integrations.js';
+import { Mosquitto } from '../helpers/peers/mosquitto.js';
 import { pgTestDatabase } from '../helpers/postgres.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const N = 10_000;
 const providerId = (name: string) => PROVIDERS.find((p) => p.name === name)!.id;

@@ -9,13 +9,9 @@ import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import { PROVIDERS } from '../../src/edge/integrations/catalogue.js';
 import { DataType, decodePayload, encodePayload } from '../../src/edge/integrations/connectors/sparkplug.js';
-import {
-  eventually,
-  Mosquitto,
-  skipUnless,
-  startIntegEdge,
-  type IntegEdge,
-} from '../helpers/integrations.js';
+import { startIntegEdge, type IntegEdge } from '../helpers/integrations.js';
+import { Mosquitto } from '../helpers/peers/mosquitto.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const skip = skipUnless('mosquitto') && skipUnless('/usr/sbin/mosquitto');
 const SPARKPLUG = PROVIDERS.find((p) => p.name === 'Sparkplug B')!.id;
@@ -64,6 +60,7 @@ describe('integrations: Sparkplug B', { skip }, () => {
     // Each subscription change restarted the instance (NDEATH, then NBIRTH with the next bdSeq):
     // the session that counts is the last one.
     await eventually(() => seen.some((m) => m.type === 'NBIRTH'), 5000, 'NBIRTH');
+    // Time is the test: the restarts settle; the last session counts.
     await new Promise((r) => setTimeout(r, 300));
     const bdSeqs = seen
       .filter((m) => m.type === 'NBIRTH')

@@ -21,7 +21,7 @@ import {
   http,
   type TestEdge,
 } from '../helpers/edge.js';
-import { eventually, skipUnless } from '../helpers/integrations.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const skip = skipUnless('mosquitto_sub');
 const jc = JSONCodec();
@@ -62,6 +62,7 @@ test(
         sub = spawn('sh', ['-c', `exec ${watch[1]!}`], { stdio: ['ignore', 'pipe', 'pipe'] });
         sub.stdout!.on('data', (d) => (received += d));
         sub.stderr!.on('data', (d) => (received += d));
+        // No event says that mosquitto_sub (another process) has subscribed.
         await new Promise((r) => setTimeout(r, 700));
         const nc = await natsConnect({
           servers: first.ready.services.edge!.natsUrl!.replace('localhost', '127.0.0.1'),

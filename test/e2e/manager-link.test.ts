@@ -10,13 +10,8 @@ import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { FormData, request } from 'undici';
 import { bootstrapAdmin, insecureAgent, startTestEdge, type TestEdge } from '../helpers/edge.js';
-import {
-  activationCode,
-  eventually,
-  makeProject,
-  startTestManager,
-  type TestManager,
-} from '../helpers/manager.js';
+import { activationCode, makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
+import { eventually } from '../helpers/util.js';
 import { ERRORS } from '../../src/kernel/errors.js';
 
 let m: TestManager;
@@ -91,6 +86,7 @@ describe('activation', () => {
         assert.equal(reused.activated.status, 409, reused.activated.text);
         assert.equal(reused.activated.body.code, ERRORS.activationCodeUsed.code);
         const expiring = await activationCode(m, projectId, 1);
+        // Time is the test: the 1 s activation code expires.
         await new Promise((r) => setTimeout(r, 1100));
         const expired = await enrol(third, c3, expiring);
         assert.equal(expired.activated.status, 410, expired.activated.text);

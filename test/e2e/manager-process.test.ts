@@ -10,8 +10,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
 import { http } from '../helpers/edge.js';
-import { eventually } from '../helpers/manager.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
+import { eventually } from '../helpers/util.js';
 
 const HEARTBEAT = 300;
 const dirs = tempDirs('mw-mgr-proc-');
@@ -119,7 +119,12 @@ test('enrol, kill, restart, and a changed manager certificate', async () => {
     managerArgs(String(mgr.ready.ports.port), String(mgr.ready.ports['admin-port'])),
     'manager',
   );
-  await new Promise((r) => setTimeout(r, HEARTBEAT * 6));
+  // The edge has tried the new manager and refused it (instead of a fixed six heartbeats).
+  await eventually(
+    async () => /certificate changed/.test(String((await e('/dm/cloud', { headers: c })).body.lastError)),
+    HEARTBEAT * 6 + 10_000,
+    'the edge refused the changed certificate',
+  );
   assert.equal(await online(), false);
   const status = await e('/dm/cloud', { headers: c });
   assert.equal(status.body.connected, false);

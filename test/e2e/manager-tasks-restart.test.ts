@@ -9,8 +9,8 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
 import { http } from '../helpers/edge.js';
-import { eventually } from '../helpers/manager.js';
 import { SimEdge } from '../helpers/sim-edge.js';
+import { eventually } from '../helpers/util.js';
 
 const EDGES = 8;
 const dirs = tempDirs('mw-task-restart-');

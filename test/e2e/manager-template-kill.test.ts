@@ -22,7 +22,7 @@ import SQLite from 'better-sqlite3';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
 import { http } from '../helpers/edge.js';
-import { eventually } from '../helpers/manager.js';
+import { eventually } from '../helpers/util.js';
 
 const TAGS = 20_000;
 const dirs = tempDirs('mw-tpl-kill-');

@@ -14,13 +14,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootstrapAdmin, http, startTestEdge, type TestEdge } from '../helpers/edge.js';
-import {
-  activationCode,
-  eventually,
-  makeProject,
-  startTestManager,
-  type TestManager,
-} from '../helpers/manager.js';
+import { activationCode, makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
+import { eventually } from '../helpers/util.js';
 import { ERRORS } from '../../src/kernel/errors.js';
 
 let m: TestManager;

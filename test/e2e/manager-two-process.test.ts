@@ -16,9 +16,9 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
 import { http } from '../helpers/edge.js';
-import { eventually } from '../helpers/manager.js';
 import { pgTestDatabase } from '../helpers/postgres.js';
 import { SimEdge } from '../helpers/sim-edge.js';
+import { eventually } from '../helpers/util.js';
 
 const EDGES = 20;
 const dirs = tempDirs('mw-two-mgr-');

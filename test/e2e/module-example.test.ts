@@ -157,7 +157,7 @@ test('docs/development.md shows the example module as it is compiled here', () =
     for (const name of readdirSync(dir)) {
       const p = join(dir, name);
       if (statSync(p).isDirectory()) walk(p);
-      else files.push(relative(root, p));
+      else if (name.endsWith('.ts')) files.push(relative(root, p));
     }
   };
   walk(root);

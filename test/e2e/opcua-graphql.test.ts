@@ -10,7 +10,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StatusCodes } from 'node-opcua';
 import {
-  eventually,
   NODE_FIELDS,
   openSession,
   OPERATOR,
@@ -18,9 +17,8 @@ import {
   uaSubscriptions,
   type UaEdge,
 } from '../edge/opcua/support.js';
+import { eventually, sleep } from '../helpers/util.js';
 import { ERRORS } from '../../src/kernel/errors.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('OPC UA server over GraphQL (/opcua/v2)', () => {
   let e: UaEdge;
@@ -69,6 +67,7 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     assert.equal((await e.ua(`{ GetCurrentSync { ID } }`)).GetCurrentSync, null);
     const events = subs.subscribe(`subscription { SubscribeSyncStatus { ID State Added } }`);
     const tree = subs.subscribe(`subscription { SubscribeTreeChanged { Reason Added Removed Modified } }`);
+    // graphql-transport-ws does not acknowledge a subscribe: the subscriptions get time to start.
     await sleep(300);
     const run = await e.sync();
     assert.equal(run.State, 'Succeeded');
@@ -88,10 +87,12 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
         ['Running', 'Succeeded'],
       );
       assert.equal(states[1].Added, 6);
+      return true;
     }, 5000);
     await eventually(() => {
       const t = tree.map((p) => p.data.SubscribeTreeChanged).find((c) => c.Reason === 'Sync');
       assert.equal(t?.Added.length, 6);
+      return true;
     }, 5000);
     const second = await e.sync();
     assert.deepEqual([second.Added, second.Removed, second.Modified], [0, 0, 0]);
@@ -256,6 +257,7 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     const states = subs.subscribe(
       `subscription { SubscribeNodeStateChanged { Ref Path SyncState SyncFailureReason } }`,
     );
+    // graphql-transport-ws does not acknowledge a subscribe: the subscription gets time to start.
     await sleep(300);
     const [gone] = await e.createTags(dev2, [
       { Name: 'S', TagName: 'gone', ValueType: 'float64', Properties: { address: '1' } },
@@ -269,11 +271,13 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     await eventually(async () => {
       assert.equal((await byPath('DeviceHub/line2/gone')).SyncState, 'Orphaned');
       assert.equal((await byPath('DeviceHub/line2/temp')).SyncState, 'Pending');
+      return true;
     }, 5000);
     await eventually(() => {
       const seen = states.map((p) => p.data.SubscribeNodeStateChanged);
       assert.ok(seen.some((s) => s.Path === 'DeviceHub/line2/gone' && s.SyncState === 'Orphaned'));
       assert.ok(seen.some((s) => s.Path === 'DeviceHub/line2/temp' && s.SyncState === 'Pending'));
+      return true;
     }, 5000);
     run = await e.sync();
     assert.deepEqual([run.Added, run.Removed, run.Modified], [0, 1, 1]);
@@ -283,6 +287,7 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     await eventually(() => {
       const seen = states.map((p) => p.data.SubscribeNodeStateChanged);
       assert.ok(seen.some((s) => s.Path === 'DeviceHub/line2/temp' && s.SyncState === 'Synced'));
+      return true;
     }, 5000);
   });
 
@@ -296,10 +301,10 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
     await e.createTags(dev1, [
       { Name: 'S', TagName: 'pressure', ValueType: 'float64', Properties: { address: '2' } },
     ]);
-    await eventually(
-      async () => assert.equal((await byPath('DeviceHub/line1/pressure')).SyncState, 'Synced'),
-      5000,
-    );
+    await eventually(async () => {
+      assert.equal((await byPath('DeviceHub/line1/pressure')).SyncState, 'Synced');
+      return true;
+    }, 5000);
     const cur = (await e.ua(`{ GetCurrentSync { Trigger State Added } }`)).GetCurrentSync;
     assert.deepEqual(cur, { Trigger: 'Auto', State: 'Succeeded', Added: 1 });
     await e.ua(`mutation { UpdateServerSettings(input: { AutoSync: false }) { RestartRequired } }`);

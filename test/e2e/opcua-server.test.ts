@@ -20,13 +20,13 @@ import {
 import { ModbusPeer } from '../helpers/peers/modbus.js';
 import {
   clientPki,
-  eventually,
   NODE_FIELDS,
   openSession,
   OPERATOR,
   startUaEdge,
   type UaEdge,
 } from '../edge/opcua/support.js';
+import { eventually } from '../helpers/util.js';
 
 async function browseNames(session: ClientSession, nodeId: string): Promise<Map<string, string>> {
   const r = await session.browse(nodeId);
@@ -126,7 +126,11 @@ describe('OPC UA server: browse, read, subscribe, write, security', () => {
         TimestampsToReturn.Both,
       );
       item.on('changed', (dv: DataValue) => values.push(dv));
-      await eventually(() => assert.ok(values.length >= 4, `${values.length} notifications`), 10_000);
+      await eventually(
+        () => values.length >= 4,
+        10_000,
+        () => `4 notifications (${values.length})`,
+      );
       const distinct = new Set(values.map((v) => v.value.value as number));
       assert.ok(distinct.size >= 3, `values change: ${[...distinct].join(', ')}`);
       await sub.terminate();
@@ -164,6 +168,7 @@ describe('OPC UA server: browse, read, subscribe, write, security', () => {
       await eventually(async () => {
         const dv = await s.session.read({ nodeId, attributeId: AttributeIds.Value });
         assert.equal(dv.value.value, 1234);
+        return true;
       }, 10_000);
       // hr6 stays read-only.
       const ro = await s.session.write({

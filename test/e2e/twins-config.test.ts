@@ -149,6 +149,7 @@ describe('twins in configuration templates', () => {
     assert.deepEqual(wiped.result.sections.twins.removed.sort(), ['models.Pump', 'transformations.to-bar']);
     assert.deepEqual(await currentTwins(), { transformations: [], models: [] });
     assert.equal((await twins(TWINS.ListModels, {})).ListModels.Total, 0, 'the live service follows');
+    // Time is the test: an instance that publishes no more (with the quiet window below).
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(await messagesDuring('plant.pump1', 1000), 0, 'the instance no longer publishes');
 

@@ -14,6 +14,7 @@ import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } fr
 import { connectMqtt, createAccount, end, startTestUns, unsToken, type TestUns } from '../helpers/uns.js';
 import { nextMessage } from '../edge/acquisition/support.js';
 import { TWINS, TWINS_PATH } from '../../src/client/index.js';
+import { eventually } from '../helpers/util.js';
 
 let uns: TestUns;
 let t: TestEdge;
@@ -29,19 +30,6 @@ async function ok(path: string, query: string, variables?: Record<string, unknow
   return r.body.data;
 }
 const twins = (q: string, v?: Record<string, unknown>) => ok(TWINS_PATH, q, v);
-
-/** Runs `fn` until it does not throw; rethrows its last failure after `ms`. */
-async function until(fn: () => Promise<void>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 before(async () => {
   uns = await startTestUns();
@@ -144,10 +132,11 @@ describe('twins live', () => {
   });
 
   test('a UNS attribute is fed from the UNS broker', async () => {
-    await until(async () => {
+    await eventually(async () => {
       publisher.publish('plant/line1/pump1/setpoint', JSON.stringify({ value: 42.5 }));
       const p = await nextMessage(nc, 'plant.pump1', (x) => x.data?.Setpoint === 42.5, 1000);
       assert.ok(!p.stale.includes('Setpoint'));
+      return true;
     }, 10_000);
   });
 
@@ -183,10 +172,11 @@ describe('twins live', () => {
         NestedInstanceID: a.ID,
       },
     });
-    await until(async () => {
+    await eventually(async () => {
       const st = (await twins(TWINS.GetInstanceStatus, { ID: a.ID })).GetInstanceStatus;
       assert.equal(st.State, 'error');
       assert.equal(st.Error, 'nesting cycle: a → b → a');
+      return true;
     }, 5000);
     assert.equal(
       (await twins(TWINS.GetInstanceStatus, { ID: ids.pump1 })).GetInstanceStatus.State,

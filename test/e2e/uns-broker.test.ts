@@ -128,6 +128,7 @@ describe('UNS broker: accounts, rules and listeners', () => {
       '1',
     ]);
     // Let the subscription land before publishing.
+    // No event says that mosquitto_sub (another process) has subscribed.
     await new Promise((r) => setTimeout(r, 400));
     const clients = await gql(t, token, `query($id: ID) { account(id: $id) { ${ACCOUNT_FIELDS} } }`, {
       id: (await gql(t, token, '{ accounts(filter: "reader") { items { id } } }')).accounts.items[0].id,
@@ -365,6 +366,7 @@ describe('UNS broker: accounts, rules and listeners', () => {
       '-W',
       '10',
     ]);
+    // No event says that mosquitto_sub (another process) has subscribed.
     await new Promise((r) => setTimeout(r, 400));
     const pub = await connectMqtt(`mqtts://127.0.0.1:${t.mqttsPort}`, {
       username: 'sensor',

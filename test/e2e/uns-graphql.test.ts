@@ -21,6 +21,7 @@ import {
   type TestUns,
 } from '../helpers/uns.js';
 import { basic } from '../helpers/edge.js';
+import { eventually } from '../helpers/util.js';
 import { ERRORS } from '../../src/kernel/errors.js';
 
 const TOKEN_PATHS = [TOKEN_PATH, '/auth/v3/oauth/token'];
@@ -181,6 +182,7 @@ describe('UNS identity: the password grant', () => {
     assert.equal(refused.body.errors[0].extensions.code, ERRORS.graphqlForbidden.code);
 
     // A new password ends the tokens issued before it.
+    // Time is the test: the new password is later than the tokens issued before it.
     await new Promise((r) => setTimeout(r, 5));
     const changed = await gql(
       t,
@@ -345,10 +347,13 @@ describe('UNS GraphQL: accounts, rules, namespaces, topics, activation', () => {
       /Bad username or password/i,
     );
     await end(c);
-    await new Promise((r) => setTimeout(r, 50));
-    const after = await gql(t, token, `query($id: ID) { account(id: $id) { clients { id connected } } }`, {
-      id: a.id,
-    });
+    // The broker has seen the client go.
+    const after = await eventually(async () => {
+      const r = await gql(t, token, `query($id: ID) { account(id: $id) { clients { id connected } } }`, {
+        id: a.id,
+      });
+      return r.account[0].clients.every((x: { connected: boolean }) => !x.connected) && r;
+    }, 5000);
     assert.deepEqual(after.account[0].clients, [{ id: 'line1-plc', connected: false }]);
 
     assert.equal(

@@ -26,11 +26,11 @@ import {
   waitForLog,
   type UnsProcess,
 } from '../helpers/uns.js';
+import { sleep } from '../helpers/util.js';
 import { ERRORS } from '../../src/kernel/errors.js';
 
 const creds = { username: PROCESS_ACCOUNT.username, password: PROCESS_ACCOUNT.password };
 const MiB = 1024 * 1024;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function rawConnected(p: UnsProcess, clientId: string) {
   const raw = await rawMqtt(p.mqttPort);
@@ -75,6 +75,7 @@ describe('one UNS process under attack', () => {
     // nobody) drains at once: before the fix, one stack frame deeper per message.
     const slow = await rawConnected(p, 'slow-sub');
     slow.socket.write(subscribePacket('flood/#'));
+    // The raw SUBSCRIBE gets time to land (its SUBACK is not read).
     await sleep(200);
     slow.socket.pause();
     const one = publishPacket('flood/a', Buffer.from('x'));
@@ -82,9 +83,11 @@ describe('one UNS process under attack', () => {
     const burst = Buffer.concat(Array.from({ length: 50_000 }, () => one));
     for (let round = 0; round < 4; round++) {
       for (const pub of publishers) pub.socket.write(burst);
+      // Time is the test: bursts spaced in time.
       await sleep(250);
     }
     slow.socket.destroy();
+    // Time is the test: the broker drains the dropped subscriber.
     await sleep(1500);
     for (const pub of publishers) pub.socket.destroy();
     await stillServing(p);
@@ -101,6 +104,7 @@ describe('one UNS process under attack', () => {
     const piece = Buffer.alloc(MiB, 0x61);
     for (let i = 0; i < 50 && !raw.isClosed(); i++) {
       raw.socket.write(piece);
+      // Pacing: the broker reads the stream as it comes.
       await sleep(10);
     }
     await raw.closed(3000);
@@ -125,6 +129,7 @@ describe('one UNS process under attack', () => {
       // 31 levels, about 1000 bytes: within --max-topic-length and --max-topic-levels.
       const topic = `long/${i}/${Array.from({ length: 29 }, () => level).join('/')}`;
       c.publish(topic, 'v');
+      // Pacing: a yield every 500 publishes.
       if (i % 500 === 0) await sleep(1);
     }
     await publish(c, 'long/done', 'v', { qos: 1 });
@@ -172,6 +177,7 @@ describe('one UNS process under attack', () => {
   test('item 5: QoS 2 publishes awaiting PUBREL beyond --max-inflight-inbound close the connection, logged', async () => {
     const raw = await rawConnected(p, 'qos2-hoarder');
     for (let id = 1; id <= 3; id++) raw.socket.write(publishPacket('q2/a', Buffer.from('v'), 2, id));
+    // Time is the test: three awaiting PUBREL do not close the connection.
     await sleep(300);
     assert.equal(raw.isClosed(), false, 'three awaiting PUBREL are allowed');
     raw.socket.write(publishPacket('q2/a', Buffer.from('v'), 2, 4));
@@ -213,6 +219,7 @@ describe('session queues', () => {
         })
         .catch(reject);
     });
+    // Time is the test: the queued messages arrive.
     await sleep(1500);
     await end(back);
     return { got, p };

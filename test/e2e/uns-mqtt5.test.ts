@@ -12,17 +12,8 @@ import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { pgTestDatabase } from '../helpers/postgres.js';
 import { createAccount, gql, startTestUns, unsToken, ACCOUNT_FIELDS, type TestUns } from '../helpers/uns.js';
-import {
-  collect,
-  connect5,
-  end5,
-  publish5,
-  raw5,
-  sleep,
-  subscribe5,
-  until,
-  type Raw5,
-} from '../helpers/mqtt5.js';
+import { collect, connect5, end5, publish5, raw5, subscribe5, type Raw5 } from '../helpers/mqtt5.js';
+import { eventually, sleep } from '../helpers/util.js';
 
 const run = promisify(execFile);
 
@@ -84,7 +75,7 @@ describe('UNS broker on MQTT 5', () => {
         properties: { userProperties: { via: 'ws' } },
       });
       assert.equal(rc, 0);
-      await until(() => got.length === 1);
+      await eventually(() => got.length === 1);
       assert.deepEqual({ ...got[0]!.packet.properties?.userProperties }, { via: 'ws' });
       assert.equal(await publish5(ws, 'plant/line2/ws', 'refused', { qos: 1 }), 0x87);
     } finally {
@@ -115,14 +106,14 @@ describe('UNS broker on MQTT 5', () => {
       assert.deepEqual(await subscribe5(reader, ['cmd/a', 'secret/b']), [0, 0x87]);
 
       assert.equal(await publish5(sensor, 'plant/line1/temp', '21.5', { qos: 1 }), 0);
-      await until(() => got.some((m) => m.topic === 'plant/line1/temp'));
+      await eventually(() => got.some((m) => m.topic === 'plant/line1/temp'));
       // Refused: QoS 1 → PUBACK 0x87, QoS 2 → PUBREC 0x87, QoS 0 dropped; the connection stays.
       assert.equal(await publish5(sensor, 'plant/line2/temp', 'not mine', { qos: 1 }), 0x87);
       assert.equal(await publish5(sensor, 'plant/line2/temp', 'not mine', { qos: 2 }), 0x87);
       assert.equal(await publish5(sensor, 'plant/line2/temp', 'not mine', { qos: 0 }), 0);
       assert.equal(sensor.connected, true);
       assert.equal(await publish5(sensor, 'plant/line1/after', 'still here', { qos: 1 }), 0);
-      await until(() => got.some((m) => m.topic === 'plant/line1/after'));
+      await eventually(() => got.some((m) => m.topic === 'plant/line1/after'));
       assert.equal(got.filter((m) => m.topic === 'plant/line2/temp').length, 0);
     } finally {
       await end5(reader);
@@ -162,7 +153,7 @@ describe('UNS broker on MQTT 5', () => {
         r: [rules.find((r) => r.path === 'area/a/#')!.id],
       },
     );
-    await until(() => disconnects.length > 0);
+    await eventually(() => disconnects.length > 0);
     assert.deepEqual(disconnects, [0x87]);
     await end5(dev);
 
@@ -179,7 +170,7 @@ describe('UNS broker on MQTT 5', () => {
     const d2: number[] = [];
     dev2.on('disconnect', (p) => d2.push(p.reasonCode ?? 0));
     await gql(t, token, `mutation($id: ID!) { disableAccount(accountId: $id) { enabled } }`, { id });
-    await until(() => d2.length > 0);
+    await eventually(() => d2.length > 0);
     assert.deepEqual(d2, [0x98]);
     await end5(dev2);
   });
@@ -225,7 +216,7 @@ describe('UNS broker on MQTT 5', () => {
     assert.equal((await hoarder.next('connack')).properties?.receiveMaximum, 100);
     for (let id = 1; id <= 100; id++)
       hoarder.send({ cmd: 'publish', topic: 'free/q2', payload: Buffer.from('v'), qos: 2, messageId: id });
-    await until(() => hoarder.packets.filter((p) => p.cmd === 'pubrec').length === 100);
+    await eventually(() => hoarder.packets.filter((p) => p.cmd === 'pubrec').length === 100);
     assert.equal(hoarder.isClosed(), false);
     hoarder.send({ cmd: 'publish', topic: 'free/q2', payload: Buffer.from('v'), qos: 2, messageId: 101 });
     assert.equal((await hoarder.next('disconnect')).reasonCode, 0x93);
@@ -246,7 +237,7 @@ describe('UNS broker on MQTT 5', () => {
         correlationData: Buffer.from('corr-42'),
       };
       assert.equal(await publish5(sensor, 'plant/line1/props', '{"v":1}', { qos: 2, properties }), 0);
-      await until(() => got.length === 1);
+      await eventually(() => got.length === 1);
       const p = got[0]!.packet.properties;
       assert.deepEqual({ ...p.userProperties }, properties.userProperties);
       assert.equal(p.contentType, 'application/json');
@@ -304,6 +295,7 @@ describe('UNS broker on MQTT 5', () => {
       ...['-V', '5', '-h', '127.0.0.1', '-p', port, '-u', READER.username, '-P', READER.password],
       ...['-t', 'plant/line1/#', '-C', '1', '-W', '10', '-q', '1', '-F', '%t %p %P'],
     ]);
+    // No event says that mosquitto_sub (another process) has subscribed.
     await sleep(400);
     await run('mosquitto_pub', [
       ...['-V', '5', '-h', '127.0.0.1', '-p', port, '-u', SENSOR.username, '-P', SENSOR.password],
@@ -355,6 +347,7 @@ describe('UNS broker on MQTT 5', () => {
       ...['-t', 'free/mosq/#', '-C', '1', '-W', '10', '-q', '1', '-F', '%t|%p|%C|%R|%P|%S|%F'],
       ...['-D', 'subscribe', 'subscription-identifier', '7'],
     ]);
+    // No event says that mosquitto_sub (another process) has subscribed.
     await sleep(400);
     await run('mosquitto_pub', [
       ...conn(SENSOR),
@@ -375,6 +368,7 @@ describe('UNS broker on MQTT 5', () => {
       ...conn(SENSOR),
       ...['-t', 'free/mexp/b', '-m', 'stays', '-q', '1', '-D', 'publish', 'message-expiry-interval', '300'],
     ]);
+    // Time is the test: the 1 s message expires.
     await sleep(2200);
     const resumed = await quiet(
       run('mosquitto_sub', [
@@ -421,6 +415,7 @@ describe('UNS broker on MQTT 5', () => {
     await publish5(pub, 'free/exp/short', 'short', { qos: 1, properties: { messageExpiryInterval: 1 } });
     await publish5(pub, 'free/exp/long', 'long', { qos: 1, properties: { messageExpiryInterval: 100 } });
     await end5(pub);
+    // Time is the test: the 1 s message expires.
     await sleep(2200);
     const { client: s2, connack } = await connect5(url, {
       ...READER,
@@ -430,6 +425,7 @@ describe('UNS broker on MQTT 5', () => {
     });
     const got = collect(s2);
     assert.equal(connack.sessionPresent, true);
+    // Time is the test: nothing more arrives (the expired one).
     await sleep(600);
     try {
       assert.deepEqual(
@@ -452,6 +448,7 @@ describe('UNS broker on MQTT 5', () => {
     const b = await connect5(url, opts);
     assert.equal(b.connack.sessionPresent, true, 'resumed within the interval');
     await end5(b.client);
+    // Time is the test: the 1 s session expires.
     await sleep(1600);
     const c = await connect5(url, opts);
     assert.equal(c.connack.sessionPresent, false, 'expired after the interval');
@@ -471,7 +468,7 @@ describe('UNS broker on MQTT 5', () => {
       // The sensor sets alias 3 for a topic, then publishes with the alias only.
       await publish5(sensor, 'plant/line1/aliased', 'one', { properties: { topicAlias: 3 } });
       await publish5(sensor, '', 'two', { properties: { topicAlias: 3 } });
-      await until(() => got.length === 2);
+      await eventually(() => got.length === 2);
       assert.deepEqual(
         got.map((m) => [m.topic, m.payload]),
         [
@@ -512,6 +509,7 @@ describe('UNS broker on MQTT 5', () => {
     try {
       await publish5(pub, 'free/flow/big', Buffer.alloc(500), { qos: 1 });
       for (let i = 1; i <= 5; i++) await publish5(pub, 'free/flow/n', `m${i}`, { qos: 1 });
+      // Time is the test: no more than the receive maximum is in flight.
       await sleep(400);
       const pubs = () => small.packets.filter((p) => p.cmd === 'publish');
       // The 500-byte message is not sent at all; two are in flight, unacknowledged.
@@ -520,11 +518,12 @@ describe('UNS broker on MQTT 5', () => {
         ['m1', 'm2'],
       );
       small.send({ cmd: 'puback', messageId: pubs()[0]!.messageId });
-      await until(() => pubs().length === 3);
+      await eventually(() => pubs().length === 3);
+      // Time is the test: nothing more is sent.
       await sleep(200);
       assert.equal(pubs().length, 3, 'one acknowledged, one more sent');
       for (const p of pubs().slice(1)) small.send({ cmd: 'puback', messageId: p.messageId });
-      await until(() => pubs().length === 5);
+      await eventually(() => pubs().length === 5);
       assert.deepEqual(
         pubs().map((p) => p.payload.toString()),
         ['m1', 'm2', 'm3', 'm4', 'm5'],
@@ -548,35 +547,38 @@ describe('UNS broker on MQTT 5', () => {
       await publish5(client, 'free/ret/a', 'kept', { qos: 1, retain: true });
       // rh 2: no retained message on subscribe; rh 1: only for a new subscription; rh 0: always.
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 2 });
+      // Time is the test: no retained message (rh 2).
       await sleep(300);
       assert.equal(got.length, 0);
       await client.unsubscribeAsync('free/ret/#');
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 1 });
-      await until(() => got.length === 1);
+      await eventually(() => got.length === 1);
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 1 });
+      // Time is the test: no retained message for an existing subscription (rh 1).
       await sleep(300);
       assert.equal(got.length, 1, 'rh 1: not again for an existing subscription');
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 0 });
-      await until(() => got.length === 2);
+      await eventually(() => got.length === 2);
       got.length = 0;
       // rap: a live message keeps its retain flag only with retain-as-published.
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 2, rap: false });
       await publish5(client, 'free/ret/b', 'live', { qos: 1, retain: true });
-      await until(() => got.length === 1);
+      await eventually(() => got.length === 1);
       assert.equal(got[0]!.packet.retain, false);
       await subscribe5(client, 'free/ret/#', { qos: 1, rh: 2, rap: true });
       await publish5(client, 'free/ret/c', 'live', { qos: 1, retain: true });
-      await until(() => got.length === 2);
+      await eventually(() => got.length === 2);
       assert.equal(got[1]!.packet.retain, true);
       // nl: its own publishes are not sent back.
       await subscribe5(client, 'free/nl/#', { qos: 1, nl: true });
       await publish5(client, 'free/nl/x', 'mine', { qos: 1 });
+      // Time is the test: its own publish is not sent back (nl).
       await sleep(300);
       assert.equal(got.filter((m) => m.topic === 'free/nl/x').length, 0);
       // Subscription identifier echoed.
       await subscribe5(client, 'free/sid/#', { qos: 1, properties: { subscriptionIdentifier: 42 } });
       await publish5(client, 'free/sid/x', 'sid', { qos: 1 });
-      await until(() => got.some((m) => m.topic === 'free/sid/x'));
+      await eventually(() => got.some((m) => m.topic === 'free/sid/x'));
       const m = got.find((x) => x.topic === 'free/sid/x')!;
       assert.deepEqual([m.packet.properties?.subscriptionIdentifier].flat(), [42]);
       await publish5(client, 'free/ret/a', '', { qos: 1, retain: true });
@@ -599,7 +601,7 @@ describe('UNS broker on MQTT 5', () => {
     const reasons: number[] = [];
     first.client.on('disconnect', (p) => reasons.push(p.reasonCode ?? 0));
     const second = await connect5(url, { ...READER, clientId: 'taken' });
-    await until(() => reasons.length > 0);
+    await eventually(() => reasons.length > 0);
     assert.deepEqual(reasons, [0x8e]);
     await end5(second.client);
     await end5(first.client);
@@ -629,9 +631,10 @@ describe('UNS broker on MQTT 5', () => {
     await dying.next('connack');
     const killed = Date.now();
     dying.socket.destroy();
+    // Time is the test: the will is delayed.
     await sleep(1000);
     assert.equal(got.length, 0, 'not before the delay');
-    await until(() => got.length === 1, 4000);
+    await eventually(() => got.length === 1, 4000);
     assert.ok(Date.now() - killed >= 1900, `after ${Date.now() - killed} ms`);
     assert.equal(got[0]!.payload, 'gone');
     await end5(watcher);
@@ -676,15 +679,17 @@ describe('UNS broker on MQTT 5 across restarts', () => {
       pub.client.on('disconnect', (p) => reasons.push(p.reasonCode ?? 0));
       const dataDir = t.dataDir;
       await t.stop({ keepData: true });
-      await until(() => reasons.length > 0);
+      await eventually(() => reasons.length > 0);
       assert.deepEqual(reasons, [0x8b]);
       await end5(pub.client);
+      // Time is the test: the short-lived message expires across the restart.
       await sleep(2500);
       const t2 = await startTestUns({ dataDir, databaseUrl });
       try {
         const s2 = await connect5(`mqtt://127.0.0.1:${t2.mqttPort}`, opts);
         const got = collect(s2.client);
         assert.equal(s2.connack.sessionPresent, true);
+        // Time is the test: nothing more arrives.
         await sleep(800);
         assert.deepEqual(
           got.map((m) => m.payload),

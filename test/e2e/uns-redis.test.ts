@@ -51,6 +51,7 @@ test('two UNS nodes on one Redis and one PostgreSQL: publish on one, receive on 
     const onA = await connectMqtt(`mqtt://127.0.0.1:${a.mqttPort}`, creds);
     const onB = await connectMqtt(`mqtt://127.0.0.1:${b.mqttPort}`, creds);
     assert.equal(await subscribe(onA, `${base}/#`, 1), 1);
+    // No event says that the other node knows of the subscription (shared through Redis).
     await new Promise((r) => setTimeout(r, 200));
     for (const qos of [0, 1, 2] as const) {
       const got = nextMessage(onA, `${base}/q${qos}`);

@@ -10,16 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { pgTestDatabase } from '../helpers/postgres.js';
 import { redisTestUrl } from '../helpers/redis.js';
 import { connectMqtt, createAccount, gql, startTestUns, subscribe, unsToken } from '../helpers/uns.js';
-import {
-  collect,
-  connect5,
-  publish5,
-  raw5,
-  sleep,
-  subscribe5,
-  until,
-  type Message5,
-} from '../helpers/mqtt5.js';
+import { collect, connect5, publish5, raw5, subscribe5, type Message5 } from '../helpers/mqtt5.js';
+import { eventually, sleep } from '../helpers/util.js';
 
 const texts = (got: Message5[]) => got.map((m) => m.payload);
 
@@ -65,7 +57,8 @@ test('shared subscriptions across two nodes over Redis: round robin over all mem
     for (let i = 0; i < 30; i++) await publish5(pubA, `${base}/a`, `a${i}`, { qos: 1 });
     for (let i = 0; i < 30; i++) await publish5(pubB, `${base}/b`, `b${i}`, { qos: 1 });
     const counts = () => JSON.stringify([g1.length, g2.length, g3.length]);
-    await until(() => g1.length + g2.length + g3.length === 60, 8000, counts);
+    await eventually(() => g1.length + g2.length + g3.length === 60, 8000, counts);
+    // Time is the test: nothing more (no duplicate) arrives.
     await sleep(500);
     assert.equal(g1.length + g2.length + g3.length, 60, `nothing twice ${counts()}`);
     assert.deepEqual([g1.length, g2.length, g3.length], [20, 20, 20]);
@@ -87,20 +80,22 @@ test('shared subscriptions across two nodes over Redis: round robin over all mem
     await dying.next('connack');
     dying.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: filter, qos: 1 }] });
     await dying.next('suback');
+    // The nodes tell each other their members (no event to wait on).
     await sleep(1000);
     g1.length = 0;
     g2.length = 0;
     for (let i = 0; i < 12; i++) await publish5(pubA, `${base}/job`, `j${i}`, { qos: 1 });
     const inFlight = () => dying.packets.filter((p) => p.cmd === 'publish');
-    await until(
+    await eventually(
       () => inFlight().length === 4,
       8000,
       () => `dying got ${inFlight().length}`,
     );
-    await until(() => g1.length + g2.length === 8, 8000, counts);
+    await eventually(() => g1.length + g2.length === 8, 8000, counts);
     const unacked = inFlight().map((p) => p.payload.toString());
     dying.socket.destroy();
-    await until(() => g1.length + g2.length === 12, 8000, counts);
+    await eventually(() => g1.length + g2.length === 12, 8000, counts);
+    // Time is the test: nothing more (no duplicate) arrives.
     await sleep(500);
     const got = [...texts(g1), ...texts(g2)];
     assert.equal(got.length, 12, 'nothing twice');
@@ -155,10 +150,12 @@ test('MQTT 5 across two nodes over Redis: properties and message expiry through 
       },
     });
     await new Promise<void>((r) => pub.end(true, {}, () => r()));
+    // Time is the test: the short-lived message expires.
     await sleep(2200);
     const s2 = await connect5(`mqtt://127.0.0.1:${b.mqttPort}`, session);
     const got = collect(s2.client);
     assert.equal(s2.connack.sessionPresent, true);
+    // Time is the test: nothing more arrives.
     await sleep(800);
     assert.deepEqual(texts(got), ['long']);
     const p = got[0]!.packet.properties;

@@ -17,17 +17,8 @@ import {
   unsToken,
   type TestUns,
 } from '../helpers/uns.js';
-import {
-  collect,
-  connect5,
-  end5,
-  publish5,
-  raw5,
-  sleep,
-  subscribe5,
-  until,
-  type Message5,
-} from '../helpers/mqtt5.js';
+import { collect, connect5, end5, publish5, raw5, subscribe5, type Message5 } from '../helpers/mqtt5.js';
+import { eventually, sleep } from '../helpers/util.js';
 
 const run = promisify(execFile);
 const DEV = { username: 'shared-dev', password: 'shared-dev-password' };
@@ -66,7 +57,8 @@ describe('UNS shared subscriptions on one node', () => {
       assert.deepEqual(await subscribe5(plain, 'plant/#', { qos: 1 }), [1]);
       for (let i = 0; i < 30; i++) assert.equal(await publish5(pub, `plant/m/${i}`, `m${i}`, { qos: 1 }), 0);
       const counts = () => JSON.stringify([ga.length, gb.length, gc.length, gp.length]);
-      await until(() => ga.length + gb.length + gc.length === 30 && gp.length === 30, 5000, counts);
+      await eventually(() => ga.length + gb.length + gc.length === 30 && gp.length === 30, 5000, counts);
+      // Time is the test: nothing more (no duplicate) arrives.
       await sleep(200);
       assert.deepEqual([ga.length, gb.length, gc.length], [10, 10, 10]);
       const all = [...payloads(ga), ...payloads(gb), ...payloads(gc)].sort();
@@ -78,14 +70,16 @@ describe('UNS shared subscriptions on one node', () => {
       await end5(a);
       await sleep(300); // the broker has seen it go
       for (let i = 30; i < 40; i++) await publish5(pub, `plant/m/${i}`, `m${i}`, { qos: 1 });
-      await until(() => gb.length + gc.length === 30, 5000, counts);
+      await eventually(() => gb.length + gc.length === 30, 5000, counts);
+      // Time is the test: nothing more (no duplicate) arrives.
       await sleep(200);
       assert.equal(gb.length + gc.length, 30);
       assert.deepEqual([gb.length - 10, gc.length - 10], [5, 5]);
       // After UNSUBSCRIBE a member gets nothing more from the group.
       await b.unsubscribeAsync('$share/grp/plant/#');
       for (let i = 40; i < 44; i++) await publish5(pub, `plant/m/${i}`, `m${i}`, { qos: 1 });
-      await until(() => gc.length === 19, 5000, counts);
+      await eventually(() => gc.length === 19, 5000, counts);
+      // Time is the test: nothing more (no duplicate) arrives.
       await sleep(200);
       assert.equal(gb.length, 15);
     } finally {
@@ -109,7 +103,8 @@ describe('UNS shared subscriptions on one node', () => {
       await subscribe5(y, '$share/g2/plant/#', { qos: 1 });
       for (let i = 0; i < 4; i++) await publish5(pub, 'plant/public/v', `p${i}`, { qos: 1 });
       await publish5(pub, 'plant/secret/v', 's', { qos: 1 });
-      await until(() => gl.length + gx.length === 4 && gy.length === 5);
+      await eventually(() => gl.length + gx.length === 4 && gy.length === 5);
+      // Time is the test: nothing more arrives.
       await sleep(200);
       assert.deepEqual([gl.length, gx.length], [2, 2]);
       assert.ok(!payloads(gl).includes('s'));
@@ -136,11 +131,12 @@ describe('UNS shared subscriptions on one node', () => {
       await subscribe5(b, '$share/work/plant/jobs/#', { qos: 1 });
       assert.equal(await subscribe(c, '$share/work/plant/jobs/#', 1), 1);
       for (let i = 0; i < 12; i++) await publish5(pub, 'plant/jobs/j', `j${i}`, { qos: 1 });
-      await until(() => dying.packets.filter((p) => p.cmd === 'publish').length === 4);
-      await until(() => gb.length + gc.length === 8);
+      await eventually(() => dying.packets.filter((p) => p.cmd === 'publish').length === 4);
+      await eventually(() => gb.length + gc.length === 8);
       const unacked = dying.packets.filter((p) => p.cmd === 'publish').map((p) => p.payload.toString());
       dying.socket.destroy();
-      await until(() => gb.length + gc.length === 12);
+      await eventually(() => gb.length + gc.length === 12);
+      // Time is the test: nothing more (no duplicate) arrives.
       await sleep(300);
       const got = [...payloads(gb), ...payloads(gc)];
       assert.equal(got.length, 12, 'nothing twice');
@@ -166,10 +162,11 @@ describe('UNS shared subscriptions on one node', () => {
       await publish5(c, 'plant/ret/x', 'kept', { qos: 1, retain: true });
       const got = collect(c);
       assert.deepEqual(await subscribe5(c, '$share/ret/plant/ret/#', { qos: 1 }), [1]);
+      // Time is the test: no retained message for a shared subscription.
       await sleep(400);
       assert.equal(got.length, 0);
       await publish5(c, 'plant/ret/x', 'live', { qos: 1 });
-      await until(() => got.length === 1);
+      await eventually(() => got.length === 1);
       assert.equal(got[0]!.payload, 'live');
       await publish5(c, 'plant/ret/x', '', { qos: 1, retain: true });
     } finally {
@@ -185,6 +182,7 @@ describe('UNS shared subscriptions on one node', () => {
     ];
     const s5 = run('mosquitto_sub', args('5'));
     const s3 = run('mosquitto_sub', args('311'));
+    // No event says that mosquitto_sub (another process) has subscribed.
     await sleep(500);
     const pub = (await connect5(url, DEV)).client;
     for (let i = 0; i < 4; i++) await publish5(pub, 'plant/mosq/x', `q${i}`, { qos: 1 });

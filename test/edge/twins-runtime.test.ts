@@ -46,6 +46,7 @@ function nextOn(subject: string, ms = 2000): Promise<any> {
     });
   });
 }
+// Timers of the runtime under test (publish intervals, staleness): time is the test.
 const settle = () => new Promise((r) => setTimeout(r, 60));
 
 test('payload along the hierarchy, with a transformation, a static attribute and stale marks', async () => {
@@ -77,6 +78,7 @@ test('payload along the hierarchy, with a transformation, a static attribute and
   assert.equal(got.ageMs.Speed, null);
   assert.ok(got.ageMs.Pressure >= 0 && got.ageMs.Pressure < 200);
   assert.deepEqual(got.errors, {});
+  // Time is the test: the values age.
   await new Promise((r) => setTimeout(r, 250));
   const later = nextOn(i.topic);
   hub.publish('devicehub.raw.gen.s', { value: 1450 });
@@ -317,8 +319,10 @@ test('a model with PublishIntervalMs publishes at that interval without inputs, 
   const seen: any[] = [];
   const sub = hub.subscribe(i.topic, (msg) => void seen.push(msg.data));
   hub.publish('tank.level', { value: 3 }); // no payload of its own: PublishOnChange is off
+  // Time is the test: nothing is published (PublishOnChange off).
   await new Promise((r) => setTimeout(r, 20));
   assert.equal(seen.length, 0);
+  // Time is the test: the interval publishes.
   await new Promise((r) => setTimeout(r, 350));
   sub.unsubscribe();
   assert.ok(seen.length >= 2 && seen.length <= 5, `${seen.length} payloads in 370 ms`);

@@ -28,7 +28,7 @@ export const params = (): fc.Parameters<unknown> => ({
 
 /** Longest wait for an answer to one fuzzed request or packet. */
 export const ANSWER_MS = 5000;
-/** Resident memory bound of a fuzzed process (it runs from source through tsx). */
+/** Resident memory bound of a fuzzed process (the built CLI, `dist/`). */
 export const RSS_BOUND = 600 * 1024 * 1024;
 
 export function rss(pid: number): number {

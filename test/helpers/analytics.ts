@@ -40,16 +40,6 @@ export function collect(nc: NatsConnection, subject: string): { items: any[]; st
   return { items, stop: () => sub.unsubscribe() };
 }
 
-export async function waitFor<T>(fn: () => T | undefined | false, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 export const CREATE_INSTANCE = `mutation($in: CreateProcessorInstanceRequest!) { CreateProcessorInstance(input: $in) { ID Name Kind Parameters State Error OutputSubject GroupID Position { X Y } } }`;
 
 /** A GraphQL subscription over WebSocket (graphql-transport-ws) on /analytics/v3. */

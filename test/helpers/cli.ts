@@ -10,24 +10,27 @@ import { promisify } from 'node:util';
 import { parseReadyLine, type ReadyLine } from '../../src/kernel/ready.js';
 
 const run = promisify(execFile);
-
-/** Node arguments that run the CLI from source (tsx), as `node <CLI_ARGS> <command...>`. */
-export const CLI_ARGS = ['--import', 'tsx', join(import.meta.dirname, '../../src/cli/main.ts')];
+const root = join(import.meta.dirname, '../..');
 
 /**
- * Node arguments that run the built CLI (`dist/`, as `npm start` and a deployment do): for the
- * benchmarks that measure a service's memory, which the source loader (tsx) would inflate.
- * Run `npm run build` first (`buildOnce` does).
+ * Node arguments that run the built CLI (`dist/`, as `npm start` and a deployment do), as
+ * `node <CLI_ARGS> <command...>`: a process starts in a fraction of the time the sources through
+ * tsx take, and its memory is the product's. `runCli`, `runCliJson` and `startCli` build first
+ * when a source changed (`ensureBuilt`); a caller that runs `CLI_ARGS` itself calls it first.
  */
-export const BUILT_CLI_ARGS = [join(import.meta.dirname, '../../dist/cli/main.js')];
+export const CLI_ARGS = [join(root, 'dist/cli/main.js')];
 
 let built = false;
-/** Builds `dist/` once per process. */
-export function buildOnce(): void {
-  if (built) return;
-  execFileSync('npm', ['run', 'build', '--silent'], {
+/**
+ * Builds `dist/` when a source is newer than the last build (scripts/build.mjs `--if-changed`),
+ * once per process. The test runner builds before the suite and says so in
+ * `MILLWRIGHT_TEST_DIST_BUILT`: then nothing is looked at again.
+ */
+export function ensureBuilt(): void {
+  if (built || process.env.MILLWRIGHT_TEST_DIST_BUILT === '1') return;
+  execFileSync(process.execPath, [join(root, 'scripts/build.mjs'), '--if-changed'], {
     stdio: 'inherit',
-    cwd: join(import.meta.dirname, '../..'),
+    cwd: root,
   });
   built = true;
 }
@@ -51,6 +54,7 @@ export interface CliRun {
 
 /** Runs a command to its end; a failing command answers its exit code instead of throwing. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<CliRun> {
+  ensureBuilt();
   return run(process.execPath, [...CLI_ARGS, ...args], { env }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: CliRun) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
@@ -59,6 +63,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Pro
 
 /** Runs a command that prints JSON (the administration commands) and answers the parsed output. */
 export function runCliJson(args: string[], env: NodeJS.ProcessEnv): any {
+  ensureBuilt();
   return JSON.parse(execFileSync(process.execPath, [...CLI_ARGS, ...args], { env, encoding: 'utf8' }));
 }
 
@@ -84,15 +89,12 @@ export async function startCli(
     env?: NodeJS.ProcessEnv;
     timeoutMs?: number;
     inheritStderr?: boolean;
-    /** Run the built CLI (`dist/`, built first) instead of the sources through tsx. */
-    built?: boolean;
   } = {},
 ): Promise<CliProcess> {
-  if (options.built) buildOnce();
+  ensureBuilt();
   // Node flags for the service processes while investigating (`--cpu-prof --cpu-prof-dir=/tmp/p`).
   const nodeArgs = process.env.MILLWRIGHT_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const cli = options.built ? BUILT_CLI_ARGS : CLI_ARGS;
-  const child = spawn(process.execPath, [...nodeArgs, ...cli, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, ...CLI_ARGS, ...args], {
     env: options.env ?? cleanEnv(),
     stdio: ['ignore', 'pipe', options.inheritStderr ? 'inherit' : 'pipe'],
   });
@@ -100,10 +102,11 @@ export async function startCli(
   let err = '';
   child.stderr?.on('data', (d) => (err += d));
   const ready = await new Promise<ReadyLine>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`not ready in time; stdout: ${out} stderr: ${err}`)),
-      options.timeoutMs ?? 30_000,
-    );
+    const timer = setTimeout(() => {
+      // A process that is not ready is of no use, and alive it would keep the test file running.
+      child.kill('SIGKILL');
+      reject(new Error(`not ready in time; stdout: ${out} stderr: ${err}`));
+    }, options.timeoutMs ?? 30_000);
     let scanned = 0;
     child.stdout!.on('data', (d) => {
       out += d;

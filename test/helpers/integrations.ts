@@ -1,67 +1,19 @@
 /**
  * Shared scaffolding of the integration tests and bench: an edge with an admin token and `/cc/v2`
- * helpers, a private Mosquitto (free port, optional persistence, TLS, password file), test
- * certificates made with openssl, and small polling helpers.
+ * helpers, test certificates made with openssl, a TCP proxy, the MySQL and RabbitMQ checks and a
+ * private nats-server. The private Mosquitto is in peers/mosquitto.ts, the waits in util.ts.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, Socket, type AddressInfo } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } from './edge.js';
 import type { EdgeConfig } from '../../src/edge/service.js';
+import { eventually, freePort, have, portOpen } from './util.js';
 
 export const CC = '/cc/v2';
-
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-export async function eventually(
-  fn: () => Promise<boolean> | boolean,
-  ms = 10_000,
-  what = 'condition',
-): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > until) throw new Error(`${what} not reached within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-export function have(binary: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${binary}`]).status === 0;
-}
-
-/** A reason to skip when a binary is absent; on CI its absence fails the run. */
-export function skipUnless(binary: string): string | false {
-  if (have(binary) || (binary.startsWith('/') && spawnSync('test', ['-x', binary]).status === 0))
-    return false;
-  if (process.env.CI === 'true') throw new Error(`${binary} is required on CI`);
-  return `${binary} is not installed`;
-}
-
-export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = new Socket();
-    s.setTimeout(1000);
-    s.once('error', () => resolve(false));
-    s.once('timeout', () => {
-      s.destroy();
-      resolve(false);
-    });
-    s.connect(port, host, () => {
-      s.destroy();
-      resolve(true);
-    });
-  });
-}
 
 export interface IntegEdge {
   t: TestEdge;
@@ -155,92 +107,6 @@ export async function startIntegEdge(overrides: Partial<EdgeConfig> = {}): Promi
     stop: () => t.stop(),
   };
   return e;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Mosquitto
-
-export interface MosquittoOptions {
-  /** Keep sessions and queued messages in a file across restarts. */
-  persistence?: boolean;
-  /** TLS listener with these files; `requireCertificate` for mutual TLS. */
-  tls?: {
-    cert: string;
-    key: string;
-    ca: string;
-    requireCertificate?: boolean;
-    useIdentityAsUsername?: boolean;
-  };
-  /** user → password; anonymous access is refused when given. */
-  passwords?: Record<string, string>;
-}
-
-/** A Mosquitto of the test's own on a free port, with a config file in a temporary directory. */
-export class Mosquitto {
-  readonly dir = mkdtempSync(join(tmpdir(), 'mw-mosq-'));
-  port = 0;
-  #proc: ChildProcess | undefined;
-  #log = '';
-
-  constructor(readonly options: MosquittoOptions = {}) {}
-
-  get log(): string {
-    return this.#log;
-  }
-
-  async start(): Promise<number> {
-    if (!this.port) this.port = await freePort();
-    const o = this.options;
-    const lines = [`listener ${this.port} 127.0.0.1`, 'max_queued_messages 0', 'max_inflight_messages 0'];
-    if (o.persistence)
-      lines.push('persistence true', `persistence_location ${this.dir}/`, 'autosave_interval 1');
-    if (o.passwords) {
-      const file = join(this.dir, 'passwd');
-      writeFileSync(file, '');
-      for (const [user, pass] of Object.entries(o.passwords)) {
-        const r = spawnSync('mosquitto_passwd', ['-b', file, user, pass]);
-        if (r.status !== 0) throw new Error(`mosquitto_passwd failed: ${r.stderr}`);
-      }
-      lines.push('allow_anonymous false', `password_file ${file}`);
-    } else lines.push('allow_anonymous true');
-    if (o.tls) {
-      lines.push(`cafile ${o.tls.ca}`, `certfile ${o.tls.cert}`, `keyfile ${o.tls.key}`);
-      if (o.tls.requireCertificate) lines.push('require_certificate true');
-      if (o.tls.useIdentityAsUsername) lines.push('use_identity_as_username true');
-    }
-    const conf = join(this.dir, 'mosquitto.conf');
-    writeFileSync(conf, lines.join('\n') + '\n');
-    // Started as root, Mosquitto drops to its own user: it must read (and persist in) this directory.
-    chmodSync(this.dir, 0o777);
-    for (const n of readdirSync(this.dir)) chmodSync(join(this.dir, n), 0o644);
-    const bin = have('mosquitto') ? 'mosquitto' : '/usr/sbin/mosquitto';
-    const proc = spawn(bin, ['-c', conf, '-v'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.#proc = proc;
-    const keep = (b: Buffer) => {
-      this.#log = (this.#log + b.toString()).slice(-200_000);
-    };
-    proc.stdout?.on('data', keep);
-    proc.stderr?.on('data', keep);
-    await eventually(() => portOpen(this.port), 10_000, `mosquitto on ${this.port}`).catch((err: Error) => {
-      throw new Error(`${err.message}\n${this.#log}`);
-    });
-    return this.port;
-  }
-
-  async stop(): Promise<void> {
-    const p = this.#proc;
-    this.#proc = undefined;
-    if (p && p.exitCode === null) {
-      const done = new Promise((r) => p.once('exit', r));
-      p.kill('SIGTERM');
-      await done;
-    }
-  }
-
-  async dispose(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -89,18 +89,3 @@ export async function activationCode(
   if (r.status !== 201) throw new Error(`activation code: ${r.status} ${r.text}`);
   return r.body.code as string;
 }
-
-/** Polls `check` until it holds (or fails after `timeoutMs`). */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -6,6 +6,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { eventually } from './util.js';
 
 const require = createRequire(import.meta.url);
 const mqttPacket = require('mqtt-packet') as {
@@ -89,21 +90,6 @@ export function collect(client: MqttClient): Message5[] {
   return got;
 }
 
-export async function until(
-  cond: () => boolean,
-  ms = 5000,
-  what: string | (() => string) = 'condition',
-): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end)
-      throw new Error(`${typeof what === 'function' ? what() : what} not met within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export function end5(client: MqttClient): Promise<void> {
   return new Promise((resolve) => client.end(true, {}, () => resolve()));
 }
@@ -146,11 +132,11 @@ export async function raw5(port: number, connect: Record<string, any>, protocolV
           return p;
         }
         if (Date.now() > end) throw new Error(`no ${cmd} within ${ms} ms (got ${packets.map((x) => x.cmd)})`);
-        await sleep(10);
+        await new Promise((r) => setTimeout(r, 10));
       }
     },
     async closed(ms = 5000) {
-      await until(() => isClosed, ms, 'connection closed');
+      await eventually(() => isClosed, ms, 'connection closed');
     },
     isClosed: () => isClosed,
   };

@@ -12,6 +12,7 @@ import { unsConfigWith, type UnsConfig } from '../../src/uns/service.js';
 import { startUns, type UnsService } from '../../src/uns/service.js';
 import { http, type HttpReply } from './edge.js';
 import { TEST_LOG_FORMAT } from './log-format.js';
+import { eventually } from './util.js';
 
 export const UNS_ADMIN_PASSWORD = 'uns-admin-password';
 export const TOKEN_PATH = '/auth/realms/standalone/protocol/openid-connect/token';
@@ -305,16 +306,12 @@ export async function startUnsProcess(
 
 /** Waits until the process's output (its JSON log lines) contains `text`; answers those lines. */
 export async function waitForLog(p: { output(): string }, text: string, ms = 5000): Promise<string[]> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const lines = p
+  const lines = () =>
+    p
       .output()
       .split('\n')
       .filter((l) => l.includes(text));
-    if (lines.length > 0) return lines;
-    if (Date.now() > until) throw new Error(`no log line with "${text}" within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return eventually(() => lines().length > 0 && lines(), ms, `a log line with "${text}"`);
 }
 
 function mqttString(s: string | Buffer): Buffer {

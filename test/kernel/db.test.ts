@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database, sql, typed, type Kysely, type ModuleMigrations } from '../../src/kernel/db/index.js';
 import { forEachDialect, pgTestDatabase } from '../helpers/postgres.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from '../helpers/util.js';
 
 async function tableExists(database: Database, table: string): Promise<boolean> {
   const tables = await database.db.introspection.getTables();
@@ -148,6 +147,7 @@ forEachDialect('kernel database', (ctx) => {
       const database = ctx.reopen(await ctx.fresh(), { poolSize: 1 });
       const result = await Promise.race([
         database.migrate([{ module: 'edge.p', migrations: [createThing('0001-p', 'p')] }]),
+        // A bound on the wait, not a wait: the migration must not hang.
         sleep(5000).then(() => 'timed out'),
       ]);
       assert.deepEqual(result, ['edge.p/0001-p']);
@@ -410,6 +410,7 @@ describe('kernel database on PostgreSQL', () => {
         runs++;
         running++;
         assert.equal(running, 1, 'two migrations ran at the same time');
+        // A slow migration: the other process must wait for it.
         await sleep(200);
         await db.schema.createTable('slow').addColumn('id', 'text').execute();
         running--;
@@ -436,6 +437,7 @@ describe('kernel database on PostgreSQL', () => {
         runs++;
         running++;
         assert.equal(running, 1, 'two migrations ran at the same time');
+        // A slow migration: the other process must wait for it.
         await sleep(200);
         await db.schema.createTable('slow').addColumn('id', 'text').execute();
         running--;

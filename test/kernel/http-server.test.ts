@@ -61,6 +61,7 @@ test('graceful close finishes an in-flight request and refuses new connections',
   const inside = new Promise<void>((r) => (entered = r));
   app.get('/slow', async () => {
     entered();
+    // A request that takes time: what the graceful close waits for.
     await new Promise((r) => setTimeout(r, 300));
     return { done: true };
   });
@@ -81,6 +82,7 @@ test('graceful close gives up on a request that outlives the timeout', async () 
   const inside = new Promise<void>((r) => (entered = r));
   app.get('/stuck', async () => {
     entered();
+    // A request that outlives the close timeout: what is tested.
     await new Promise((r) => setTimeout(r, 5000));
     return {};
   });

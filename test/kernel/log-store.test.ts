@@ -13,6 +13,7 @@ import {
   type LogStoreOptions,
 } from '../../src/kernel/logging/log-store.js';
 import { createLogger, REDACTED } from '../../src/kernel/logging/logger.js';
+import { eventually } from '../helpers/util.js';
 
 const T0 = Date.UTC(2026, 10, 25, 22, 10, 1, 123); // 2026-11-25T22:10:01.123Z
 
@@ -31,14 +32,6 @@ afterEach(async () => {
   for (const s of stores) await s.close();
   stores = [];
 });
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 2000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** A destination that keeps the lines pino writes. */
 function captureStream(): { lines: string[]; write(line: string): void } {
@@ -179,14 +172,14 @@ describe('LogStore', () => {
 
     // A full batch is written without waiting for flush().
     for (let i = 0; i < 10; i++) store.append({ level: 'info', message: `n${i}`, component: 'edge' });
-    await until(async () => (await store.query({})).entries.length === 19);
+    await eventually(async () => (await store.query({})).entries.length === 19, 2000);
     assert.equal(store.pending, 0);
 
     // The interval writes a partial batch.
     const timed = await openStore({ flushIntervalMs: 20 });
     timed.append({ level: 'info', message: 'soon', component: 'edge' });
     assert.equal(timed.pending, 1);
-    await until(async () => (await timed.query({})).entries.length === 1);
+    await eventually(async () => (await timed.query({})).entries.length === 1, 2000);
 
     // Large bursts are split into transactions of batchSize.
     const burst = await openStore({ batchSize: 500 });
@@ -261,7 +254,7 @@ describe('LogStore', () => {
     store.append({ time: T0, level: 'info', message: 'old soon', component: 'edge' });
     await store.flush();
     now = T0 + 5000;
-    await until(async () => (await store.query({})).entries.length === 0);
+    await eventually(async () => (await store.query({})).entries.length === 0, 2000);
   });
 
   it('filters by minimum level, exact component and case-insensitive message text', async () => {

@@ -6,6 +6,7 @@ import { BULK_CHANGE_ITEMS, bulkCollections, noteBulkChange } from '../../src/ke
 test('a bulk change runs a full collection 2 s after it settles; a small change runs none', async () => {
   const before = bulkCollections();
   noteBulkChange(BULK_CHANGE_ITEMS - 1);
+  // Time is the test: the collection runs 2 s after a bulk change settles.
   await new Promise((r) => setTimeout(r, 2300));
   assert.equal(bulkCollections(), before, 'a small change schedules nothing');
 
@@ -15,8 +16,10 @@ test('a bulk change runs a full collection 2 s after it settles; a small change 
   const heapBefore = process.memoryUsage().heapUsed;
   noteBulkChange(BULK_CHANGE_ITEMS);
   noteBulkChange(BULK_CHANGE_ITEMS * 10); // settles again: still one round
+  // Time is the test: not before the change settled...
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(bulkCollections(), before, 'not before the change settled');
+  // ...and soon after.
   await new Promise((r) => setTimeout(r, 900));
   assert.equal(bulkCollections(), before + 1, 'the first pass ran');
   assert.ok(process.memoryUsage().heapUsed < heapBefore, 'the garbage was collected');

@@ -171,6 +171,7 @@ test('an edge that does not answer in time: 504 to the caller, cancel to the edg
     socket.edge({ t: 'res', id: sid, status: 200, headers: {} });
     const res = await streamed;
     for (let i = 0; i < 4; i++) {
+      // Time is the test: a body streamed in parts spaced in time.
       await new Promise((r) => setTimeout(r, 120));
       socket.edge(bodyFrame(sid, Buffer.from(`part${i} `)));
     }

@@ -64,6 +64,7 @@ before(async () => {
       await ctx.markSent();
       running++;
       maxRunning = Math.max(maxRunning, running);
+      // A subtask that takes time, so that runs overlap if they can.
       await new Promise((r) => setTimeout(r, 100));
       running--;
       return { status: 'SUCCEEDED' };
@@ -121,6 +122,7 @@ test('at most `concurrency` subtasks at once; offline devices wait and run once 
   for (let i = 0; i < 500 && (await tasks.task(admin, t.taskId)).counts.SUCCEEDED !== 8; i++)
     await new Promise((r) => setTimeout(r, 20));
   // The two offline devices still wait a while later.
+  // Time is the test: the offline devices still wait a while later.
   await new Promise((r) => setTimeout(r, 300));
   const mid = await tasks.task(admin, t.taskId);
   assert.equal(mid.status, 'RUNNING');

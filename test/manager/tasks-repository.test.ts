@@ -86,6 +86,7 @@ forEachDialect('task repository', (ctx) => {
     assert.ok(first);
     assert.equal(await a.markSent(first.id, 'A'), true);
     assert.deepEqual(await b.claim('B', ['d1'], 1, 50), []);
+    // Time is the test: the 50 ms claim lease runs out.
     await new Promise((r) => setTimeout(r, 80));
     const [taken] = await b.claim('B', ['d1'], 1, 60_000);
     assert.equal(taken?.id, first.id);
@@ -113,6 +114,7 @@ forEachDialect('task repository', (ctx) => {
 
     const { task: t2, subtasks: s2 } = rows('late', ['x'], Date.now() + 30);
     await a.insertTask(t2, s2);
+    // Time is the test: the deadline (30 ms) passes.
     await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(await a.failOverdue(), ['late']);
     await a.settle('late');

@@ -19,8 +19,8 @@ import {
   type DevicehubReadModel,
 } from '../../../src/edge/devicehub/index.js';
 import { ACQUISITION_DRIVERS, AcquisitionEngine } from '../../../src/edge/acquisition/index.js';
-import { eventually } from './support.js';
 import { ModbusPeer } from '../../helpers/peers/modbus.js';
+import { eventually } from '../../helpers/util.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-acq-changes-'));
 let db: Database;
@@ -128,6 +128,7 @@ test('a one-tag update re-reads that tag only and reschedules only it; a device 
   const took = performance.now() - t0;
   assert.equal(got.value, peers[0]!.holding[7]! * 2);
   assert.ok(took < 1000, `first value with the new settings after ${took.toFixed(0)} ms`);
+  // Time is the test: nothing else is read in the next 100 ms.
   await new Promise((r) => setTimeout(r, 100));
   assert.deepEqual(calls, [['tags', 1]], 'the changed tag is read by ID, nothing else');
   assert.equal(peers[0]!.reads[3], before[0]! + 1, 'one request: the changed tag alone');
@@ -142,6 +143,7 @@ test('a one-tag update re-reads that tag only and reschedules only it; a device 
   // A device change that keeps its connection settings: read again, not restarted.
   calls.length = 0;
   await service.updateDevice({ ID: d1, Description: 'line 2' });
+  // Time is the test: nothing else is read in the next 100 ms.
   await new Promise((r) => setTimeout(r, 100));
   assert.deepEqual(calls, [['devices', 1]]);
   assert.deepEqual([engine.deviceStatus(d0)!.connects, engine.deviceStatus(d1)!.connects], [1, 1]);

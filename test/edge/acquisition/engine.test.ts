@@ -21,7 +21,7 @@ import {
   type DriverFactory,
   type TagSpec,
 } from '../../../src/edge/acquisition/index.js';
-import { eventually } from './support.js';
+import { eventually } from '../../helpers/util.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-acq-engine-'));
 let db: Database;
@@ -149,7 +149,7 @@ test('a slow device: one read per group at a time, overruns counted', async () =
   ]);
   await engine.start();
   after(() => engine.stop());
-  await new Promise((r) => setTimeout(r, 400));
+  await eventually(() => engine.deviceStatus(dev.ID)!.overruns > 0 && log.reads >= 3, 10_000, 'overruns');
   const st = engine.deviceStatus(dev.ID)!;
   await engine.stop();
   assert.equal(log.maxConcurrent, 1);

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from 'nats';
-import { eventually } from '../../helpers/peers/util.js';
 import { bootstrapAdmin, clientToken, graphql, startTestEdge, type TestEdge } from '../../helpers/edge.js';
 import type { EdgeConfig } from '../../../src/edge/service.js';
+import { eventually } from '../../helpers/util.js';
 
 export interface AcqEdge {
   t: TestEdge;
@@ -107,8 +107,6 @@ export function nextMessage(
     })();
   });
 }
-
-export { eventually, freePort, have, skipReason } from '../../helpers/peers/util.js';
 
 /** Runs a DeviceHub browse task to the end; answers every item (folders and leaves) by path. */
 export async function browseAll(e: AcqEdge, deviceId: string, ms = 20_000): Promise<Map<string, any>> {

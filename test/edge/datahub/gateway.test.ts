@@ -135,6 +135,7 @@ describe('DataHub gateway', () => {
         pings += n;
         for (let i = 0; i < n; i++) raw.send('PONG\r\n');
       });
+      // Time is the test: the server's ping interval.
       await new Promise((r) => setTimeout(r, 700));
       assert.ok(pings >= 3, `pinged ${pings} times`);
       assert.ok(!raw.isClosed, 'a client that answers PONG stays');

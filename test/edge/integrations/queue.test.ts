@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DiskQueue } from '../../../src/edge/integrations/queue.js';
+import { ensureBuilt } from '../../helpers/cli.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'mw-queue-'));
 const big = { maxBytes: 1 << 30, maxMessages: 1_000_000, policy: 'drop-oldest' as const };
@@ -112,13 +113,15 @@ for (const sync of ['normal', 'full'] as const) {
     try {
       const file = join(d, 'k.db');
       const script = `
-      import { DiskQueue } from ${JSON.stringify(new URL('../../../src/edge/integrations/queue.ts', import.meta.url).pathname)};
+      import { DiskQueue } from ${JSON.stringify(new URL('../../../dist/edge/integrations/queue.js', import.meta.url).pathname)};
       const q = new DiskQueue(${JSON.stringify(file)}, { maxBytes: 1 << 30, maxMessages: 1e6, policy: 'drop-oldest', sync: '${sync}' });
       for (let i = 0; i < 5000; i++) q.push('t', 's', Buffer.from(JSON.stringify({ value: i })));
       q.flush();
       process.kill(process.pid, 'SIGKILL');
     `;
-      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      // The built module (dist/): a process of its own starts without the source loader.
+      ensureBuilt();
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
         encoding: 'utf8',
       });
       assert.equal(r.signal, 'SIGKILL', r.stderr);

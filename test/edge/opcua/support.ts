@@ -18,6 +18,7 @@ import {
 import { graphql, type HttpReply } from '../../helpers/edge.js';
 import { startAcqEdge, type AcqEdge } from '../acquisition/support.js';
 import type { EdgeConfig } from '../../../src/edge/service.js';
+import { eventually } from '../../helpers/util.js';
 
 export interface UaEdge extends AcqEdge {
   endpoint: string;
@@ -118,19 +119,6 @@ export async function openSession(
 
 export const OPERATOR = { userName: 'operator', password: 'operator-password' };
 
-/** Retries `fn` (every 100 ms) until it does not throw; answers what it answers. */
-export async function eventually<T>(fn: () => Promise<T> | T, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
 /** A graphql-transport-ws client on `/opcua/v2` (the kernel's GraphQL WebSocket). */
 export async function uaSubscriptions(e: UaEdge) {
   const { default: WebSocket } = await import('ws');
@@ -155,7 +143,7 @@ export async function uaSubscriptions(e: UaEdge) {
     ws.once('error', reject);
   });
   ws.send(JSON.stringify({ type: 'connection_init', payload: {} }));
-  await eventually(() => assert.ok(acked, 'connection_ack'), 5000);
+  await eventually(() => acked, 5000, 'connection_ack');
   let n = 0;
   return {
     /** Starts a subscription; answers the list its results are pushed to. */

@@ -9,7 +9,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createRequire } from 'node:module';
 import modbusSerial from 'modbus-serial';
 import type { IServiceVector, ServerTCP as ServerTCPType } from 'modbus-serial/ServerTCP.js';
-import { freePort } from './util.js';
+import { freePort } from '../util.js';
 
 const require = createRequire(import.meta.url);
 const crc16 = require('modbus-serial/utils/crc16.js') as (b: Buffer) => number;

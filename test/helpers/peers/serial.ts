@@ -11,7 +11,7 @@ import modbusSerial from 'modbus-serial';
 import type { IServiceVector } from 'modbus-serial/ServerTCP.js';
 import type { ServerSerial as ServerSerialType } from 'modbus-serial/ServerSerial.js';
 import { MbapForwarder, type ModbusPeer } from './modbus.js';
-import { eventually } from './util.js';
+import { eventually } from '../util.js';
 
 export class PtyPair {
   readonly dir = mkdtempSync(join(tmpdir(), 'mw-pty-'));

@@ -90,7 +90,7 @@ describe('one shape for every module', () => {
       if (existsSync(join(dir, 'migrations.ts'))) problems.push(`${m}: migrations.ts`);
       const mig = join(dir, 'migrations');
       if (!existsSync(mig)) continue;
-      const files = readdirSync(mig);
+      const files = readdirSync(mig).filter((f) => f.endsWith('.ts'));
       if (!files.includes('index.ts')) problems.push(`${m}: migrations/ has no index.ts`);
       for (const f of files)
         if (f !== 'index.ts' && !/^\d{4}-[a-z0-9-]+\.ts$/.test(f)) problems.push(`${m}: migrations/${f}`);

@@ -3,7 +3,8 @@
  * The paged lists are run here (their definitions map the API's fields to these columns), each
  * restricted to what a caller may see (`Visible`, from the service: null for everything).
  */
-import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
+import type { Transaction } from '../../kernel/db/index.js';
+import { BoundRepository } from '../../kernel/db/bound-repository.js';
 import { sql } from '../../kernel/db/index.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 
@@ -113,40 +114,23 @@ export const CONNECTION_LIST: ListDefinition = {
   maxLimit: 1000,
 };
 
-export class FleetRepository {
-  readonly #database: Database;
-  readonly #db: Kysely<FleetTables>;
-  /** Bound to a transaction (see `transaction`). */
-  readonly #bound: boolean;
-
-  constructor(database: Database, trx?: Transaction<FleetTables>) {
-    this.#database = database;
-    this.#db = trx ?? database.typed<FleetTables>();
-    this.#bound = trx !== undefined;
-  }
-
-  /**
-   * Runs `fn` with this repository bound to one transaction (the one it is bound to already,
-   * if any): everything written through the repository it is handed lands, or nothing does.
-   * Inside, go through that repository only (on SQLite another query would wait for the end).
-   */
-  transaction<T>(fn: (repo: FleetRepository) => Promise<T>): Promise<T> {
-    if (this.#bound) return fn(this);
-    return this.#db.transaction().execute((trx) => fn(new FleetRepository(this.#database, trx)));
+export class FleetRepository extends BoundRepository<FleetTables, FleetRepository> {
+  protected bind(trx: Transaction<FleetTables>): FleetRepository {
+    return new FleetRepository(this.database, trx);
   }
 
   async insertCompany(row: CompanyRow): Promise<void> {
-    await this.#db.insertInto('mgr_company').values(row).execute();
+    await this.db.insertInto('mgr_company').values(row).execute();
   }
   getCompany(id: string) {
-    return this.#db.selectFrom('mgr_company').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.db.selectFrom('mgr_company').selectAll().where('id', '=', id).executeTakeFirst();
   }
   getCompanyByName(name: string) {
-    return this.#db.selectFrom('mgr_company').selectAll().where('name', '=', name).executeTakeFirst();
+    return this.db.selectFrom('mgr_company').selectAll().where('name', '=', name).executeTakeFirst();
   }
   /** Companies with their project and device counts, paged; those `visible` holds a role in. */
   listCompanies(spec: ListSpec, visible: Visible) {
-    let q = this.#db
+    let q = this.db
       .selectFrom('mgr_company as c')
       .select([
         'c.id',
@@ -170,12 +154,12 @@ export class FleetRepository {
           ),
         ]),
       );
-    return runList(this.#database, q, COMPANY_LIST, spec);
+    return runList(this.database, q, COMPANY_LIST, spec);
   }
   /** Whether one of `projectIds` is a project of the company. */
   async hasProjectIn(companyId: string, projectIds: string[]): Promise<boolean> {
     if (projectIds.length === 0) return false;
-    const hit = await this.#db
+    const hit = await this.db
       .selectFrom('mgr_project')
       .select('id')
       .where('company_id', '=', companyId)
@@ -185,10 +169,10 @@ export class FleetRepository {
   }
 
   async insertProject(row: ProjectRow): Promise<void> {
-    await this.#db.insertInto('mgr_project').values(row).execute();
+    await this.db.insertInto('mgr_project').values(row).execute();
   }
   getProject(id: string) {
-    return this.#db
+    return this.db
       .selectFrom('mgr_project as p')
       .innerJoin('mgr_company as c', 'c.id', 'p.company_id')
       .select(['p.id', 'p.name', 'p.company_id', 'p.created_at', 'c.name as company_name'])
@@ -197,7 +181,7 @@ export class FleetRepository {
   }
   /** Projects with their company's name and device count, paged (of one company when given). */
   listProjects(spec: ListSpec, companyId: string | undefined, visible: Visible) {
-    let q = this.#db
+    let q = this.db
       .selectFrom('mgr_project as p')
       .innerJoin('mgr_company as c', 'c.id', 'p.company_id')
       .select([
@@ -213,14 +197,14 @@ export class FleetRepository {
       q = q.where((eb) =>
         eb.or([eb('p.company_id', 'in', ids(visible.companyIds)), eb('p.id', 'in', ids(visible.projectIds))]),
       );
-    return runList(this.#database, q, PROJECT_LIST, spec);
+    return runList(this.database, q, PROJECT_LIST, spec);
   }
 
   async insertDevice(row: DeviceRow): Promise<void> {
-    await this.#db.insertInto('mgr_device').values(row).execute();
+    await this.db.insertInto('mgr_device').values(row).execute();
   }
   getDevice(id: string) {
-    return this.#db
+    return this.db
       .selectFrom('mgr_device as d')
       .innerJoin('mgr_project as p', 'p.id', 'd.project_id')
       .selectAll('d')
@@ -229,7 +213,7 @@ export class FleetRepository {
       .executeTakeFirst();
   }
   #devices() {
-    return this.#db
+    return this.db
       .selectFrom('mgr_device as d')
       .innerJoin('mgr_project as p', 'p.id', 'd.project_id')
       .select([
@@ -259,7 +243,7 @@ export class FleetRepository {
           eb('d.project_id', 'in', ids(visible.projectIds)),
         ]),
       );
-    return runList(this.#database, q, DEVICE_LIST, spec);
+    return runList(this.database, q, DEVICE_LIST, spec);
   }
   /** Every device of a project (no secrets), by name. */
   devicesOf(projectId: string) {
@@ -278,18 +262,18 @@ export class FleetRepository {
   }
   /** Devices, and how many are online. */
   async deviceCounts(): Promise<{ devices: number; online: number }> {
-    const row = await this.#db
+    const row = await this.db
       .selectFrom('mgr_device')
       .select([sql<number>`count(*)`.as('devices'), sql<number>`coalesce(sum(online), 0)`.as('online')])
       .executeTakeFirstOrThrow();
     return { devices: Number(row.devices), online: Number(row.online) };
   }
   async deleteDevice(id: string): Promise<boolean> {
-    const res = await this.#db.deleteFrom('mgr_device').where('id', '=', id).executeTakeFirst();
+    const res = await this.db.deleteFrom('mgr_device').where('id', '=', id).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
   }
   async setPrettyName(projectId: string, deviceId: string, prettyName: string | null): Promise<boolean> {
-    const res = await this.#db
+    const res = await this.db
       .updateTable('mgr_device')
       .set({ pretty_name: prettyName })
       .where('id', '=', deviceId)
@@ -303,7 +287,7 @@ export class FleetRepository {
     now: number,
     facts?: { version: string; host: string },
   ): Promise<void> {
-    await this.#db
+    await this.db
       .updateTable('mgr_device')
       .set({
         online: online ? 1 : 0,
@@ -318,7 +302,7 @@ export class FleetRepository {
   ): Promise<void> {
     if (beats.length === 0) return;
     await this.transaction(async (repo) => {
-      const trx = repo.#db;
+      const trx = repo.db;
       for (const b of beats) {
         await trx
           .updateTable('mgr_device')
@@ -331,8 +315,8 @@ export class FleetRepository {
   /** At start: nobody is connected yet; open connection rows end with the last run. */
   async resetOnline(now: number, keep: string[] = []): Promise<void> {
     if (keep.length > 30_000) return;
-    let devices = this.#db.updateTable('mgr_device').set({ online: 0 }).where('online', '=', 1);
-    let connections = this.#db
+    let devices = this.db.updateTable('mgr_device').set({ online: 0 }).where('online', '=', 1);
+    let connections = this.db
       .updateTable('mgr_connection')
       .set({ disconnected_at: now, reason: 'manager restarted' })
       .where('disconnected_at', 'is', null);
@@ -346,12 +330,12 @@ export class FleetRepository {
 
   async insertCodes(rows: CodeRow[]): Promise<void> {
     await this.transaction(async (repo) => {
-      const trx = repo.#db;
+      const trx = repo.db;
       for (const row of rows) await trx.insertInto('mgr_activation_code').values(row).execute();
     });
   }
   getCodeByHash(hash: string) {
-    return this.#db
+    return this.db
       .selectFrom('mgr_activation_code')
       .selectAll()
       .where('code_hash', '=', hash)
@@ -359,7 +343,7 @@ export class FleetRepository {
   }
   /** Activation codes with their project's company, paged (of one project when given). */
   listCodes(spec: ListSpec, projectId: string | undefined, visible: Visible) {
-    let q = this.#db
+    let q = this.db
       .selectFrom('mgr_activation_code as a')
       .innerJoin('mgr_project as p', 'p.id', 'a.project_id')
       .select([
@@ -380,12 +364,12 @@ export class FleetRepository {
           eb('a.project_id', 'in', ids(visible.projectIds)),
         ]),
       );
-    return runList(this.#database, q, CODE_LIST, spec);
+    return runList(this.database, q, CODE_LIST, spec);
   }
   /** Uses a code and creates its device in one transaction; false when the code was used meanwhile. */
   async activate(codeId: string, device: DeviceRow): Promise<boolean> {
     return this.transaction(async (repo) => {
-      const trx = repo.#db;
+      const trx = repo.db;
       const res = await trx
         .updateTable('mgr_activation_code')
         .set({ used_at: device.activated_at, device_id: device.id })
@@ -399,10 +383,10 @@ export class FleetRepository {
   }
 
   async openConnection(row: FleetTables['mgr_connection']): Promise<void> {
-    await this.#db.insertInto('mgr_connection').values(row).execute();
+    await this.db.insertInto('mgr_connection').values(row).execute();
   }
   async closeConnection(id: string, at: number, reason: string): Promise<void> {
-    await this.#db
+    await this.db
       .updateTable('mgr_connection')
       .set({ disconnected_at: at, reason })
       .where('id', '=', id)
@@ -410,10 +394,10 @@ export class FleetRepository {
   }
   /** A device's connection history, paged. */
   listConnections(spec: ListSpec, deviceId: string) {
-    const q = this.#db
+    const q = this.db
       .selectFrom('mgr_connection')
       .select(['id', 'device_id', 'connected_at', 'disconnected_at', 'remote_address', 'reason'])
       .where('device_id', '=', deviceId);
-    return runList(this.#database, q, CONNECTION_LIST, spec);
+    return runList(this.database, q, CONNECTION_LIST, spec);
   }
 }

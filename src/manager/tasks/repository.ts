@@ -1,5 +1,6 @@
 /** The tasks module's tables: tasks, their subtasks (one per device) and each subtask's log. */
-import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
+import type { Transaction } from '../../kernel/db/index.js';
+import { BoundRepository } from '../../kernel/db/bound-repository.js';
 import { sql } from '../../kernel/db/index.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 
@@ -91,32 +92,15 @@ export const SUBTASK_LIST: ListDefinition = {
   maxLimit: 1000,
 };
 
-export class TaskRepository {
-  readonly #database: Database;
-  readonly #db: Kysely<TaskTables>;
-  /** Bound to a transaction (see `transaction`). */
-  readonly #bound: boolean;
-
-  constructor(database: Database, trx?: Transaction<TaskTables>) {
-    this.#database = database;
-    this.#db = trx ?? database.typed<TaskTables>();
-    this.#bound = trx !== undefined;
-  }
-
-  /**
-   * Runs `fn` with this repository bound to one transaction (the one it is bound to already,
-   * if any): everything written through the repository it is handed lands, or nothing does.
-   * Inside, go through that repository only (on SQLite another query would wait for the end).
-   */
-  transaction<T>(fn: (repo: TaskRepository) => Promise<T>): Promise<T> {
-    if (this.#bound) return fn(this);
-    return this.#db.transaction().execute((trx) => fn(new TaskRepository(this.#database, trx)));
+export class TaskRepository extends BoundRepository<TaskTables, TaskRepository> {
+  protected bind(trx: Transaction<TaskTables>): TaskRepository {
+    return new TaskRepository(this.database, trx);
   }
 
   /** A task and its subtasks, in one transaction. */
   async insertTask(task: TaskRow, subtasks: SubtaskRow[]): Promise<void> {
     await this.transaction(async (repo) => {
-      const trx = repo.#db;
+      const trx = repo.db;
       await trx.insertInto('mgr_task').values(task).execute();
       for (let i = 0; i < subtasks.length; i += 200) {
         await trx
@@ -128,15 +112,15 @@ export class TaskRepository {
   }
 
   getTask(id: string): Promise<TaskRow | undefined> {
-    return this.#db.selectFrom('mgr_task').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.db.selectFrom('mgr_task').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   getSubtask(id: string): Promise<SubtaskRow | undefined> {
-    return this.#db.selectFrom('mgr_subtask').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.db.selectFrom('mgr_subtask').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   subtasksOf(taskId: string): Promise<SubtaskRow[]> {
-    return this.#db
+    return this.db
       .selectFrom('mgr_subtask')
       .selectAll()
       .where('task_id', '=', taskId)
@@ -147,7 +131,7 @@ export class TaskRepository {
 
   /** Tasks, paged; those in a company or project `visible` holds a role on. */
   listTasks(spec: ListSpec, visible: Visible) {
-    let q = this.#db.selectFrom('mgr_task as t').selectAll('t');
+    let q = this.db.selectFrom('mgr_task as t').selectAll('t');
     if (visible)
       q = q.where((eb) =>
         eb.or([
@@ -155,12 +139,12 @@ export class TaskRepository {
           eb('t.project_id', 'in', ids(visible.projectIds)),
         ]),
       );
-    return runList(this.#database, q, TASK_LIST, spec);
+    return runList(this.database, q, TASK_LIST, spec);
   }
 
   /** Subtasks created in [from, to], paged; those of tasks `visible` may read. */
   listSubtasks(spec: ListSpec, visible: Visible, range: { from?: number; to?: number }) {
-    let q = this.#db
+    let q = this.db
       .selectFrom('mgr_subtask as s')
       .innerJoin('mgr_task as t', 't.id', 's.task_id')
       .selectAll('s');
@@ -173,17 +157,17 @@ export class TaskRepository {
       );
     if (range.from !== undefined) q = q.where('s.created_at', '>=', range.from);
     if (range.to !== undefined) q = q.where('s.created_at', '<=', range.to);
-    return runList(this.#database, q, SUBTASK_LIST, spec);
+    return runList(this.database, q, SUBTASK_LIST, spec);
   }
 
   /** A single-process database (SQLite): no other process can hold a claim. */
   get singleProcess(): boolean {
-    return this.#database.dialect === 'sqlite';
+    return this.database.dialect === 'sqlite';
   }
 
   /** Counts of a task's subtasks by status. */
   async counts(taskId: string): Promise<Record<string, number>> {
-    const rows = await this.#db
+    const rows = await this.db
       .selectFrom('mgr_subtask')
       .select(['status', sql<number>`count(*)`.as('n')])
       .where('task_id', '=', taskId)
@@ -203,7 +187,7 @@ export class TaskRepository {
   async claim(instance: string, devices: string[], limit: number, leaseMs: number): Promise<SubtaskRow[]> {
     if (limit <= 0) return [];
     const now = Date.now();
-    let due = this.#db
+    let due = this.db
       .selectFrom('mgr_subtask')
       .select('id')
       .where('deadline_at', '>', now)
@@ -221,8 +205,8 @@ export class TaskRepository {
       .orderBy('next_attempt_at')
       .orderBy('id')
       .limit(limit);
-    if (this.#database.dialect === 'postgres') due = due.forUpdate().skipLocked();
-    return this.#db
+    if (this.database.dialect === 'postgres') due = due.forUpdate().skipLocked();
+    return this.db
       .updateTable('mgr_subtask')
       .set({
         status: 'RUNNING',
@@ -239,7 +223,7 @@ export class TaskRepository {
   /** Marks the start of an attempt that reaches the device (committed before the call is sent). */
   async markSent(id: string, instance: string): Promise<boolean> {
     const now = Date.now();
-    const r = await this.#db
+    const r = await this.db
       .updateTable('mgr_subtask')
       .set({ sent_at: now, attempts: sql<number>`attempts + 1`, updated_at: now })
       .where('id', '=', id)
@@ -258,7 +242,7 @@ export class TaskRepository {
     error: string | null,
   ): Promise<boolean> {
     const now = Date.now();
-    const r = await this.#db
+    const r = await this.db
       .updateTable('mgr_subtask')
       .set({
         status,
@@ -284,7 +268,7 @@ export class TaskRepository {
     error: string | null,
   ): Promise<boolean> {
     const now = Date.now();
-    const r = await this.#db
+    const r = await this.db
       .updateTable('mgr_subtask')
       .set({
         status,
@@ -305,7 +289,7 @@ export class TaskRepository {
   /** Extends the leases this process holds. */
   async renew(instance: string, leaseMs: number): Promise<void> {
     const now = Date.now();
-    await this.#db
+    await this.db
       .updateTable('mgr_subtask')
       .set({ lease_until: now + leaseMs })
       .where('claimed_by', '=', instance)
@@ -315,7 +299,7 @@ export class TaskRepository {
 
   /** Ends the leases of every process (a single-process database at start: the previous run is gone). */
   async expireAllLeases(): Promise<number> {
-    const r = await this.#db
+    const r = await this.db
       .updateTable('mgr_subtask')
       .set({ lease_until: 0 })
       .where('status', '=', 'RUNNING')
@@ -327,7 +311,7 @@ export class TaskRepository {
   async failOverdue(): Promise<string[]> {
     const now = Date.now();
     return this.transaction(async (repo) => {
-      const trx = repo.#db;
+      const trx = repo.db;
       const rows = await trx
         .selectFrom('mgr_subtask')
         .select(['id', 'task_id', 'device_id'])
@@ -357,7 +341,7 @@ export class TaskRepository {
 
   /** Running tasks whose subtasks have all ended (a process stopped between the two writes). */
   async unsettled(): Promise<string[]> {
-    const rows = await this.#db
+    const rows = await this.db
       .selectFrom('mgr_task as t')
       .select('t.id')
       .where('t.status', 'in', ['RUNNING', 'CANCELLED'])
@@ -381,7 +365,7 @@ export class TaskRepository {
   async cancel(taskId: string): Promise<boolean> {
     const now = Date.now();
     return this.transaction(async (repo) => {
-      const trx = repo.#db;
+      const trx = repo.db;
       const r = await trx
         .updateTable('mgr_task')
         .set({ status: 'CANCELLED', updated_at: now })
@@ -406,13 +390,13 @@ export class TaskRepository {
     const open = (counts.PENDING ?? 0) + (counts.RUNNING ?? 0) + (counts.RETRY ?? 0);
     if (open > 0) return;
     const failed = (counts.FAILED ?? 0) > 0;
-    await this.#db
+    await this.db
       .updateTable('mgr_task')
       .set({ status: failed ? 'FAILED' : 'SUCCEEDED', finished_at: now, updated_at: now })
       .where('id', '=', taskId)
       .where('status', '=', 'RUNNING')
       .execute();
-    await this.#db
+    await this.db
       .updateTable('mgr_task')
       .set({ finished_at: now, updated_at: now })
       .where('id', '=', taskId)
@@ -422,7 +406,7 @@ export class TaskRepository {
   }
 
   async status(taskId: string): Promise<TaskStatus | undefined> {
-    const r = await this.#db
+    const r = await this.db
       .selectFrom('mgr_task')
       .select('status')
       .where('id', '=', taskId)
@@ -431,18 +415,18 @@ export class TaskRepository {
   }
 
   async addLog(row: Omit<SubtaskLogRow, 'seq'>, max: number): Promise<void> {
-    const last = await this.#db
+    const last = await this.db
       .selectFrom('mgr_subtask_log')
       .select(sql<number>`coalesce(max(seq), 0)`.as('seq'))
       .where('subtask_id', '=', row.subtask_id)
       .executeTakeFirstOrThrow();
     const seq = Number(last.seq) + 1;
-    await this.#db
+    await this.db
       .insertInto('mgr_subtask_log')
       .values({ ...row, seq })
       .execute();
     if (seq > max) {
-      await this.#db
+      await this.db
         .deleteFrom('mgr_subtask_log')
         .where('subtask_id', '=', row.subtask_id)
         .where('seq', '<=', seq - max)
@@ -451,7 +435,7 @@ export class TaskRepository {
   }
 
   logsOf(subtaskId: string): Promise<SubtaskLogRow[]> {
-    return this.#db
+    return this.db
       .selectFrom('mgr_subtask_log')
       .selectAll()
       .where('subtask_id', '=', subtaskId)

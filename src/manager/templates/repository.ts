@@ -1,5 +1,6 @@
 /** The templates module's tables: templates, their version history, parameter values by scope. */
-import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
+import type { Transaction } from '../../kernel/db/index.js';
+import { BoundRepository } from '../../kernel/db/bound-repository.js';
 import { runList, type ListDefinition, type ListSpec } from '../../kernel/paging.js';
 
 export interface TemplateTables {
@@ -66,32 +67,15 @@ export const TEMPLATE_LIST: ListDefinition = {
   maxLimit: 1000,
 };
 
-export class TemplateRepository {
-  readonly #database: Database;
-  readonly #db: Kysely<TemplateTables>;
-  /** Bound to a transaction (see `transaction`). */
-  readonly #bound: boolean;
-
-  constructor(database: Database, trx?: Transaction<TemplateTables>) {
-    this.#database = database;
-    this.#db = trx ?? database.typed<TemplateTables>();
-    this.#bound = trx !== undefined;
-  }
-
-  /**
-   * Runs `fn` with this repository bound to one transaction (the one it is bound to already,
-   * if any): everything written through the repository it is handed lands, or nothing does.
-   * Inside, go through that repository only (on SQLite another query would wait for the end).
-   */
-  transaction<T>(fn: (repo: TemplateRepository) => Promise<T>): Promise<T> {
-    if (this.#bound) return fn(this);
-    return this.#db.transaction().execute((trx) => fn(new TemplateRepository(this.#database, trx)));
+export class TemplateRepository extends BoundRepository<TemplateTables, TemplateRepository> {
+  protected bind(trx: Transaction<TemplateTables>): TemplateRepository {
+    return new TemplateRepository(this.database, trx);
   }
 
   /** A new template and its first version, in one transaction. */
   async insert(row: TemplateRow): Promise<void> {
     await this.transaction(async (repo) => {
-      const trx = repo.#db;
+      const trx = repo.db;
       await trx.insertInto('mgr_template').values(row).execute();
       await trx
         .insertInto('mgr_template_version')
@@ -117,9 +101,9 @@ export class TemplateRepository {
     change: (current: TemplateRow) => Omit<TemplateRow, 'id' | 'version' | 'created_by' | 'created_at'>,
   ): Promise<TemplateRow | undefined> {
     return this.transaction(async (repo) => {
-      const trx = repo.#db;
+      const trx = repo.db;
       let q = trx.selectFrom('mgr_template').selectAll().where('id', '=', id);
-      if (this.#database.dialect === 'postgres') q = q.forUpdate();
+      if (this.database.dialect === 'postgres') q = q.forUpdate();
       const current = await q.executeTakeFirst();
       if (!current) return undefined;
       const next: TemplateRow = {
@@ -153,12 +137,12 @@ export class TemplateRepository {
   }
 
   get(id: string): Promise<TemplateRow | undefined> {
-    return this.#db.selectFrom('mgr_template').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.db.selectFrom('mgr_template').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** Templates without their documents, paged: global ones, and those of what `visible` holds. */
   list(spec: ListSpec, visible: Visible) {
-    let q = this.#db
+    let q = this.db
       .selectFrom('mgr_template as t')
       .select([
         't.id',
@@ -186,11 +170,11 @@ export class TemplateRepository {
         ]),
       );
     }
-    return runList(this.#database, q, TEMPLATE_LIST, spec);
+    return runList(this.database, q, TEMPLATE_LIST, spec);
   }
 
   async count(): Promise<number> {
-    const r = await this.#db
+    const r = await this.db
       .selectFrom('mgr_template')
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
@@ -198,7 +182,7 @@ export class TemplateRepository {
   }
 
   versions(id: string) {
-    return this.#db
+    return this.db
       .selectFrom('mgr_template_version')
       .select(['version', 'friendly_name', 'description', 'updated_by', 'updated_at'])
       .where('template_id', '=', id)
@@ -208,7 +192,7 @@ export class TemplateRepository {
 
   /** The document of one version of a template (history kept), or undefined. */
   async versionDocument(templateId: string, version: number): Promise<string | undefined> {
-    const r = await this.#db
+    const r = await this.db
       .selectFrom('mgr_template_version')
       .select('document')
       .where('template_id', '=', templateId)
@@ -218,7 +202,7 @@ export class TemplateRepository {
   }
 
   vars(templateId: string): Promise<VarsRow[]> {
-    return this.#db
+    return this.db
       .selectFrom('mgr_template_vars')
       .selectAll()
       .where('template_id', '=', templateId)
@@ -230,7 +214,7 @@ export class TemplateRepository {
   /** Sets the values of several scopes at once (an empty object removes a scope's values). */
   async setVars(rows: VarsRow[]): Promise<void> {
     await this.transaction(async (repo) => {
-      const trx = repo.#db;
+      const trx = repo.db;
       for (const r of rows) {
         await trx
           .deleteFrom('mgr_template_vars')
@@ -245,7 +229,7 @@ export class TemplateRepository {
 
   async setting(key: string): Promise<string | undefined> {
     return (
-      await this.#db
+      await this.db
         .selectFrom('mgr_template_setting')
         .select('value')
         .where('key', '=', key)
@@ -256,7 +240,7 @@ export class TemplateRepository {
   /** Sets a setting unless one is there (first writer wins); answers the stored value. */
   async settingOnce(key: string, value: string): Promise<string> {
     try {
-      await this.#db.insertInto('mgr_template_setting').values({ key, value }).execute();
+      await this.db.insertInto('mgr_template_setting').values({ key, value }).execute();
     } catch {
       // another process wrote it first
     }

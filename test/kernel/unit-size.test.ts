@@ -20,11 +20,7 @@ const ALLOWED = new Set<string>([]);
 // Files split as far as a natural seam went, still over the bound: the rest is one class over
 // private state that a further split would have to open up (protected members or a host
 // interface). Listed apart so that they are not forgotten; they do not belong to the list above.
-const NOT_YET_SPLIT = new Set<string>([
-  // OpcuaService, 697 lines: the node mutations, uploads, the DeviceHub sync runs and the
-  // settings share the tree, the exclusive queue, the commit and the events.
-  'src/edge/opcua/service.ts',
-]);
+const NOT_YET_SPLIT = new Set<string>([]);
 
 const root = join(import.meta.dirname, '..', '..');
 

@@ -8,10 +8,11 @@ import type { Logger } from 'pino';
 import { AppError, badRequest, conflict, notFound, ERRORS } from '../../kernel/errors.js';
 import { hashPassword, verifyPassword } from '../../kernel/crypto.js';
 import { uuidv7 } from '../../kernel/ids.js';
-import type { DevicehubChange, DevicehubReadModel, TagConfig } from '../devicehub/index.js';
+import type { DevicehubReadModel, TagConfig } from '../devicehub/index.js';
 import type { Tx } from '../../kernel/db/index.js';
 import type { OpcuaRepository } from './repository.js';
-import { DEVICEHUB_FOLDER, syncDevicehubFolder } from './devicehub-sync.js';
+import { DEVICEHUB_FOLDER } from './devicehub-sync.js';
+import { DevicehubSync, type SyncHost } from './sync-runs.js';
 import { checkId, hierarchyOf, MAX_DESCRIPTION, planUpload } from './hierarchy.js';
 import { MAX_PAGE, NodeReads, page } from './node-reads.js';
 import { resolveSettings } from './settings.js';
@@ -32,8 +33,6 @@ export { DEVICEHUB_FOLDER, hierarchyOf, MAX_PAGE, page, resolveSettings };
 
 /** Most nodes in one uploaded hierarchy. */
 export const MAX_UPLOAD_NODES = 100_000;
-/** Wait after a DeviceHub change before an automatic sync (changes in a burst make one sync). */
-const AUTO_SYNC_DELAY_MS = 200;
 
 /** What the service needs of the node-opcua server while it runs. */
 export interface AddressSpaceSink {
@@ -58,11 +57,8 @@ export class OpcuaService extends NodeReads {
   #queue: Promise<unknown> = Promise.resolve();
   readonly #listeners = new Set<(e: OpcuaEvent) => void>();
   #sink: AddressSpaceSink | null = null;
-  #currentSync: SyncRun | null = null;
-  #lastSync: SyncRun | null = null;
-  #autoTimer: NodeJS.Timeout | undefined;
+  readonly #sync: DevicehubSync;
   #unsubscribe: () => void;
-  #closed = false;
 
   private constructor(
     repo: OpcuaRepository,
@@ -79,8 +75,22 @@ export class OpcuaService extends NodeReads {
     this.#tree = new NodeTree(nodes);
     this.#settings = settings;
     this.#startedSettings = settings;
-    this.#lastSync = lastSync;
-    this.#unsubscribe = readModel.onChange((c) => this.#onDevicehubChange(c));
+    // The sync runs see the service through this host: its tree, its queue, commits and events.
+    const host: SyncHost = {
+      tree: () => this.#tree,
+      autoSync: () => this.#settings.autoSync,
+      setAutoSync: async (on) => void (await this.updateSettings({ autoSync: on })),
+      exclusive: (fn) => this.#exclusive(fn),
+      commit: (reason, upserts, removed, added, modified) =>
+        this.#commit(reason, upserts, removed, added, modified),
+      saveStates: async (changed) => {
+        await this.#repo.saveNodes(changed, []);
+        this.#sink?.reconcile(this.#tree);
+      },
+      emit: (e) => this.#emit(e),
+    };
+    this.#sync = new DevicehubSync(host, repo, readModel, lastSync, logger);
+    this.#unsubscribe = readModel.onChange((c) => this.#sync.onDevicehubChange(c));
   }
 
   static async open(
@@ -94,8 +104,7 @@ export class OpcuaService extends NodeReads {
   }
 
   close(): void {
-    this.#closed = true;
-    clearTimeout(this.#autoTimer);
+    this.#sync.close();
     this.#unsubscribe();
     this.#listeners.clear();
   }
@@ -435,14 +444,14 @@ export class OpcuaService extends NodeReads {
     return { devices: new Set(devices.map((d) => d.id)), tags: new Map(tags.map((t) => [t.id, t])) };
   }
 
-  // --- sync with the DeviceHub
+  // --- sync with the DeviceHub (sync-runs.ts)
 
   get currentSync(): SyncRun | null {
-    return this.#currentSync ?? this.#lastSync;
+    return this.#sync.current;
   }
 
   get runningSync(): SyncRun | null {
-    return this.#currentSync;
+    return this.#sync.running;
   }
 
   syncStatus() {
@@ -456,173 +465,18 @@ export class OpcuaService extends NodeReads {
     for (const n of this.#tree.all()) counts[n.syncState]++;
     return {
       autoSync: this.#settings.autoSync,
-      running: this.#currentSync !== null,
-      last: this.#lastSync,
+      running: this.#sync.running !== null,
+      last: this.#sync.last,
       counts,
     };
   }
 
   /**
-   * Starts a sync (or answers the one running). It runs in the background; `wait` answers when it
+   * Starts a sync (or answers the one running). It runs in the background; `done` answers when it
    * ended. `autoSync` (when given) turns following DeviceHub changes on or off.
    */
-  async sync(options: { autoSync?: boolean | null; trigger?: SyncRun['trigger'] } = {}): Promise<{
-    run: SyncRun;
-    done: Promise<SyncRun>;
-  }> {
-    if (
-      options.autoSync !== null &&
-      options.autoSync !== undefined &&
-      options.autoSync !== this.#settings.autoSync
-    ) {
-      await this.updateSettings({ autoSync: options.autoSync });
-    }
-    if (this.#currentSync) return { run: this.#currentSync, done: this.#running! };
-    const run: SyncRun = {
-      id: uuidv7(),
-      state: 'Running',
-      trigger: options.trigger ?? 'Manual',
-      startedAt: Date.now(),
-      finishedAt: null,
-      added: 0,
-      removed: 0,
-      modified: 0,
-      error: null,
-    };
-    this.#currentSync = run;
-    // The promise is there before the first await, for a second caller that finds this run.
-    const saved = this.#repo.saveSync(run).then(() => this.#emit({ type: 'sync', run: { ...run } }));
-    const running = saved
-      .then(() => this.#exclusive(() => this.#runSync(run)))
-      .catch(async (err: unknown) => {
-        // The Running row could not be saved: the run fails without touching the tree.
-        Object.assign(run, { state: 'Failed', finishedAt: Date.now(), error: errorText(err) });
-        this.#currentSync = null;
-        this.#lastSync = { ...run };
-        this.#emit({ type: 'sync', run: { ...run } });
-        return { ...run };
-      })
-      .finally(() => {
-        this.#running = undefined;
-        if (this.#resyncAfter && !this.#closed) {
-          this.#resyncAfter = false;
-          void this.sync({ trigger: 'Auto' }).catch((err: unknown) =>
-            this.#log?.warn({ err }, 'opcua automatic sync failed'),
-          );
-        }
-      });
-    this.#running = running;
-    await saved.catch(() => undefined);
-    return { run: { ...run }, done: running };
-  }
-
-  /** A DeviceHub change arrived (auto-sync) while a sync ran: one more sync follows it. */
-  #resyncAfter = false;
-
-  #running: Promise<SyncRun> | undefined;
-
-  async #runSync(run: SyncRun): Promise<SyncRun> {
-    try {
-      const counts = await this.#syncTree();
-      Object.assign(run, counts, { state: 'Succeeded', finishedAt: Date.now() });
-    } catch (err) {
-      this.#log?.error({ err }, 'opcua sync failed');
-      Object.assign(run, { state: 'Failed', finishedAt: Date.now(), error: errorText(err) });
-    }
-    this.#currentSync = null;
-    this.#lastSync = { ...run };
-    if (!this.#closed) {
-      await this.#repo
-        .saveSync(run)
-        .catch((err: unknown) => this.#log?.warn({ err }, 'opcua sync not saved'));
-      this.#emit({ type: 'sync', run: { ...run } });
-    }
-    return { ...run };
-  }
-
-  /** Builds or refreshes the DeviceHub part of the tree; answers the counts. */
-  async #syncTree(): Promise<{ added: number; removed: number; modified: number }> {
-    const devices = await this.#readModel.devices();
-    const tags = await this.#readModel.tagsOfDevices(devices.map((d) => d.id));
-    const tree = this.#tree;
-    const { upserts, removed, added, modified, stateChanged } = syncDevicehubFolder(tree, devices, tags);
-    const removedRefs = new Set(removed.map((n) => n.ref));
-    await this.#commit(
-      'Sync',
-      upserts.filter((n) => !removedRefs.has(n.ref) && tree.get(n.ref) === n),
-      removed,
-      added.filter((r) => !removedRefs.has(r)),
-      modified.filter((r) => !removedRefs.has(r)),
-    );
-    for (const n of stateChanged)
-      if (tree.get(n.ref)) this.#emit({ type: 'node-state', node: tree.get(n.ref)! });
-    return { added: added.length, removed: removed.length, modified: modified.length };
-  }
-
-  #onDevicehubChange(change: DevicehubChange): void {
-    if (this.#closed) return;
-    if (this.#settings.autoSync) {
-      clearTimeout(this.#autoTimer);
-      this.#autoTimer = setTimeout(() => {
-        // A running sync may have read the DeviceHub before this change: sync again after it.
-        if (this.#currentSync) {
-          this.#resyncAfter = true;
-          return;
-        }
-        void this.sync({ trigger: 'Auto' }).catch((err: unknown) =>
-          this.#log?.warn({ err }, 'opcua automatic sync failed'),
-        );
-      }, AUTO_SYNC_DELAY_MS);
-      return;
-    }
-    void this.#exclusive(() => this.#markPending(change)).catch((err: unknown) =>
-      this.#log?.warn({ err }, 'opcua sync states not updated'),
-    );
-  }
-
-  /** Without auto-sync: nodes whose origin changed are Pending, those whose origin is gone Orphaned. */
-  async #markPending(change: DevicehubChange): Promise<void> {
-    const deviceIds = new Set(change.devices);
-    const tagIds = new Set(change.tags.map((t) => t.id));
-    const touched = [...this.#tree.all()].filter(
-      (n) =>
-        n.originId &&
-        ((n.kind === 'Device' && deviceIds.has(n.originId)) || (n.kind === 'Tag' && tagIds.has(n.originId))),
-    );
-    // Tags of a changed device: their subjects follow the device's name.
-    const underDevice = [...this.#tree.all()].filter((n) => {
-      if (n.kind !== 'Tag' || !n.originId || tagIds.has(n.originId)) return false;
-      const parent = n.parentRef ? this.#tree.get(n.parentRef) : undefined;
-      return parent?.kind === 'Device' && parent.originId !== null && deviceIds.has(parent.originId);
-    });
-    if (touched.length + underDevice.length === 0) return;
-    const [devices, tags] = await Promise.all([
-      this.#readModel.devices([...deviceIds]),
-      this.#readModel.tags([...tagIds]),
-    ]);
-    const liveDevices = new Set(devices.map((d) => d.id));
-    const liveTags = new Set(tags.map((t) => t.id));
-    const changed: OpcuaNode[] = [];
-    for (const n of [...touched, ...underDevice]) {
-      const alive =
-        n.kind === 'Device'
-          ? liveDevices.has(n.originId!)
-          : liveTags.has(n.originId!) || !tagIds.has(n.originId!);
-      const state = alive ? 'Pending' : 'Orphaned';
-      if (n.syncState === state) continue;
-      const next: OpcuaNode = {
-        ...n,
-        syncState: state,
-        syncFailureReason: alive
-          ? null
-          : `DeviceHub ${n.kind === 'Tag' ? 'tag' : 'device'} ${n.originId} was deleted`,
-      };
-      this.#tree.put(next);
-      changed.push(next);
-    }
-    await this.#repo.saveNodes(changed, []);
-    this.#sink?.reconcile(this.#tree);
-    for (const n of changed) this.#emit({ type: 'node-state', node: n });
+  sync(options: { autoSync?: boolean | null; trigger?: SyncRun['trigger'] } = {}) {
+    return this.#sync.start(options);
   }
 
   // --- settings and users

@@ -21,14 +21,11 @@ export {
 } from './shell.js';
 export {
   Option,
-  NO_OPTIONS,
   GRAPHQL_OPTIONS,
   HTTP_OPTIONS,
   shellOptions,
   optionSpecs,
-  kebab,
   type NoOptions,
-  type OptionsOf,
   type ModuleOptions,
   type ShellConfig,
   type HttpConfig,

@@ -81,10 +81,7 @@ export const Option = {
   },
 };
 
-/** The config object a schema describes (`{ datahubPort: number; natsUrl?: string; ... }`). */
-export type OptionsOf<S extends TObject> = Static<S>;
-
-export function kebab(key: string): string {
+function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
@@ -127,8 +124,7 @@ export type ModuleOptions<L extends readonly { options?: TObject | undefined }[]
 >;
 
 /** No options: the default of a module that has none. */
-export const NO_OPTIONS = Type.Object({});
-export type NoOptions = typeof NO_OPTIONS;
+export type NoOptions = TObject<Record<never, never>>;
 
 /**
  * The options of every service's shell: listening, TLS, the data directory and database, the log,

@@ -1,6 +1,7 @@
 /** The edge API release line served, the paths that report it, and the host's description. */
 import os from 'node:os';
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
+import { hostFacts } from '../dm/index.js';
 
 /** The edge API release line served (contract part 9). */
 export const EDGE_API_VERSION = '4.4.0';
@@ -21,16 +22,10 @@ export function versionReply(): { version: string; millwright: string } {
   return { version: EDGE_API_VERSION, millwright: MILLWRIGHT_VERSION };
 }
 
-/** `/dm/host/info`: the host, with the versions served. */
+/** `/dm/host/info`: the host as the link describes it to the manager, its uptime and the versions served. */
 export function hostInfo(): Record<string, unknown> {
   return {
-    hostname: os.hostname(),
-    os: os.type(),
-    platform: os.platform(),
-    release: os.release(),
-    arch: os.arch(),
-    cpus: os.cpus().length,
-    memoryBytes: os.totalmem(),
+    ...hostFacts(),
     uptimeSeconds: Math.round(os.uptime()),
     version: EDGE_API_VERSION,
     millwright: MILLWRIGHT_VERSION,

@@ -27,6 +27,7 @@ import {
 } from '../../kernel/link/pinned.js';
 import type { AuthService } from '../auth/index.js';
 import { EDGE_API_VERSION } from '../versions/index.js';
+import { hostFacts } from '../../kernel/host.js';
 import { LinkClient, type LinkIdentity } from './link-client.js';
 
 /** Proposals (`POST /dm/cloud/url`) kept at once, and for how long. */
@@ -41,19 +42,6 @@ export interface DmStatus {
   projectId: string | null;
   connected: boolean;
   lastError: string | null;
-}
-
-export function hostFacts(): Record<string, unknown> {
-  return {
-    hostname: os.hostname(),
-    os: os.type(),
-    platform: os.platform(),
-    release: os.release(),
-    arch: os.arch(),
-    cpus: os.cpus().length,
-    memoryBytes: os.totalmem(),
-    node: process.version,
-  };
 }
 
 export class DmService {

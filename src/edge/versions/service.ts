@@ -1,7 +1,7 @@
 /** The edge API release line served, the paths that report it, and the host's description. */
 import os from 'node:os';
 import { MILLWRIGHT_VERSION } from '../../kernel/version.js';
-import { hostFacts } from '../dm/index.js';
+import { hostFacts } from '../../kernel/host.js';
 
 /** The edge API release line served (contract part 9). */
 export const EDGE_API_VERSION = '4.4.0';

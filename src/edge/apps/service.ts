@@ -3,7 +3,7 @@
  * and applications, the containers grouped by their application label. No state of its own: the
  * engine is the record (registries and the dashboard's history are kept apart).
  */
-import { AppError, ERRORS, badRequest } from '../../kernel/errors.js';
+import { AppError, ERRORS, badRequest, conflict } from '../../kernel/errors.js';
 import type { EngineClient } from './engine.js';
 import { engineMessage } from './engine.js';
 import {
@@ -76,6 +76,10 @@ export class AppsService {
   }
 
   async createContainer(c: CreateContainer): Promise<ContainerDetail> {
+    // Docker answers a taken name with 409, Podman with 500: ask first, so both give a conflict.
+    if (c.name && (await this.engine.raw({ path: `/containers/${enc(c.name)}/json` })).status === 200) {
+      throw conflict(`a container named "${c.name}" exists`);
+    }
     const labels = { ...c.labels, ...(c.application ? { [APPLICATION_LABELS[0]]: c.application } : {}) };
     const exposed: Record<string, object> = {};
     const bindings: Record<string, { HostPort?: string; HostIp?: string }[]> = {};

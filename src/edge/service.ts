@@ -33,6 +33,7 @@ import { integrationsModule } from './integrations/index.js';
 import { opcuaModule } from './opcua/index.js';
 import { analyticsModule } from './analytics/index.js';
 import { appsModule } from './apps/index.js';
+import { cloudstorageModule } from './cloudstorage/index.js';
 import type { EdgeModules } from './modules.js';
 import { EDGE_SHELL_OPTIONS, type EdgeShellConfig } from './options.js';
 
@@ -50,6 +51,7 @@ export const EDGE_MODULES = [
   integrationsModule,
   analyticsModule,
   appsModule,
+  cloudstorageModule,
   configModule,
 ] as const;
 

@@ -8,8 +8,12 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError, ERRORS, badRequest } from '../../kernel/errors.js';
-import { ListQuerySchema, ListResponseSchema, type ListDefinition } from '../../kernel/paging/index.js';
-import { pageInMemory } from './list.js';
+import {
+  ListQuerySchema,
+  ListResponseSchema,
+  pageInMemory,
+  type ListDefinition,
+} from '../../kernel/paging/index.js';
 import type { RegistryService } from './registries.js';
 import { REGISTRY_SCHEMAS } from './registries.js';
 import {

@@ -1,20 +1,16 @@
 /**
  * The REST list convention (`offset`, `limit`, `sort`, `filter`; `{ items, total, offset, limit }`)
- * over what the container engine answered: the same query parsing as every other list
- * (`parseListQuery`), applied to an array in memory with the same semantics (`contains` and
- * `startswith` ignore case, `eq` does not, `ne` matches null, nulls sort last).
+ * over records that are not rows of a table (what a container engine answered, a bounded set
+ * read whole): the same query parsing as every other list (`parseListQuery`), applied to an array
+ * in memory with the same semantics (`contains` and `startswith` ignore case, `eq` does not, `ne`
+ * matches null, nulls sort last). The definition's columns are the records' property names.
  */
-import {
-  listResponse,
-  parseListQuery,
-  type FilterCondition,
-  type ListDefinition,
-  type ListSpec,
-} from '../../kernel/paging/index.js';
+import type { FilterCondition, ListDefinition, ListSpec } from './definition.js';
+import { listResponse, parseListQuery } from './rest.js';
 
 type Row = Record<string, unknown>;
 
-/** A list of the engine's records, paged by the request's query. */
+/** `rows` paged, sorted and filtered by a REST list's query string. */
 export function pageInMemory<T extends object>(
   rows: T[],
   query: Record<string, unknown> | undefined,

@@ -70,11 +70,15 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
 const md5Hex = (b: Buffer) => createHash('md5').update(b).digest('hex');
 const unquote = (etag: string | undefined) => (etag ?? '').replace(/"/g, '');
 
-/** The SHA-256 of a file, streamed. */
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+/** The SHA-256 and MD5 of a file, streamed in one pass. */
+export async function hashFile(path: string): Promise<{ sha256: string; md5: string }> {
+  const sha = createHash('sha256');
+  const md5 = createHash('md5');
+  for await (const chunk of createReadStream(path)) {
+    sha.update(chunk as Buffer);
+    md5.update(chunk as Buffer);
+  }
+  return { sha256: sha.digest('hex'), md5: md5.digest('hex') };
 }
 
 export class Uploader {
@@ -135,15 +139,13 @@ export class Uploader {
         bytes_done: 0,
       };
     }
-    const sha256 = file.sha256 ?? (await sha256File(absPath));
+    const sha256 = file.sha256 ?? (await hashFile(absPath)).sha256;
     if (!file.sha256) await this.repo.updateFile(file.id, { sha256 });
     const ps = this.settings.partSize;
-    let etag: string;
-    if (file.size < ps) {
-      etag = await this.single(file, absPath, client, target, sha256);
-    } else {
-      etag = await this.multipart({ ...file, sha256 }, absPath, client, target, sha256);
-    }
+    const { etag, multipartEtag } =
+      file.size < ps
+        ? { etag: await this.single(file, absPath, client, target, sha256), multipartEtag: null }
+        : await this.multipart({ ...file, sha256 }, absPath, client, target, sha256);
     // The object as the storage has it: the file's size and SHA-256.
     const head = await this.retry('HeadObject', () =>
       client.send(new HeadObjectCommand({ Bucket: target.bucket, Key: file.object_key })),
@@ -153,9 +155,15 @@ export class Uploader {
         `the stored object differs from the file: ${head.ContentLength} bytes, sha256 ${head.Metadata?.sha256} for ${file.size} bytes, sha256 ${sha256}`,
       );
     }
-    if ((await sha256File(absPath)) !== sha256) {
+    const now = await hashFile(absPath);
+    if (now.sha256 !== sha256) {
       await this.repo.resetFile(file.id, { sha256: null, error: 'the file changed during its upload' });
       return;
+    }
+    // S3 answers the multipart ETag (MD5 of the parts' MD5s, "-" and their count); some clones
+    // the MD5 of the whole object. Either is checked.
+    if (multipartEtag && etag !== multipartEtag && etag !== now.md5) {
+      throw new Error(`the completed object's ETag ${etag} is neither ${multipartEtag} nor the file's MD5 ${now.md5}`);
     }
     await this.repo.finishFile(file.id, {
       state: 'done',
@@ -266,9 +274,7 @@ export class Uploader {
     const expected = `${createHash('md5')
       .update(Buffer.concat(parts.map((p) => Buffer.from(p.etag, 'hex'))))
       .digest('hex')}-${parts.length}`;
-    const etag = unquote(out.ETag);
-    if (etag !== expected) throw new Error(`the completed object's ETag ${etag} is not ${expected}`);
-    return etag;
+    return { etag: unquote(out.ETag), multipartEtag: expected };
   }
 
   /** Gives up a file's multipart upload on the storage (best effort). */

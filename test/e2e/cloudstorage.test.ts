@@ -65,7 +65,6 @@ async function sha256Of(stream: AsyncIterable<Uint8Array>): Promise<string> {
 }
 
 test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its last part, and the object is the file', async () => {
-  const T0 = Date.now();
   await s3.start();
   const dir = dirs.make();
   const api = runCliJson(['edge', 'api-client', 'create', '--data-dir', dir, '--name', 'cs'], cleanEnv());
@@ -84,7 +83,6 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
   closeSync(fd);
   const fileSha = hash.digest('hex');
 
-  console.log('# T', Date.now() - T0, 'let edge = await startEdge(dir');
   let edge = await startEdge(dir);
   let client = EdgeClient.fromReady(edge.ready.services.edge!, { credentials, insecure: true });
 
@@ -110,7 +108,6 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
   const source = await client.rest('POST', '/cloudstorage/sources', { targetId: target.id, path: 'exports' });
   assert.equal(source.path, 'exports');
 
-  console.log('# T', Date.now() - T0, 'const partsBefore = s3.request');
   const partsBefore = s3.requests.length;
   const sync = await client.rest('POST', '/cloudstorage/sync');
   assert.equal(sync.state, 'syncing');
@@ -128,7 +125,6 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
   client.close();
   process.kill(edge.pid, 'SIGKILL');
   await edge.exited;
-  console.log('# T', Date.now() - T0, 'const sentBeforeKill');
   const sentBeforeKill = s3.partsSince(partsBefore);
   assert.ok(
     sentBeforeKill.length >= 6 && sentBeforeKill.length < 20,
@@ -137,7 +133,6 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
 
   // Restarted, the edge resumes the upload by itself.
   const partsAtRestart = s3.requests.length;
-  console.log('# T', Date.now() - T0, 'edge = await startEdge(dir);');
   edge = await startEdge(dir);
   client = EdgeClient.fromReady(edge.ready.services.edge!, { credentials, insecure: true });
   const done = await eventually(
@@ -150,7 +145,6 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
     40_000,
     'the upload done',
   );
-  console.log('# T', Date.now() - T0, 'assert.equal(done.path,');
   assert.equal(done.path, 'exports/big.bin');
   assert.equal(done.key, 'edge-7/exports/big.bin');
   assert.equal(done.size, 100 * MiB);
@@ -171,7 +165,6 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
   assert.deepEqual(status.files, { total: 1, pending: 0, uploading: 0, done: 1, failed: 0 });
 
   // The object is the file.
-  console.log('# T', Date.now() - T0, 'const s3client');
   const s3client = new S3Client({
     endpoint: s3.endpoint,
     region: 'us-east-1',
@@ -185,7 +178,6 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
   assert.equal(await sha256Of(createReadStream(file)), fileSha);
   s3client.destroy();
 
-  console.log('# T', Date.now() - T0, '// A second sync');
   // A second sync finds nothing new; the secret key is nowhere in the database in clear.
   await client.rest('POST', '/cloudstorage/sync');
   await eventually(async () => (await client.rest('GET', '/cloudstorage/status')).state === 'idle', 10_000);

@@ -77,12 +77,13 @@ function bareNotFound(reply: FastifyReply) {
 type Q = { Querystring: Record<string, unknown> };
 type Id = { Params: IdParamsT };
 
+const listSchema = (item: Parameters<typeof ListResponseSchema>[0]) => ({
+  querystring: ListQuerySchema,
+  response: { 200: ListResponseSchema(item) },
+});
+
 export async function appsRoutes(app: FastifyInstance, options: AppsRouteOptions) {
-  const { apps, registries, stats } = options;
-  const listSchema = (item: Parameters<typeof ListResponseSchema>[0]) => ({
-    querystring: ListQuerySchema,
-    response: { 200: ListResponseSchema(item) },
-  });
+  const { apps, stats } = options;
 
   // Part 7: the strict trailing slashes.
   for (const path of ['/apps', '/apps/dc/containers', '/apps/dc/networks']) {
@@ -102,7 +103,19 @@ export async function appsRoutes(app: FastifyInstance, options: AppsRouteOptions
     pageInMemory(await apps.applications(), request.query, APPLICATION_LIST),
   );
 
-  // Containers.
+  containerRoutes(app, apps);
+  engineRoutes(app, options);
+  registryRoutes(app, options.registries);
+
+  // The overview.
+  app.get<{ Querystring: { cpuHistorySeconds?: string } }>(
+    '/apps/overview/dashboard',
+    { schema: { querystring: DashboardQuery, response: { 200: DashboardSchema } } },
+    (request) => stats.dashboard(stats.parseHistorySeconds(request.query.cpuHistorySeconds)),
+  );
+}
+
+function containerRoutes(app: FastifyInstance, apps: AppsService) {
   app.get<Q>('/apps/dc/containers/', { schema: listSchema(ContainerSummarySchema) }, async (request) =>
     pageInMemory(await apps.containers(), request.query, CONTAINER_LIST),
   );
@@ -136,8 +149,11 @@ export async function appsRoutes(app: FastifyInstance, options: AppsRouteOptions
   app.post<Id>('/apps/dc/containers/:id/restart', { schema: detail }, (request) =>
     apps.restartContainer(request.params.id),
   );
+}
 
-  // Networks.
+/** Networks and images. */
+function engineRoutes(app: FastifyInstance, options: AppsRouteOptions) {
+  const { apps, registries } = options;
   app.get<Q>('/apps/dc/networks/', { schema: listSchema(NetworkSchema) }, async (request) =>
     pageInMemory(await apps.networks(), request.query, NETWORK_LIST),
   );
@@ -182,8 +198,10 @@ export async function appsRoutes(app: FastifyInstance, options: AppsRouteOptions
       return reply.code(204).send();
     },
   );
+}
 
-  // Registries (no trailing slash).
+/** Registries (no trailing slash). */
+function registryRoutes(app: FastifyInstance, registries: RegistryService) {
   app.get<Q>('/apps/registries', { schema: listSchema(RegistrySchema) }, async (request) =>
     pageInMemory(await registries.list(), request.query, REGISTRY_LIST),
   );
@@ -207,11 +225,4 @@ export async function appsRoutes(app: FastifyInstance, options: AppsRouteOptions
     await registries.remove(request.params.id);
     return reply.code(204).send();
   });
-
-  // The overview.
-  app.get<{ Querystring: { cpuHistorySeconds?: string } }>(
-    '/apps/overview/dashboard',
-    { schema: { querystring: DashboardQuery, response: { 200: DashboardSchema } } },
-    (request) => stats.dashboard(stats.parseHistorySeconds(request.query.cpuHistorySeconds)),
-  );
 }

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { bootstrapAdmin, startTestEdge, type TestEdge } from '../helpers/edge.js';
 import { Podman } from '../helpers/peers/podman.js';
-import { skipUnless } from '../helpers/util.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 
 const skip = skipUnless('podman');
 if (skip) console.log(`# skipping the container engine suite: ${skip}`);
@@ -227,6 +227,24 @@ describe('/apps against podman', { skip }, () => {
 
     assert.equal((await call(`/apps/registries/${id}`, { method: 'DELETE' })).status, 204);
     assert.equal((await call(`/apps/registries/${id}`)).status, 404);
+  });
+  test('the engine goes away: 503 naming its socket, the dashboard too; the edge keeps running', async () => {
+    assert.equal((await call('/apps/overview/dashboard')).status, 200);
+    await podman.stop();
+    for (const path of ['/apps/dc/containers/', '/apps/overview/dashboard']) {
+      const r = await eventually(
+        async () => {
+          const x = await call(path);
+          return x.status === 503 ? x : false;
+        },
+        10_000,
+        `${path} answering 503`,
+      );
+      assert.equal(r.body.code, 'engine_unavailable');
+      assert.ok(r.body.message.includes(podman.socket), r.body.message);
+    }
+    assert.equal((await call('/apps/registries')).status, 200);
+    assert.equal((await t.call('/health')).status, 200);
   });
 });
 

@@ -74,6 +74,8 @@ export class StatsSampler {
   #lastRead = 0;
   #sampledAt: number | null = null;
   #sampling: Promise<void> | null = null;
+  /** Why the last sample failed (the engine went away): answered instead of stale figures. */
+  #failure: unknown = null;
 
   constructor(
     private readonly apps: AppsService,
@@ -101,9 +103,11 @@ export class StatsSampler {
     this.#lastRead = Date.now();
     if (!this.#timer) {
       await this.sampleOnce();
+      this.#failure = null;
       this.#timer = setInterval(() => void this.tick(), this.options.intervalSeconds * 1000);
       this.#timer.unref();
     }
+    if (this.#failure) throw this.#failure;
     const since = Date.now() - historySeconds * 1000;
     const containers: DashboardContainer[] = [];
     for (const [id, t] of this.#tracks) {
@@ -177,7 +181,9 @@ export class StatsSampler {
     }
     try {
       await this.sampleOnce();
+      this.#failure = null;
     } catch (err) {
+      this.#failure = err;
       this.logger.debug({ err }, 'dashboard sample failed');
     }
   }

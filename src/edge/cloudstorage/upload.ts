@@ -163,7 +163,9 @@ export class Uploader {
     // S3 answers the multipart ETag (MD5 of the parts' MD5s, "-" and their count); some clones
     // the MD5 of the whole object. Either is checked.
     if (multipartEtag && etag !== multipartEtag && etag !== now.md5) {
-      throw new Error(`the completed object's ETag ${etag} is neither ${multipartEtag} nor the file's MD5 ${now.md5}`);
+      throw new Error(
+        `the completed object's ETag ${etag} is neither ${multipartEtag} nor the file's MD5 ${now.md5}`,
+      );
     }
     await this.repo.finishFile(file.id, {
       state: 'done',

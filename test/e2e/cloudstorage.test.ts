@@ -9,13 +9,22 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, mkdirSync, openSync, readFileSync, writeSync, closeSync } from 'node:fs';
+import {
+  createReadStream,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { EdgeClient } from '../../src/client/index.js';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
 import { S3rver } from '../helpers/peers/s3rver.js';
-import { eventually } from '../helpers/util.js';
+import { eventually, freePort } from '../helpers/util.js';
+import { bootstrapAdmin, startTestEdge } from '../helpers/edge.js';
 
 const dirs = tempDirs('mw-cloudstorage-');
 const running: CliProcess[] = [];
@@ -52,7 +61,8 @@ async function startEdge(dir: string): Promise<CliProcess> {
       '--cloudstorage-retry-delay',
       '100',
     ],
-    { env: cleanEnv() },
+    // A loaded machine (eight suites at a time on two cores) can take more than the default 30 s.
+    { env: cleanEnv(), timeoutMs: 120_000 },
   );
   running.push(p);
   return p;
@@ -191,5 +201,61 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
+  }
+});
+
+test('a storage that does not answer: retried with backoff, then the file is failed with the reason, and tried again at the next sync', async () => {
+  const dir = dirs.make();
+  mkdirSync(join(dir, 'exports'));
+  writeFileSync(join(dir, 'exports', 'small.csv'), 'a,b\n1,2\n');
+  const closedPort = await freePort();
+  const t = await startTestEdge({ dataDir: dir, cloudstorageRetries: 2, cloudstorageRetryDelay: 50 });
+  try {
+    const auth = { authorization: `Bearer ${await bootstrapAdmin(t)}` };
+    const target = await t.call('/cloudstorage/targets', {
+      headers: auth,
+      json: {
+        name: 'nowhere',
+        endpoint: `http://127.0.0.1:${closedPort}`,
+        bucket: 'edge-files',
+        accessKeyId: 'k',
+        secretAccessKey: 's',
+      },
+    });
+    assert.equal(target.status, 201, target.text);
+    const check = await t.call(`/cloudstorage/targets/${target.body.id}/check`, {
+      method: 'POST',
+      headers: auth,
+    });
+    assert.equal(check.status, 502);
+    assert.equal(check.body.code, 'storage_error');
+    const source = await t.call('/cloudstorage/sources', {
+      headers: auth,
+      json: { targetId: target.body.id, path: join(dir, 'exports') },
+    });
+    assert.equal(source.status, 201, source.text);
+    assert.equal(source.body.path, 'exports', 'an absolute path within the data directory is kept relative');
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      assert.equal((await t.call('/cloudstorage/sync', { method: 'POST', headers: auth })).status, 202);
+      const file = await eventually(
+        async () => {
+          const files = (await t.call('/cloudstorage/files', { headers: auth })).body.items;
+          return files[0]?.state === 'failed' && files[0].attempts === attempt ? files[0] : false;
+        },
+        20_000,
+        `attempt ${attempt} failed`,
+      );
+      assert.match(file.error, /ECONNREFUSED|connect/i);
+    }
+    const status = (await t.call('/cloudstorage/status', { headers: auth })).body;
+    assert.equal(status.files.failed, 1);
+    assert.match(status.lastError, /exports\/small\.csv/);
+    // The retries happened: two per request, logged.
+    const logs = await t.call('/logs/query?search=retrying%20a%20storage%20request&limit=100', {
+      headers: auth,
+    });
+    assert.ok(logs.body.count >= 2, JSON.stringify(logs.body));
+  } finally {
+    await t.stop();
   }
 });

@@ -237,19 +237,8 @@ export class StatsSampler {
       this.logger.debug({ err, container: c.name }, 'stats of a container failed');
       return;
     }
-    const cpu = obj(stats.cpu_stats);
-    const total = num(obj(cpu.cpu_usage).total_usage);
-    const system = num(cpu.system_cpu_usage);
-    const online =
-      num(cpu.online_cpus) ??
-      (Array.isArray(obj(cpu.cpu_usage).percpu_usage)
-        ? (obj(cpu.cpu_usage).percpu_usage as unknown[]).length
-        : 1);
-    let cpuPercent: number | null = null;
-    if (total !== null && system !== null && t.prev && system > t.prev.system) {
-      cpuPercent = round(((total - t.prev.total) / (system - t.prev.system)) * online * 100);
-    }
-    t.prev = total !== null && system !== null ? { total, system } : null;
+    const { cpuPercent, sample } = cpuOf(stats, t.prev);
+    t.prev = sample;
     const mem = obj(stats.memory_stats);
     const usage = num(mem.usage);
     const cache = num(obj(mem.stats).inactive_file) ?? num(obj(mem.stats).cache) ?? 0;
@@ -274,3 +263,28 @@ export class StatsSampler {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/**
+ * CPU of a container from the engine's stats and the previous sample of it, as `docker stats`
+ * computes it: the container's share of the host's CPU time between the two samples, times the
+ * number of CPUs (100% is one core busy). Null for the first sample, or when a counter went back.
+ */
+export function cpuOf(
+  stats: Record<string, unknown>,
+  prev: { total: number; system: number } | null,
+): { cpuPercent: number | null; sample: { total: number; system: number } | null } {
+  const cpu = obj(stats.cpu_stats);
+  const usage = obj(cpu.cpu_usage);
+  const total = num(usage.total_usage);
+  const system = num(cpu.system_cpu_usage);
+  const percpu = Array.isArray(usage.percpu_usage) ? usage.percpu_usage.length : 0;
+  const online = num(cpu.online_cpus) ?? (percpu || 1);
+  const sample = total !== null && system !== null ? { total, system } : null;
+  if (!sample || !prev || sample.system <= prev.system || sample.total < prev.total) {
+    return { cpuPercent: null, sample };
+  }
+  return {
+    cpuPercent: round(((sample.total - prev.total) / (sample.system - prev.system)) * online * 100),
+    sample,
+  };
+}

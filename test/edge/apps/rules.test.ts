@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { pageInMemory } from '../../../src/kernel/paging/index.js';
 import { engineFailure } from '../../../src/edge/apps/engine.js';
 import { isoTime, toContainerSummary, toImageSummary } from '../../../src/edge/apps/shapes.js';
-import { StatsSampler } from '../../../src/edge/apps/stats.js';
+import { StatsSampler, cpuOf } from '../../../src/edge/apps/stats.js';
 import { AppsService } from '../../../src/edge/apps/service.js';
 import { EngineClient } from '../../../src/edge/apps/engine.js';
 import { AppError } from '../../../src/kernel/errors.js';
@@ -95,4 +95,19 @@ test("the engine's refusals: 404, 409, 400 as ours; anything else a 502 with the
   assert.equal(failed.code, 'engine_error');
   assert.equal(failed.message, 'the container engine refused POST /x: why');
   assert.deepEqual(failed.details, { engineStatus: 500, engineMessage: 'why' });
+});
+
+test('CPU from two stats samples, as docker stats computes it', () => {
+  const stats = (total: number, system: number) => ({
+    cpu_stats: { cpu_usage: { total_usage: total }, system_cpu_usage: system, online_cpus: 2 },
+  });
+  const first = cpuOf(stats(1_000, 10_000), null);
+  assert.equal(first.cpuPercent, null, 'nothing to compare the first sample with');
+  // 500 of 10,000 ns of host CPU time on two CPUs: 10% (of one core).
+  assert.equal(cpuOf(stats(1_500, 20_000), first.sample).cpuPercent, 10);
+  // A counter that went back (the container restarted): no figure, a new start.
+  const back = cpuOf(stats(100, 30_000), { total: 1_500, system: 20_000 });
+  assert.equal(back.cpuPercent, null);
+  assert.deepEqual(back.sample, { total: 100, system: 30_000 });
+  assert.equal(cpuOf({}, first.sample).cpuPercent, null);
 });

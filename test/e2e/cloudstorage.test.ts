@@ -55,9 +55,10 @@ async function startEdge(dir: string): Promise<CliProcess> {
       'false',
       '--cloudstorage-part-size',
       '5',
-      // 25 MB/s: the 20 parts take about 4 s, so that the kill lands in the middle.
+      // 12.5 MB/s: the 20 parts take about 8 s, so that the kill lands in the middle even when
+      // the test's status requests are slow on a loaded machine.
       '--cloudstorage-max-bytes-per-second',
-      '25000000',
+      '12500000',
       '--cloudstorage-retry-delay',
       '100',
     ],
@@ -126,10 +127,11 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
   const progress = await eventually(
     async () => {
       const s = await client.rest('GET', '/cloudstorage/status');
-      return s.current && s.current.bytesDone >= 6 * 5 * MiB ? s : false;
+      return s.current && s.current.bytesDone >= 5 * 5 * MiB ? s : false;
     },
-    30_000,
-    'six parts uploaded',
+    // Generous: on a loaded machine (load 30 on two cores) hashing 100 MiB alone took 20 s.
+    120_000,
+    'five parts uploaded',
   );
   assert.ok(progress.current.bytesDone < 100 * MiB, 'killed before the end');
   client.close();
@@ -137,7 +139,7 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
   await edge.exited;
   const sentBeforeKill = s3.partsSince(partsBefore);
   assert.ok(
-    sentBeforeKill.length >= 6 && sentBeforeKill.length < 20,
+    sentBeforeKill.length >= 5 && sentBeforeKill.length < 20,
     `parts before the kill: ${sentBeforeKill}`,
   );
 
@@ -152,7 +154,7 @@ test('a 100 MiB upload in parts survives kill -9 of the edge, resumes after its 
       assert.notEqual(f.state, 'failed', f.error);
       return f.state === 'done' ? f : false;
     },
-    40_000,
+    180_000,
     'the upload done',
   );
   assert.equal(done.path, 'exports/big.bin');

@@ -32,6 +32,8 @@ import { twinsModule } from './twins/index.js';
 import { integrationsModule } from './integrations/index.js';
 import { opcuaModule } from './opcua/index.js';
 import { analyticsModule } from './analytics/index.js';
+import { appsModule } from './apps/index.js';
+import { cloudstorageModule } from './cloudstorage/index.js';
 import type { EdgeModules } from './modules.js';
 import { EDGE_SHELL_OPTIONS, type EdgeShellConfig } from './options.js';
 
@@ -48,6 +50,8 @@ export const EDGE_MODULES = [
   twinsModule,
   integrationsModule,
   analyticsModule,
+  appsModule,
+  cloudstorageModule,
   configModule,
 ] as const;
 

@@ -166,6 +166,22 @@ export const ERRORS = {
   deviceOffline: entry(503, 'device_offline', "the device's edge is not connected to the manager"),
   bridgeBusy: entry(503, 'bridge_busy', 'too many bridged requests to one device are in flight; retry later'),
   edgeTimeout: entry(504, 'edge_timeout', 'the edge did not answer a bridged call in time'),
+  // Applications (container engine) and cloud storage of the edge (issue 28).
+  engineError: entry(
+    502,
+    'engine_error',
+    "the container engine refused or failed a request; the message is the engine's reason",
+  ),
+  engineUnavailable: entry(
+    503,
+    'engine_unavailable',
+    'no container engine answers on the socket; the message names the socket path',
+  ),
+  storageError: entry(
+    502,
+    'storage_error',
+    'the object storage of a cloud storage target refused or failed a request; the message says why',
+  ),
 } as const;
 
 export type ErrorName = keyof typeof ERRORS;

@@ -18,7 +18,7 @@ import {
 } from '../../src/manager/auth/index.js';
 import { FleetRepository } from '../../src/manager/fleet/repository.js';
 import { BRIDGE_TARGET_TTL_MS, FleetService, deviceIdentifier } from '../../src/manager/fleet/service.js';
-import { SecretBox } from '../../src/manager/fleet/secret-box.js';
+import { SecretBox } from '../../src/kernel/secret-box.js';
 import { fleetMigrations } from '../../src/manager/fleet/migrations/index.js';
 import type { ListSpec } from '../../src/kernel/paging.js';
 

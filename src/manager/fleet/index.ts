@@ -7,4 +7,4 @@ export {
   type BridgeTarget,
 } from './service.js';
 export { FleetRepository } from './repository.js';
-export { SecretBox } from './secret-box.js';
+export { SecretBox } from '../../kernel/secret-box.js';

@@ -6,7 +6,7 @@ import { MANAGER_API_VERSION } from '../admin/index.js';
 import { fleetMigrations } from './migrations/index.js';
 import { FleetRepository } from './repository.js';
 import { activationRoutes, adminFleetRoutes, fleetRoutes } from './routes.js';
-import { SecretBox } from './secret-box.js';
+import { SecretBox } from '../../kernel/secret-box.js';
 import { FleetService } from './service.js';
 
 declare module '../modules.js' {

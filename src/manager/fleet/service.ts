@@ -26,7 +26,7 @@ import {
   BridgeTargets,
   type BridgeTarget,
 } from './bridge-targets.js';
-import type { SecretBox } from './secret-box.js';
+import type { SecretBox } from '../../kernel/secret-box.js';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 

@@ -1,8 +1,8 @@
 /**
- * Encryption of the credentials the manager keeps for the edges (the per-device credential each
- * edge issued at enrolment): AES-256-GCM with a key kept in the data directory, apart from the
- * database, so that a copy of the database (or of the PostgreSQL server) alone does not hand out
- * access to every edge.
+ * Secrets sealed at rest: AES-256-GCM with a key kept in the data directory
+ * (`secrets/credentials.key`), apart from the database, so that a copy of the database (or of the
+ * PostgreSQL server) alone hands out no secret. The manager seals the credentials it keeps for the
+ * edges; the edge seals its registries' and cloud storage targets' credentials.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

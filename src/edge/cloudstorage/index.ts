@@ -1,0 +1,3 @@
+/** The cloud storage module's public surface. */
+export { cloudstorageModule } from './module.js';
+export { CloudstorageService, type SyncFile, type SyncStatus, type Target } from './service.js';

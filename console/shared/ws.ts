@@ -1,8 +1,10 @@
 /**
  * GraphQL subscriptions over a WebSocket (`graphql-transport-ws`, which the edge's endpoints
  * speak), one socket per endpoint shared by the page's subscriptions. The browser sends the
- * session cookie with the upgrade; with an API client, its token goes in `connection_init`.
+ * session cookie with the upgrade, and `connection_init` carries the CSRF token (the `csrfToken`
+ * cookie, which the edge asks of cookie-authenticated subscriptions) and, with an API client, its token.
  */
+import { readCookie } from '../../src/client/fetch-transport.js';
 import { edge } from './api.js';
 
 type Listener = { next: (data: unknown) => void; error: (message: string) => void };
@@ -25,9 +27,15 @@ async function open(path: string): Promise<Socket> {
   const authorization = await edge()
     .authorization()
     .catch(() => undefined);
+  const csrf = readCookie('csrfToken');
   const ready = new Promise<void>((resolve, reject) => {
     ws.addEventListener('open', () =>
-      ws.send(JSON.stringify({ type: 'connection_init', payload: authorization ? { authorization } : {} })),
+      ws.send(
+        JSON.stringify({
+          type: 'connection_init',
+          payload: { ...(csrf ? { 'X-CSRF-Token': csrf } : {}), ...(authorization ? { authorization } : {}) },
+        }),
+      ),
     );
     ws.addEventListener('message', (ev) => {
       const msg = JSON.parse(String(ev.data)) as { type: string; id?: string; payload?: unknown };

@@ -32,6 +32,7 @@ import { twinsModule } from './twins/index.js';
 import { integrationsModule } from './integrations/index.js';
 import { opcuaModule } from './opcua/index.js';
 import { analyticsModule } from './analytics/index.js';
+import { consoleModule } from './console/index.js';
 import type { EdgeModules } from './modules.js';
 import { EDGE_SHELL_OPTIONS, type EdgeShellConfig } from './options.js';
 
@@ -49,6 +50,7 @@ export const EDGE_MODULES = [
   integrationsModule,
   analyticsModule,
   configModule,
+  consoleModule, // the web console at / (dist/console/edge), unless --console=false
 ] as const;
 
 export const EDGE_SERVICE: ServiceDefinition<EdgeShellConfig, EdgeModules> = {

@@ -168,6 +168,7 @@ export default function Live() {
           </span>
         </div>
         <ErrorNote error={list.error} />
+        <ErrorNote error={liveError} />
         <div
           class="virtual"
           ref={box}

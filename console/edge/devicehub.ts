@@ -76,16 +76,24 @@ let drivers: Promise<Driver[]> | undefined;
 
 /** The driver catalogue (asked once per page load). */
 export function listDrivers(): Promise<Driver[]> {
-  drivers ??= gql<{ ListDrivers: { Items: Driver[] } }>(
-    PATHS.devicehub,
-    `{ ListDrivers(input: { Limit: 500 }) { Items { ${DRIVER_FIELDS} } } }`,
-  ).then(
-    (r) => r.ListDrivers.Items.sort((a, b) => a.Name.localeCompare(b.Name)),
-    (err: unknown) => {
-      drivers = undefined;
-      throw err;
-    },
-  );
+  drivers ??= (async () => {
+    // Pages of 40: a driver with its properties and registers costs about 3,300 of the endpoint's
+    // query cost budget (200,000).
+    const all: Driver[] = [];
+    for (let offset = 0; ; offset += 40) {
+      const r = await gql<{ ListDrivers: { Items: Driver[]; Total: number } }>(
+        PATHS.devicehub,
+        `query D($input: ListDriversRequest) { ListDrivers(input: $input) { Total Items { ${DRIVER_FIELDS} } } }`,
+        { input: { Limit: 40, Offset: offset } },
+      );
+      all.push(...r.ListDrivers.Items);
+      if (r.ListDrivers.Items.length === 0 || all.length >= r.ListDrivers.Total) break;
+    }
+    return all.sort((a, b) => a.Name.localeCompare(b.Name));
+  })().catch((err: unknown) => {
+    drivers = undefined;
+    throw err;
+  });
   return drivers;
 }
 

@@ -34,4 +34,34 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
+  {
+    // The consoles run in the browser: its globals, and the same typing rule as src/.
+    files: ['console/**/*.{ts,tsx}'],
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        navigator: 'readonly',
+        fetch: 'readonly',
+        WebSocket: 'readonly',
+        XMLHttpRequest: 'readonly',
+        FormData: 'readonly',
+        Blob: 'readonly',
+        File: 'readonly',
+        Response: 'readonly',
+        AbortSignal: 'readonly',
+        TextEncoder: 'readonly',
+        performance: 'readonly',
+        requestAnimationFrame: 'readonly',
+        addEventListener: 'readonly',
+        removeEventListener: 'readonly',
+        btoa: 'readonly',
+      },
+    },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+    },
+  },
 );

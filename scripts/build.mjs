@@ -6,6 +6,10 @@
 // `node scripts/build.mjs --if-changed` builds only when a file under src/ (or the build's
 // configuration) is newer than the last build: what `npm run millwright` and the test runner
 // call, so that a run without a source change starts at once.
+//
+// The web consoles (console/, issue 25) are built by Vite into dist/console/<app>/ with hashed
+// file names, after tsc; with `--if-changed`, only when console/ or src/client/ (whose typed
+// clients the consoles bundle) changed since the consoles' last build.
 import { execFileSync } from 'node:child_process';
 import {
   copyFileSync,
@@ -19,7 +23,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const root = join(import.meta.dirname, '..');
@@ -30,6 +34,8 @@ const entry = join(distDir, 'cli/main.js');
 const stamp = join(distDir, '.millwright-built');
 // Held while a build runs (gitignored).
 const lock = join(root, '.build-lock');
+const consoleDir = join(root, 'console');
+const consoleStamp = join(distDir, 'console', '.millwright-built');
 /** Files copied from src/ to dist/ as they are. */
 const ASSETS = ['.graphql'];
 /** What tsc makes of a source file: output suffix → source suffixes. */
@@ -79,6 +85,33 @@ export function distIsFresh() {
   return builtAt >= sourcesAt;
 }
 
+/** Whether dist/console was built after the last change of console/ or src/client/. */
+export function consoleIsFresh() {
+  if (!existsSync(consoleDir)) return true;
+  let builtAt = 0;
+  try {
+    builtAt = statSync(consoleStamp).mtimeMs;
+  } catch {
+    return false;
+  }
+  const sourcesAt = Math.max(
+    newest(consoleDir),
+    newest(join(srcDir, 'client')),
+    newest(join(root, 'package.json')),
+    newest(join(root, 'scripts/build.mjs')),
+  );
+  return builtAt >= sourcesAt;
+}
+
+/** `vite build` of the consoles (console/vite.config.ts) into dist/console/. */
+function buildConsole(stdio) {
+  const startedAt = new Date();
+  const bin = join(dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin/vite.js');
+  execFileSync(process.execPath, [bin, 'build', '--config', 'console/vite.config.ts'], { cwd: root, stdio });
+  writeFileSync(consoleStamp, `${startedAt.toISOString()}\n`);
+  utimesSync(consoleStamp, startedAt, startedAt);
+}
+
 function tsc(stdio) {
   const bin = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [bin, '-p', 'tsconfig.build.json'], { cwd: root, stdio });
@@ -88,6 +121,8 @@ function tsc(stdio) {
 function sourcesOf(distFile) {
   const rel = relative(distDir, distFile);
   if (KEEP.has(rel)) return null;
+  // The consoles' bundles are Vite's outputs, not tsc's.
+  if (rel.startsWith(`console${sep}`)) return null;
   if (ASSETS.some((ext) => rel.endsWith(ext))) return [join(srcDir, rel)];
   for (const [out, exts] of OUTPUTS) {
     if (rel.endsWith(out)) return exts.map((ext) => join(srcDir, rel.slice(0, -out.length) + ext));
@@ -164,21 +199,26 @@ function withLock(fn) {
 
 /** Builds dist/ (always, or with `ifChanged` only when a source changed); answers whether it built. */
 export function build({ ifChanged = false, onBuild, stdio = 'inherit' } = {}) {
-  if (ifChanged && distIsFresh()) return false;
+  if (ifChanged && distIsFresh() && consoleIsFresh()) return false;
   return withLock(() => {
-    if (ifChanged && distIsFresh()) return false;
+    const server = !ifChanged || !distIsFresh();
+    const consoles = !ifChanged || !consoleIsFresh();
+    if (!server && !consoles) return false;
     onBuild?.();
-    const startedAt = new Date();
-    tsc(stdio);
-    prune();
-    if (!complete()) {
-      // An output removed by hand: tsc's incremental state still counts it as written.
-      rmSync(join(distDir, '.tsbuildinfo'), { force: true });
+    if (server) {
+      const startedAt = new Date();
       tsc(stdio);
+      prune();
+      if (!complete()) {
+        // An output removed by hand: tsc's incremental state still counts it as written.
+        rmSync(join(distDir, '.tsbuildinfo'), { force: true });
+        tsc(stdio);
+      }
+      copyAssets();
+      writeFileSync(stamp, `${startedAt.toISOString()}\n`);
+      utimesSync(stamp, startedAt, startedAt); // a source saved during the build builds again
     }
-    copyAssets();
-    writeFileSync(stamp, `${startedAt.toISOString()}\n`);
-    utimesSync(stamp, startedAt, startedAt); // a source saved during the build builds again
+    if (consoles && existsSync(consoleDir)) buildConsole(stdio);
     return true;
   });
 }

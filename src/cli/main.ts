@@ -205,6 +205,7 @@ function edgeReady(edge: EdgeService, config: EdgeConfig): ReadyService {
       ...(opcua ? { 'opcua-port': opcua.port } : {}),
     },
     ...(opcua ? { opcuaUrl: opcua.endpointUrl } : {}),
+    ...(edge.shell.module('console').enabled ? { consoleUrl: `${edge.url}/` } : {}),
     ...(edge.firstRun ? { firstRun: edge.firstRun } : {}),
   };
 }
@@ -258,6 +259,16 @@ function announce(edge: EdgeService, config: EdgeConfig): string {
       edge.datahub.gateway ? 3 : 2,
       0,
       `  OPC UA server  ${opcua.endpointUrl}  (users and security: ${edge.url}/opcua/v2)`,
+    );
+  }
+  // The console first: it is where a person starts.
+  const web = edge.shell.module('console');
+  if (web.enabled) {
+    const at = lines.findIndex((l) => l.startsWith('  edge service'));
+    lines.splice(
+      at,
+      0,
+      `  edge console   ${edge.url}/${web.built ? '  (open it in a browser)' : '  (not built: run npm run build)'}`,
     );
   }
   if (edge.firstRun?.password) {

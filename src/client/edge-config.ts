@@ -2,7 +2,7 @@
  * The edge's configuration API (`/config/...`) for scripts and the CLI: export the configuration
  * as a template, upload a template through a session in chunks and apply it, snapshots.
  */
-import type { EdgeClient } from './edge.js';
+import type { EdgeApi } from './api.js';
 import { HttpError } from './errors.js';
 
 export type ApplyMode = 'legacy' | 'use' | 'merge-apply';
@@ -31,7 +31,7 @@ export interface SnapshotInfo {
 }
 
 export class EdgeConfigClient {
-  constructor(private readonly edge: EdgeClient) {}
+  constructor(private readonly edge: EdgeApi) {}
 
   /**
    * The current configuration as a template document: saved for a moment, downloaded (secrets
@@ -59,7 +59,7 @@ export class EdgeConfigClient {
    */
   async apply<T = unknown>(document: string, options: ConfigApplyOptions = {}): Promise<T> {
     const { id } = await this.edge.rest<{ id: string }>('POST', '/config/session', {});
-    const bytes = Buffer.from(document, 'utf8');
+    const bytes = new TextEncoder().encode(document);
     const chunk = options.chunkBytes ?? 4 * 1024 * 1024;
     for (let at = 0; at < bytes.length; at += chunk) {
       const path = `/config/session/${id}?offset=${at}`;

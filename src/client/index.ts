@@ -4,6 +4,9 @@
  * grant, GraphQL, MQTT). Addresses can come from a service's ready line (`parseReadyLine`).
  */
 export { EdgeClient, EDGE_TOKEN_PATH, graphqlData } from './edge.js';
+export { EdgeApi, type EdgeApiOptions } from './api.js';
+export { FetchTransport, readCookie, type FetchTransportOptions } from './fetch-transport.js';
+export type { HttpTransport } from './http.js';
 export type { EdgeClientOptions, EdgeCredentials, NatsOptions } from './edge.js';
 export { EdgeConfigClient, type ConfigApplyOptions, type SnapshotInfo } from './edge-config.js';
 export { UnsClient, connectMqtt, UNS_TOKEN_PATH, UNS_GRAPHQL_PATH } from './uns.js';

@@ -4,9 +4,10 @@
  * (`ca`) or asks to accept any certificate (`insecure: true`, as the product family's clients do
  * with an edge's self-signed certificate).
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { ConnectionError } from './errors.js';
+import { parseJsonBody, type ClientResponse, type HttpTransport, type RequestOptions } from './http.js';
 
 export interface TlsOptions {
   /** CA certificate(s) to trust, PEM (e.g. the edge's `<data-dir>/tls/server.crt`). */
@@ -20,28 +21,10 @@ export interface TransportOptions extends TlsOptions {
   timeoutMs?: number;
 }
 
-/** One answer, whatever its status. `body` is the parsed JSON, or undefined when it is not JSON. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parsed JSON of any answer; a caller that knows its shape passes T
-export interface ClientResponse<T = any> {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: T;
-  text: string;
-}
+export type { ClientResponse, RequestOptions } from './http.js';
 
-export interface RequestOptions {
-  headers?: Record<string, string>;
-  /** A JSON body (sets `content-type: application/json`). */
-  json?: unknown;
-  /** A form body (`application/x-www-form-urlencoded`). */
-  form?: Record<string, string>;
-  /** A `FormData` body (multipart, e.g. GraphQL multipart upload). */
-  formData?: FormData;
-  /** Raw bytes; give `content-type` in `headers`. */
-  body?: string | Buffer;
-}
-
-export class Transport {
+/** The node implementation of `HttpTransport`: http/https with keep-alive agents. */
+export class Transport implements HttpTransport {
   readonly #https: HttpsAgent;
   readonly #http = new HttpAgent({ keepAlive: true });
   readonly #timeoutMs: number;
@@ -57,7 +40,7 @@ export class Transport {
 
   async request(method: string, url: string, options: RequestOptions = {}): Promise<ClientResponse> {
     const headers: Record<string, string> = { ...options.headers };
-    let body: string | Buffer | undefined = options.body;
+    let body: string | Uint8Array | undefined = options.body;
     if (options.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.json);
@@ -83,14 +66,7 @@ export class Transport {
           res.on('error', (err) => reject(new ConnectionError(url, err)));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: unknown = undefined;
-            if (text && /json/.test(String(res.headers['content-type'] ?? 'json'))) {
-              try {
-                parsed = JSON.parse(text);
-              } catch {
-                parsed = undefined;
-              }
-            }
+            const parsed = parseJsonBody(text, String(res.headers['content-type'] ?? 'json'));
             resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed, text });
           });
         },

@@ -34,6 +34,7 @@ import { opcuaModule } from './opcua/index.js';
 import { analyticsModule } from './analytics/index.js';
 import { appsModule } from './apps/index.js';
 import { cloudstorageModule } from './cloudstorage/index.js';
+import { consoleModule } from './console/index.js';
 import type { EdgeModules } from './modules.js';
 import { EDGE_SHELL_OPTIONS, type EdgeShellConfig } from './options.js';
 
@@ -53,6 +54,7 @@ export const EDGE_MODULES = [
   appsModule,
   cloudstorageModule,
   configModule,
+  consoleModule, // the web console at / (dist/console/edge), unless --console=false
 ] as const;
 
 export const EDGE_SERVICE: ServiceDefinition<EdgeShellConfig, EdgeModules> = {

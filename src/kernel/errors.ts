@@ -95,6 +95,11 @@ export const ERRORS = {
   forbidden: entry(403, 'forbidden', "the caller's role may not do this; the message names the role"),
   graphqlForbidden: entry(403, 'FORBIDDEN', 'a GraphQL mutation by a role that may only read'),
   bootstrapRequired: entry(403, 'bootstrap_required', "the edge's first-run setup is not complete"),
+  csrfRequired: entry(
+    403,
+    'csrf_token_required',
+    'a change sent from a browser with the session cookie lacks a valid X-CSRF-Token header',
+  ),
   // 404
   notFound: entry(404, 'not_found', 'no such route or object; the message names it'),
   // 409

@@ -13,6 +13,8 @@ export interface ReadyService {
   dataDir: string;
   /** Edge: the DataHub's NATS address (`nats://localhost:4222`). */
   natsUrl?: string;
+  /** Edge: the web console (`https://localhost:8443/`), unless `--console=false`. */
+  consoleUrl?: string;
   /** Edge: the OPC UA server (`opc.tcp://...:4840`), when it runs. */
   opcuaUrl?: string;
   /** UNS: MQTT over TCP, TLS and WebSocket. */

@@ -17,6 +17,12 @@ const OPEN_ROUTES = new Set([
   'HEAD /health',
   'GET /version',
   'HEAD /version',
+  // The edge console's files (src/edge/console): the sign-in page must load without a session;
+  // they hold no data, and every call the page makes goes to the authenticated API.
+  'GET /',
+  'HEAD /',
+  'GET /assets/*',
+  'HEAD /assets/*',
 ]);
 
 let t: TestEdge;
@@ -34,6 +40,9 @@ test('the open routes answer without credentials', async () => {
   assert.equal((await t.call('/health')).status, 200);
   assert.equal((await t.call('/version')).status, 200);
   assert.equal((await t.call('/auth/v2/providers')).status, 200);
+  // The console: index.html when built, else the page that says to build it (503).
+  assert.ok([200, 503].includes((await t.call('/')).status));
+  assert.equal((await t.call('/assets/no-such-file.js')).status, 404);
   // An unknown path needs credentials too, so the API's shape is not disclosed.
   assert.equal((await t.call('/no/such/route')).status, 401);
 });

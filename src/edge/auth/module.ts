@@ -7,6 +7,8 @@ import { authRoutes } from './routes.js';
 import { ADMIN_USERNAME, AuthService } from './service.js';
 import { AuthRepository } from './repository.js';
 import { AuthConfigSection } from './config-section.js';
+import { checkCsrfConnectionInit } from './csrf.js';
+import { setGraphqlConnectionCheck } from '../../kernel/graphql/index.js';
 
 export interface EdgeAuth {
   service: AuthService;
@@ -36,6 +38,8 @@ export const authModule: EdgeModule<'auth', typeof authOptions> = {
   },
   mount(ctx, auth) {
     installAuthHook(ctx.app, auth.service);
+    // Subscriptions over a WebSocket opened with the session cookie carry the CSRF token.
+    setGraphqlConnectionCheck(ctx.app, checkCsrfConnectionInit);
     return ctx.app.register(authRoutes, {
       auth: auth.service,
       rateLimit: ctx.config.authRateLimit,

@@ -11,6 +11,7 @@ import {
 import { ListQuerySchema, ListResponseSchema, listResponse, parseListQuery } from '../../kernel/paging.js';
 import { CLIENT_LIST, LOCAL_PROVIDER_ID, TOKEN_LIST, type AuthService } from './service.js';
 import * as S from './schemas.js';
+import { clearSessionCookies, setSessionCookies } from './csrf.js';
 
 export interface AuthRoutesOptions {
   auth: AuthService;
@@ -25,14 +26,9 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
   const limiter = new RateLimiter({ max: options.rateLimit, windowMs: 60_000 });
   const limited = limiter.hook();
 
+  // The session (HttpOnly) and its CSRF token (read by the console): see csrf.ts.
   const setSessionCookie = (reply: FastifyReply, jwt: string) =>
-    reply.setCookie('jwtAccess', jwt, {
-      path: '/',
-      httpOnly: true,
-      secure: options.secure,
-      sameSite: 'strict',
-      maxAge: auth.tokenTtl,
-    });
+    setSessionCookies(reply, jwt, auth.tokenTtl, options.secure);
 
   app.get(
     '/auth/v2/providers',
@@ -54,6 +50,13 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       return { jwtAccess: jwt };
     },
   );
+
+  // Ends the browser's session: clears the session cookie and its CSRF token. Any session may call
+  // it, also during the first-run setup.
+  app.post('/auth/v2/logout', { config: { permission: 'bootstrap' } }, async (_request, reply) => {
+    clearSessionCookies(reply, options.secure);
+    return reply.status(204).send();
+  });
 
   app.get(
     '/auth/v2/eula',

@@ -235,7 +235,7 @@ export async function mountGraphql<TContext extends object = object>(
         : {}),
     });
 
-    documentHooks(endpoint, documentLimits, rules);
+    documentHooks(endpoint, documentLimits, rules, connectionCheckOf(app));
 
     pubsub = subscriptions ? (endpoint.graphql.pubsub as unknown as PublishingPubSub) : undefined;
   });
@@ -262,6 +262,7 @@ function documentHooks(
   endpoint: FastifyInstance,
   documentLimits: DocumentLimits,
   rules: ValidationRule[],
+  connectionCheck: GraphqlConnectionCheck | undefined,
 ): void {
   // Before parsing and before validation: the size and shape of the document. Errors thrown
   // here are not cached by mercurius, so refused documents do not stay in memory.
@@ -284,7 +285,11 @@ function documentHooks(
   });
 
   // Mercurius runs no validation on a subscription: run the same rules as for queries.
-  endpoint.graphql.addHook('preSubscriptionExecution', async (currentSchema, document) => {
+  endpoint.graphql.addHook('preSubscriptionExecution', async (currentSchema, document, context) => {
+    if (connectionCheck) {
+      const ctx = context as unknown as { request: FastifyRequest; _connectionInit?: unknown };
+      connectionCheck(ctx.request, ctx._connectionInit);
+    }
     checkDocumentShape(document, documentLimits);
     const errors = validate(currentSchema, document, [...specifiedRules, ...rules]);
     if (errors[0]) throw errors[0];
@@ -350,6 +355,24 @@ const kGraphqlDefaults = Symbol.for('millwright.graphqlDefaults');
  */
 export function setGraphqlDefaults(app: FastifyInstance, defaults: GraphqlDefaults): void {
   (app as unknown as Record<symbol, GraphqlDefaults>)[kGraphqlDefaults] = defaults;
+}
+
+/**
+ * A service's check of a subscription's WebSocket: the upgrade request (authenticated by the
+ * service's hook) and the `connection_init` payload; throws an `AppError` to refuse the
+ * subscription (the edge's CSRF rule for the session cookie).
+ */
+export type GraphqlConnectionCheck = (request: FastifyRequest, connectionInit: unknown) => void;
+
+const kConnectionCheck = Symbol.for('millwright.graphqlConnectionCheck');
+
+/** Sets the connection check of every GraphQL endpoint mounted on `app` later. */
+export function setGraphqlConnectionCheck(app: FastifyInstance, check: GraphqlConnectionCheck): void {
+  (app as unknown as Record<symbol, GraphqlConnectionCheck>)[kConnectionCheck] = check;
+}
+
+function connectionCheckOf(app: FastifyInstance): GraphqlConnectionCheck | undefined {
+  return (app as unknown as Record<symbol, GraphqlConnectionCheck | undefined>)[kConnectionCheck];
 }
 
 function graphqlDefaultsOf(app: FastifyInstance): GraphqlDefaults {

@@ -1,0 +1,328 @@
+/**
+ * Live values: every tag of every device in a virtualized table (only the rows on screen are in
+ * the DOM), whose values update live over the `TagValues` subscription, only for the rows on
+ * screen and at most at the chosen rate, applied in one animation frame; a trend of a chosen tag
+ * since the page opened; writing a value to a tag (`WriteTag`), with confirmation and the result.
+ */
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { errorText, gql, PATHS } from '../../shared/api.js';
+import { Trend } from '../../shared/chart.js';
+import { Confirm, Dialog } from '../../shared/form.js';
+import { fmtTime, fmtValue } from '../../shared/format.js';
+import {
+  Badge,
+  Button,
+  ErrorNote,
+  Page,
+  Section,
+  toast,
+  toneOf,
+  useCanWrite,
+  useLoad,
+} from '../../shared/ui.js';
+import type { TagStatus } from '../devicehub.js';
+import { subscribe } from '../../shared/ws.js';
+
+interface Row {
+  ID: string;
+  DeviceName: string;
+  TagName: string;
+  ValueType: string;
+}
+
+const ROW_HEIGHT = 37;
+/** At most this many tags listed (ten pages of the API's largest page). */
+const MAX_ROWS = 10_000;
+/** The most tags one subscription follows (the API's bound). */
+const MAX_FOLLOWED = 1000;
+const RATES = [
+  { ms: 250, label: 'Four times a second' },
+  { ms: 500, label: 'Twice a second' },
+  { ms: 1000, label: 'Once a second' },
+  { ms: 2000, label: 'Every 2 seconds' },
+  { ms: 5000, label: 'Every 5 seconds' },
+];
+/** Points kept per trend (about 3 hours at one a second). */
+const MAX_POINTS = 10_000;
+
+async function loadRows(pattern: string): Promise<{ rows: Row[]; total: number }> {
+  const rows: Row[] = [];
+  let from: string | null = null;
+  let total = 0;
+  while (rows.length < MAX_ROWS) {
+    const r: { ListRegistersFromAllDevices: { TotalCount: number; Last: string | null; Registers: Row[] } } =
+      await gql(
+        PATHS.devicehub,
+        'query A($input: ListRegistersFromAllDevicesRequest) { ListRegistersFromAllDevices(input: $input) { TotalCount Last Registers { ID DeviceName TagName ValueType } } }',
+        {
+          input: {
+            Limit: 1000,
+            ...(from ? { ContinueFrom: from } : {}),
+            ...(pattern ? { TagPattern: pattern } : {}),
+          },
+        },
+      );
+    const page = r.ListRegistersFromAllDevices;
+    total = page.TotalCount;
+    rows.push(...page.Registers);
+    if (!page.Last || page.Registers.length === 0 || rows.length >= total) break;
+    from = page.Last;
+  }
+  return { rows, total };
+}
+
+export default function Live() {
+  const canWrite = useCanWrite();
+  const [pattern, setPattern] = useState('');
+  const [rate, setRate] = useState(1000);
+  const [chosen, setChosen] = useState<Row>();
+  const [writing, setWriting] = useState<Row>();
+  const list = useLoad(() => loadRows(pattern), [pattern]);
+  const rows = list.data?.rows ?? [];
+  const [range, setRange] = useState({ first: 0, last: 30 });
+  const status = useRef(new Map<string, TagStatus>());
+  const trend = useRef(new Map<string, [number, number][]>());
+  const [, setFrame] = useState(0);
+  const box = useRef<HTMLDivElement>(null);
+
+  const onScroll = () => {
+    const el = box.current;
+    if (!el) return;
+    const first = Math.max(0, Math.floor(el.scrollTop / ROW_HEIGHT) - 5);
+    const last = Math.min(rows.length, first + Math.ceil(el.clientHeight / ROW_HEIGHT) + 10);
+    if (first !== range.first || last !== range.last) setRange({ first, last });
+  };
+  useEffect(onScroll, [rows.length]);
+
+  // The visible rows (and the charted tag) are followed over the TagValues subscription, at most
+  // at the chosen rate; after a scroll, the subscription is replaced once the scrolling settles.
+  // Messages are applied in one animation frame, so a burst of updates is one render.
+  const visible = useMemo(() => rows.slice(range.first, range.last), [rows, range]);
+  const [liveError, setLiveError] = useState<string>();
+  useEffect(() => {
+    const ids = visible.map((r) => r.ID);
+    if (chosen && !ids.includes(chosen.ID)) ids.push(chosen.ID);
+    if (ids.length === 0) return;
+    let frame = 0;
+    let stop: (() => void) | undefined;
+    const settle = setTimeout(() => {
+      stop = subscribe<{ TagValues: TagStatus[] }>(
+        PATHS.devicehub,
+        'subscription V($input: TagValuesRequest!) { TagValues(input: $input) { ID State Reason Value Timestamp } }',
+        { input: { IDs: ids.slice(0, MAX_FOLLOWED), IntervalMs: rate } },
+        (d) => {
+          const now = Date.now() / 1000;
+          for (const s of d.TagValues) {
+            status.current.set(s.ID, s);
+            const points = trend.current.get(s.ID);
+            if (points && typeof s.Value === 'number') {
+              points.push([now, s.Value]);
+              if (points.length > MAX_POINTS) points.splice(0, points.length - MAX_POINTS);
+            }
+          }
+          setLiveError(undefined);
+          if (!frame) frame = requestAnimationFrame(() => ((frame = 0), setFrame((f) => f + 1)));
+        },
+        setLiveError,
+      );
+    }, 150);
+    return () => {
+      clearTimeout(settle);
+      cancelAnimationFrame(frame);
+      stop?.();
+    };
+  }, [visible, rate, chosen]);
+
+  const choose = (r: Row) => {
+    if (!trend.current.has(r.ID)) trend.current.set(r.ID, []);
+    setChosen(r);
+  };
+
+  return (
+    <Page title="Live values">
+      <Section title="Tags">
+        <div class="row">
+          <div class="field">
+            <label for="live-search">Filter tags</label>
+            <input
+              id="live-search"
+              type="search"
+              value={pattern}
+              onChange={(e) => setPattern(e.currentTarget.value)}
+            />
+          </div>
+          <div class="field">
+            <label for="live-rate">Update rate</label>
+            <select id="live-rate" value={rate} onChange={(e) => setRate(Number(e.currentTarget.value))}>
+              {RATES.map((r) => (
+                <option key={r.ms} value={r.ms}>
+                  {r.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <span class="muted">
+            {list.loading
+              ? 'Loading…'
+              : `${rows.length} of ${list.data?.total ?? 0} tags; values of the ${visible.length} rows on screen update`}
+          </span>
+        </div>
+        <ErrorNote error={list.error} />
+        <ErrorNote error={liveError} />
+        <div
+          class="virtual"
+          ref={box}
+          onScroll={onScroll}
+          role="region"
+          aria-label="Live values table"
+          tabIndex={0}
+        >
+          <table>
+            <caption class="sr-only">Live values</caption>
+            <thead>
+              <tr>
+                <th scope="col">Device</th>
+                <th scope="col">Tag</th>
+                <th scope="col" class="num">
+                  Value
+                </th>
+                <th scope="col">State</th>
+                <th scope="col">Since</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr class="spacer" aria-hidden="true">
+                <td colSpan={6} style={{ height: `${range.first * ROW_HEIGHT}px` }} />
+              </tr>
+              {visible.map((r) => {
+                const s = status.current.get(r.ID);
+                return (
+                  <tr key={r.ID}>
+                    <td>{r.DeviceName}</td>
+                    <td>{r.TagName}</td>
+                    <td class="num mono" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
+                      {fmtValue(s?.Value)}
+                    </td>
+                    <td>{s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}</td>
+                    <td>{fmtTime(s?.Timestamp)}</td>
+                    <td>
+                      <div class="actions">
+                        <Button class="btn-small" onClick={() => choose(r)}>
+                          Trend {r.TagName}
+                        </Button>
+                        {canWrite && (
+                          <Button class="btn-small" onClick={() => setWriting(r)}>
+                            Write {r.TagName}
+                          </Button>
+                        )}
+                      </div>
+                    </td>
+                  </tr>
+                );
+              })}
+              <tr class="spacer" aria-hidden="true">
+                <td
+                  colSpan={6}
+                  style={{ height: `${Math.max(0, rows.length - range.last) * ROW_HEIGHT}px` }}
+                />
+              </tr>
+            </tbody>
+          </table>
+        </div>
+      </Section>
+      {chosen && (
+        <Section
+          title={`Trend of ${chosen.DeviceName}.${chosen.TagName}`}
+          actions={<Button onClick={() => setChosen(undefined)}>Close the trend</Button>}
+        >
+          <p class="muted">Since this page opened; {trend.current.get(chosen.ID)?.length ?? 0} points.</p>
+          <Trend
+            label={`${chosen.DeviceName}.${chosen.TagName}`}
+            points={trend.current.get(chosen.ID) ?? []}
+          />
+        </Section>
+      )}
+      {writing && <WriteDialog row={writing} onClose={() => setWriting(undefined)} />}
+    </Page>
+  );
+}
+
+interface WriteResult {
+  Success: boolean;
+  Value: unknown;
+  Error: string | null;
+}
+
+function WriteDialog(props: { row: Row; onClose: () => void }) {
+  const [value, setValue] = useState('');
+  const [asking, setAsking] = useState(false);
+  const [result, setResult] = useState<WriteResult>();
+  const [error, setError] = useState<string>();
+  const name = `${props.row.DeviceName}.${props.row.TagName}`;
+  const write = async () => {
+    setError(undefined);
+    let parsed: unknown = value;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      /* a plain string */
+    }
+    try {
+      const r = await gql<{ WriteTag: WriteResult }>(
+        PATHS.devicehub,
+        'mutation W($input: WriteTagRequest!) { WriteTag(input: $input) { Success Value Error } }',
+        { input: { ID: props.row.ID, Value: parsed } },
+      );
+      setResult(r.WriteTag);
+      if (r.WriteTag.Success) toast(`Wrote ${fmtValue(r.WriteTag.Value)} to ${name}`);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  return (
+    <>
+      <Dialog title={`Write a value to ${name}`} open={!asking} onClose={() => !asking && props.onClose()}>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            setAsking(true);
+          }}
+        >
+          <div class="field">
+            <label for="write-value">New value ({props.row.ValueType})</label>
+            <input id="write-value" value={value} onInput={(e) => setValue(e.currentTarget.value)} required />
+          </div>
+          {result && (
+            <p role="status" class={result.Success ? '' : 'error-note'}>
+              {result.Success
+                ? `Written: ${fmtValue(result.Value)}`
+                : `Refused: ${result.Error ?? 'unknown reason'}`}
+            </p>
+          )}
+          <ErrorNote error={error} />
+          <div class="form-actions">
+            <button type="submit" class="btn btn-primary" disabled={value === ''}>
+              Write value
+            </button>
+            <button type="button" class="btn" onClick={props.onClose}>
+              Close
+            </button>
+          </div>
+        </form>
+      </Dialog>
+      <Confirm
+        title="Confirm the write"
+        open={asking}
+        confirmLabel="Write"
+        onConfirm={() => void write()}
+        onClose={() => setAsking(false)}
+      >
+        <p>
+          Write <strong class="mono">{value}</strong> to <strong>{name}</strong>? The device receives it at
+          once.
+        </p>
+      </Confirm>
+    </>
+  );
+}

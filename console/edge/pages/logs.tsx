@@ -1,0 +1,183 @@
+/**
+ * Logs: a live tail (polling `/logs/query` with the reply's `cursor` as `start`, so every new entry
+ * comes exactly once) filtered by level, component and text; older pages with the `cursor`.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { errorText, rest } from '../../shared/api.js';
+import { fmtTime } from '../../shared/format.js';
+import { Badge, Button, ErrorNote, Page, Section, useInterval } from '../../shared/ui.js';
+
+interface Entry {
+  timestamp: string;
+  level: string;
+  message: string;
+  component: string;
+  fields: Record<string, unknown>;
+}
+
+interface Reply {
+  entries: Entry[];
+  count: number;
+  cursor: string | null;
+}
+
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+const LIMIT = 100;
+/** Entries kept on screen. */
+const KEEP = 2000;
+
+function query(
+  filters: { level: string; component: string; search: string },
+  extra: Record<string, string>,
+): string {
+  const q = new URLSearchParams({ limit: String(LIMIT), ...extra });
+  if (filters.level) q.set('level', filters.level);
+  if (filters.component) q.set('component', filters.component);
+  if (filters.search) q.set('search', filters.search);
+  return `/logs/query?${q.toString()}`;
+}
+
+export default function Logs() {
+  const [filters, setFilters] = useState({ level: 'info', component: '', search: '' });
+  const [entries, setEntries] = useState<Entry[]>([]);
+  const [tailing, setTailing] = useState(true);
+  const [error, setError] = useState<string>();
+  // `start` for the tail (newest entry's time) and `cursor` for paging back (the oldest page held).
+  const newest = useRef<string | null>(null);
+  const older = useRef<string | null>(null);
+  const [more, setMore] = useState(true);
+
+  useEffect(() => {
+    let live = true;
+    setEntries([]);
+    rest<Reply>('GET', query(filters, {})).then(
+      (r) => {
+        if (!live) return;
+        setEntries(r.entries);
+        newest.current = r.cursor;
+        older.current = r.cursor;
+        setMore(r.count === LIMIT);
+        setError(undefined);
+      },
+      (err: unknown) => setError(errorText(err)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [filters.level, filters.component, filters.search]);
+
+  useInterval(() => {
+    if (!tailing || !newest.current) return;
+    rest<Reply>('GET', query(filters, { start: newest.current })).then(
+      (r) => {
+        if (r.entries.length === 0) return;
+        newest.current = r.cursor;
+        setEntries((e) => [...e, ...r.entries].slice(-KEEP));
+      },
+      (err: unknown) => setError(errorText(err)),
+    );
+  }, 1500);
+
+  const loadOlder = async () => {
+    if (!older.current) return;
+    try {
+      const r = await rest<Reply>('GET', query(filters, { cursor: older.current }));
+      if (r.entries.length === 0) setMore(false);
+      else {
+        older.current = r.cursor;
+        setEntries((e) => [...r.entries, ...e]);
+      }
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+
+  const set = (k: keyof typeof filters) => (e: Event) =>
+    setFilters({ ...filters, [k]: (e.currentTarget as HTMLInputElement).value });
+  return (
+    <Page title="Logs">
+      <Section
+        title="Log entries"
+        actions={
+          <Button aria-pressed={tailing} onClick={() => setTailing(!tailing)}>
+            {tailing ? 'Pause the tail' : 'Resume the tail'}
+          </Button>
+        }
+      >
+        <div class="row">
+          <div class="field">
+            <label for="log-level">Minimum level</label>
+            <select id="log-level" value={filters.level} onChange={set('level')}>
+              <option value="">any</option>
+              {LEVELS.map((l) => (
+                <option key={l} value={l}>
+                  {l}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="log-component">Component</label>
+            <input
+              id="log-component"
+              placeholder="e.g. edge.auth"
+              value={filters.component}
+              onChange={set('component')}
+            />
+          </div>
+          <div class="field">
+            <label for="log-search">Text</label>
+            <input id="log-search" type="search" value={filters.search} onChange={set('search')} />
+          </div>
+        </div>
+        <ErrorNote error={error} />
+        <div class="form-actions">
+          <Button disabled={!more} onClick={() => void loadOlder()}>
+            {more ? 'Load older entries' : 'No older entries'}
+          </Button>
+        </div>
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Log entries, oldest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Level</th>
+                <th scope="col">Component</th>
+                <th scope="col">Message</th>
+              </tr>
+            </thead>
+            <tbody aria-live={tailing ? 'off' : undefined}>
+              {entries.map((e) => (
+                <tr key={e.timestamp}>
+                  <td class="mono">{fmtTime(e.timestamp)}</td>
+                  <td>
+                    <Badge
+                      tone={
+                        e.level === 'error' || e.level === 'fatal'
+                          ? 'bad'
+                          : e.level === 'warn'
+                            ? 'warn'
+                            : 'info'
+                      }
+                    >
+                      {e.level}
+                    </Badge>
+                  </td>
+                  <td>{e.component}</td>
+                  <td>
+                    {e.message}
+                    {Object.keys(e.fields).length > 0 && (
+                      <div class="muted mono">{JSON.stringify(e.fields).slice(0, 300)}</div>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {entries.length === 0 && <p class="muted">No entry matches.</p>}
+      </Section>
+    </Page>
+  );
+}

@@ -1,0 +1,39 @@
+/**
+ * A trend chart over uPlot, loaded on demand (uPlot is not in the initial bundle). `points` are
+ * [epoch seconds, value]; the chart follows them as they grow.
+ */
+import { useEffect, useRef } from 'preact/hooks';
+import type uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+export function Trend(props: { label: string; points: [number, number][]; width?: number; height?: number }) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | undefined>(undefined);
+  useEffect(() => {
+    let dead = false;
+    void import('uplot').then((mod) => {
+      if (dead || !box.current) return;
+      const U = mod.default;
+      const width = props.width ?? Math.max(280, box.current.clientWidth || 600);
+      plot.current = new U(
+        {
+          width,
+          height: props.height ?? 240,
+          series: [{}, { label: props.label, stroke: '#1d5fbf', width: 2 }],
+          axes: [{ stroke: '#333' }, { stroke: '#333' }],
+        },
+        [[], []],
+        box.current,
+      );
+    });
+    return () => {
+      dead = true;
+      plot.current?.destroy();
+      plot.current = undefined;
+    };
+  }, [props.label]);
+  useEffect(() => {
+    plot.current?.setData([props.points.map((p) => p[0]), props.points.map((p) => p[1])]);
+  });
+  return <div ref={box} class="trend" role="img" aria-label={`Trend of ${props.label}`} />;
+}

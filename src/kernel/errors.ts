@@ -95,6 +95,11 @@ export const ERRORS = {
   forbidden: entry(403, 'forbidden', "the caller's role may not do this; the message names the role"),
   graphqlForbidden: entry(403, 'FORBIDDEN', 'a GraphQL mutation by a role that may only read'),
   bootstrapRequired: entry(403, 'bootstrap_required', "the edge's first-run setup is not complete"),
+  privilegeRequired: entry(
+    403,
+    'privilege_required',
+    'the edge process lacks a system privilege the operation needs (e.g. CAP_NET_ADMIN); the message names it',
+  ),
   // 404
   notFound: entry(404, 'not_found', 'no such route or object; the message names it'),
   // 409
@@ -165,6 +170,11 @@ export const ERRORS = {
   activationFailed: entry(502, 'activation_failed', 'the manager refused an activation without saying why'),
   deviceOffline: entry(503, 'device_offline', "the device's edge is not connected to the manager"),
   bridgeBusy: entry(503, 'bridge_busy', 'too many bridged requests to one device are in flight; retry later'),
+  toolUnavailable: entry(
+    503,
+    'tool_unavailable',
+    'a system tool the operation runs (e.g. `ip` of iproute2) is not installed; the message names it',
+  ),
   edgeTimeout: entry(504, 'edge_timeout', 'the edge did not answer a bridged call in time'),
 } as const;
 

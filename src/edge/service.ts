@@ -28,6 +28,7 @@ import { devicehubModule, type Devicehub } from './devicehub/index.js';
 import { acquisitionModule, type AcquisitionEngine } from './acquisition/index.js';
 import { dmModule } from './dm/index.js';
 import { networkModule } from './network/index.js';
+import { logForwardingModule } from './log-forwarding/index.js';
 import { configModule } from './config/index.js';
 import { twinsModule } from './twins/index.js';
 import { integrationsModule } from './integrations/index.js';
@@ -46,6 +47,7 @@ export const EDGE_MODULES = [
   acquisitionModule,
   dmModule,
   networkModule,
+  logForwardingModule,
   opcuaModule,
   twinsModule,
   integrationsModule,

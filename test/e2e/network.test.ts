@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootstrapAdmin, startTestEdge, type TestEdge } from '../helpers/edge.js';
@@ -96,7 +96,7 @@ describe('network of the machine', { skip: noIp }, () => {
 });
 
 /** Runs the netns child (test/helpers/network-netns.ts) and answers its RESULT. */
-function inNamespace(refuse: boolean): Json {
+async function inNamespace(refuse: boolean): Promise<Json> {
   const compiled = join(import.meta.dirname, '../helpers/network-netns.js');
   const node = existsSync(compiled)
     ? `'${process.execPath}' '${compiled}'`
@@ -108,9 +108,16 @@ function inNamespace(refuse: boolean): Json {
     'ip -6 route add 2001:db8:99::/64 dev lo',
     refuse ? `exec unshare -Ur ${node}` : `exec ${node}`,
   ].join('\n');
-  const run = spawnSync('unshare', ['-rn', 'sh', '-c', script], { encoding: 'utf8', timeout: 60_000 });
+  const run = await new Promise<{ stdout: string; stderr: string; error: Error | null }>((resolve) =>
+    execFile(
+      'unshare',
+      ['-rn', 'sh', '-c', script],
+      { encoding: 'utf8', timeout: 120_000 },
+      (error, stdout, stderr) => resolve({ stdout, stderr, error }),
+    ),
+  );
   const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '));
-  assert.ok(line, `the namespace child answered (status ${run.status}): ${run.stderr.slice(-2000)}`);
+  assert.ok(line, `the namespace child answered (${String(run.error)}): ${run.stderr.slice(-2000)}`);
   return JSON.parse(line.slice('RESULT '.length));
 }
 
@@ -124,8 +131,15 @@ const namespaces = (() => {
 })();
 
 describe('deleting a route, in a network namespace of the test', { skip: namespaces }, () => {
-  test('with CAP_NET_ADMIN: the route is deleted and gone from `ip route`', () => {
-    const r = inNamespace(false);
+  // Both children at once: each starts an edge of its own (seconds on a loaded machine).
+  let results: Promise<[Json, Json]>;
+  before(() => {
+    results = Promise.all([inNamespace(false), inNamespace(true)]);
+    results.catch(() => undefined);
+  });
+
+  test('with CAP_NET_ADMIN: the route is deleted and gone from `ip route`', async () => {
+    const [r] = await results;
     const dsts = r.listed.routes.map((x: Json) => x.destination).sort();
     assert.deepEqual(
       dsts,
@@ -142,8 +156,8 @@ describe('deleting a route, in a network namespace of the test', { skip: namespa
     assert.ok(!r.ip6.some((x: Json) => x.dst === '2001:db8:99::/64'), 'gone from ip -6 route');
   });
 
-  test('without CAP_NET_ADMIN: 403 naming the capability, the route still there', () => {
-    const r = inNamespace(true);
+  test('without CAP_NET_ADMIN: 403 naming the capability, the route still there', async () => {
+    const [, r] = await results;
     assert.equal(r.deletions.length, 2);
     for (const d of r.deletions) {
       assert.equal(d.status, 403);

@@ -16,18 +16,24 @@ import { join } from 'node:path';
 import { bootstrapAdmin, startTestEdge, type TestEdge } from '../helpers/edge.js';
 import { makePki, type TestPki } from '../helpers/integrations.js';
 import { Rsyslog, rsyslogMissing } from '../helpers/peers/rsyslog.js';
-import { eventually, freePort } from '../helpers/util.js';
+import { eventually, freePort, sleep } from '../helpers/util.js';
 
 type Json = Record<string, any>;
 const COMPONENT = 'test.forward';
 const LINES = 10_000;
 
-/** Logs lines `line NNNNN` for `from..to-1` through the edge's logger, as its modules log. */
-async function logLines(t: TestEdge, from: number, to: number): Promise<void> {
+/**
+ * Logs lines `line NNNNN` for `from..to-1` through the edge's logger, as its modules log;
+ * `paceMs` between blocks of 500 keeps the stream flowing for a while (a producer's pace).
+ */
+async function logLines(t: TestEdge, from: number, to: number, paceMs = 0): Promise<void> {
   const logger = t.edge.logger.child({ component: COMPONENT });
   for (let i = from; i < to; i++) {
     logger.warn(`line ${String(i).padStart(5, '0')}`);
-    if (i % 500 === 499) await t.edge.logStore.flush();
+    if (i % 500 === 499) {
+      await t.edge.logStore.flush();
+      if (paceMs) await sleep(paceMs);
+    }
   }
   await t.edge.logStore.flush();
 }
@@ -94,7 +100,11 @@ test("configuration: defaults, the contract's 400 for an unknown field, named er
   assert.match(start.body.message, /PUT \/dm\/v2\/log-forwarding\/config/);
 });
 
-/** Forwards LINES lines to `rsyslog`, killing it (SIGKILL) once lines arrive and starting it again. */
+/**
+ * Forwards LINES lines to `rsyslog` while they are being logged; mid-stream rsyslog hangs
+ * (SIGSTOP: what the forwarder writes now piles up in the socket buffers, unread), is killed
+ * (SIGKILL: those bytes are lost with it) and started again on the same port.
+ */
 async function acrossRestart(rsyslog: Rsyslog, target: Json): Promise<void> {
   const port = await rsyslog.start();
   const set = await put({
@@ -103,10 +113,11 @@ async function acrossRestart(rsyslog: Rsyslog, target: Json): Promise<void> {
     filters: { level: 'info', components: [COMPONENT] },
   });
   assert.equal(set.status, 200, set.text);
-  await logLines(t, 0, LINES / 2);
-  await eventually(() => numbers(rsyslog.lines()).length >= 500, 30_000, 'lines reaching rsyslog');
+  const logging = logLines(t, 0, LINES, 100);
+  await eventually(() => numbers(rsyslog.lines()).length >= 2000, 30_000, 'lines reaching rsyslog');
+  rsyslog.pause();
+  await sleep(300); // the hang: the forwarder keeps writing into the socket buffers meanwhile
   await rsyslog.stop('SIGKILL');
-  await logLines(t, LINES / 2, LINES);
   const down = await eventually(
     async () => {
       const s = await status();
@@ -117,6 +128,7 @@ async function acrossRestart(rsyslog: Rsyslog, target: Json): Promise<void> {
   );
   assert.ok(down.queued > 0, 'entries wait in the queue');
   await rsyslog.start();
+  await logging;
   await eventually(
     () => new Set(numbers(rsyslog.lines())).size === LINES,
     90_000,

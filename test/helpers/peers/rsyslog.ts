@@ -80,6 +80,11 @@ export class Rsyslog {
     return readFileSync(this.output, 'utf8').split('\n').filter(Boolean);
   }
 
+  /** Freezes it (SIGSTOP): it reads nothing more, as a hung receiver. */
+  pause(): void {
+    this.#proc?.kill('SIGSTOP');
+  }
+
   /** Stops it: SIGKILL (no flush, as a crash) or SIGTERM. */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const p = this.#proc;

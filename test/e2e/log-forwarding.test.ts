@@ -263,6 +263,34 @@ test('HTTP: JSON lines to a receiver of the test, through its 503s, in order; th
   }
 });
 
+test('configuration templates: the section logForwarding, its header secret sealed or left out, applied back', async () => {
+  const cfg = async () => (await t.call('/dm/v2/log-forwarding/config', { headers: h })).body as Json;
+  const before = await cfg();
+  assert.equal(before.target.type, 'http', 'left by the HTTP test');
+  const saved = await t.call('/config/templates', { headers: h, json: { name: 'log-forwarding' } });
+  assert.equal(saved.status, 201, saved.text);
+  const plain = await t.call(`/config/templates/${saved.body.id}/download`, { headers: h });
+  assert.equal(plain.body.sections.logForwarding.target.url, before.target.url);
+  assert.deepEqual(plain.body.sections.logForwarding.target.headers, {}, 'no secret without a key');
+  const sealed = await t.call(`/config/templates/${saved.body.id}/download`, {
+    headers: h,
+    json: { encryptionKey: 'a-long-encryption-key' },
+  });
+  assert.equal(sealed.status, 200);
+  assert.ok(!sealed.text.includes('s3cret'), 'the header value is sealed');
+  assert.ok(sealed.body.sections.logForwarding.target.headers.authorization.$encrypted);
+  const moved = await put({ ...before, target: { ...before.target, url: 'http://127.0.0.1:9/elsewhere' } });
+  assert.equal(moved.status, 200, moved.text);
+  const applied = await t.call(`/config/templates/${saved.body.id}/apply`, {
+    headers: h,
+    json: { mode: 'use', encryptionKey: 'a-long-encryption-key' },
+  });
+  assert.equal(applied.status, 200, applied.text);
+  const after = await cfg();
+  assert.equal(after.target.url, before.target.url, 'the template put the url back');
+  assert.equal(after.target.headers.authorization, '********', 'and the header secret with it');
+});
+
 test('the disk queue: past its bound entries are dropped and counted; what it holds survives a restart of the edge', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'mw-edge-lf-'));
   const port = await freePort(); // nothing listens there yet: the receiver is away

@@ -249,7 +249,9 @@ export class Forwarder {
         if (run !== this.#run) break;
         const transport = this.#transport!;
         if (!transport.acknowledged) this.#confirm();
-        const rows = this.#queue.read(this.#sentSeq, BATCH);
+        const target = this.#config.target;
+        const size = target?.type === 'http' ? (target.batchSize ?? BATCH) : BATCH;
+        const rows = this.#queue.read(this.#sentSeq, size);
         if (rows.length === 0) {
           await this.#sleep(
             transport.acknowledged ? 1000 : Math.max(50, Math.min(1000, this.options.confirmMs / 2)),

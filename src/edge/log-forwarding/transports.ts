@@ -19,7 +19,7 @@ export interface Outgoing {
 }
 
 export interface Transport {
-  /** Whether what `send` resolves is an acknowledgement by the receiver (else: resend window). */
+  /** Whether entries are done once `send` resolves (HTTP: acknowledged; UDP: nothing more can be known); else the resend window. */
   readonly acknowledged: boolean;
   send(batch: Outgoing[]): Promise<void>;
   /** Set by the forwarder: the connection ended or failed on its own. */
@@ -189,6 +189,6 @@ class HttpTransport implements Transport {
   }
 
   close(): void {
-    this.#agent.close().catch(() => undefined);
+    this.#agent.destroy().catch(() => undefined); // an edge that stops does not wait for a slow receiver
   }
 }

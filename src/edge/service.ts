@@ -27,6 +27,8 @@ import { datahubModule, type DataHubService } from './datahub/index.js';
 import { devicehubModule, type Devicehub } from './devicehub/index.js';
 import { acquisitionModule, type AcquisitionEngine } from './acquisition/index.js';
 import { dmModule } from './dm/index.js';
+import { networkModule } from './network/index.js';
+import { logForwardingModule } from './log-forwarding/index.js';
 import { configModule } from './config/index.js';
 import { twinsModule } from './twins/index.js';
 import { integrationsModule } from './integrations/index.js';
@@ -47,6 +49,8 @@ export const EDGE_MODULES = [
   devicehubModule,
   acquisitionModule,
   dmModule,
+  networkModule,
+  logForwardingModule,
   opcuaModule,
   twinsModule,
   integrationsModule,

@@ -100,6 +100,11 @@ export const ERRORS = {
     'csrf_token_required',
     'a change sent from a browser with the session cookie lacks a valid X-CSRF-Token header',
   ),
+  privilegeRequired: entry(
+    403,
+    'privilege_required',
+    'the edge process lacks a system privilege the operation needs (e.g. CAP_NET_ADMIN); the message names it',
+  ),
   // 404
   notFound: entry(404, 'not_found', 'no such route or object; the message names it'),
   // 409
@@ -170,6 +175,11 @@ export const ERRORS = {
   activationFailed: entry(502, 'activation_failed', 'the manager refused an activation without saying why'),
   deviceOffline: entry(503, 'device_offline', "the device's edge is not connected to the manager"),
   bridgeBusy: entry(503, 'bridge_busy', 'too many bridged requests to one device are in flight; retry later'),
+  toolUnavailable: entry(
+    503,
+    'tool_unavailable',
+    'a system tool the operation runs (e.g. `ip` of iproute2) is not installed; the message names it',
+  ),
   edgeTimeout: entry(504, 'edge_timeout', 'the edge did not answer a bridged call in time'),
   // Applications (container engine) and cloud storage of the edge (issue 28).
   engineError: entry(

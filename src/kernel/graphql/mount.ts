@@ -276,12 +276,12 @@ function documentHooks(
     checkQuerySize(source, documentLimits),
   );
 
-  // Before execution: a mutation needs an admin.
+  // Before execution: a mutation needs an admin (or a bridged operator, see `Role`).
   endpoint.graphql.addHook('preExecution', async (_schema, document, context) => {
     const ctx = context as unknown as Record<string | symbol, unknown>;
     const operationName = typeof ctx[kOperationName] === 'string' ? ctx[kOperationName] : undefined;
     const auth = ctx.auth as AuthContext | null | undefined;
-    if (auth?.role !== 'admin' && isMutation(document, operationName)) {
+    if (auth?.role !== 'admin' && auth?.role !== 'operator' && isMutation(document, operationName)) {
       throw new AppError(ERRORS.graphqlForbidden, VIEWER_MUTATION_MESSAGE);
     }
   });

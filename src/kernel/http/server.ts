@@ -178,7 +178,16 @@ export async function createHttpApp(
   }) as unknown as FastifyInstance;
   app.addHook('onResponse', (request, reply, done) => {
     if (request.log.level === 'debug' || request.log.level === 'trace')
-      request.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+      request.log.debug(
+        {
+          req: request,
+          res: reply,
+          responseTime: reply.elapsedTime,
+          // A call the manager bridged: who made it there (see BridgeActor).
+          ...(request.auth?.bridged ? { bridgedBy: request.auth.bridged } : {}),
+        },
+        'request completed',
+      );
     done();
   });
   if (tls) answerPlainHttpOnTls(app.server, { firstByteTimeoutMs: limits.httpHeadersTimeout });

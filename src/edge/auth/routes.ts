@@ -26,21 +26,7 @@ export interface AuthRoutesOptions {
 
 export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
   const { auth } = options;
-  // One throttle for the login and the token routes: a user's failures delay that user from
-  // that address; many user names failing from one address refuse the address.
-  const throttle = new AuthThrottle({ maxUsersPerAddress: options.rateLimit });
-  /** Throws 429 (with `Retry-After`) when `user` from this address must wait. */
-  const admit = (request: FastifyRequest, reply: FastifyReply, user: string) => {
-    const v = throttle.check(request.ip, user);
-    if (v.ok) return;
-    const wait = retryAfterSeconds(v.retryMs);
-    void reply.header('retry-after', String(wait));
-    throw tooManyRequests(
-      v.reason === 'user'
-        ? `too many failed attempts for "${user.slice(0, 200)}" from ${request.ip}; retry in ${wait} s`
-        : `too many user names failed from ${request.ip}; retry in ${wait} s`,
-    );
-  };
+  const { throttle, admit } = throttleGate(options.rateLimit);
 
   const setSessionCookie = (reply: FastifyReply, jwt: string) =>
     reply.setCookie('jwtAccess', jwt, {
@@ -109,7 +95,39 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     },
   );
 
-  // OAuth 2.0 token endpoint (RFC 6749 4.4, client credentials); errors as OAuth bodies (5.2).
+  tokenRoute(app, auth, throttle, admit);
+  clientRoutes(app, auth);
+}
+
+/**
+ * One throttle for the login and the token routes (see AuthThrottle): a user's failures delay
+ * that user from that address; many user names failing from one address refuse the address.
+ * `admit` throws 429 (with `Retry-After`) when `user` from this address must wait.
+ */
+function throttleGate(maxUsersPerAddress: number) {
+  const throttle = new AuthThrottle({ maxUsersPerAddress });
+  const admit = (request: FastifyRequest, reply: FastifyReply, user: string) => {
+    const v = throttle.check(request.ip, user);
+    if (v.ok) return;
+    const wait = retryAfterSeconds(v.retryMs);
+    void reply.header('retry-after', String(wait));
+    throw tooManyRequests(
+      v.reason === 'user'
+        ? `too many failed attempts for "${user.slice(0, 200)}" from ${request.ip}; retry in ${wait} s`
+        : `too many user names failed from ${request.ip}; retry in ${wait} s`,
+    );
+  };
+  return { throttle, admit };
+}
+
+/** The OAuth 2.0 token endpoint (RFC 6749 4.4, client credentials), throttled per client id. */
+function tokenRoute(
+  app: FastifyInstance,
+  auth: AuthService,
+  throttle: AuthThrottle,
+  admit: ReturnType<typeof throttleGate>['admit'],
+): void {
+  // Errors as OAuth bodies (5.2).
   app.post(
     '/auth/v3/oauth/token',
     { config: { permission: 'public' } },
@@ -142,7 +160,6 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       }
     },
   );
-  clientRoutes(app, auth);
 }
 
 /** `/auth/v3`: who is calling, API clients and API tokens. */

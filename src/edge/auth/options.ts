@@ -17,6 +17,7 @@ export const authOptions = Type.Object({
     minimum: 1,
     maximum: 1_000_000,
     default: 30,
-    description: 'token and login attempts per minute per client address',
+    description:
+      'distinct user names (client ids) whose login or token request may fail from one client address within 15 minutes before the address is refused; one user name failing only delays that name',
   }),
 });

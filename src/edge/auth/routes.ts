@@ -1,6 +1,7 @@
 /** HTTP translation of the identity service: bootstrap (`/auth/v2`), OAuth and clients (`/auth/v3`). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RateLimiter } from '../../kernel/http/rate-limit.js';
+import { AuthThrottle, retryAfterSeconds } from '../../kernel/auth-throttle.js';
+import { AppError, ERRORS, tooManyRequests } from '../../kernel/errors.js';
 import {
   OAuthError,
   clientCredentials,
@@ -15,7 +16,10 @@ import { clearSessionCookies, setSessionCookies } from './csrf.js';
 
 export interface AuthRoutesOptions {
   auth: AuthService;
-  /** Attempts per minute per client address on the token and login routes. */
+  /**
+   * Distinct user names (client ids) that may fail from one client address within 15 minutes
+   * before the address is refused (see `AuthThrottle`).
+   */
   rateLimit: number;
   /** Whether the service is served over TLS (the session cookie is then `Secure`). */
   secure: boolean;
@@ -23,8 +27,7 @@ export interface AuthRoutesOptions {
 
 export async function authRoutes(app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
   const { auth } = options;
-  const limiter = new RateLimiter({ max: options.rateLimit, windowMs: 60_000 });
-  const limited = limiter.hook();
+  const { throttle, admit } = throttleGate(options.rateLimit);
 
   // The session (HttpOnly) and its CSRF token (read by the console): see csrf.ts.
   const setSessionCookie = (reply: FastifyReply, jwt: string) =>
@@ -40,12 +43,20 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     '/auth/v2/login',
     {
       config: { permission: 'public' },
-      onRequest: limited,
       schema: { body: S.LoginBody, response: { 200: S.JwtReply } },
     },
     async (request, reply) => {
       const { username, password, providerId } = request.body;
-      const jwt = await auth.login(username, password, providerId);
+      admit(request, reply, username);
+      let jwt: string;
+      try {
+        jwt = await auth.login(username, password, providerId);
+      } catch (err) {
+        if (err instanceof AppError && err.code === ERRORS.invalidCredentials.code)
+          throttle.failure(request.ip, username);
+        throw err;
+      }
+      throttle.success(request.ip, username);
       setSessionCookie(reply, jwt);
       return { jwtAccess: jwt };
     },
@@ -87,10 +98,42 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
     },
   );
 
-  // OAuth 2.0 token endpoint (RFC 6749 4.4, client credentials); errors as OAuth bodies (5.2).
+  tokenRoute(app, auth, throttle, admit);
+  clientRoutes(app, auth);
+}
+
+/**
+ * One throttle for the login and the token routes (see AuthThrottle): a user's failures delay
+ * that user from that address; many user names failing from one address refuse the address.
+ * `admit` throws 429 (with `Retry-After`) when `user` from this address must wait.
+ */
+function throttleGate(maxUsersPerAddress: number) {
+  const throttle = new AuthThrottle({ maxUsersPerAddress });
+  const admit = (request: FastifyRequest, reply: FastifyReply, user: string) => {
+    const v = throttle.check(request.ip, user);
+    if (v.ok) return;
+    const wait = retryAfterSeconds(v.retryMs);
+    void reply.header('retry-after', String(wait));
+    throw tooManyRequests(
+      v.reason === 'user'
+        ? `too many failed attempts for "${user.slice(0, 200)}" from ${request.ip}; retry in ${wait} s`
+        : `too many user names failed from ${request.ip}; retry in ${wait} s`,
+    );
+  };
+  return { throttle, admit };
+}
+
+/** The OAuth 2.0 token endpoint (RFC 6749 4.4, client credentials), throttled per client id. */
+function tokenRoute(
+  app: FastifyInstance,
+  auth: AuthService,
+  throttle: AuthThrottle,
+  admit: ReturnType<typeof throttleGate>['admit'],
+): void {
+  // Errors as OAuth bodies (5.2).
   app.post(
     '/auth/v3/oauth/token',
-    { config: { permission: 'public' }, onRequest: limited },
+    { config: { permission: 'public' } },
     async (request: FastifyRequest, reply: FastifyReply) => {
       noStore(reply);
       let viaBasic = false;
@@ -105,11 +148,14 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
             'client_id and client_secret are required (body or Basic header)',
           );
         }
+        admit(request, reply, creds.clientId);
         const issued = await auth.issueToken(creds.clientId, creds.clientSecret);
         if (!issued) {
+          throttle.failure(request.ip, creds.clientId);
           request.log.warn({ client_id: creds.clientId }, 'token refused: invalid client credentials');
           throw new OAuthError(401, 'invalid_client', 'invalid client credentials');
         }
+        throttle.success(request.ip, creds.clientId);
         return { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn };
       } catch (err) {
         if (err instanceof OAuthError) return sendOAuthError(reply, err, viaBasic);
@@ -117,7 +163,6 @@ export async function authRoutes(app: FastifyInstance, options: AuthRoutesOption
       }
     },
   );
-  clientRoutes(app, auth);
 }
 
 /** `/auth/v3`: who is calling, API clients and API tokens. */

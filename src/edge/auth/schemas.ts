@@ -91,4 +91,11 @@ export const TokenReply = Type.Object({
   expires_in: Type.Integer(),
 });
 
-export const WhoAmI = Type.Object({ subject: Type.String(), role: RoleSchema, scheme: Type.String() });
+/** A caller's role: a credential's, or `operator` for a manager operator's bridged call. */
+const CallerRoleSchema = Type.Union([
+  Type.Literal('admin'),
+  Type.Literal('operator'),
+  Type.Literal('viewer'),
+]);
+
+export const WhoAmI = Type.Object({ subject: Type.String(), role: CallerRoleSchema, scheme: Type.String() });

@@ -3,7 +3,8 @@
  * confirmed at enrolment, authenticated with the device's identifier and link secret. It sends a
  * hello (version, host facts), then heartbeats with metrics; it executes the bridged requests the
  * manager sends by dispatching them into the edge's own HTTP app in process (`dispatch`; the
- * edge's auth hook checks the per-device credential the manager adds), streaming bodies both ways. It reconnects with
+ * edge's auth hook checks the per-device credential the manager adds, and runs the call as the
+ * manager caller's role carried in the frame, never more), streaming bodies both ways. It reconnects with
  * capped exponential backoff and jitter.
  */
 import os from 'node:os';
@@ -18,6 +19,7 @@ import {
   LINK_PATH,
   bodyFrame,
   parseBodyFrame,
+  parseBridgeActor,
   parseMessage,
   reconnectDelay,
   type LinkMessage,
@@ -258,7 +260,15 @@ export class LinkClient {
     try {
       call.exchange = dispatch(
         this.#o.app,
-        { method: m.method, url: m.path, headers: m.headers, body: m.body, remoteAddress: '127.0.0.1' },
+        {
+          method: m.method,
+          url: m.path,
+          headers: m.headers,
+          body: m.body,
+          remoteAddress: '127.0.0.1',
+          // The edge runs the call as this actor's role at most (the auth hook); none is a viewer.
+          actor: parseBridgeActor(m.actor),
+        },
         call,
       );
     } catch (err) {

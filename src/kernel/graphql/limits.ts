@@ -291,18 +291,92 @@ export interface DocumentLimits {
   maxFields: number;
 }
 
-/** Refuses a query text over `maxQueryBytes` before it is parsed (an `AppError` 400). */
+/**
+ * Deepest nesting of brackets, braces and parentheses a document may write (outside strings and
+ * comments), checked on the text before it is parsed: graphql's parser recurses once per level, so
+ * 5,000 nested `[` in an argument would otherwise overflow the stack inside `parse`. A legitimate
+ * document (selection depth at most `DEFAULT_MAX_DEPTH`, a few levels of input objects) needs far
+ * fewer.
+ */
+export const MAX_DOCUMENT_NESTING = 64;
+
+/**
+ * Refuses, before it is parsed, a query text over `maxQueryBytes` or nesting `(`, `[` or `{` deeper
+ * than `MAX_DOCUMENT_NESTING` (an `AppError` 400, `QUERY_TOO_LARGE` or `QUERY_TOO_DEEP`).
+ */
 export function checkQuerySize(source: unknown, limits: Pick<DocumentLimits, 'maxQueryBytes'>): void {
   if (typeof source !== 'string') return;
   // Cheap first: a string of n characters has at least n and at most 3n UTF-8 bytes.
-  if (source.length * 3 <= limits.maxQueryBytes) return;
-  const bytes = Buffer.byteLength(source, 'utf8');
-  if (bytes > limits.maxQueryBytes) {
+  if (source.length * 3 > limits.maxQueryBytes) {
+    const bytes = Buffer.byteLength(source, 'utf8');
+    if (bytes > limits.maxQueryBytes) {
+      throw new AppError(
+        ERRORS.queryTooLarge,
+        `query document of ${bytes} bytes exceeds the maximum of ${limits.maxQueryBytes}`,
+      );
+    }
+  }
+  const nesting = documentNesting(source, MAX_DOCUMENT_NESTING);
+  if (nesting > MAX_DOCUMENT_NESTING) {
     throw new AppError(
-      ERRORS.queryTooLarge,
-      `query document of ${bytes} bytes exceeds the maximum of ${limits.maxQueryBytes}`,
+      ERRORS.queryTooDeep,
+      `query document nests brackets, braces or parentheses deeper than the maximum of ${MAX_DOCUMENT_NESTING}`,
     );
   }
+}
+
+const OPEN_PAREN = 0x28;
+const CLOSE_PAREN = 0x29;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const HASH = 0x23;
+const NEWLINE = 0x0a;
+const RETURN = 0x0d;
+
+/**
+ * The deepest nesting of `(`, `[` and `{` in a GraphQL text, skipping strings (`"..."` with
+ * escapes, block strings `"""..."""`) and comments (`#` to the end of the line); stops counting
+ * once past `stopAbove`. One pass, no allocation: the lexical pre-scan before `parse`. It does
+ * not check that the brackets match (the parser does).
+ */
+export function documentNesting(text: string, stopAbove = Infinity): number {
+  let depth = 0;
+  let deepest = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === OPEN_PAREN || c === OPEN_BRACKET || c === OPEN_BRACE) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > stopAbove) return deepest;
+      }
+    } else if (c === CLOSE_PAREN || c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      if (depth > 0) depth--;
+    } else if (c === HASH) {
+      while (i + 1 < n && text.charCodeAt(i + 1) !== NEWLINE && text.charCodeAt(i + 1) !== RETURN) i++;
+    } else if (c === QUOTE) {
+      if (text.startsWith('"""', i)) {
+        // A block string: only \""" escapes, ends at the next unescaped """.
+        i += 3;
+        while (i < n && !text.startsWith('"""', i)) i += text.startsWith('\\"""', i) ? 4 : 1;
+        i += 2;
+      } else {
+        i++;
+        while (i < n) {
+          const d = text.charCodeAt(i);
+          if (d === BACKSLASH) i += 2;
+          else if (d === QUOTE || d === NEWLINE || d === RETURN) break;
+          else i++;
+        }
+      }
+    }
+  }
+  return deepest;
 }
 
 /**

@@ -55,6 +55,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
+import type { WebSocket, WebSocketServer } from 'ws';
 import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius';
 import { buildSchema, specifiedRules, validate, type ValidationRule } from 'graphql';
 import { AppError, ERRORS } from '../errors.js';
@@ -64,6 +65,7 @@ import {
   cacheEntries,
   checkDocumentShape,
   checkQuerySize,
+  MAX_DOCUMENT_NESTING,
   DEFAULT_CACHE_BYTES,
   DEFAULT_MAX_ALIASES,
   DEFAULT_MAX_FIELDS,
@@ -193,6 +195,7 @@ export async function mountGraphql<TContext extends object = object>(
   }
 
   await app.register(async (endpoint) => {
+    if (subscriptions) refuseDeepSocketDocuments(endpoint.websocketServer);
     // Every route of this endpoint (POST, GET, the upgrade GET, Fastify's HEAD) is declared with
     // the permission; the authentication hook reads it from `routeOptions.config`.
     endpoint.addHook('onRoute', (route) => {
@@ -274,12 +277,12 @@ function documentHooks(
     checkQuerySize(source, documentLimits),
   );
 
-  // Before execution: a mutation needs an admin.
+  // Before execution: a mutation needs an admin (or a bridged operator, see `Role`).
   endpoint.graphql.addHook('preExecution', async (_schema, document, context) => {
     const ctx = context as unknown as Record<string | symbol, unknown>;
     const operationName = typeof ctx[kOperationName] === 'string' ? ctx[kOperationName] : undefined;
     const auth = ctx.auth as AuthContext | null | undefined;
-    if (auth?.role !== 'admin' && isMutation(document, operationName)) {
+    if (auth?.role !== 'admin' && auth?.role !== 'operator' && isMutation(document, operationName)) {
       throw new AppError(ERRORS.graphqlForbidden, VIEWER_MUTATION_MESSAGE);
     }
   });
@@ -294,6 +297,71 @@ function documentHooks(
     const errors = validate(currentSchema, document, [...specifiedRules, ...rules]);
     if (errors[0]) throw errors[0];
   });
+}
+
+const guardedServers = new WeakSet<object>();
+
+/**
+ * Mercurius parses a subscription's document before any hook of ours runs (its
+ * `preSubscriptionParsing` comes after `parse`): on the server's GraphQL sockets, a `subscribe`
+ * (or legacy `start`) message whose query nests deeper than `MAX_DOCUMENT_NESTING` is answered
+ * with the protocol's `error` message (`QUERY_TOO_DEEP`) and never reaches mercurius. Installed
+ * on `connection`, which `@fastify/websocket` emits before it hands the socket to mercurius.
+ */
+function refuseDeepSocketDocuments(wss: WebSocketServer): void {
+  if (guardedServers.has(wss)) return;
+  guardedServers.add(wss);
+  wss.on('connection', (socket: WebSocket) => {
+    if (socket.protocol !== 'graphql-transport-ws' && socket.protocol !== 'graphql-ws') return;
+    const emit = socket.emit.bind(socket);
+    socket.emit = ((event: string | symbol, ...args: unknown[]): boolean => {
+      if (event === 'message') {
+        const refusal = deepDocumentRefusal(args[0]);
+        if (refusal) {
+          socket.send(refusal);
+          return true;
+        }
+      }
+      return emit(event, ...args);
+    }) as typeof socket.emit;
+  });
+}
+
+/** Whether `text` has more than `max` of `(`, `[` and `{`, wherever they are. */
+function openingsOver(text: string, max: number): boolean {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c === 0x28 || c === 0x5b || c === 0x7b) && ++n > max) return true;
+  }
+  return false;
+}
+
+/** The `error` message for a subscribe message whose document is too deep; null otherwise. */
+function deepDocumentRefusal(data: unknown): string | null {
+  const text = Buffer.isBuffer(data) ? data.toString('utf8') : typeof data === 'string' ? data : null;
+  // The query is a JSON string inside the message: read it only when the message has enough
+  // opening brackets at all to be too deep (most messages have a handful).
+  if (text === null || !openingsOver(text, MAX_DOCUMENT_NESTING)) return null;
+  let message: { id?: unknown; payload?: { query?: unknown } } | null;
+  try {
+    message = JSON.parse(text) as { id?: unknown; payload?: { query?: unknown } } | null;
+  } catch {
+    return null; // mercurius answers that it is not JSON
+  }
+  const query = message?.payload?.query;
+  if (typeof query !== 'string') return null;
+  try {
+    checkQuerySize(query, { maxQueryBytes: Infinity });
+    return null;
+  } catch (err) {
+    const e = err as AppError;
+    return JSON.stringify({
+      id: message?.id,
+      type: 'error',
+      payload: [{ message: e.message, extensions: { code: e.code } }],
+    });
+  }
 }
 
 /**

@@ -3,7 +3,14 @@
  * they need. The hook itself lives with the service's identity module (it knows the credentials);
  * the kernel only fixes the shape so that every module reads it the same way.
  */
-export type Role = 'admin' | 'viewer';
+/**
+ * `operator` is only ever a bridged call's (a manager operator's call through the manager's
+ * bridge, see `BridgeActor`): it may change state, except what needs `admin` (the edge's
+ * credentials and device management). No credential of a service carries it.
+ */
+import type { BridgeActor } from '../link/protocol.js';
+
+export type Role = 'admin' | 'operator' | 'viewer';
 
 /** Who made a request. */
 export interface AuthContext {
@@ -12,13 +19,15 @@ export interface AuthContext {
   role: Role;
   /** How the caller authenticated. */
   scheme: 'bearer' | 'basic' | 'cookie' | 'local';
+  /** A call bridged by the manager: who made it there (the role above is capped by theirs). */
+  bridged?: BridgeActor;
 }
 
 /**
  * Route-level permission, declared as `config: { permission }` on a route:
  * - `public`: no credentials needed (token, login, provider discovery, health, version);
  * - `read`: any authenticated caller (the default for GET and HEAD);
- * - `write`: admin only (the default for every other method);
+ * - `write`: admin, or a bridged operator (the default for every other method);
  * - `bootstrap`: the admin's first-run session may call it before the EULA is accepted and the
  *   password changed (EULA, password change).
  * GraphQL endpoints are `read`; the GraphQL layer refuses mutations to a viewer itself.

@@ -18,6 +18,7 @@ import { EventEmitter } from 'node:events';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable, Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { BridgeActor } from '../link/protocol.js';
 
 export type ExchangeHeaders = Record<string, string | string[]>;
 
@@ -42,6 +43,19 @@ export interface InProcessRequest {
   /** Whether a body follows (fed with `Exchange.push`, ended with `Exchange.push(null)`). */
   body: boolean;
   remoteAddress?: string;
+  /** A bridged call's actor: read by the service's authentication (`bridgeActorOf`). */
+  actor?: BridgeActor;
+}
+
+const kActor = Symbol('millwright.bridgeActor');
+
+/**
+ * The actor of a request dispatched in process for the manager's bridge; undefined for any other
+ * request (it is a property of the request object, never a header: a client of the service's own
+ * listener cannot set it).
+ */
+export function bridgeActorOf(raw: object): BridgeActor | undefined {
+  return (raw as { [kActor]?: BridgeActor })[kActor];
 }
 
 /** A socket stand-in: the address Fastify reads and the events it may listen to. */
@@ -79,6 +93,7 @@ class ExchangeRequest extends Readable {
   url: string;
   readonly headers: Record<string, string | string[]>;
   readonly socket: NoSocket;
+  readonly [kActor]: BridgeActor | undefined;
   #wants: (() => void) | null = null;
   /** No body follows: the first read ends the stream (nothing is done unless the app reads). */
   readonly #bodiless: boolean;
@@ -92,6 +107,7 @@ class ExchangeRequest extends Readable {
       r.remoteAddress === undefined || r.remoteAddress === '127.0.0.1'
         ? LOCAL_SOCKET
         : new NoSocket(r.remoteAddress);
+    this[kActor] = r.actor;
     this.#bodiless = !r.body;
     if (this.#bodiless) this.complete = true;
   }

@@ -9,7 +9,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import cookie from '@fastify/cookie';
 import type { Logger } from 'pino';
 import { generate } from 'selfsigned';
@@ -176,11 +181,7 @@ export async function createHttpApp(
       },
     },
   }) as unknown as FastifyInstance;
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.log.level === 'debug' || request.log.level === 'trace')
-      request.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-    done();
-  });
+  app.addHook('onResponse', logRequestLine);
   if (tls) answerPlainHttpOnTls(app.server, { firstByteTimeoutMs: limits.httpHeadersTimeout });
   installJsonBodyParser(app);
   // Connections beyond the limit are closed by Node as they are accepted.
@@ -410,4 +411,19 @@ export async function closeGracefully(
   app.server.closeAllConnections();
   await closing;
   return false;
+}
+
+/** One line per request at debug, with who made a bridged call (`bridgedBy`, see BridgeActor). */
+function logRequestLine(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  if (request.log.level === 'debug' || request.log.level === 'trace')
+    request.log.debug(
+      {
+        req: request,
+        res: reply,
+        responseTime: reply.elapsedTime,
+        ...(request.auth?.bridged ? { bridgedBy: request.auth.bridged } : {}),
+      },
+      'request completed',
+    );
+  done();
 }

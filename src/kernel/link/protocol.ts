@@ -44,10 +44,95 @@ export type LinkMessage =
   | { t: 'err'; id: number; status: number; message: string }
   // manager → edge
   | { t: 'welcome'; deviceId: string; heartbeatMs: number; reconnectMaxMs: number; features?: string[] }
-  | { t: 'req'; id: number; method: string; path: string; headers: LinkHeaders; body: boolean }
+  | {
+      t: 'req';
+      id: number;
+      method: string;
+      path: string;
+      headers: LinkHeaders;
+      body: boolean;
+      /**
+       * Who made the call on the manager, and the role it runs as on the edge (at most). An edge
+       * reads a `req` without it (an older manager) as a viewer's, never an admin's.
+       */
+      actor?: BridgeActor;
+    }
   | { t: 'cancel'; id: number }
   // both: the end of a body (request body from the manager, response body from the edge)
   | { t: 'end'; id: number };
+
+/** The roles a bridged call may run as on the edge, weakest first. */
+export const BRIDGE_ROLES = ['viewer', 'operator', 'admin'] as const;
+export type BridgeRole = (typeof BRIDGE_ROLES)[number];
+
+/**
+ * The manager's caller of a bridged call, as the `req` frame carries it: the edge runs the call
+ * as `role` at most (whatever its own credential for the manager allows) and records the rest.
+ */
+export interface BridgeActor {
+  /** The manager caller's role over the device's project, mapped onto the edge's roles. */
+  role: BridgeRole;
+  /** The manager's subject of the caller (`token:<id>`, `manager:templates`...). */
+  subject: string;
+  /** The caller's user name on the manager, when it is a user's token. */
+  user: string | null;
+  companyId: string | null;
+  projectId: string | null;
+  /** The manager's request id of the call. */
+  requestId: string | null;
+}
+
+/** What an edge assumes of a `req` without an actor (a manager older than the field). */
+export const UNKNOWN_BRIDGE_ACTOR: BridgeActor = Object.freeze({
+  role: 'viewer',
+  subject: 'manager:unknown',
+  user: null,
+  companyId: null,
+  projectId: null,
+  requestId: null,
+});
+
+const ACTOR_FIELD_MAX = 200;
+const actorText = (v: unknown): string | null =>
+  typeof v === 'string' && v.length > 0 && v.length <= ACTOR_FIELD_MAX ? v : null;
+
+/**
+ * The actor of a `req` frame, checked: absent or malformed is `UNKNOWN_BRIDGE_ACTOR` (a viewer);
+ * an unknown role is a viewer's; text fields over 200 characters are dropped.
+ */
+export function parseBridgeActor(raw: unknown): BridgeActor {
+  if (!raw || typeof raw !== 'object') return UNKNOWN_BRIDGE_ACTOR;
+  const a = raw as Record<string, unknown>;
+  const role = BRIDGE_ROLES.includes(a.role as BridgeRole) ? (a.role as BridgeRole) : 'viewer';
+  return {
+    role,
+    subject: actorText(a.subject) ?? UNKNOWN_BRIDGE_ACTOR.subject,
+    user: actorText(a.user),
+    companyId: actorText(a.companyId),
+    projectId: actorText(a.projectId),
+    requestId: actorText(a.requestId),
+  };
+}
+
+/** The weaker of two bridge roles. */
+export function weakerRole(a: BridgeRole, b: BridgeRole): BridgeRole {
+  return BRIDGE_ROLES.indexOf(a) <= BRIDGE_ROLES.indexOf(b) ? a : b;
+}
+
+/**
+ * Whether a bridged call needs the admin role on both sides: a state change (any method but
+ * GET, HEAD and OPTIONS) of the edge's credentials (`/auth/...`: users, passwords, API clients,
+ * API tokens; `/datahub/v1/access-keys`) or of its device management (`/dm/...`). `path` is a
+ * route pattern or a request path (its query is ignored). The manager checks it on the path it
+ * forwards; the edge, authoritatively, on the route that answers.
+ */
+export function bridgeNeedsAdmin(method: string, path: string): boolean {
+  const m = method.toUpperCase();
+  if (m === 'GET' || m === 'HEAD' || m === 'OPTIONS') return false;
+  const q = path.indexOf('?');
+  const p = (q >= 0 ? path.slice(0, q) : path).toLowerCase();
+  return p.startsWith('/auth/') || p.startsWith('/dm/') || p.startsWith('/datahub/v1/access-keys');
+}
 
 /** A binary body frame: stream id, then the bytes. */
 export function bodyFrame(id: number, chunk: Buffer): Buffer {

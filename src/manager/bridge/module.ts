@@ -13,7 +13,12 @@ declare module '../modules.js' {
 export const bridgeModule: ManagerModule<'bridge'> = {
   name: 'bridge',
   requires: ['fleet', 'link'],
-  start: (ctx) => new BridgeService(ctx.module('fleet'), ctx.module('link')),
+  start: (ctx) =>
+    new BridgeService(
+      ctx.module('fleet'),
+      ctx.module('link'),
+      ctx.logger.child({ component: 'manager.bridge' }),
+    ),
   async mount(ctx, bridge) {
     await ctx.app.register(bridgeRoutes, { bridge });
     await ctx.app.register(oauthClientRoutes, { bridge });

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError, ERRORS } from '../../kernel/errors.js';
 import { principalOf, requireRole } from '../auth/index.js';
-import type { BridgeService } from './service.js';
+import { principalActor, type BridgeService } from './service.js';
 
 const Strict = { additionalProperties: false } as const;
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('viewer')]);
@@ -68,13 +68,14 @@ export async function oauthClientRoutes(app: FastifyInstance, options: { bridge:
   const { bridge } = options;
   const base = '/api/v1/device/:deviceId/oauth-clients';
   const device = async (
-    request: { params: { deviceId: string } } & Parameters<typeof principalOf>[0],
+    request: { params: { deviceId: string }; id: string } & Parameters<typeof principalOf>[0],
     write: boolean,
   ) => {
     const principal = principalOf(request);
     const d = await bridge.fleet.device(principal, request.params.deviceId);
     if (write) requireRole(principal, d, 'admin');
-    return d.id;
+    // The edge runs each call as the caller's role over the device's project.
+    return { id: d.id, actor: principalActor(principal, d, request.id) };
   };
 
   app.get<{ Params: Static<typeof DeviceParams> }>(
@@ -86,8 +87,11 @@ export async function oauthClientRoutes(app: FastifyInstance, options: { bridge:
       },
     },
     async (request) => {
-      const id = await device(request, false);
-      const body = expect(await bridge.json(id, 'GET', '/auth/v3/api-clients?limit=200'), 200);
+      const { id, actor } = await device(request, false);
+      const body = expect(
+        await bridge.json(id, 'GET', '/auth/v3/api-clients?limit=200', undefined, {}, actor),
+        200,
+      );
       return { items: (body.items as EdgeClient[]).map(view), total: body.total as number };
     },
   );
@@ -96,12 +100,16 @@ export async function oauthClientRoutes(app: FastifyInstance, options: { bridge:
     base,
     { schema: { params: DeviceParams, body: CreateBody, response: { 201: ClientWithSecret } } },
     async (request, reply) => {
-      const id = await device(request, true);
+      const { id, actor } = await device(request, true);
       const c = expect(
-        await bridge.json(id, 'POST', '/auth/v3/api-clients', {
-          name: request.body.name,
-          role: request.body.role ?? 'admin',
-        }),
+        await bridge.json(
+          id,
+          'POST',
+          '/auth/v3/api-clients',
+          { name: request.body.name, role: request.body.role ?? 'admin' },
+          {},
+          actor,
+        ),
         201,
       ) as EdgeClient;
       return reply.status(201).send({ ...view(c), clientSecret: c.client_secret! });
@@ -112,9 +120,9 @@ export async function oauthClientRoutes(app: FastifyInstance, options: { bridge:
     `${base}/:clientId`,
     { schema: { params: ClientParams, body: UpdateBody, response: { 200: ClientSchema } } },
     async (request) => {
-      const id = await device(request, true);
+      const { id, actor } = await device(request, true);
       const path = `/dm/v2/api-clients/${encodeURIComponent(request.params.clientId)}`;
-      return view(expect(await bridge.json(id, 'PUT', path, request.body), 200) as EdgeClient);
+      return view(expect(await bridge.json(id, 'PUT', path, request.body, {}, actor), 200) as EdgeClient);
     },
   );
 
@@ -122,9 +130,9 @@ export async function oauthClientRoutes(app: FastifyInstance, options: { bridge:
     `${base}/:clientId`,
     { schema: { params: ClientParams } },
     async (request, reply) => {
-      const id = await device(request, true);
+      const { id, actor } = await device(request, true);
       const path = `/auth/v3/api-clients/${encodeURIComponent(request.params.clientId)}`;
-      expect(await bridge.json(id, 'DELETE', path), 204);
+      expect(await bridge.json(id, 'DELETE', path, undefined, {}, actor), 204);
       return reply.status(204).send();
     },
   );
@@ -138,9 +146,9 @@ export async function oauthClientRoutes(app: FastifyInstance, options: { bridge:
       },
     },
     async (request) => {
-      const id = await device(request, true);
+      const { id, actor } = await device(request, true);
       const path = `/auth/v3/api-clients/${encodeURIComponent(request.params.clientId)}/secret`;
-      const r = expect(await bridge.json(id, 'POST', path, {}), 200) as EdgeClient;
+      const r = expect(await bridge.json(id, 'POST', path, {}, {}, actor), 200) as EdgeClient;
       return { clientId: r.client_id, clientSecret: r.client_secret! };
     },
   );

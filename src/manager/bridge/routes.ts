@@ -1,7 +1,9 @@
 /**
  * The bridge: `/api/v1/edge/{projectId}/{deviceId}/<edge path>` forwards any call (any method,
  * REST or GraphQL, multipart included) to that edge over its link, with the edge's own
- * credential in place of the caller's token, and answers the edge's status, headers and body.
+ * credential in place of the caller's token and the caller (`BridgeActor`: role over the
+ * project, subject, user, request id) in the link's frame: the edge runs the call as that role at
+ * most. It answers the edge's status, headers and body.
  * Bodies stream both ways; hop-by-hop headers are dropped. Offline: 503; no answer in time: 504.
  * The sending is the bridge's service (service.ts); this file is the HTTP side of it.
  */
@@ -9,9 +11,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Transform, type Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError, ERRORS } from '../../kernel/errors.js';
-import { forwardableHeaders } from '../../kernel/link/protocol.js';
+import { bridgeNeedsAdmin, forwardableHeaders } from '../../kernel/link/protocol.js';
 import { principalOf, requireRole } from '../auth/index.js';
-import { BRIDGE_MAX_BODY, type BridgeService } from './service.js';
+import { BRIDGE_MAX_BODY, principalActor, type BridgeService } from './service.js';
 
 /** The caller's credentials and cookies never reach the edge. */
 const DROP = new Set(['x-authtoken', 'authorization', 'cookie']);
@@ -34,26 +36,31 @@ export async function bridgeRoutes(app: FastifyInstance, options: { bridge: Brid
   app.route<{ Params: BridgeParams }>({
     method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: '/api/v1/edge/:projectId/:deviceId/*',
-    // GET needs any role; state changes need operator (checked on the project below).
+    // GET needs any role; state changes need operator, the edge's credentials and device
+    // management admin (checked on the project below).
     schema: { params: BridgeParams },
     handler: async (request: FastifyRequest<{ Params: BridgeParams }>, reply: FastifyReply) => {
       const principal = principalOf(request);
       const { projectId, deviceId } = request.params;
       // From memory after the first call (see FleetService.bridgeTarget): no database read.
       const target = await bridge.fleet.bridgeTarget(principal, deviceId, projectId);
-      if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
-        requireRole(principal, target, 'operator');
-      }
       const raw = request.raw.url ?? '';
       const prefix = `/api/v1/edge/${projectId}/${deviceId}`;
       const rest = raw.slice(raw.indexOf(prefix) + prefix.length) || '/';
       const path = rest.startsWith('/') ? rest : `/${rest}`;
+      if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
+        // The edge's credentials and device management: admin here (and on the edge, which checks
+        // it again on the route that answers, whatever this path looks like).
+        requireRole(principal, target, bridgeNeedsAdmin(request.method, path) ? 'admin' : 'operator');
+      }
+      // The edge runs the call as this caller's role over the project, never as its own admin.
+      const actor = principalActor(principal, target, request.id);
       const raw0 = (request.body as Readable | undefined) ?? null;
       const body = raw0 ? limitBody(raw0, BRIDGE_MAX_BODY) : null;
       // The target holds the edge's credential: no second lookup.
       const res = await bridge.call(
         deviceId,
-        { method: request.method, path, headers: forwardableHeaders(request.headers, DROP), body },
+        { method: request.method, path, headers: forwardableHeaders(request.headers, DROP), body, actor },
         target.credential,
       );
       reply.status(res.status);

@@ -12,6 +12,9 @@ import { Readable } from 'node:stream';
 import { AppError, ERRORS } from '../../kernel/errors.js';
 import { BRIDGE_TARGET_CACHE_SIZE, type FleetService } from '../fleet/index.js';
 import type { LinkHub } from '../link/index.js';
+import type { BridgeActor } from '../../kernel/link/protocol.js';
+import type { Logger } from 'pino';
+import { roleAt, type ManagerRole, type Principal } from '../auth/index.js';
 
 /** Largest request body streamed to an edge through the bridge. */
 export const BRIDGE_MAX_BODY = 64 * 1024 * 1024;
@@ -22,6 +25,50 @@ export interface EdgeCall {
   path: string;
   headers: Record<string, string | string[]>;
   body: Readable | null;
+  /**
+   * Who makes the call (the edge runs it as `actor.role` at most); default `managerActor('manager')`:
+   * the manager itself, as admin, for calls it makes after checking its caller's role.
+   */
+  actor?: BridgeActor;
+}
+
+/** One bridged call, as the audit trail's hook hears it (`BridgeService.onBridgedCall`). */
+export interface BridgedCallRecord {
+  deviceId: string;
+  method: string;
+  path: string;
+  actor: BridgeActor;
+  /** The edge's status (503/504 and the like are thrown, not recorded). */
+  status: number;
+  at: number;
+}
+
+/**
+ * The actor of a call `principal` makes on a device of `target`'s project: its role there (a
+ * manager role maps onto the edge role of the same name), its subject and user, the request id.
+ */
+export function principalActor(
+  principal: Principal,
+  target: { projectId: string; companyId: string },
+  requestId: string | null,
+): BridgeActor {
+  const role = roleAt(principal, target) ?? 'viewer';
+  return {
+    role,
+    subject: principal.subject,
+    user: principal.username,
+    companyId: target.companyId,
+    projectId: target.projectId,
+    requestId,
+  };
+}
+
+/**
+ * The manager's own actor (`manager:<what>`, admin by default): for the calls it makes on its
+ * callers' behalf after its own role check (the templates' upload, apply, preview, capture).
+ */
+export function managerActor(what: string, role: ManagerRole = 'admin'): BridgeActor {
+  return { role, subject: `manager:${what}`, user: null, companyId: null, projectId: null, requestId: null };
 }
 
 /** An edge's answer with its body read and parsed (JSON when it is JSON, else the text). */
@@ -38,10 +85,13 @@ export class BridgeService {
   readonly hub: LinkHub;
   /** `Authorization` values by credential (see `#authorization`). */
   readonly #authorizations = new Map<string, string>();
+  readonly #listeners = new Set<(call: BridgedCallRecord) => void>();
+  readonly #log: Logger | undefined;
 
-  constructor(fleet: FleetService, hub: LinkHub) {
+  constructor(fleet: FleetService, hub: LinkHub, log?: Logger) {
     this.fleet = fleet;
     this.hub = hub;
+    this.#log = log;
   }
 
   /**
@@ -51,12 +101,44 @@ export class BridgeService {
   async call(deviceId: string, call: EdgeCall, known?: string) {
     const credential = known ?? (await this.fleet.edgeCredential(deviceId));
     if (!credential) throw new AppError(ERRORS.notFound, `device "${deviceId}" not found`);
-    return this.hub.request(deviceId, {
+    const actor = call.actor ?? managerActor('manager');
+    const res = await this.hub.request(deviceId, {
       method: call.method,
       path: call.path,
       headers: { ...call.headers, authorization: this.#authorization(credential) },
       body: call.body,
+      actor,
     });
+    this.#record({
+      deviceId,
+      method: call.method,
+      path: call.path,
+      actor,
+      status: res.status,
+      at: Date.now(),
+    });
+    return res;
+  }
+
+  /**
+   * The hook of the manager's audit trail: `listener` hears every bridged call once the edge
+   * answered its status (the bridge route's, the device OAuth clients', the templates'), with its
+   * actor. Answers the function that removes it. A listener that throws is logged, never fails
+   * the call.
+   */
+  onBridgedCall(listener: (call: BridgedCallRecord) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #record(call: BridgedCallRecord): void {
+    for (const l of this.#listeners) {
+      try {
+        l(call);
+      } catch (err) {
+        this.#log?.warn({ err }, 'a bridged-call listener failed');
+      }
+    }
   }
 
   /** A JSON call to a device's edge, answering its parsed body and status. */
@@ -66,6 +148,7 @@ export class BridgeService {
     path: string,
     json?: unknown,
     headers: Record<string, string> = NO_HEADERS,
+    actor?: BridgeActor,
   ): Promise<EdgeAnswer> {
     return this.bytes(
       deviceId,
@@ -75,6 +158,7 @@ export class BridgeService {
         ? undefined
         : { contentType: 'application/json', bytes: Buffer.from(JSON.stringify(json)) },
       headers,
+      actor,
     );
   }
 
@@ -85,12 +169,14 @@ export class BridgeService {
     path: string,
     content?: { contentType: string; bytes: Buffer },
     headers: Record<string, string> = NO_HEADERS,
+    actor?: BridgeActor,
   ): Promise<EdgeAnswer> {
     const res = await this.call(deviceId, {
       method,
       path,
       headers: content === undefined ? headers : { ...headers, 'content-type': content.contentType },
       body: content === undefined ? null : Readable.from([content.bytes]),
+      actor,
     });
     let raw: Buffer;
     if (Buffer.isBuffer(res.body)) raw = res.body;

@@ -18,6 +18,7 @@ import {
   parseMessage,
   type LinkHeaders,
   type LinkMessage,
+  type BridgeActor,
 } from '../../kernel/link/protocol.js';
 import { holdWrites } from '../../kernel/link/batch.js';
 import type { FleetService } from '../fleet/index.js';
@@ -40,6 +41,8 @@ export interface BridgeRequest {
   headers: LinkHeaders;
   /** The request body, streamed to the edge; null for none. */
   body: Readable | null;
+  /** Who makes the call; sent in the `req` frame (the edge runs the call as its role at most). */
+  actor?: BridgeActor | undefined;
 }
 
 export interface BridgeResponse {
@@ -387,6 +390,7 @@ export class LinkHub {
       path: req.path,
       headers: req.headers,
       body: req.body !== null,
+      ...(req.actor ? { actor: req.actor } : {}),
     });
     if (req.body) void this.#upload(link, id, req.body);
     return answer;

@@ -13,11 +13,13 @@ import type { Logger } from 'pino';
 import type { Database } from '../../kernel/db/index.js';
 import { AppError, ERRORS } from '../../kernel/errors.js';
 import { pinnedConnection } from '../../kernel/link/pinned.js';
-import type { LinkHeaders } from '../../kernel/link/protocol.js';
+import type { LinkHeaders, BridgeActor } from '../../kernel/link/protocol.js';
 import { LinkRepository } from './repository.js';
 
 /** Header carrying the shared secret on a forwarded call. */
 export const PEER_HEADER = 'x-millwright-peer';
+/** Header carrying a forwarded call's `BridgeActor` (JSON; read only with the shared secret). */
+export const PEER_ACTOR_HEADER = 'x-millwright-bridge-actor';
 /** A process not seen for this long is taken for stopped (its links are not forwarded to). */
 export const PEER_HEARTBEAT_MS = 3000;
 export const PEER_STALE_MS = 3 * PEER_HEARTBEAT_MS;
@@ -104,7 +106,13 @@ export class LinkPeers {
   async forward(
     owner: { url: string; fingerprint: string | null },
     deviceId: string,
-    req: { method: string; path: string; headers: LinkHeaders; body: Readable | null },
+    req: {
+      method: string;
+      path: string;
+      headers: LinkHeaders;
+      body: Readable | null;
+      actor?: BridgeActor | undefined;
+    },
     timeoutMs: number,
   ): Promise<{ status: number; headers: LinkHeaders; body: Readable }> {
     const secret = (await this.secret()).toString();
@@ -117,7 +125,11 @@ export class LinkPeers {
         target,
         {
           method: req.method,
-          headers: { ...req.headers, [PEER_HEADER]: secret },
+          headers: {
+            ...req.headers,
+            [PEER_HEADER]: secret,
+            ...(req.actor ? { [PEER_ACTOR_HEADER]: JSON.stringify(req.actor) } : {}),
+          },
           timeout: timeoutMs,
           // A connection of its own, pinned to the peer's recorded certificate (no agent).
           ...(secure

@@ -6,10 +6,15 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { unauthorized } from '../../kernel/errors.js';
-import { LINK_PATH, forwardableHeaders } from '../../kernel/link/protocol.js';
+import {
+  LINK_PATH,
+  forwardableHeaders,
+  parseBridgeActor,
+  type BridgeActor,
+} from '../../kernel/link/protocol.js';
 import type { FleetService } from '../fleet/index.js';
 import type { LinkHub } from './hub.js';
-import { PEER_HEADER, type LinkPeers } from './peers.js';
+import { PEER_ACTOR_HEADER, PEER_HEADER, type LinkPeers } from './peers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,6 +23,17 @@ declare module 'fastify' {
 }
 
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+const PEER_DROP = new Set([PEER_HEADER, PEER_ACTOR_HEADER]);
+
+/** The actor a peer forwarded (checked as the edge checks a frame's); none: the edge's default. */
+function peerActor(value: string | undefined): BridgeActor | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseBridgeActor(JSON.parse(value));
+  } catch {
+    return parseBridgeActor(null);
+  }
+}
 
 /** `/dm/peer/{deviceId}/<path>`: a call forwarded by another manager process for a link held here. */
 export async function peerRoutes(app: FastifyInstance, options: { hub: LinkHub; peers: LinkPeers }) {
@@ -39,8 +55,9 @@ export async function peerRoutes(app: FastifyInstance, options: { hub: LinkHub; 
       const res = await options.hub.requestLocal(deviceId, {
         method: request.method,
         path: rest.startsWith('/') ? rest : `/${rest}`,
-        headers: forwardableHeaders(request.headers, new Set([PEER_HEADER])),
+        headers: forwardableHeaders(request.headers, PEER_DROP),
         body: (request.body as Readable | undefined) ?? null,
+        actor: peerActor(header(request.headers[PEER_ACTOR_HEADER])),
       });
       reply.status(res.status);
       for (const [k, v] of Object.entries(res.headers)) {

@@ -24,7 +24,7 @@ import type { Duplex } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { Aedes, type Client, type Subscription } from 'aedes';
-import { RateLimiter } from '../../kernel/http/rate-limit.js';
+import { AuthThrottle, retryAfterSeconds } from '../../kernel/auth-throttle.js';
 import { ConnectionRules, type AccountChange, type AccountService } from '../accounts/index.js';
 import {
   addressOf,
@@ -89,9 +89,8 @@ export class UnsBroker {
   readonly #servers: Server[] = [];
   readonly #onChange: (change: AccountChange) => void;
   readonly #limits: BrokerLimits;
-  readonly #failures: RateLimiter;
-  /** Addresses refused without a password check until the time given (epoch ms). */
-  readonly #blocked = new Map<string, number>();
+  /** Failed CONNECTs per (address, user name), and user names per address (see AuthThrottle). */
+  readonly #throttle: AuthThrottle;
   readonly counters: LimitCounters = {
     packetTooLarge: 0,
     topicRefused: 0,
@@ -116,7 +115,7 @@ export class UnsBroker {
     this.#accounts = options.accounts;
     this.#log = options.logger;
     this.#limits = limits;
-    this.#failures = new RateLimiter({ max: limits.authFailuresPerMinute, windowMs: 60_000 });
+    this.#throttle = new AuthThrottle({ maxUsersPerAddress: limits.authFailuresPerMinute });
     this.#onChange = (change) => this.#applyChange(change);
     this.shared = new SharedSubscriptions(aedes, persistence, Boolean(options.redisUrl));
     this.#accounts.on('change', this.#onChange);
@@ -273,29 +272,24 @@ export class UnsBroker {
       done(Object.assign(new Error(message), { returnCode }), false);
     };
     if (!username) return refuse(5, 'no user name');
-    const now = Date.now();
-    const until = this.#blocked.get(address);
-    if (until !== undefined) {
-      if (until > now) {
-        this.counters.connectThrottled++;
-        return refuse(
-          5,
-          `too many failed attempts from ${address}; retry in ${Math.ceil((until - now) / 1000)} s`,
-        );
-      }
-      this.#blocked.delete(address);
+    const verdict = this.#throttle.check(address, username);
+    if (!verdict.ok) {
+      this.counters.connectThrottled++;
+      return refuse(
+        5,
+        verdict.reason === 'user'
+          ? `too many failed attempts for "${username.slice(0, 200)}" from ${address}; retry in ${retryAfterSeconds(verdict.retryMs)} s`
+          : `too many user names failed from ${address}; retry in ${retryAfterSeconds(verdict.retryMs)} s`,
+      );
     }
     this.#accounts.authenticate(username, password ? password.toString('utf8') : '').then(
       (account) => {
         if (!account) {
-          // The same per-address limit as the HTTP token routes: past it, no password is checked.
-          const wait = this.#failures.hit(address);
-          if (wait > 0) {
-            if (this.#blocked.size >= 100_000) this.#blocked.clear();
-            this.#blocked.set(address, Date.now() + wait * 1000);
-          }
+          // Counted for this user name from this address (see AuthThrottle): others go on.
+          this.#throttle.failure(address, username);
           return refuse(4, 'bad user name or password, or account disabled');
         }
+        this.#throttle.success(address, username);
         const compiled = this.#accounts.compiled(account.id);
         if (!compiled) return refuse(4, 'account deleted');
         const info: ClientInfo = {

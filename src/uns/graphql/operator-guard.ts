@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import { ERRORS } from '../../kernel/errors.js';
+import { MAX_DOCUMENT_NESTING, documentNesting } from '../../kernel/graphql.js';
 
 export const GRAPHQL_PATH = '/mqtt/gql';
 export const OPERATOR_MUTATION_MESSAGE = 'operator role cannot run mutations';
@@ -15,6 +16,8 @@ export async function refuseOperatorMutations(request: FastifyRequest, reply: Fa
   const source = (request.method === 'GET' ? request.query : request.body) as
     { query?: unknown; operationName?: unknown } | undefined;
   if (typeof source?.query !== 'string') return;
+  // Too deep to parse safely: the GraphQL layer refuses it before parsing (QUERY_TOO_DEEP).
+  if (documentNesting(source.query, MAX_DOCUMENT_NESTING) > MAX_DOCUMENT_NESTING) return;
   let document: DocumentNode;
   try {
     document = parse(source.query);

@@ -12,8 +12,8 @@ export interface UnsIdentity {
   /** The first-run administrator, when this start created it (set once listening). */
   firstRun: { username: string; password?: string } | null;
   /**
-   * Sign-in, activation and MQTT authentication attempts per minute per client address
-   * (`--auth-rate-limit`), for the modules that take credentials.
+   * `--auth-rate-limit`: activation attempts per minute per client address, and the distinct
+   * user names whose sign-in (token, MQTT) may fail from one address before it is refused.
    */
   rateLimit: number;
 }

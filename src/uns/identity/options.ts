@@ -22,6 +22,7 @@ export const identityOptions = Type.Object({
     minimum: 1,
     maximum: 1_000_000,
     default: 30,
-    description: 'token and activation attempts per minute per client address',
+    description:
+      'activation attempts per minute per client address; also the distinct user names whose sign-in (token, MQTT CONNECT) may fail from one address within 15 minutes before the address is refused',
   }),
 });

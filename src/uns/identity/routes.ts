@@ -5,7 +5,8 @@
  * Basic; errors are RFC 6749 5.2 bodies.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RateLimiter } from '../../kernel/http/rate-limit.js';
+import { AuthThrottle, retryAfterSeconds } from '../../kernel/auth-throttle.js';
+import { tooManyRequests } from '../../kernel/errors.js';
 import {
   OAuthError,
   clientCredentials,
@@ -22,13 +23,15 @@ export const TOKEN_PATHS = [
 
 export interface IdentityRoutesOptions {
   identity: IdentityService;
-  /** Attempts per minute per client address. */
+  /** Distinct user names that may fail from one address within 15 minutes (see AuthThrottle). */
   rateLimit: number;
 }
 
 export async function identityRoutes(app: FastifyInstance, options: IdentityRoutesOptions): Promise<void> {
   const { identity } = options;
-  const limited = new RateLimiter({ max: options.rateLimit, windowMs: 60_000 }).hook();
+  // A user's failed passwords delay that user from that address; many user names failing from
+  // one address refuse the address (see AuthThrottle).
+  const throttle = new AuthThrottle({ maxUsersPerAddress: options.rateLimit });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     noStore(reply);
@@ -51,8 +54,22 @@ export async function identityRoutes(app: FastifyInstance, options: IdentityRout
       if (typeof username !== 'string' || username === '' || typeof password !== 'string') {
         throw new OAuthError(400, 'invalid_request', 'username and password are required');
       }
+      const verdict = throttle.check(request.ip, username);
+      if (!verdict.ok) {
+        const wait = retryAfterSeconds(verdict.retryMs);
+        void reply.header('retry-after', String(wait));
+        throw tooManyRequests(
+          verdict.reason === 'user'
+            ? `too many failed attempts for "${username.slice(0, 200)}" from ${request.ip}; retry in ${wait} s`
+            : `too many user names failed from ${request.ip}; retry in ${wait} s`,
+        );
+      }
       const issued = await identity.passwordGrant(username, password);
-      if (!issued) throw new OAuthError(400, 'invalid_grant', 'invalid user credentials');
+      if (!issued) {
+        throttle.failure(request.ip, username);
+        throw new OAuthError(400, 'invalid_grant', 'invalid user credentials');
+      }
+      throttle.success(request.ip, username);
       return {
         access_token: issued.token,
         token_type: 'Bearer',
@@ -65,6 +82,6 @@ export async function identityRoutes(app: FastifyInstance, options: IdentityRout
     }
   };
   for (const path of TOKEN_PATHS) {
-    app.post(path, { config: { permission: 'public' }, onRequest: limited }, handler);
+    app.post(path, { config: { permission: 'public' } }, handler);
   }
 }

@@ -260,7 +260,8 @@ try {
     }
   }
 } finally {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  if (process.argv.includes('--keep')) console.log(`kept: ${variants.map((v) => `${v.name} ${v.dataDir}`).join(', ')}`);
+  else for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
 
 const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);

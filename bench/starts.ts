@@ -157,7 +157,13 @@ function template(): string {
             Name: 'fast',
             DriverID: 'Generator',
             Tags: [
-              { TagName: 't', Name: 'S', ValueType: 'float64', IntervalMs: 100, Properties: { address: '0' } },
+              {
+                TagName: 't',
+                Name: 'S',
+                ValueType: 'float64',
+                IntervalMs: 100,
+                Properties: { address: '0' },
+              },
             ],
           },
         ],
@@ -263,7 +269,8 @@ const mk = () => {
 };
 if (BASELINE && ONLY !== 'current')
   variants.push({ name: 'baseline', main: join(BASELINE, 'dist/cli/main.js'), dataDir: mk() });
-if (ONLY !== 'baseline') variants.push({ name: 'current', main: join(root, 'dist/cli/main.js'), dataDir: mk() });
+if (ONLY !== 'baseline')
+  variants.push({ name: 'current', main: join(root, 'dist/cli/main.js'), dataDir: mk() });
 const results = new Map<string, Round[]>(variants.map((v) => [v.name, []]));
 const loads: number[] = [];
 try {
@@ -277,7 +284,8 @@ try {
     }
   }
 } finally {
-  if (process.argv.includes('--keep')) console.log(`kept: ${variants.map((v) => `${v.name} ${v.dataDir}`).join(', ')}`);
+  if (process.argv.includes('--keep'))
+    console.log(`kept: ${variants.map((v) => `${v.name} ${v.dataDir}`).join(', ')}`);
   else for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
 

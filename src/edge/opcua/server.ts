@@ -20,7 +20,15 @@ import { AppError, ERRORS } from '../../kernel/errors.js';
 import { listCertificates, ownCertificatePem } from './certificates.js';
 import type { AddressSpaceSink, OpcuaService } from './service.js';
 import type { NodeTree } from './tree.js';
-import type { FromWorker, ToWorker, UaFolders, UaRpc, UaValue, UaWorkerData, UaWriteStatus } from './ua-protocol.js';
+import type {
+  FromWorker,
+  ToWorker,
+  UaFolders,
+  UaRpc,
+  UaValue,
+  UaWorkerData,
+  UaWriteStatus,
+} from './ua-protocol.js';
 import type { CertificateGroup, CertificateInfo } from './types.js';
 
 export { uaDataType } from './data-types.js';

@@ -9,10 +9,26 @@ import { X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { DataValue, Namespace, OPCUAServer, StatusCode, UAObject, UAVariable, Variant } from 'node-opcua';
+import type {
+  DataValue,
+  Namespace,
+  OPCUAServer,
+  StatusCode,
+  UAObject,
+  UAVariable,
+  Variant,
+} from 'node-opcua';
 import { certificateFolder, listCertificates } from './certificates.js';
 import { NodeTree, uaNodeId } from './tree.js';
-import type { FromWorker, ToWorker, UaFolders, UaRpc, UaValue, UaWorkerData, UaWriteStatus } from './ua-protocol.js';
+import type {
+  FromWorker,
+  ToWorker,
+  UaFolders,
+  UaRpc,
+  UaValue,
+  UaWorkerData,
+  UaWriteStatus,
+} from './ua-protocol.js';
 import type { OpcuaNode } from './types.js';
 import { uaDataType } from './data-types.js';
 
@@ -62,7 +78,11 @@ class UaWorker {
     this.server = server;
     this.#certs = certs;
     this.#ns = server.engine.addressSpace!.getOwnNamespace();
-    this.#folders = { trusted: certs.trustedFolder, rejected: certs.rejectedFolder, own: certs.ownCertFolder };
+    this.#folders = {
+      trusted: certs.trustedFolder,
+      rejected: certs.rejectedFolder,
+      own: certs.ownCertFolder,
+    };
   }
 
   get folders(): UaFolders {

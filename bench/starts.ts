@@ -181,7 +181,10 @@ async function prepare(v: Variant): Promise<void> {
   await new EdgeConfigClient(c).apply(template(), { mode: 'use' });
   await c.graphql('/opcua/v2', `mutation { SyncNodes { ID } }`);
   for (;;) {
-    const s = await c.graphql('/opcua/v2', `{ GetCurrentSync { State Error } }`);
+    // The baseline builds the address space on the edge's event loop: a poll may time out.
+    const s = await c.graphql('/opcua/v2', `{ GetCurrentSync { State Error } }`).catch(() => ({
+      GetCurrentSync: { State: 'Running', Error: null },
+    }));
     if (s.GetCurrentSync.State !== 'Running') {
       if (s.GetCurrentSync.State !== 'Succeeded') throw new Error(`sync failed: ${s.GetCurrentSync.Error}`);
       break;

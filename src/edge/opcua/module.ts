@@ -162,7 +162,8 @@ export const opcuaModule: EdgeModule<'opcua', typeof opcuaOptions> = {
       () => ctx.logger.info({ endpoint: server.endpointUrl }, 'opcua server listening'),
       (err: unknown) => {
         void release(reserved);
-        ctx.logger.error({ err }, 'opcua server did not start');
+        // A stop during the start is not a failure.
+        if (server.state !== 'stopped') ctx.logger.error({ err }, 'opcua server did not start');
       },
     );
   },

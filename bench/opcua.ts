@@ -308,6 +308,12 @@ try {
     }
     await sleep(200);
   }
+  // The address space is brought in line in the server's worker thread, in slices.
+  while (
+    (await api.graphql('/opcua/v2', `{ GetServerSettings { AddressSpaceNodes } }`)).GetServerSettings
+      .AddressSpaceNodes < nodeIds.length
+  )
+    await sleep(200);
   console.log(
     `edge: ${nodeIds.length.toLocaleString('en-US')} tags configured and synced in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );

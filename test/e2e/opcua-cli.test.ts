@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { OPCUAClient } from 'node-opcua';
 import { cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
+import { eventually, portOpen } from '../helpers/util.js';
 
 const dirs = tempDirs('mw-opcua-cli-');
 after(() => dirs.removeAll());
@@ -54,6 +55,8 @@ test('a taken --opcua-port stops the edge naming the option, before the first-ru
     assert.match(svc.output(), new RegExp(`OPC UA server  opc\\.tcp://127\\.0\\.0\\.1:${port}`));
     // The failed start made no admin: this one shows the first-run password.
     assert.match(svc.output(), /first-run login: user "admin", password "[^"]+"/);
+    // The OPC UA server starts in its worker thread after the ready line (state `starting`).
+    await eventually(() => portOpen(port), 60_000, 'the OPC UA server listens');
     const client = OPCUAClient.create({ endpointMustExist: false, connectionStrategy: { maxRetry: 0 } });
     await client.connect(`opc.tcp://127.0.0.1:${port}`);
     const endpoints = await client.getEndpoints();

@@ -448,7 +448,7 @@ describe('OPC UA server over GraphQL (/opcua/v2)', () => {
         RestartRequired Settings { MaxSessions PendingRestart } } }`)
     ).UpdateServerSettings;
     assert.deepEqual(live, { RestartRequired: false, Settings: { MaxSessions: 7, PendingRestart: [] } });
-    assert.equal(e.t.edge.shell.module('opcua').server!.server.engine.serverCapabilities.maxSessions, 7);
+    assert.equal(await e.t.edge.shell.module('opcua').server!.maxSessions(), 7);
     const restart = (
       await e.ua(`mutation { UpdateServerSettings(input: { AllowAnonymous: true }) {
         RestartRequired Settings { AllowAnonymous PendingRestart } } }`)

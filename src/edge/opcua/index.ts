@@ -6,7 +6,7 @@
 export { opcuaMigrations } from './migrations/index.js';
 export { OpcuaService, DEVICEHUB_FOLDER } from './service.js';
 export { OpcuaRepository } from './repository.js';
-export { UaServer, loadOpcua, uaDataType } from './server.js';
+export { UaServer, uaDataType, type UaServerState } from './server.js';
 export type * from './types.js';
 
 export {

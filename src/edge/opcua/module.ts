@@ -3,7 +3,7 @@
  * server off) and, unless `--opcua-enabled=false`, reserves `--opcua-port` under the port policy
  * (`opcua-port`) with the other ports, so that a taken port stops the start before anything
  * irreversible (the first-run password) happens; `listening` starts the node-opcua server on the
- * reserved port; `close` shuts it down.
+ * reserved port in a worker thread without waiting for it (see server.ts); `close` shuts it down.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
@@ -28,7 +28,10 @@ export const OPCUA_MAX_COST = 100_000;
 /** The module's API: the domain service, and the node-opcua server while it runs. */
 export interface OpcuaModuleApi {
   service: OpcuaService;
-  /** The running OPC UA server; null when disabled (or before `listening`). */
+  /**
+   * The OPC UA server (in its worker thread); null when disabled (or before `listening`). Its
+   * `state` is `starting` until it listens and its address space holds the node tree.
+   */
   server: UaServer | null;
   /** `--opcua-enabled`. */
   enabled: boolean;
@@ -138,12 +141,13 @@ export const opcuaModule: EdgeModule<'opcua', typeof opcuaOptions> = {
     await ctx.app.register(opcuaRoutes, { opcua: api });
   },
   configSection: (api) => opcuaConfigSection(api.service),
-  async listening(ctx, api) {
+  listening(ctx, api) {
     const reserved = reservations.get(api);
     if (!api.enabled || !reserved) return;
     reservations.delete(api);
-    await release(reserved);
-    api.server = await UaServer.start({
+    // The server starts in its worker thread: the edge is ready without waiting for it (its
+    // state says `starting` until its address space holds the tree, then `ready`).
+    const server = UaServer.start({
       port: reserved.port,
       host: ctx.config.opcuaHost,
       pkiDir: join(ctx.dataDir, 'opcua-server-pki'),
@@ -151,8 +155,17 @@ export const opcuaModule: EdgeModule<'opcua', typeof opcuaOptions> = {
       hub: ctx.module('datahub').hub,
       logger: ctx.logger,
       buildVersion: MILLWRIGHT_VERSION,
+      beforeBind: () => release(reserved),
     });
-    ctx.logger.info({ endpoint: api.server.endpointUrl }, 'opcua server listening');
+    api.server = server;
+    server.listening().then(
+      () => ctx.logger.info({ endpoint: server.endpointUrl }, 'opcua server listening'),
+      (err: unknown) => {
+        void release(reserved);
+        // A stop during the start is not a failure.
+        if (server.state !== 'stopped') ctx.logger.error({ err }, 'opcua server did not start');
+      },
+    );
   },
   async close(api) {
     const server = api.server;

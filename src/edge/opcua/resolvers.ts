@@ -4,7 +4,7 @@ import { AppError, ERRORS } from '../../kernel/errors.js';
 import type { GraphqlContext } from '../../kernel/graphql.js';
 import type { OpcuaModuleApi } from './module.js';
 import { uaNodeId } from './tree.js';
-import { uaDataType } from './server.js';
+import { uaDataType } from './data-types.js';
 import type {
   AccessControl,
   CertificateGroup,
@@ -90,6 +90,9 @@ function settingsView(api: OpcuaModuleApi) {
     Enabled: api.enabled,
     EndpointUrl: server?.endpointUrl ?? null,
     Port: server?.port ?? null,
+    ServerState: serverState(api),
+    ServerError: server?.error ?? null,
+    AddressSpaceNodes: server?.nodes ?? 0,
     AllowAnonymous: s.allowAnonymous,
     SecurityPolicies: s.securityPolicies,
     SecurityModes: s.securityModes,
@@ -99,6 +102,14 @@ function settingsView(api: OpcuaModuleApi) {
     PendingRestart: server ? api.service.restartPending() : [],
     Certificate: server?.ownCertificatePem() ?? null,
   };
+}
+
+/** The server's start state as the API names it (docs/opcua.md, "Start and ready state"). */
+export function serverState(api: OpcuaModuleApi): 'Disabled' | 'Starting' | 'Ready' | 'Failed' | 'Stopped' {
+  const state = api.server?.state;
+  if (!api.enabled) return 'Disabled';
+  if (!state || state === 'starting') return 'Starting';
+  return state === 'ready' ? 'Ready' : state === 'failed' ? 'Failed' : 'Stopped';
 }
 
 function running(api: OpcuaModuleApi) {

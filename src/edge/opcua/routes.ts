@@ -12,6 +12,9 @@ export async function opcuaRoutes(app: FastifyInstance, opts: { opcua: OpcuaModu
     return {
       enabled: api.enabled,
       running: api.server !== null,
+      // starting | ready | failed | stopped | disabled (docs/opcua.md, "Start and ready state").
+      state: api.enabled ? (api.server?.state ?? 'starting') : 'disabled',
+      addressSpaceNodes: api.server?.nodes ?? 0,
       endpointUrl: api.server?.endpointUrl ?? null,
       port: api.server?.port ?? null,
       allowAnonymous: s.allowAnonymous,

@@ -17,7 +17,6 @@ import Fastify, {
 } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { Logger } from 'pino';
-import { generate } from 'selfsigned';
 import { installErrorHandler } from './error-handler.js';
 import { installJsonBodyParser } from './json-body.js';
 import { answerPlainHttpOnTls } from './plain-http-hint.js';
@@ -96,6 +95,8 @@ export async function ensureCertificate(
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const now = new Date();
+  // Loaded only here: selfsigned (and @peculiar/x509 under it) costs a large share of a start.
+  const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: hostname() || 'localhost' }], {
     keyType: 'ec',
     curve: 'P-256',

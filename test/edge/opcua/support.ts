@@ -44,6 +44,8 @@ export async function startUaEdge(overrides: Partial<EdgeConfig> = {}): Promise<
     return r.body.data;
   };
   const server = e.t.edge.shell.module('opcua').server;
+  // The server starts in its worker thread after the edge is ready: wait for its address space.
+  await server?.ready();
   const endpoint = server ? `opc.tcp://127.0.0.1:${server.port}` : '';
   return {
     ...e,

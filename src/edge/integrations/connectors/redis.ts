@@ -4,7 +4,7 @@
  * local: `XREAD BLOCK` on the streams named by the remote names, from the newest entry on (`$`);
  * the `payload` field (or the only field) of each entry is the message.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Connector, ConnectorContext, OutMessage, RemoteSubscription } from './types.js';
 import { reasonOf } from './types.js';
 
@@ -20,7 +20,9 @@ export class RedisConnector implements Connector {
     this.#ctx = ctx;
   }
 
-  #open(): Redis {
+  async #open(): Promise<Redis> {
+    // ioredis is loaded by the first Redis connector, not by every edge start.
+    const { Redis } = await import('ioredis');
     const r = new Redis(String(this.#ctx.config.url), {
       lazyConnect: true,
       connectTimeout: 10_000,
@@ -39,12 +41,12 @@ export class RedisConnector implements Connector {
   }
 
   async connect(subscriptions: RemoteSubscription[]): Promise<void> {
-    const client = this.#open();
+    const client = await this.#open();
     this.#client = client;
     await client.connect();
     await client.ping();
     if (subscriptions.length > 0) {
-      const reader = this.#open();
+      const reader = await this.#open();
       this.#reader = reader;
       await reader.connect();
       void this.#read(reader, subscriptions);

@@ -43,3 +43,4 @@ export {
 export * from './rest.js';
 export * from './graphql.js';
 export * from './query.js';
+export * from './memory.js';

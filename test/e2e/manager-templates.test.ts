@@ -394,7 +394,7 @@ describe('uploads and contract part 7', () => {
     assert.equal(bad.body.code, ERRORS.invalidTemplate.code);
   });
 
-  test('upload-zip: a ZIP holding one JSON document; without friendlyName 409', async () => {
+  test('upload-zip: a ZIP holding one JSON document, raw or as a form file; without friendlyName 409', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mw-zip-'));
     try {
       writeFileSync(join(dir, 'template.json'), JSON.stringify(doc));
@@ -421,6 +421,44 @@ describe('uploads and contract part 7', () => {
         body: Buffer.from('not a zip'),
       });
       assert.equal(notZip.status, 400, notZip.text);
+
+      // The same archive as the file field of a form (issue 33: was "damaged central directory").
+      const form = new FormData();
+      form.append('note', 'a text field before the file');
+      form.append('file', new Blob([zip], { type: 'application/zip' }), 't.zip');
+      const encoded = new Request('http://localhost/', { method: 'PUT', body: form });
+      const multipart = {
+        headers: { 'content-type': encoded.headers.get('content-type')! },
+        body: Buffer.from(await encoded.arrayBuffer()),
+      };
+      for (const [call, base] of [
+        [m.call, '/api/v1/template'],
+        [m.admin, '/admin/v1/template'],
+      ] as const) {
+        const viaForm = await call(`${base}/upload-zip?friendlyName=form-zipped`, {
+          method: 'PUT',
+          ...multipart,
+        });
+        assert.equal(viaForm.status, 201, viaForm.text);
+        assert.deepEqual(viaForm.body.sections, ['devicehub']);
+      }
+      const noFile = new FormData();
+      noFile.append('file', 'not a file part');
+      const noFileReq = new Request('http://localhost/', { method: 'PUT', body: noFile });
+      const refused = await m.call('/api/v1/template/upload-zip?friendlyName=z', {
+        method: 'PUT',
+        headers: { 'content-type': noFileReq.headers.get('content-type')! },
+        body: Buffer.from(await noFileReq.arrayBuffer()),
+      });
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(refused.body.message, /multipart body has 0 file parts.*raw body|request body/);
+      const noBoundary = await m.call('/api/v1/template/upload-zip?friendlyName=z', {
+        method: 'PUT',
+        headers: { 'content-type': 'multipart/form-data' },
+        body: zip,
+      });
+      assert.equal(noBoundary.status, 400, noBoundary.text);
+      assert.match(noBoundary.body.message, /no boundary/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

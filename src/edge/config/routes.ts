@@ -1,7 +1,14 @@
 /** HTTP translation of the configuration service (contract part 4.2). */
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../../kernel/errors.js';
-import { ListQuerySchema, ListResponseSchema, listResponse, parseListQuery } from '../../kernel/paging.js';
+import {
+  ListQuerySchema,
+  ListResponseSchema,
+  listInMemory,
+  listResponse,
+  parseListQuery,
+  type ListDefinition,
+} from '../../kernel/paging.js';
 import { CONFIG_LIMITS, TEMPLATE_LIST, type ConfigService } from './service.js';
 import * as S from './schemas.js';
 
@@ -234,12 +241,31 @@ function templateUseRoutes(app: FastifyInstance, config: ConfigService): void {
   );
 }
 
+/** Snapshots as a list (at most `CONFIG_LIMITS.maxSnapshots` of them): newest first by default. */
+const SNAPSHOT_LIST: ListDefinition = {
+  fields: {
+    id: 'id',
+    reason: 'reason',
+    createdAt: 'createdAt',
+    size: { column: 'size', type: 'integer' },
+  },
+  tiebreak: 'id',
+  defaultSort: [
+    { field: 'createdAt', order: 'desc' },
+    { field: 'id', order: 'desc' },
+  ],
+};
+
 /** Snapshots of the configuration. */
 function snapshotRoutes(app: FastifyInstance, config: ConfigService): void {
-  app.get('/config/snapshots', async () => {
-    const items = await config.listSnapshots();
-    return { items, total: items.length };
-  });
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/config/snapshots',
+    { schema: { querystring: ListQuerySchema, response: { 200: ListResponseSchema(S.SnapshotSchema) } } },
+    async (request) => {
+      const spec = parseListQuery(request.query, SNAPSHOT_LIST);
+      return listResponse(spec, listInMemory(await config.listSnapshots(), SNAPSHOT_LIST, spec));
+    },
+  );
 
   app.post<{ Body: S.CaptureSnapshotBody }>(
     '/config/snapshots',

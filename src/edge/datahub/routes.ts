@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   ListQuerySchema,
   ListResponseSchema,
+  listInMemory,
   listResponse,
   parseListQuery,
   runList,
@@ -26,6 +27,23 @@ const keyList: ListDefinition = {
   },
   tiebreak: 'id',
   defaultSort: [{ field: 'createdAt', order: 'asc' }],
+  maxLimit: 1000,
+};
+
+/** Live NATS connections of the gateway: by connection id unless sorted otherwise. */
+const CONNECTION_LIST: ListDefinition = {
+  fields: {
+    cid: { column: 'cid', type: 'integer' },
+    name: 'name',
+    lang: 'lang',
+    version: 'version',
+    address: 'address',
+    local: { column: 'local', type: 'boolean' },
+    tls: { column: 'tls', type: 'boolean' },
+    connectedAt: 'connectedAt',
+  },
+  tiebreak: 'cid',
+  defaultSort: [{ field: 'cid', order: 'asc' }],
   maxLimit: 1000,
 };
 
@@ -78,10 +96,13 @@ export async function datahubRoutes(app: FastifyInstance, options: DataHubRoutes
 
   app.get(
     '/datahub/v1/connections',
-    { config: { permission: 'read' }, schema: { response: { 200: S.ConnectionList } } },
-    async () => {
-      const items = datahub.connections();
-      return { items, total: items.length };
+    {
+      config: { permission: 'read' },
+      schema: { querystring: ListQuerySchema, response: { 200: ListResponseSchema(S.ConnectionSchema) } },
+    },
+    async (request) => {
+      const spec = parseListQuery(request.query as Record<string, unknown>, CONNECTION_LIST);
+      return listResponse(spec, listInMemory(datahub.connections(), CONNECTION_LIST, spec));
     },
   );
 

@@ -79,8 +79,6 @@ export const ConnectionSchema = Type.Object({
   pendingBytes: Type.Integer(),
 });
 
-export const ConnectionList = Type.Object({ items: Type.Array(ConnectionSchema), total: Type.Integer() });
-
 export const StatsSchema = Type.Object({
   mode: Type.Union([Type.Literal('embedded'), Type.Literal('external')]),
   gateway: Type.Union([

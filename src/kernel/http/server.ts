@@ -14,10 +14,12 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type preValidationHookHandler,
 } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { Logger } from 'pino';
 import { installErrorHandler } from './error-handler.js';
+import { checkPagingQuery, pagingCheckOf } from '../paging/rest.js';
 import { installJsonBodyParser } from './json-body.js';
 import { answerPlainHttpOnTls } from './plain-http-hint.js';
 import { lazyRequestLogger } from './request-logger.js';
@@ -197,8 +199,23 @@ export async function createHttpApp(
   );
   const routes: RouteInfo[] = [];
   app.addHook('onRoute', (r) => {
+    const querySchema = r.schema?.querystring as { properties?: object } | undefined;
+    const query = Object.keys(querySchema?.properties ?? {});
     for (const method of [r.method].flat()) {
-      routes.push({ method, url: r.url ?? r.path, permission: r.config?.permission });
+      routes.push({ method, url: r.url ?? r.path, permission: r.config?.permission, query });
+    }
+    // Paging parameters are checked the same way on every route that declares one (paging/rest.ts).
+    const paging = pagingCheckOf(querySchema);
+    if (paging) {
+      const check: preValidationHookHandler = (request, _reply, done) => {
+        try {
+          checkPagingQuery(request.query as Record<string, unknown>, paging);
+          done();
+        } catch (err) {
+          done(err as Error);
+        }
+      };
+      r.preValidation = [...(r.preValidation ? [r.preValidation].flat() : []), check];
     }
   });
   routeLists.set(app, routes);
@@ -293,6 +310,8 @@ export interface RouteInfo {
   method: string;
   url: string;
   permission: string | undefined;
+  /** The query parameters its query string schema declares (none without a schema). */
+  query: string[];
 }
 
 const routeLists = new WeakMap<FastifyInstance, RouteInfo[]>();

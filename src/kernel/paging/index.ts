@@ -43,4 +43,4 @@ export {
 export * from './rest.js';
 export * from './graphql.js';
 export * from './query.js';
-export { pageInMemory } from './memory.js';
+export * from './memory.js';

@@ -14,6 +14,7 @@ import {
   type ListPage,
   type ListSpec,
   type SortKey,
+  type SortOrder,
   type FilterCondition,
 } from './definition.js';
 
@@ -59,35 +60,86 @@ export function parseListQuery(query: Record<string, unknown> | undefined, def: 
   const limit = restInteger(q, 'limit', 1, d.maxLimit) ?? d.defaultLimit;
 
   const sort: SortKey[] = [];
-  for (const part of restValues(q, 'sort').flatMap((s) => s.split(','))) {
-    if (part.trim() === '') continue;
-    const [name = '', order = 'asc', ...rest] = part.split(':').map((s) => s.trim());
-    const dir = order.toLowerCase();
-    if (rest.length > 0 || name === '' || (dir !== 'asc' && dir !== 'desc')) {
-      throw badRequest(`sort must be field:asc or field:desc, got "${part}"`);
-    }
-    pushSort(sort, sortField(d, name, 'sort').name, dir, 'sort');
-  }
+  for (const { name, order } of restSort(q)) pushSort(sort, sortField(d, name, 'sort').name, order, 'sort');
 
   const filter: FilterCondition[] = [];
-  for (const text of restValues(q, 'filter')) {
-    if (text === '') continue;
-    const first = text.indexOf(':');
-    const second = first < 0 ? -1 : text.indexOf(':', first + 1);
-    if (second < 0) throw badRequest(`filter must be field:op:value, got "${text}"`);
-    const field = filterField(d, text.slice(0, first), 'filter');
-    const op = text.slice(first + 1, second).toLowerCase() as FilterOp;
+  for (const { name, op, opText, value } of restFilter(q)) {
+    const field = filterField(d, name, 'filter');
     const allowed = restOps[field.type];
     if (!allowed.includes(op)) {
       throw badRequest(
-        `filter operator "${text.slice(first + 1, second)}" cannot be used on ${field.name}; ` +
+        `filter operator "${opText}" cannot be used on ${field.name}; ` +
           `operators for ${field.name}: ${allowed.join(', ')}`,
       );
     }
-    filter.push({ field: field.name, op, value: restValue(field, text.slice(second + 1)) });
+    filter.push({ field: field.name, op, value: restValue(field, value) });
   }
 
   return { offset, limit, sort: sort.length > 0 ? sort : [...d.defaultSort], filter };
+}
+
+/** The paging parameters a route can declare in its query string schema; each is strict where declared. */
+export const PAGING_PARAMETERS = ['limit', 'offset', 'sort', 'filter', 'cursor'] as const;
+export type PagingParameter = (typeof PAGING_PARAMETERS)[number];
+/** `sort` and `filter` may be repeated (their values add up); these may not. */
+const ONCE = new Set<PagingParameter>(['limit', 'offset', 'cursor']);
+
+/** What the kernel checks of one route's paging parameters before its handler runs. */
+export interface PagingCheck {
+  /** The paging parameters the route's query string schema declares. */
+  params: PagingParameter[];
+  /** Smallest and largest `limit`, from the schema's `minimum` and `maximum` when it gives them. */
+  minLimit: number;
+  maxLimit: number;
+}
+
+/**
+ * The paging check of a route from its query string schema (JSON Schema, as TypeBox writes it):
+ * undefined when it declares none of `limit`, `offset`, `sort`, `filter`, `cursor`. Parameters
+ * the schema does not declare are not paging parameters of that route and stay ignored.
+ */
+export function pagingCheckOf(querySchema: unknown): PagingCheck | undefined {
+  const properties = (querySchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  if (!properties || typeof properties !== 'object') return undefined;
+  const params = PAGING_PARAMETERS.filter((p) => Object.hasOwn(properties, p));
+  if (params.length === 0) return undefined;
+  const limit = properties.limit as { minimum?: unknown; maximum?: unknown } | undefined;
+  const num = (v: unknown, dflt: number) => (typeof v === 'number' && Number.isSafeInteger(v) ? v : dflt);
+  return {
+    params,
+    minLimit: Math.max(1, num(limit?.minimum, 1)),
+    maxLimit: num(limit?.maximum, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+/**
+ * Checks the paging parameters of a REST query string against what every list route accepts,
+ * before the route's handler runs (installed by the kernel's HTTP app on every route whose query
+ * schema declares one): `limit`, `offset` and `cursor` given at most once (`sort` and `filter` add
+ * up when repeated); `limit` an integer from the route's minimum
+ * (1) to its maximum; `offset` an integer of 0 or more; `sort` `field:asc|desc[,...]`; `filter`
+ * `field:op:value` with a known op. Fields are the route's to check (`parseListQuery`). An empty
+ * value is the same as none and is removed, so that every route reads it as its default.
+ */
+export function checkPagingQuery(query: Record<string, unknown>, check: PagingCheck): void {
+  for (const name of check.params) {
+    const values = restValues(query, name);
+    if (values.length > 1 && ONCE.has(name)) {
+      throw badRequest(`${name} must be given once, got ${values.length} values`);
+    }
+    if (values.length === 1 && values[0] === '') delete query[name];
+  }
+  if (check.params.includes('limit')) restInteger(query, 'limit', check.minLimit, check.maxLimit);
+  if (check.params.includes('offset')) restInteger(query, 'offset', 0, Number.MAX_SAFE_INTEGER);
+  if (check.params.includes('sort')) restSort(query);
+  if (!check.params.includes('filter')) return;
+  for (const { opText, op } of restFilter(query)) {
+    if (!ALL_OPS.includes(op)) {
+      throw badRequest(
+        `filter operator "${opText}" is not one of ${ALL_OPS.join(', ')} (filter=field:op:value)`,
+      );
+    }
+  }
 }
 
 /** The REST reply of a list: the page with the paging it answers. */
@@ -104,6 +156,38 @@ function restValues(q: Record<string, unknown>, name: string): string[] {
     if (typeof x !== 'string') throw badRequest(`${name} must be text, got ${JSON.stringify(x)}`);
   }
   return values as string[];
+}
+
+/** `sort=field[:asc|desc][,...]`, repeatable: the keys in order; a malformed one is a 400. */
+function restSort(q: Record<string, unknown>): { name: string; order: SortOrder }[] {
+  const keys: { name: string; order: SortOrder }[] = [];
+  for (const part of restValues(q, 'sort').flatMap((s) => s.split(','))) {
+    if (part.trim() === '') continue;
+    const [name = '', order = 'asc', ...rest] = part.split(':').map((s) => s.trim());
+    const dir = order.toLowerCase();
+    if (rest.length > 0 || name === '' || (dir !== 'asc' && dir !== 'desc')) {
+      throw badRequest(`sort must be field:asc or field:desc, got "${part}"`);
+    }
+    keys.push({ name, order: dir });
+  }
+  return keys;
+}
+
+const ALL_OPS = [...new Set(Object.values(restOps).flat())];
+
+/** `filter=field:op:value`, repeatable: the conditions (ops unchecked); a malformed one is a 400. */
+function restFilter(q: Record<string, unknown>) {
+  const conditions: { name: string; op: FilterOp; opText: string; value: string }[] = [];
+  for (const text of restValues(q, 'filter')) {
+    if (text === '') continue;
+    const first = text.indexOf(':');
+    const second = first < 0 ? -1 : text.indexOf(':', first + 1);
+    if (second < 0) throw badRequest(`filter must be field:op:value, got "${text}"`);
+    const opText = text.slice(first + 1, second);
+    const op = opText.toLowerCase() as FilterOp;
+    conditions.push({ name: text.slice(0, first), op, opText, value: text.slice(second + 1) });
+  }
+  return conditions;
 }
 
 function restInteger(q: Record<string, unknown>, name: string, min: number, max: number): number | undefined {

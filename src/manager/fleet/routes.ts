@@ -139,16 +139,13 @@ function deviceRoutes(app: FastifyInstance, fleet: FleetService) {
     async (request) =>
       fleet.setPrettyNames(principalOf(request), request.params.projectId, request.body.items),
   );
-  app.get<{ Params: S.ProjectParams; Querystring: Record<string, unknown> }>(
+  app.get<{ Params: S.ProjectParams; Querystring: S.TopMetricsQuery }>(
     '/api/v1/device/metrics/:projectId/top',
-    { schema: { params: S.ProjectParams } },
+    { schema: { params: S.ProjectParams, querystring: S.TopMetricsQuery } },
     async (request) => {
       const metric = str(request.query.metric) ?? 'cpu';
       if (metric !== 'cpu' && metric !== 'memory') throw badRequest('metric must be cpu or memory');
-      const raw = str(request.query.limit) ?? '10';
-      const limit = /^\d+$/.test(raw) ? Number(raw) : NaN;
-      if (!(limit >= 1 && limit <= 100))
-        throw badRequest(`limit must be an integer from 1 to 100, got "${raw}"`);
+      const limit = request.query.limit ?? 10;
       return fleet.topMetrics(principalOf(request), request.params.projectId, metric, limit);
     },
   );

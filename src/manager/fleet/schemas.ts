@@ -123,6 +123,18 @@ export const ConnectionSchema = Type.Object({
 
 export const ProjectParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 100 }) });
 export type ProjectParams = Static<typeof ProjectParams>;
+
+/** `GET /api/v1/device/metrics/{projectId}/top`: lenient for other parameters; `limit` checked by the kernel. */
+export const TopMetricsQuery = Type.Object(
+  {
+    metric: Type.Optional(Type.String({ description: 'cpu (default) or memory' })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'devices, 1 to 100; default 10' }),
+    ),
+  },
+  { additionalProperties: true },
+);
+export type TopMetricsQuery = Static<typeof TopMetricsQuery>;
 export const DeviceParams = Type.Object({ deviceId: Type.String({ minLength: 1, maxLength: 100 }) });
 export type DeviceParams = Static<typeof DeviceParams>;
 

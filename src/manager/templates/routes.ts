@@ -5,6 +5,7 @@ import { ListQuerySchema, listResponse, parseListQuery } from '../../kernel/pagi
 import { principalOf } from '../auth/index.js';
 import { TEMPLATE_LIMITS, TEMPLATE_LIST, type TemplateService } from './service.js';
 import * as S from './schemas.js';
+import { isMultipartForm, parseMultipart } from '../../kernel/http/multipart.js';
 
 type Query = { Querystring: Record<string, unknown> };
 
@@ -37,6 +38,25 @@ function acceptBytes(app: FastifyInstance): void {
   );
 }
 
+/**
+ * The archive of `upload-zip`: the raw body (application/zip, application/octet-stream), or the
+ * file part of a multipart/form-data body (`curl -F file=@template.zip`: the part named `file`,
+ * else the only part with a file name).
+ */
+function zipOf(body: unknown, contentType: string | undefined): Buffer {
+  const howTo =
+    'send the ZIP archive as the request body (application/zip or application/octet-stream) ' +
+    'or as the file field of a multipart/form-data body (curl -F file=@template.zip)';
+  if (!Buffer.isBuffer(body)) throw badRequest(howTo);
+  if (!isMultipartForm(contentType)) return body;
+  const files = parseMultipart(body, contentType ?? '').filter((p) => p.filename !== undefined);
+  const file = files.find((p) => p.name === 'file') ?? (files.length === 1 ? files[0] : undefined);
+  if (!file) {
+    throw badRequest(`the multipart body has ${files.length} file parts and none named "file"; ${howTo}`);
+  }
+  return file.data;
+}
+
 async function uploadRoutes(app: FastifyInstance, options: { templates: TemplateService; base: string }) {
   const { templates, base } = options;
   acceptBytes(app);
@@ -59,12 +79,8 @@ async function uploadRoutes(app: FastifyInstance, options: { templates: Template
     { bodyLimit: TEMPLATE_LIMITS.maxDocumentBytes, schema: { querystring: S.UploadQuery } },
     async (request, reply) => {
       requireFriendlyName(request.query);
-      const body = request.body;
-      if (!Buffer.isBuffer(body))
-        throw badRequest(
-          'send the ZIP archive as the request body (application/zip or application/octet-stream)',
-        );
-      return reply.status(201).send(await templates.createFromZip(principalOf(request), request.query, body));
+      const zip = zipOf(request.body, request.headers['content-type']);
+      return reply.status(201).send(await templates.createFromZip(principalOf(request), request.query, zip));
     },
   );
 }

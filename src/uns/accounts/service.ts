@@ -8,7 +8,7 @@
  * every second.
  */
 import { EventEmitter } from 'node:events';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Database } from '../../kernel/db/index.js';
 import { AppError, badRequest, conflict, notFound, ERRORS } from '../../kernel/errors.js';
@@ -72,7 +72,15 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
   readonly #log: Logger;
   readonly #byId = new Map<string, Held>();
   readonly #byName = new Map<string, string>();
+  /** HMAC(user name, password) under a key of this process → the stored hash it was checked against. */
   readonly #verified = new Map<string, string>();
+  readonly #verifiedKey = randomBytes(32);
+  /**
+   * Checks under way, one per credential and stored hash: a connect storm with one credential
+   * runs scrypt once, not once per CONNECT (the others wait for that check). An entry lives only
+   * while its check runs, so there are no more than CONNECTs waiting for an answer.
+   */
+  readonly #verifying = new Map<string, Promise<boolean>>();
   #version = -1;
   /** Bumped by every change made through this instance, so that a reload that raced one is dropped. */
   #epoch = 0;
@@ -185,15 +193,36 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
       await verifyPassword(password, DUMMY_HASH);
       return null;
     }
-    const key = hashSecret(`${username}\u0000${password}`);
+    const key = createHmac('sha256', this.#verifiedKey)
+      .update(username)
+      .update('\u0000')
+      .update(password)
+      .digest('base64url');
     if (this.#verified.get(key) !== held.passwordHash) {
-      if (!(await verifyPassword(password, held.passwordHash))) return null;
-      if (this.#verified.size >= VERIFIED_MAX) this.#verified.clear();
-      this.#verified.set(key, held.passwordHash);
+      if (!(await this.#verifyOnce(key, password, held.passwordHash))) return null;
     }
     // Re-read: the account may have changed while the hash ran.
     const now = this.#byId.get(held.account.id);
     return now && now.account.enabled ? now.account : null;
+  }
+
+  /** scrypt for one credential against one stored hash, shared by the CONNECTs that ask meanwhile. */
+  #verifyOnce(key: string, password: string, passwordHash: string): Promise<boolean> {
+    const flight = `${key}$${passwordHash}`;
+    let check = this.#verifying.get(flight);
+    if (!check) {
+      check = verifyPassword(password, passwordHash)
+        .then((ok) => {
+          if (ok) {
+            if (this.#verified.size >= VERIFIED_MAX) this.#verified.clear();
+            this.#verified.set(key, passwordHash);
+          }
+          return ok;
+        })
+        .finally(() => this.#verifying.delete(flight));
+      this.#verifying.set(flight, check);
+    }
+    return check;
   }
 
   // --- changes -------------------------------------------------------------------------------

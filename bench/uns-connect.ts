@@ -1,0 +1,119 @@
+/**
+ * bench/uns-connect: a connect storm on the UNS broker. `--clients` MQTT clients (mqtt.js, MQTT
+ * 3.1.1, one account, distinct client ids) open their connections at the same moment against a
+ * fresh `millwright uns` process; each records the time from its start to its CONNACK. Reported:
+ * how many were answered within 5 s (the target: all of 2,000), p50, p99 and the slowest.
+ *
+ *   npm run bench -- uns-connect [--clients 2000] [--runs 3] [--timeout 30]
+ *
+ * `--cli <path to dist/cli/main.js>` runs another build (for example today's `main`) as the
+ * baseline in the same run: the storm alternates between the two builds, each on its own fresh
+ * process. The clients run in this process; the broker in its own.
+ */
+import { cpus, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import mqtt from 'mqtt';
+import { CLI_ARGS } from '../test/helpers/cli.js';
+import { PROCESS_ACCOUNT, startUnsProcess, type UnsProcess } from '../test/helpers/uns.js';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const strArg = (name: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+
+interface StormResult {
+  answered: number;
+  within5s: number;
+  failed: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+async function storm(uns: UnsProcess, clients: number, timeoutS: number): Promise<StormResult> {
+  const times: number[] = [];
+  let failed = 0;
+  const all: mqtt.MqttClient[] = [];
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from(
+      { length: clients },
+      (_, i) =>
+        new Promise<void>((resolve) => {
+          const c = mqtt.connect(uns.mqttUrl, {
+            clientId: `storm-${process.pid}-${i}`,
+            username: PROCESS_ACCOUNT.username,
+            password: PROCESS_ACCOUNT.password,
+            protocolVersion: 4,
+            reconnectPeriod: 0,
+            connectTimeout: timeoutS * 1000,
+          });
+          all.push(c);
+          c.once('connect', () => {
+            times.push(performance.now() - t0);
+            resolve();
+          });
+          const fail = () => {
+            failed++;
+            resolve();
+          };
+          c.once('error', fail);
+          c.once('close', () => {
+            if (!c.connected) fail();
+          });
+        }),
+    ),
+  );
+  await Promise.all(all.map((c) => new Promise<void>((r) => c.end(true, {}, () => r()))));
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
+  return {
+    answered: times.length,
+    within5s: times.filter((t) => t <= 5000).length,
+    failed: Math.min(failed, clients - times.length),
+    p50: at(0.5),
+    p99: at(0.99),
+    max: times[times.length - 1] ?? NaN,
+  };
+}
+
+async function main(): Promise<void> {
+  const clients = arg('clients', 2000);
+  const runs = arg('runs', 3);
+  const timeoutS = arg('timeout', 30);
+  const baseline = strArg('cli');
+  const builds: { name: string; cli: string }[] = [];
+  if (baseline) builds.push({ name: 'baseline', cli: baseline });
+  builds.push({ name: 'this tree', cli: CLI_ARGS[0]! });
+  console.log(
+    `connect storm: ${clients} clients, ${runs} runs, ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at start`,
+  );
+  const rows: string[] = [];
+  for (let run = 1; run <= runs; run++) {
+    for (const build of builds) {
+      CLI_ARGS[0] = build.cli;
+      const uns = await startUnsProcess(['--log-level', 'warn']);
+      try {
+        const r = await storm(uns, clients, timeoutS);
+        const line =
+          `| ${build.name} | ${run} | ${r.answered}/${clients} | ${r.within5s} | ${r.p50.toFixed(0)} | ` +
+          `${r.p99.toFixed(0)} | ${r.max.toFixed(0)} | ${loadavg()[0]!.toFixed(2)} |`;
+        console.log(line);
+        rows.push(line);
+      } finally {
+        await uns.stop();
+      }
+    }
+  }
+  console.log('\n| build | run | CONNACK | within 5 s | p50 ms | p99 ms | slowest ms | load (1 min) |');
+  console.log('| --- | --: | --: | --: | --: | --: | --: | --: |');
+  for (const r of rows) console.log(r);
+}
+
+await main();

@@ -1,9 +1,11 @@
 /**
  * GraphQL subscriptions over a WebSocket (`graphql-transport-ws`, which the edge's endpoints
  * speak), one socket per endpoint shared by the page's subscriptions. The browser sends the
- * session cookie with the upgrade; with an API client, its token goes in `connection_init`.
+ * session cookie with the upgrade and its CSRF token in `connection_init`; with an API client,
+ * its token goes there instead.
  */
 import { edge } from './api.js';
+import { readCookie } from '../../src/client/fetch-transport.js';
 
 type Listener = { next: (data: unknown) => void; error: (message: string) => void };
 
@@ -26,8 +28,16 @@ async function open(path: string): Promise<Socket> {
     .authorization()
     .catch(() => undefined);
   const ready = new Promise<void>((resolve, reject) => {
+    // With the session cookie, the edge asks for its CSRF token in connection_init (the browser
+    // cannot add a header to the upgrade).
+    const csrf = readCookie('csrfToken');
     ws.addEventListener('open', () =>
-      ws.send(JSON.stringify({ type: 'connection_init', payload: authorization ? { authorization } : {} })),
+      ws.send(
+        JSON.stringify({
+          type: 'connection_init',
+          payload: authorization ? { authorization } : csrf ? { 'X-CSRF-Token': csrf } : {},
+        }),
+      ),
     );
     ws.addEventListener('message', (ev) => {
       const msg = JSON.parse(String(ev.data)) as { type: string; id?: string; payload?: unknown };

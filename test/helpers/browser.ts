@@ -9,12 +9,14 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { skipUnless } from './util.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
-const root = join(import.meta.dirname, '../..');
+// The clone's root, also when this file runs from .test-build/.
+const built = join(import.meta.dirname, '../..');
+const root = basename(built) === '.test-build' ? dirname(built) : built;
 /** Where the screenshots go (gitignored); look at them. */
 export const SCREENSHOTS = join(root, '.test-output/console');
 

@@ -76,11 +76,24 @@ let drivers: Promise<Driver[]> | undefined;
 
 /** The driver catalogue (asked once per page load). */
 export function listDrivers(): Promise<Driver[]> {
-  drivers ??= gql<{ ListDrivers: { Items: Driver[] } }>(
-    PATHS.devicehub,
-    `{ ListDrivers(input: { Limit: 500 }) { Items { ${DRIVER_FIELDS} } } }`,
-  ).then(
-    (r) => r.ListDrivers.Items.sort((a, b) => a.Name.localeCompare(b.Name)),
+  // Pages of 40: the whole catalogue in one query exceeds the edge's GraphQL cost limit (each
+  // driver's properties and registers are nested lists).
+  const page = (offset: number) =>
+    gql<{ ListDrivers: { Items: Driver[]; Total: number } }>(
+      PATHS.devicehub,
+      `query D($o: Int) { ListDrivers(input: { Limit: 40, Offset: $o }) { Total Items { ${DRIVER_FIELDS} } } }`,
+      { o: offset },
+    );
+  const all = async (): Promise<Driver[]> => {
+    const out: Driver[] = [];
+    for (let offset = 0; ; offset += 40) {
+      const r = await page(offset);
+      out.push(...r.ListDrivers.Items);
+      if (r.ListDrivers.Items.length === 0 || out.length >= r.ListDrivers.Total) return out;
+    }
+  };
+  drivers ??= all().then(
+    (items) => items.sort((a, b) => a.Name.localeCompare(b.Name)),
     (err: unknown) => {
       drivers = undefined;
       throw err;

@@ -49,6 +49,7 @@ before(async () => {
   url = edge.ready.services.edge!.url;
   browser = await launchBrowser();
   context = await newContext(browser);
+  context.setDefaultTimeout(15_000);
   page = await context.newPage();
   watched = watchPage(page);
 });
@@ -92,7 +93,7 @@ describe('the edge console in Chromium', { skip }, () => {
     await page.getByRole('heading', { name: 'Sign in to the edge' }).waitFor();
     await checkPage('01-sign-in');
     await page.getByLabel('User name').fill('admin');
-    await page.getByLabel('Password', { exact: true }).fill(edge.ready.services.edge!.firstRun!.password!);
+    await page.getByLabel(/^Password/).fill(edge.ready.services.edge!.firstRun!.password!);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Accept the license agreement' }).waitFor();
     await checkPage('02-eula');
@@ -101,7 +102,7 @@ describe('the edge console in Chromium', { skip }, () => {
     await page.getByRole('heading', { name: 'Change the first-run password' }).waitFor();
     await checkPage('03-password');
     await page.getByLabel('Current password').fill(edge.ready.services.edge!.firstRun!.password!);
-    await page.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
+    await page.getByLabel(/^New password/).fill(NEW_PASSWORD);
     await page.getByLabel('Repeat the new password').fill(NEW_PASSWORD);
     await page.getByRole('button', { name: /change/i }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
@@ -117,7 +118,10 @@ describe('the edge console in Chromium', { skip }, () => {
   test('a Generator device and a Modbus TCP device from the forms generated from the driver catalogue', async () => {
     await go('/devices', 'Devices and tags');
     await page.getByRole('link', { name: 'Add device' }).click();
-    await page.getByLabel('Driver').selectOption({ label: 'Generator (Generator)' });
+    await page.getByRole('heading', { level: 1, name: 'Add device' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    await screenshot(page, '05-device-form');
+    await page.getByLabel('Driver', { exact: true }).selectOption({ label: 'Generator (Generator)' });
     await page.getByLabel('Device name').fill('gen1');
     await checkPage('05-device-form-generator');
     await page.getByRole('button', { name: 'Create device' }).click();
@@ -126,22 +130,22 @@ describe('the edge console in Chromium', { skip }, () => {
     await page.getByLabel('Tag name').fill('sine');
     await page.getByLabel('Value type').selectOption('float64');
     await page.getByLabel('Poll interval (ms)').fill('200');
-    await page.getByLabel('address').fill('0');
+    await page.getByLabel(/^address/).fill('0');
     await page.getByRole('button', { name: 'Create tag' }).click();
     await page.getByRole('cell', { name: 'sine', exact: true }).waitFor();
 
     await go('/devices/new', 'Add device');
-    await page.getByLabel('Driver').selectOption({ label: 'Modbus TCP (Modbus)' });
+    await page.getByLabel('Driver', { exact: true }).selectOption({ label: 'Modbus TCP (Modbus)' });
     await page.getByLabel('Device name').fill('plc1');
-    await page.getByLabel('host').fill('127.0.0.1');
-    await page.getByLabel('port', { exact: false }).first().fill(String(modbus.port));
+    await page.getByLabel(/^host/).fill('127.0.0.1');
+    await page.getByLabel(/^port/).fill(String(modbus.port));
     await page.getByRole('button', { name: 'Create device' }).click();
     await page.getByRole('heading', { level: 1, name: /plc1/ }).waitFor();
     await page.getByLabel('Register').selectOption('HR');
     await page.getByLabel('Tag name').fill('setpoint');
     await page.getByLabel('Value type').selectOption('uint16');
     await page.getByLabel('Poll interval (ms)').fill('200');
-    await page.getByLabel('address').fill('10');
+    await page.getByLabel(/^address/).fill('10');
     await page.getByRole('button', { name: 'Create tag' }).click();
     await page.getByRole('cell', { name: 'setpoint', exact: true }).waitFor();
     await checkPage('06-device-plc1');

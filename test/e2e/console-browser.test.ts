@@ -126,26 +126,28 @@ describe('the edge console in Chromium', { skip }, () => {
     await checkPage('05-device-form-generator');
     await page.getByRole('button', { name: 'Create device' }).click();
     await page.getByRole('heading', { level: 1, name: /gen1/ }).waitFor();
-    await page.getByLabel('Register').selectOption('S');
+    await page.getByRole('button', { name: 'Show the tag form' }).click();
+    await page.getByLabel('Register', { exact: true }).selectOption('S');
     await page.getByLabel('Tag name').fill('sine');
     await page.getByLabel('Value type').selectOption('float64');
     await page.getByLabel('Poll interval (ms)').fill('200');
-    await page.getByLabel(/^address/).fill('0');
+    await page.getByLabel(/^address/i).fill('0');
     await page.getByRole('button', { name: 'Create tag' }).click();
     await page.getByRole('cell', { name: 'sine', exact: true }).waitFor();
 
     await go('/devices/new', 'Add device');
     await page.getByLabel('Driver', { exact: true }).selectOption({ label: 'Modbus TCP (Modbus)' });
     await page.getByLabel('Device name').fill('plc1');
-    await page.getByLabel(/^host/).fill('127.0.0.1');
-    await page.getByLabel(/^port/).fill(String(modbus.port));
+    await page.getByLabel(/^host/i).fill('127.0.0.1');
+    await page.getByLabel(/^port/i).fill(String(modbus.port));
     await page.getByRole('button', { name: 'Create device' }).click();
     await page.getByRole('heading', { level: 1, name: /plc1/ }).waitFor();
-    await page.getByLabel('Register').selectOption('HR');
+    await page.getByRole('button', { name: 'Show the tag form' }).click();
+    await page.getByLabel('Register', { exact: true }).selectOption('HR');
     await page.getByLabel('Tag name').fill('setpoint');
     await page.getByLabel('Value type').selectOption('uint16');
     await page.getByLabel('Poll interval (ms)').fill('200');
-    await page.getByLabel(/^address/).fill('10');
+    await page.getByLabel(/^address/i).fill('10');
     await page.getByRole('button', { name: 'Create tag' }).click();
     await page.getByRole('cell', { name: 'setpoint', exact: true }).waitFor();
     await checkPage('06-device-plc1');
@@ -179,7 +181,7 @@ describe('the edge console in Chromium', { skip }, () => {
 
   test('a 10,000-line CSV import shows its progress and its failures', async () => {
     await go('/devices', 'Devices and tags');
-    await page.getByRole('link', { name: 'gen1' }).click();
+    await page.getByRole('link', { name: 'gen1', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: /gen1/ }).waitFor();
     const lines = ['DeviceName,TagName,Name,ValueType,Description,Property.address'];
     for (let i = 0; i < 10_000; i++) {

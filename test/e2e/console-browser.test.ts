@@ -173,7 +173,10 @@ describe('the edge console in Chromium', { skip }, () => {
     await page.getByLabel(/New value/).fill('4321');
     await page.getByRole('button', { name: 'Write value' }).click();
     await page.getByRole('button', { name: 'Write', exact: true }).click();
-    await page.getByText('Written: 4321').waitFor();
+    const outcome = page.getByText(/^(Written|Refused): /).or(page.locator('.error-note'));
+    await outcome.first().waitFor();
+    await screenshot(page, '08-live-write');
+    assert.equal((await outcome.first().textContent())?.trim(), 'Written: 4321');
     await checkPage('08-live-write');
     assert.equal(modbus.holding[10], 4321);
     await page.getByRole('button', { name: 'Close', exact: true }).click();

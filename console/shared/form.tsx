@@ -112,10 +112,14 @@ export function Field(props: {
   }
   return (
     <div class={`field ${spec.kind === 'boolean' ? 'field-check' : ''} ${error ? 'field-bad' : ''}`}>
-      <label for={id}>
-        {spec.label}
-        {spec.required && <span aria-hidden="true"> *</span>}
-      </label>
+      <span class="label-row">
+        <label for={id}>{spec.label}</label>
+        {spec.required && (
+          <span class="req" aria-hidden="true">
+            *
+          </span>
+        )}
+      </span>
       {control}
       {spec.description && (
         <small id={`${id}-d`} class="hint">

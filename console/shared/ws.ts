@@ -1,11 +1,11 @@
 /**
  * GraphQL subscriptions over a WebSocket (`graphql-transport-ws`, which the edge's endpoints
  * speak), one socket per endpoint shared by the page's subscriptions. The browser sends the
- * session cookie with the upgrade and its CSRF token in `connection_init`; with an API client,
- * its token goes there instead.
+ * session cookie with the upgrade, and `connection_init` carries the CSRF token (the `csrfToken`
+ * cookie, which the edge asks of cookie-authenticated subscriptions) and, with an API client, its token.
  */
-import { edge } from './api.js';
 import { readCookie } from '../../src/client/fetch-transport.js';
+import { edge } from './api.js';
 
 type Listener = { next: (data: unknown) => void; error: (message: string) => void };
 
@@ -27,15 +27,13 @@ async function open(path: string): Promise<Socket> {
   const authorization = await edge()
     .authorization()
     .catch(() => undefined);
+  const csrf = readCookie('csrfToken');
   const ready = new Promise<void>((resolve, reject) => {
-    // With the session cookie, the edge asks for its CSRF token in connection_init (the browser
-    // cannot add a header to the upgrade).
-    const csrf = readCookie('csrfToken');
     ws.addEventListener('open', () =>
       ws.send(
         JSON.stringify({
           type: 'connection_init',
-          payload: authorization ? { authorization } : csrf ? { 'X-CSRF-Token': csrf } : {},
+          payload: { ...(csrf ? { 'X-CSRF-Token': csrf } : {}), ...(authorization ? { authorization } : {}) },
         }),
       ),
     );

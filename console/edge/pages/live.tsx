@@ -1,8 +1,8 @@
 /**
  * Live values: every tag of every device in a virtualized table (only the rows on screen are in
- * the DOM), whose values update at most at the chosen rate and only for the rows on screen,
- * applied in one animation frame; a trend of a chosen tag since the page opened; writing a value
- * to a tag, with confirmation and the result.
+ * the DOM), whose values update live over the `TagValues` subscription, only for the rows on
+ * screen and at most at the chosen rate, applied in one animation frame; a trend of a chosen tag
+ * since the page opened; writing a value to a tag (`WriteTag`), with confirmation and the result.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, gql, PATHS } from '../../shared/api.js';
@@ -21,6 +21,7 @@ import {
   useLoad,
 } from '../../shared/ui.js';
 import type { TagStatus } from '../devicehub.js';
+import { subscribe } from '../../shared/ws.js';
 
 interface Row {
   ID: string;
@@ -32,9 +33,10 @@ interface Row {
 const ROW_HEIGHT = 37;
 /** At most this many tags listed (ten pages of the API's largest page). */
 const MAX_ROWS = 10_000;
-/** The most tags one status request asks for. */
-const BATCH = 500;
+/** The most tags one subscription follows (the API's bound). */
+const MAX_FOLLOWED = 1000;
 const RATES = [
+  { ms: 250, label: 'Four times a second' },
   { ms: 500, label: 'Twice a second' },
   { ms: 1000, label: 'Once a second' },
   { ms: 2000, label: 'Every 2 seconds' },
@@ -92,25 +94,25 @@ export default function Live() {
   };
   useEffect(onScroll, [rows.length]);
 
-  // The visible rows (and the charted tag) are polled at the chosen rate; the answers are applied
-  // in one animation frame, so a burst of updates is one render.
+  // The visible rows (and the charted tag) are followed over the TagValues subscription, at most
+  // at the chosen rate; after a scroll, the subscription is replaced once the scrolling settles.
+  // Messages are applied in one animation frame, so a burst of updates is one render.
   const visible = useMemo(() => rows.slice(range.first, range.last), [rows, range]);
+  const [liveError, setLiveError] = useState<string>();
   useEffect(() => {
-    let stop = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = async () => {
-      const ids = visible.map((r) => r.ID);
-      if (chosen && !ids.includes(chosen.ID)) ids.push(chosen.ID);
-      const started = performance.now();
-      try {
-        for (let i = 0; i < ids.length; i += BATCH) {
-          const r = await gql<{ GetTagStatus: TagStatus[] }>(
-            PATHS.devicehub,
-            'query S($IDs: [ID!]!) { GetTagStatus(IDs: $IDs) { ID State Reason Value Timestamp } }',
-            { IDs: ids.slice(i, i + BATCH) },
-          );
+    const ids = visible.map((r) => r.ID);
+    if (chosen && !ids.includes(chosen.ID)) ids.push(chosen.ID);
+    if (ids.length === 0) return;
+    let frame = 0;
+    let stop: (() => void) | undefined;
+    const settle = setTimeout(() => {
+      stop = subscribe<{ TagValues: TagStatus[] }>(
+        PATHS.devicehub,
+        'subscription V($input: TagValuesRequest!) { TagValues(input: $input) { ID State Reason Value Timestamp } }',
+        { input: { IDs: ids.slice(0, MAX_FOLLOWED), IntervalMs: rate } },
+        (d) => {
           const now = Date.now() / 1000;
-          for (const s of r.GetTagStatus) {
+          for (const s of d.TagValues) {
             status.current.set(s.ID, s);
             const points = trend.current.get(s.ID);
             if (points && typeof s.Value === 'number') {
@@ -118,17 +120,16 @@ export default function Live() {
               if (points.length > MAX_POINTS) points.splice(0, points.length - MAX_POINTS);
             }
           }
-        }
-        if (!stop) requestAnimationFrame(() => setFrame((f) => f + 1));
-      } catch {
-        /* the next poll tries again */
-      }
-      if (!stop) timer = setTimeout(() => void poll(), Math.max(0, rate - (performance.now() - started)));
-    };
-    void poll();
+          setLiveError(undefined);
+          if (!frame) frame = requestAnimationFrame(() => ((frame = 0), setFrame((f) => f + 1)));
+        },
+        setLiveError,
+      );
+    }, 150);
     return () => {
-      stop = true;
-      clearTimeout(timer);
+      clearTimeout(settle);
+      cancelAnimationFrame(frame);
+      stop?.();
     };
   }, [visible, rate, chosen]);
 
@@ -167,6 +168,7 @@ export default function Live() {
           </span>
         </div>
         <ErrorNote error={list.error} />
+        <ErrorNote error={liveError} />
         <div
           class="virtual"
           ref={box}

@@ -1,10 +1,12 @@
 /** The DeviceHub on the edge's seam: the driver catalogue, devices and tags at `/devicehub/v2`. */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import websocket from '@fastify/websocket';
 import type { Database } from '../../kernel/db/index.js';
 import { mountGraphql } from '../../kernel/graphql.js';
 import { acceptGraphqlUploads } from '../../kernel/graphql/upload.js';
 import { LIST_SDL } from '../../kernel/paging.js';
+import type { DataHub } from '../datahub/index.js';
 import type { EdgeModule } from '../modules.js';
 import { devicehubOptions } from './options.js';
 import { BrowseService } from './browse.js';
@@ -55,9 +57,14 @@ export function createDevicehub(database: Database): Devicehub {
 export async function mountDevicehub(
   app: FastifyInstance,
   hub: Devicehub,
-  options: { csvMaxBytes?: number } = {},
+  options: { csvMaxBytes?: number; hub?: DataHub } = {},
 ): Promise<void> {
   const csvMaxBytes = options.csvMaxBytes ?? MAX_CSV_BYTES;
+  // TagValues is a subscription: @fastify/websocket once, on the server (not in the scope below),
+  // so that the endpoints mounted after this one share it (kernel/graphql/mount.ts).
+  if (!app.hasDecorator('websocketServer')) {
+    await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
+  }
   await app.register(async (scope) => {
     // One byte over the limit lets busboy tell a file of exactly the limit from a larger one.
     acceptGraphqlUploads(scope, { maxFileSize: csvMaxBytes + 1, maxFiles: 1 });
@@ -65,8 +72,14 @@ export async function mountDevicehub(
       path: DEVICEHUB_PATH,
       schema: devicehubSchema(),
       resolvers,
-      context: () => ({ devicehub: hub.service, browse: hub.browse, csvMaxBytes }),
+      context: () => ({
+        devicehub: hub.service,
+        browse: hub.browse,
+        csvMaxBytes,
+        ...(options.hub ? { hub: options.hub } : {}),
+      }),
       maxCost: DEVICEHUB_MAX_COST,
+      subscriptions: true,
     });
   });
 }
@@ -80,9 +93,13 @@ declare module '../modules.js' {
 export const devicehubModule: EdgeModule<'devicehub', typeof devicehubOptions> = {
   name: 'devicehub',
   options: devicehubOptions,
+  requires: ['datahub'],
   migrations: devicehubMigrations,
   start: (ctx) => createDevicehub(ctx.database),
   mount: (ctx, devicehub) =>
-    mountDevicehub(ctx.app, devicehub, { csvMaxBytes: ctx.config.devicehubCsvMaxBytes }),
+    mountDevicehub(ctx.app, devicehub, {
+      csvMaxBytes: ctx.config.devicehubCsvMaxBytes,
+      hub: ctx.module('datahub').hub,
+    }),
   configSection: (devicehub) => devicehub.configSection,
 };

@@ -6,7 +6,10 @@ import type { GraphqlContext } from '../../kernel/graphql.js';
 import { readUploadedFile } from '../../kernel/graphql/upload.js';
 import { findProperty, type DriverDef, type ListValue, type PropertyDef } from './catalogue/index.js';
 import type { BrowseService, FoldersSelection } from './browse.js';
+import type { DataHub } from '../datahub/index.js';
 import type { DeviceHubService } from './service.js';
+import { writeTag, type WriteTagRequest } from './write.js';
+import { tagValuesFeed, type TagValuesRequest } from './live.js';
 import type {
   CreateDeviceRequest,
   CreateRegisterRequest,
@@ -20,6 +23,8 @@ export interface DevicehubContext {
   browse: BrowseService;
   /** Largest CSV accepted by UploadCsv, bytes (`--devicehub-csv-max-bytes`). */
   csvMaxBytes: number;
+  /** The DataHub, for WriteTag (absent: WriteTag is refused). */
+  hub?: DataHub;
 }
 
 type Ctx = GraphqlContext & DevicehubContext;
@@ -154,5 +159,16 @@ export const resolvers: IResolvers<never, Ctx> = {
       ctx.browse.addToCart(owner(ctx), args.input),
     Cart_CreateRegisters: (_r, _args, ctx) => ctx.browse.createFromCart(owner(ctx)),
     Cart_Clear: (_r, _args, ctx) => ctx.browse.clearCart(owner(ctx)),
+    WriteTag: (_r, args: { input: WriteTagRequest }, ctx) => {
+      if (!ctx.hub)
+        throw badRequest('writing tags needs the DataHub, which this endpoint was mounted without');
+      return writeTag(ctx.hub, ctx.devicehub, args.input);
+    },
+  },
+  Subscription: {
+    TagValues: {
+      subscribe: (_r: unknown, args: { input: TagValuesRequest }, ctx: DevicehubContext) =>
+        tagValuesFeed(ctx.devicehub, args.input),
+    },
   },
 };

@@ -1,0 +1,116 @@
+/**
+ * A real browser for the console's tests and bench: playwright-core driving Debian's Chromium
+ * (`/usr/bin/chromium`, installed by the project's setup and `.ci/run`), headless, in a fresh
+ * temporary profile (playwright's `launch` makes one per browser and removes it at close), with
+ * axe-core for the accessibility checks and screenshots written to `.test-output/console/`.
+ *
+ * Absent Chromium: `browserSkip()` answers the reason to skip (printed by node:test); with
+ * `CI=true` it throws instead, so CI cannot pass without the browser tests.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { skipUnless } from './util.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+// The clone's root, also when this file runs from .test-build/.
+const built = join(import.meta.dirname, '../..');
+const root = basename(built) === '.test-build' ? dirname(built) : built;
+/** Where the screenshots go (gitignored); look at them. */
+export const SCREENSHOTS = join(root, '.test-output/console');
+
+/** The reason to skip the browser tests, or false; throws on CI without Chromium. */
+export function browserSkip(): string | false {
+  return skipUnless(CHROMIUM);
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/**
+ * A browser context (its own cookies and storage) for the edge's self-signed certificate, with
+ * the page's Content-Security-Policy enforced (the tests check that the console runs under it).
+ */
+export async function newContext(
+  browser: Browser,
+  viewport: { width: number; height: number } = { width: 1280, height: 800 },
+): Promise<BrowserContext> {
+  return browser.newContext({ ignoreHTTPSErrors: true, viewport, locale: 'en-US' });
+}
+
+/** What went wrong in a page: console errors (CSP violations among them) and uncaught errors. */
+export function watchPage(page: Page): { errors: string[]; csp: string[] } {
+  const errors: string[] = [];
+  const csp: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    const text = m.text();
+    // A refused call (401 before sign-in, a 4xx the page shows) is the page's business, not an error.
+    if (text.startsWith('Failed to load resource')) return;
+    if (/Content.Security.Policy/i.test(text)) csp.push(text);
+    else errors.push(text);
+  });
+  page.on('pageerror', (err) => errors.push(String(err)));
+  return { errors, csp };
+}
+
+let axeSource: string | undefined;
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[]; html: string }[];
+}
+
+/**
+ * Runs axe-core in the page (WCAG 2 A and AA rules and best practices) and answers its
+ * violations. The script is evaluated through the DevTools protocol, which the page's CSP does
+ * not govern, so the console is checked as served (no `bypassCSP`).
+ */
+export async function axe(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  const loaded = await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe === 'object');
+  if (!loaded) await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const a = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<any> } }).axe;
+    const result = await a.run(document, { resultTypes: ['violations'] });
+    return (result.violations as any[]).map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: (v.nodes as any[])
+        .slice(0, 5)
+        .map((n) => ({ target: n.target, html: String(n.html).slice(0, 200) })),
+    }));
+  });
+}
+
+/** The serious and critical violations, described for an assertion message. */
+export function seriousViolations(violations: AxeViolation[]): string[] {
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** A full-page screenshot `.test-output/console/<name>.png`; answers its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

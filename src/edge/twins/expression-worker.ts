@@ -31,9 +31,15 @@ serveJobs<ExpressionJob, string>(async (job) => {
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'D1011')
-      throw new BoundError('depth', `expression depth limit exceeded: more than ${limits.maxDepth} nested steps (D1011)`);
+      throw new BoundError(
+        'depth',
+        `expression depth limit exceeded: more than ${limits.maxDepth} nested steps (D1011)`,
+      );
     if (code === 'D1012')
-      throw new BoundError('time', `expression time limit exceeded: stopped after ${limits.timeoutMs} ms (D1012)`);
+      throw new BoundError(
+        'time',
+        `expression time limit exceeded: stopped after ${limits.timeoutMs} ms (D1012)`,
+      );
     if (err instanceof RangeError)
       throw new BoundError('depth', `expression depth limit exceeded: ${err.message}`);
     throw new Error(describeEvalError(err));

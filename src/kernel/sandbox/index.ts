@@ -82,7 +82,8 @@ export class WorkerPool<J, R> {
 
   /** Runs `job` in a worker within `deadlineMs` of wall time from when the worker starts it. */
   run(job: J, deadlineMs: number): Promise<R> {
-    if (this.#closed) return Promise.reject(new SandboxError('crash', `the ${this.#o.what} sandbox is closed`));
+    if (this.#closed)
+      return Promise.reject(new SandboxError('crash', `the ${this.#o.what} sandbox is closed`));
     if (this.#queue.length >= this.#o.maxQueue)
       return Promise.reject(
         new SandboxError(
@@ -118,7 +119,8 @@ export class WorkerPool<J, R> {
     const slots = this.#slots.splice(0);
     for (const s of slots) {
       s.dead = true;
-      for (const p of s.batch ?? []) p.reject(new SandboxError('crash', `the ${this.#o.what} sandbox is closed`));
+      for (const p of s.batch ?? [])
+        p.reject(new SandboxError('crash', `the ${this.#o.what} sandbox is closed`));
     }
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }

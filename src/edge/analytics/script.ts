@@ -194,6 +194,7 @@ export class ScriptSandbox {
     });
     ctx.setProp(ctx.global, '__mw_console', host);
     host.dispose();
+    this.#deadline = Date.now() + 1000;
     const prelude = ctx.evalCode(PRELUDE, 'prelude.js');
     if (prelude.error) prelude.error.dispose();
     else prelude.value.dispose();

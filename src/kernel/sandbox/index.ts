@@ -9,7 +9,21 @@
  *
  * The worker side is `serveJobs(handler)` in a module of its own (see worker.ts).
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+
+/**
+ * The worker module to start: the compiled `.js` beside the caller (dist/, .test-build/), or, when
+ * the caller runs from its TypeScript source (tsx: benchmarks, scripts), the `.ts` through tsx.
+ */
+function workerEntry(script: URL): { url: URL | string; eval?: boolean } {
+  if (script.protocol !== 'file:' || existsSync(fileURLToPath(script))) return { url: script };
+  const ts = new URL(script.href.replace(/\.js$/, '.ts'));
+  if (!existsSync(fileURLToPath(ts))) return { url: script };
+  const code = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ts.href)}); })`;
+  return { url: code, eval: true };
+}
 
 /** Which bound a job hit. */
 export type SandboxBound = 'time' | 'memory' | 'output' | 'depth' | 'queue' | 'crash';
@@ -147,7 +161,9 @@ export class WorkerPool<J, R> {
 
   #spawn(): Slot<J, R> {
     const shared = new SharedArrayBuffer(16);
-    const worker = new Worker(this.#o.script, {
+    const entry = workerEntry(this.#o.script);
+    const worker = new Worker(entry.url, {
+      ...(entry.eval ? { eval: true } : {}),
       workerData: { progress: shared, options: this.#o.workerOptions },
       resourceLimits: {
         maxOldGenerationSizeMb: this.#o.heapMb,

@@ -19,7 +19,7 @@ let e: LiveEdge;
 before(async () => {
   e = await startLiveEdge();
 });
-after(() => e.stop());
+after(() => e?.stop());
 
 const RECURSIVE = '($f := function($n){ $n > 20000000 ? 1 : $f($n+1) }; $f(0))';
 const DEEP = '($f := function($n){ $n > 20000000 ? 1 : 1 + $f($n+1) }; $f(0))';

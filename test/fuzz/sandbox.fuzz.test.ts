@@ -23,8 +23,8 @@ before(async () => {
   ws = await wsClient(e, '/digital-twins', e.viewer);
 });
 after(async () => {
-  ws.ws.close();
-  await e.stop();
+  ws?.ws.close();
+  await e?.stop();
 });
 
 const alive = () => checkProcess(e.p.pid, Number(new URL(e.url).port), e.p.output);

@@ -28,7 +28,8 @@ export async function startLiveEdge(extraArgs: string[] = []): Promise<LiveEdge>
   const dir = dirs.make();
   const p = await startCli(
     ['edge', '--port', '0', '--datahub-port', '0', '--host', '127.0.0.1', '--data-dir', dir, ...extraArgs],
-    { env: cleanEnv() },
+    // A loaded machine (tests of other files at once) can take long to start a process.
+    { env: cleanEnv(), timeoutMs: 120_000 },
   );
   const url = p.ready.services.edge!.url;
   const token = async (role: string) => {

@@ -63,6 +63,8 @@ export class ScriptTester {
       maxQueue: 16,
       maxBatch: 1,
     });
+    // The first test does not wait for the worker and its QuickJS module to load.
+    setTimeout(() => this.#pool.warm(), 500).unref();
   }
 
   async run(t: ScriptTest): Promise<ScriptTestResult> {

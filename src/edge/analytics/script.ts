@@ -119,6 +119,7 @@ const WRAPPER = `
     define(msg, 'payload', { enumerable: true, configurable: true, get() { return payload === undefined ? (payload = parse(pj)) : payload; } });
     const r = onMessage(msg, pObj, vObj);
     if (r === undefined) return undefined;
+    if (typeof r === 'string' && r.length > max) throw new OutputLimit('the output is a string of ' + r.length + ' characters, more than ' + max);
     const out = stringify(r);
     if (out !== undefined && out.length > max) throw new OutputLimit('the output is ' + out.length + ' characters of JSON, more than ' + max);
     return out;

@@ -134,6 +134,7 @@ export class TwinRuntime {
     this.#maxPayloadBytes = options.maxPayloadBytes ?? 1024 * 1024;
     this.#ownSandbox = !options.expressions;
     this.#expressions = options.expressions ?? new ExpressionSandbox();
+    if (this.#ownSandbox) this.#expressions.warm();
     this.#offChange = this.#service.onChange(() => this.scheduleRebuild());
     this.rebuild();
   }

@@ -54,6 +54,10 @@ export const LIMITS = {
   scriptTimeoutMs: 50,
   maxScriptTimeoutMs: 5000,
   maxConsoleLines: 100,
+  /** QuickJS stack of a script (recursion depth), bytes. */
+  scriptStackBytes: 256 * 1024,
+  /** Output of one script call at most (characters of JSON), unless the edge's option says otherwise. */
+  scriptOutputBytes: 1024 * 1024,
   maxNameLength: 200,
 } as const;
 

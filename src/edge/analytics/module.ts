@@ -9,10 +9,19 @@ import { analyticsOptions } from './options.js';
 import { AnalyticsConfigSection } from './config-section.js';
 import { AnalyticsLog } from './log.js';
 import { analyticsMigrations } from './migrations/index.js';
+import { ScriptTester, type ScriptTestBounds } from './playground.js';
 import { resolvers, type AnalyticsContext } from './resolvers.js';
 import { AnalyticsService } from './service.js';
 
 export const ANALYTICS_PATH = '/analytics/v3';
+
+/** The bounds of `TestProcessorScript` by default (the options' defaults). */
+export const DEFAULT_TEST_BOUNDS: ScriptTestBounds = {
+  timeoutMs: 10_000,
+  outputBytes: 1024 * 1024,
+  callOutputBytes: 8 * 1024 * 1024,
+  heapMb: 256,
+};
 
 let sdl: string | undefined;
 export const analyticsSchema = (): string =>
@@ -23,12 +32,14 @@ export async function mountAnalytics(
   app: FastifyInstance,
   analytics: AnalyticsService,
   logs: LogReader,
+  tester: ScriptTester = new ScriptTester(DEFAULT_TEST_BOUNDS),
 ): Promise<void> {
+  app.addHook('onClose', () => tester.close());
   await mountGraphql<AnalyticsContext>(app, {
     path: ANALYTICS_PATH,
     schema: analyticsSchema(),
     resolvers,
-    context: () => ({ analytics, logs }),
+    context: () => ({ analytics, logs, tester }),
     subscriptions: true,
   });
 }
@@ -50,8 +61,20 @@ export const analyticsModule: EdgeModule<'analytics', typeof analyticsOptions> =
       hub: ctx.module('datahub').hub,
       log: new AnalyticsLog(ctx.logger),
       persistIntervalMs: ctx.config.analyticsPersistInterval,
+      scriptOutputBytes: ctx.config.analyticsScriptOutput,
     }),
-  mount: (ctx, analytics) => mountAnalytics(ctx.app, analytics, ctx.module('logs')),
+  mount: (ctx, analytics) =>
+    mountAnalytics(
+      ctx.app,
+      analytics,
+      ctx.module('logs'),
+      new ScriptTester({
+        timeoutMs: ctx.config.analyticsScriptTestTimeout,
+        outputBytes: ctx.config.analyticsScriptOutput,
+        callOutputBytes: ctx.config.analyticsScriptTestOutput,
+        heapMb: ctx.config.analyticsScriptTestHeap,
+      }),
+    ),
   configSection: (analytics) => new AnalyticsConfigSection(analytics),
   close: (analytics) => analytics.close(),
 };

@@ -9,4 +9,29 @@ export const analyticsOptions = Type.Object({
     default: 30_000,
     description: 'how often analytics windows longer than a minute save their state, milliseconds',
   }),
+  analyticsScriptOutput: Option.int({
+    minimum: 1024,
+    maximum: 64 * 1024 * 1024,
+    default: 1024 * 1024,
+    description:
+      'output of one script call (one message) at most, characters of JSON, checked inside the isolate before it is copied out',
+  }),
+  analyticsScriptTestOutput: Option.int({
+    minimum: 1024,
+    maximum: 256 * 1024 * 1024,
+    default: 8 * 1024 * 1024,
+    description: 'outputs of one TestProcessorScript call together at most, characters of JSON',
+  }),
+  analyticsScriptTestTimeout: Option.int({
+    minimum: 100,
+    maximum: 600_000,
+    default: 10_000,
+    description: 'wall time of one TestProcessorScript call (all its messages), milliseconds',
+  }),
+  analyticsScriptTestHeap: Option.int({
+    minimum: 32,
+    maximum: 4096,
+    default: 256,
+    description: 'heap of the worker thread that runs TestProcessorScript, MiB',
+  }),
 });

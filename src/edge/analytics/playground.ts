@@ -1,9 +1,12 @@
 /**
  * What the analytics API offers beside the processors: a script run on sample messages in a
- * sandbox of its own (`TestProcessorScript`), and the server's load (`SubscribeServerMetrics`).
+ * sandbox of its own (`TestProcessorScript`), in a worker thread (off the main loop) within a wall
+ * time, a heap and an output bound for the whole call, and the server's load
+ * (`SubscribeServerMetrics`).
  */
 import os from 'node:os';
 import { badRequest } from '../../kernel/errors.js';
+import { SandboxError, WorkerPool } from '../../kernel/sandbox/index.js';
 import { LIMITS, parsePath, readPath } from './catalogue.js';
 import { scriptOutputs } from './processors.js';
 import { ScriptSandbox, type ScriptFailure } from './script.js';
@@ -29,16 +32,75 @@ export interface ScriptTestResult {
   durationMs: number;
 }
 
-/** Runs `t.script` on each sample message, as a processor would, bounded by the script limits. */
-export async function testScript(t: ScriptTest): Promise<ScriptTestResult> {
+/** The bounds of one `TestProcessorScript` call (options `--analytics-script-*`). */
+export interface ScriptTestBounds {
+  /** Wall time of the whole call, ms. */
+  timeoutMs: number;
+  /** Output of one message's call, characters of JSON (checked in the isolate). */
+  outputBytes: number;
+  /** Outputs of the whole call together, characters of JSON. */
+  callOutputBytes: number;
+  /** Heap of the worker thread, MiB. */
+  heapMb: number;
+}
+
+/** Refuses a test the API does not take (a 400, on the main loop, before any work). */
+export function checkScriptTest(t: ScriptTest): void {
   if (Buffer.byteLength(t.script) > LIMITS.maxScriptBytes)
     throw badRequest(`Script is larger than ${LIMITS.maxScriptBytes} bytes`);
   if (t.messages.length > 1000) throw badRequest('Messages: at most 1000');
+}
+
+/** Runs `TestProcessorScript` calls in a worker thread (script-test-worker.ts), one at a time. */
+export class ScriptTester {
+  readonly #pool: WorkerPool<{ test: ScriptTest; bounds: ScriptTestBounds }, ScriptTestResult>;
+  constructor(readonly bounds: ScriptTestBounds) {
+    this.#pool = new WorkerPool({
+      script: new URL('./script-test-worker.js', import.meta.url),
+      what: 'TestProcessorScript',
+      size: 1,
+      heapMb: bounds.heapMb,
+      maxQueue: 16,
+      maxBatch: 1,
+    });
+    // The first test does not wait for the worker and its QuickJS module to load.
+    setTimeout(() => this.#pool.warm(), 500).unref();
+  }
+
+  async run(t: ScriptTest): Promise<ScriptTestResult> {
+    checkScriptTest(t);
+    const began = performance.now();
+    try {
+      return await this.#pool.run({ test: t, bounds: this.bounds }, this.bounds.timeoutMs);
+    } catch (err) {
+      if (!(err instanceof SandboxError)) throw err;
+      const failure = err.bound === 'time' ? 'timeout' : err.bound === 'memory' ? 'memory' : 'error';
+      return { outputs: [], console: [], error: err.message, failure, durationMs: performance.now() - began };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+}
+
+/**
+ * Runs `t.script` on each sample message, as a processor would, bounded by the script limits and
+ * `bounds` (in the worker; see `ScriptTester`).
+ */
+export async function testScript(t: ScriptTest, bounds?: ScriptTestBounds): Promise<ScriptTestResult> {
+  checkScriptTest(t);
+  const callOutputBytes = bounds?.callOutputBytes ?? Infinity;
+  let total = 0;
   const timeoutMs = Math.min(t.timeoutMs ?? LIMITS.scriptTimeoutMs, LIMITS.maxScriptTimeoutMs);
   const memoryBytes = Math.min(t.memoryBytes ?? LIMITS.scriptMemoryBytes, LIMITS.maxScriptMemoryBytes);
   const steps = parsePath(t.path);
   const began = performance.now();
-  const made = await ScriptSandbox.create(t.script, { timeoutMs, memoryBytes });
+  const made = await ScriptSandbox.create(t.script, {
+    timeoutMs,
+    memoryBytes,
+    outputBytes: bounds?.outputBytes,
+  });
   if ('error' in made)
     return {
       outputs: [],
@@ -65,6 +127,15 @@ export async function testScript(t: ScriptTest): Promise<ScriptTestResult> {
           console: consoleLines,
           error: r.error,
           failure: r.failure,
+          durationMs: performance.now() - began,
+        };
+      total += r.result === undefined ? 0 : JSON.stringify(r.result).length;
+      if (total > callOutputBytes)
+        return {
+          outputs: [],
+          console: consoleLines,
+          error: `output limit exceeded: the outputs of the call are more than ${callOutputBytes} characters of JSON`,
+          failure: 'output',
           durationMs: performance.now() - began,
         };
       outputs.push(scriptOutputs(r.result, at) ?? []);

@@ -3,7 +3,7 @@
  * input and answers the outputs it causes; `tick` (about every 250 ms) lets time-driven kinds
  * emit (tumbling windows closing, debounce, downsampling). No bus, no GraphQL, no I/O here.
  */
-import type { EvalFunction } from 'mathjs';
+import type { EvalFunction, MathNode } from 'mathjs';
 import { badRequest } from '../../kernel/errors.js';
 import type { InputSpec } from './catalogue.js';
 import { num, type Output, type Processor, type ProcessorContext } from './processor.js';
@@ -121,12 +121,30 @@ export async function loadExpressions(): Promise<void> {
 
 export function compileExpression(text: string): EvalFunction {
   if (!mathjs) throw new Error('the expression library is not loaded (loadExpressions)');
+  let node: MathNode;
   try {
-    return mathjs.compile(text);
+    node = mathjs.parse(text);
   } catch (err) {
     throw badRequest(`Parameters.expression: ${(err as Error).message}`);
   }
+  // The work of one evaluation is bounded by the expression's length: no function definitions
+  // (recursion), no ranges and no functions that build or walk large structures or loop.
+  node.traverse((n) => {
+    const name = n.type === 'FunctionNode' ? (n as unknown as { fn: { name?: string } }).fn.name : undefined;
+    if (n.type === 'FunctionAssignmentNode' || n.type === 'RangeNode' || (name && HEAVY.has(name)))
+      throw badRequest(
+        `Parameters.expression: ${name ? `function ${name}` : n.type === 'RangeNode' ? 'ranges' : 'function definitions'} not allowed (expressions are bounded by their length)`,
+      );
+  });
+  return node.compile();
 }
+
+/** mathjs functions that build large matrices, loop over callbacks or evaluate text. */
+const HEAVY = new Set(
+  'zeros ones identity range matrix sparse resize reshape random randomInt pickRandom kron map forEach filter apply evaluate parse compile import createUnit simplify derivative rationalize lsolve lusolve inv det expm sqrtm eigs fft ifft'.split(
+    ' ',
+  ),
+);
 
 class ExpressionProcessor implements Processor {
   readonly #fn: EvalFunction;

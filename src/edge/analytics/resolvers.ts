@@ -13,12 +13,14 @@ import { CATALOGUE, LIMITS } from './catalogue.js';
 import type { AnalyticsLogEntry } from './log.js';
 import { outputSubject } from './runtime.js';
 import { validateScript } from './script.js';
-import { ServerMetrics, testScript } from './playground.js';
+import { ServerMetrics, type ScriptTester } from './playground.js';
 import type { AnalyticsService, ComponentVariable, Group, Instance, Variable, Workspace } from './service.js';
 
 export interface AnalyticsContext {
   analytics: AnalyticsService;
   logs: LogReader;
+  /** Where `TestProcessorScript` runs (a worker thread). */
+  tester: ScriptTester;
 }
 
 type Ctx = GraphqlContext & AnalyticsContext;
@@ -423,8 +425,8 @@ export const resolvers: IResolvers<never, Ctx> = {
       (await ctx.analytics.setPositions(input.Positions.map((p) => ({ id: p.ID, x: p.X, y: p.Y })))).map(
         positionOut,
       ),
-    TestProcessorScript: async (_r, { input }: { input: TestScriptIn }) => {
-      const r = await testScript({
+    TestProcessorScript: async (_r, { input }: { input: TestScriptIn }, ctx) => {
+      const r = await ctx.tester.run({
         script: input.Script as string,
         messages: input.Messages as unknown[],
         parameters: input.Parameters ?? {},

@@ -8,7 +8,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { DataHub, Message, Subscription } from '../datahub/index.js';
-import type { QuickJSWASMModule } from 'quickjs-emscripten';
 import { parsePath, readPath, type InputSpec, type PathStep } from './catalogue.js';
 import {
   createProcessor,
@@ -18,7 +17,7 @@ import {
   type Output,
   type Processor,
 } from './processors.js';
-import { loadQuickJs, ScriptSandbox } from './script.js';
+import { loadQuickJs, quickJs, ScriptSandbox } from './script.js';
 import type { AnalyticsLog } from './log.js';
 
 export const OUTPUT_PREFIX = 'analytics.publish.';
@@ -101,6 +100,8 @@ export interface RuntimeOptions {
   variablesVersion?: () => number;
   /** How often persistent state is saved (ms); 0: only at close. */
   persistIntervalMs: number;
+  /** Output of one script call at most, characters of JSON (default `LIMITS.scriptOutputBytes`). */
+  scriptOutputBytes?: number | undefined;
 }
 
 export class AnalyticsRuntime {
@@ -112,7 +113,7 @@ export class AnalyticsRuntime {
   readonly #running = new Map<string, Running>();
   readonly #tick: NodeJS.Timeout;
   readonly #persist: NodeJS.Timeout | undefined;
-  #qjs: QuickJSWASMModule | undefined;
+  readonly #scriptOutputBytes: number | undefined;
   #closed = false;
   messagesIn = 0;
   messagesOut = 0;
@@ -123,6 +124,7 @@ export class AnalyticsRuntime {
     this.#store = options.store;
     this.#variables = options.variables;
     this.#variablesVersion = options.variablesVersion ?? (() => 0);
+    this.#scriptOutputBytes = options.scriptOutputBytes;
     this.#tick = setInterval(() => this.#onTick(), 250);
     this.#tick.unref();
     if (options.persistIntervalMs > 0) {
@@ -132,7 +134,7 @@ export class AnalyticsRuntime {
   }
 
   async init(): Promise<void> {
-    this.#qjs = await loadQuickJs();
+    await loadQuickJs();
   }
 
   status(id: string): InstanceStatus | undefined {
@@ -219,9 +221,10 @@ export class AnalyticsRuntime {
       variablesJson: () => (fresh(), json),
     };
     if (def.kind !== 'script') return createProcessor(def.kind, def.parameters, ctx);
-    const made = ScriptSandbox.createSync(this.#qjs!, def.parameters.script as string, {
+    const made = ScriptSandbox.createSync(quickJs(), def.parameters.script as string, {
       memoryBytes: def.parameters.memoryBytes as number,
       timeoutMs: def.parameters.timeoutMs as number,
+      outputBytes: this.#scriptOutputBytes,
     });
     if ('error' in made) throw new Error(`script failed to start (${made.failure}): ${made.error}`);
     this.#console(r, made.console);

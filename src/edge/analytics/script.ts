@@ -5,7 +5,7 @@
  * `function onMessage(message, parameters, variables)`; values cross the boundary as JSON text.
  */
 import {
-  getQuickJS,
+  newQuickJSWASMModule,
   type QuickJSContext,
   type QuickJSHandle,
   type QuickJSRuntime,
@@ -38,15 +38,43 @@ memoryProto.grow = function grow(this: WasmMemory, delta: number): number {
 };
 
 let modulePromise: Promise<QuickJSWASMModule> | undefined;
-/** The QuickJS WebAssembly module, loaded once per process. */
-export const loadQuickJs = (): Promise<QuickJSWASMModule> => (modulePromise ??= getQuickJS());
+let current: QuickJSWASMModule | undefined;
+/** The QuickJS WebAssembly module, loaded once per process (again after `taint`). */
+export const loadQuickJs = (): Promise<QuickJSWASMModule> =>
+  (modulePromise ??= newQuickJSWASMModule().then((m) => (current = m)));
+/** The module new sandboxes are made in (loaded by `loadQuickJs`). */
+export function quickJs(): QuickJSWASMModule {
+  if (!current) throw new Error('QuickJS is not loaded (loadQuickJs)');
+  return current;
+}
+
+/**
+ * A script overflowed the host's own stack inside QuickJS's C code (a deep structure QuickJS walks
+ * recursively without checking its stack limit, e.g. JSON.stringify of a 100,000-deep object):
+ * V8 threw through the WebAssembly frames, which leaves that module's C stack pointer behind. The
+ * sandboxes already in it keep running; new ones are made in a fresh module, loaded now.
+ */
+function taint(): void {
+  modulePromise = undefined;
+  void loadQuickJs();
+}
+
+/** A host `RangeError` thrown through QuickJS (see `taint`). */
+const hostStackOverflow = (err: unknown): boolean =>
+  err instanceof RangeError && /call stack/i.test(err.message);
 
 export interface ScriptLimits {
   memoryBytes: number;
   timeoutMs: number;
+  /**
+   * Output of one call at most, characters of JSON: checked inside the isolate, before the output
+   * is copied into the host (default `LIMITS.scriptOutputBytes`).
+   */
+  outputBytes?: number | undefined;
 }
 
-export type ScriptFailure = 'timeout' | 'memory' | 'error';
+/** Why a script failed: a bound (`timeout`, `memory`, `stack`, `output`) or its own error. */
+export type ScriptFailure = 'timeout' | 'memory' | 'stack' | 'output' | 'error';
 
 export type ScriptResult =
   | { ok: true; result: unknown; console: string[] }
@@ -58,6 +86,21 @@ export interface ScriptIssue {
   Column: number;
 }
 
+/**
+ * Made before the script's top level: `console` formats its arguments inside the isolate and hands
+ * the host one line of at most 2,000 characters (a huge argument is never copied out whole).
+ */
+const PRELUDE = `
+(function () {
+  const host = globalThis.__mw_console, stringify = JSON.stringify, S = String;
+  delete globalThis.__mw_console;
+  const text = (a) => { if (typeof a === 'string') return a; try { const j = stringify(a); return j === undefined ? S(a) : j; } catch (e) { return S(a); } };
+  const c = {};
+  for (const level of ['log', 'info', 'warn', 'error', 'debug'])
+    c[level] = (...args) => { host(level, args.map((a) => text(a).slice(0, 2000)).join(' ').slice(0, 2000)); };
+  globalThis.console = c;
+})();`;
+
 const WRAPPER = `
 (function () {
   const parse = JSON.parse, stringify = JSON.stringify, define = Object.defineProperty;
@@ -65,7 +108,9 @@ const WRAPPER = `
   // Parameters and variables are parsed again only when their text changed (frozen: shared by calls);
   // the payload is parsed only when the script reads message.payload.
   let pText, pObj, vText, vObj;
-  globalThis.__mw_run = function (m, pj, p, v) {
+  class OutputLimit extends Error {}
+  OutputLimit.prototype.name = 'OutputLimit';
+  globalThis.__mw_run = function (m, pj, p, v, max) {
     if (typeof onMessage !== 'function') throw new TypeError('the script defines no function onMessage(message, parameters, variables)');
     if (p !== pText) { pText = p; pObj = freeze(parse(p)); }
     if (v !== vText) { vText = v; vObj = freeze(parse(v)); }
@@ -73,7 +118,11 @@ const WRAPPER = `
     let payload;
     define(msg, 'payload', { enumerable: true, configurable: true, get() { return payload === undefined ? (payload = parse(pj)) : payload; } });
     const r = onMessage(msg, pObj, vObj);
-    return r === undefined ? undefined : stringify(r);
+    if (r === undefined) return undefined;
+    if (typeof r === 'string' && r.length > max) throw new OutputLimit('the output is a string of ' + r.length + ' characters, more than ' + max);
+    const out = stringify(r);
+    if (out !== undefined && out.length > max) throw new OutputLimit('the output is ' + out.length + ' characters of JSON, more than ' + max);
+    return out;
   };
 })();`;
 
@@ -83,10 +132,19 @@ function classify(err: unknown): { failure: ScriptFailure; error: string } {
   const message = typeof e === 'object' && e ? (e.message ?? String(e)) : String(e);
   if (name === 'InternalError' && message === 'interrupted')
     return { failure: 'timeout', error: 'time limit exceeded: the script was interrupted' };
+  if (name === 'OutputLimit') return { failure: 'output', error: `output limit exceeded: ${message}` };
+  if (/^stack overflow$/.test(message)) return stackFailure(`${name}: ${message}`);
   if (message === 'out of memory' || (name === 'RangeError' && /memory|allocation|too large/i.test(message)))
     return { failure: 'memory', error: `memory limit exceeded: ${name}: ${message}` };
   const where = typeof e === 'object' && e?.stack ? ` (${e.stack.trim().split('\n')[0]!.trim()})` : '';
   return { failure: 'error', error: `${name}: ${message}${where}` };
+}
+
+function stackFailure(detail: string): { failure: ScriptFailure; error: string } {
+  return {
+    failure: 'stack',
+    error: `stack depth limit exceeded: the script recursed past its ${LIMITS.scriptStackBytes / 1024} KiB stack (${detail})`,
+  };
 }
 
 /** One isolate running one script. */
@@ -110,7 +168,8 @@ export class ScriptSandbox {
     this.#limits = limits;
     this.#rt = qjs.newRuntime();
     this.#rt.setMemoryLimit(limits.memoryBytes);
-    this.#rt.setMaxStackSize(512 * 1024);
+    // Small enough that QuickJS's own check trips before V8's stack under the WebAssembly frames.
+    this.#rt.setMaxStackSize(LIMITS.scriptStackBytes);
     // quickjs-emscripten 0.32's memory limit bounds one allocation, not the total of large strings
     // and typed arrays (justjake/quickjs-emscripten#271): the host bounds the total itself. Calls
     // run one at a time, so heap growth during a call is the running script's: past the limit the
@@ -128,23 +187,18 @@ export class ScriptSandbox {
     });
     this.#ctx = this.#rt.newContext();
     const ctx = this.#ctx;
-    const consoleObj = ctx.newObject();
-    for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
-      const fn = ctx.newFunction(level, (...args) => {
-        if (this.#console.length >= LIMITS.maxConsoleLines) return;
-        const text = args
-          .map((a) => {
-            const v: unknown = ctx.dump(a);
-            return typeof v === 'string' ? v : JSON.stringify(v);
-          })
-          .join(' ');
-        this.#console.push(level === 'log' ? text.slice(0, 2000) : `[${level}] ${text.slice(0, 2000)}`);
-      });
-      ctx.setProp(consoleObj, level, fn);
-      fn.dispose();
-    }
-    ctx.setProp(ctx.global, 'console', consoleObj);
-    consoleObj.dispose();
+    const host = ctx.newFunction('console', (levelHandle, textHandle) => {
+      if (this.#console.length >= LIMITS.maxConsoleLines) return;
+      const level = ctx.getString(levelHandle);
+      const text = ctx.getString(textHandle).slice(0, 2000);
+      this.#console.push(level === 'log' ? text : `[${level}] ${text}`);
+    });
+    ctx.setProp(ctx.global, '__mw_console', host);
+    host.dispose();
+    this.#deadline = Date.now() + 1000;
+    const prelude = ctx.evalCode(PRELUDE, 'prelude.js');
+    if (prelude.error) prelude.error.dispose();
+    else prelude.value.dispose();
   }
 
   /** Compiles and runs the script's top level; a failure answers the reason (and disposes). */
@@ -168,6 +222,10 @@ export class ScriptSandbox {
     let r;
     try {
       r = s.#ctx.evalCode(`${source}\n;${WRAPPER}`, 'script.js');
+    } catch (err) {
+      if (!hostStackOverflow(err)) throw err;
+      s.#abandon();
+      return stackFailure(`RangeError: ${(err as Error).message}`);
     } finally {
       guard = undefined;
     }
@@ -204,20 +262,23 @@ export class ScriptSandbox {
     const pj = ctx.newString(payloadJson);
     const p = ctx.newString(parametersJson);
     const v = ctx.newString(variablesJson);
+    const max = ctx.newNumber(this.#limits.outputBytes ?? LIMITS.scriptOutputBytes);
     this.#console = [];
     this.#deadline = Date.now() + this.#limits.timeoutMs;
     this.#heapAtStart = this.#heap();
     let r;
     try {
       guard = { buffer: this.#buffer, cap: this.#heapAtStart + this.#limits.memoryBytes };
-      r = ctx.callFunction(this.#run, ctx.undefined, m, pj, p, v);
+      r = ctx.callFunction(this.#run, ctx.undefined, m, pj, p, v, max);
+    } catch (err) {
+      guard = undefined;
+      if (!hostStackOverflow(err)) throw err;
+      this.#abandon();
+      return { ok: false, ...stackFailure(`RangeError: ${(err as Error).message}`), console: this.#console };
     } finally {
       guard = undefined;
-      m.dispose();
-      pj.dispose();
-      p.dispose();
-      v.dispose();
     }
+    for (const h of [m, pj, p, v, max]) h.dispose();
     const lines = this.#console;
     this.#console = [];
     const over = this.#overLimit();
@@ -257,6 +318,15 @@ export class ScriptSandbox {
     }
   }
 
+  /**
+   * After a host stack overflow inside QuickJS (see `taint`): the runtime's C state is half
+   * unwound and freeing it would abort, so it is left as it is (its memory stays with its module).
+   */
+  #abandon(): void {
+    this.#disposed = true;
+    taint();
+  }
+
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
@@ -275,11 +345,21 @@ export async function validateScript(source: string): Promise<ScriptIssue[]> {
   const qjs = await loadQuickJs();
   const rt = qjs.newRuntime();
   rt.setMemoryLimit(LIMITS.scriptMemoryBytes);
+  rt.setMaxStackSize(LIMITS.scriptStackBytes);
   const deadline = Date.now() + 1000;
   rt.setInterruptHandler(() => Date.now() > deadline);
   const ctx = rt.newContext();
+  let broken = false;
   try {
-    const r = ctx.evalCode(source, 'script.js', { compileOnly: true });
+    let r;
+    try {
+      r = ctx.evalCode(source, 'script.js', { compileOnly: true });
+    } catch (err) {
+      if (!hostStackOverflow(err)) throw err;
+      broken = true;
+      taint();
+      return [{ Message: stackFailure(`RangeError: ${(err as Error).message}`).error, Line: 1, Column: 1 }];
+    }
     if (!r.error) {
       r.value.dispose();
       const issues: ScriptIssue[] = [];
@@ -302,7 +382,9 @@ export async function validateScript(source: string): Promise<ScriptIssue[]> {
       },
     ];
   } finally {
-    ctx.dispose();
-    rt.dispose();
+    if (!broken) {
+      ctx.dispose();
+      rt.dispose();
+    }
   }
 }

@@ -82,7 +82,7 @@ export class AnalyticsService {
   private constructor(
     repo: AnalyticsRepository,
     log: AnalyticsLog,
-    live?: { hub: DataHub; persistIntervalMs: number },
+    live?: { hub: DataHub; persistIntervalMs: number; scriptOutputBytes?: number | undefined },
   ) {
     this.#repo = repo;
     this.log = log;
@@ -97,6 +97,7 @@ export class AnalyticsService {
       log,
       store,
       persistIntervalMs: live.persistIntervalMs,
+      scriptOutputBytes: live.scriptOutputBytes,
       variables: (id) => this.variablesFor(id),
       variablesVersion: () => this.variablesVersion,
     });
@@ -113,9 +114,10 @@ export class AnalyticsService {
     hub: DataHub;
     log: AnalyticsLog;
     persistIntervalMs?: number;
+    scriptOutputBytes?: number;
   }): Promise<AnalyticsService> {
     const s = new AnalyticsService(new AnalyticsRepository(options.database), options.log, {
-      hub: options.hub,
+      ...options,
       persistIntervalMs: options.persistIntervalMs ?? 30_000,
     });
     await s.runtime.init();

@@ -10,6 +10,7 @@ import { mountGraphql } from '../../kernel/graphql.js';
 import { LIST_SDL } from '../../kernel/paging.js';
 import type { DataHub } from '../datahub/index.js';
 import type { EdgeModule } from '../modules.js';
+import { ExpressionSandbox, type ExpressionLimits } from './expressions.js';
 import { twinsOptions } from './options.js';
 import { twinsConfigSection } from './config-section.js';
 import { twinsMigrations } from './migrations/index.js';
@@ -34,6 +35,8 @@ export interface TwinsApi {
   /** Concurrent `DataAccess` and `PlaygroundMessages` streams: open now, and the most allowed. */
   streams: { open: number; max: number };
   playground: { maxSamples: number; maxMessages: number; maxDurationMs: number };
+  /** Where every transformation is evaluated: worker threads, bounded (see expressions.ts). */
+  expressions: ExpressionSandbox;
   close(): Promise<void>;
 }
 
@@ -46,12 +49,18 @@ export interface TwinsOptions {
   maxStreams?: number;
   /** Largest payload of an instance, bytes as JSON (the DataHub's maximum payload). */
   maxPayloadBytes?: number;
+  /** Bounds of the expression sandbox (defaults: DEFAULT_EXPRESSION_LIMITS). */
+  expressionLimits?: Partial<ExpressionLimits>;
 }
 
 export async function createTwins(options: TwinsOptions): Promise<TwinsApi> {
   const service = await TwinsService.load(new TwinsRepository(options.database), options.limits);
   const uns = options.uns ?? null;
+  const expressions = new ExpressionSandbox(options.expressionLimits);
+  // The first transformation or playground run does not wait for a worker thread to load.
+  setTimeout(() => expressions.warm(), 200).unref();
   const runtime = new TwinRuntime({
+    expressions,
     hub: options.hub,
     service,
     logger: options.logger,
@@ -65,8 +74,10 @@ export async function createTwins(options: TwinsOptions): Promise<TwinsApi> {
     uns,
     streams: { open: 0, max: options.maxStreams ?? 100 },
     playground: { maxSamples: 100, maxMessages: 1000, maxDurationMs: 10 * 60_000 },
+    expressions,
     async close() {
       runtime.close();
+      await expressions.close();
       await uns?.close();
     },
   };
@@ -114,6 +125,13 @@ export const twinsModule: EdgeModule<'twins', typeof twinsOptions> = {
       logger: ctx.logger,
       uns,
       maxPayloadBytes: ctx.module('datahub').maxPayload,
+      expressionLimits: {
+        timeoutMs: c.twinsExpressionTimeout,
+        maxDepth: c.twinsExpressionDepth,
+        maxOutputBytes: c.twinsExpressionOutput,
+        heapMb: c.twinsExpressionHeap,
+        workers: c.twinsExpressionWorkers,
+      },
     });
   },
   mount: (ctx, twins) => mountTwins(ctx.app, twins),

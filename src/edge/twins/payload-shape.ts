@@ -14,6 +14,9 @@ export interface Slot {
   at: number;
   error: string | null;
   compiled: Compiled | null;
+  /** Evaluations of the slot's transformation started, and the latest whose result it holds. */
+  seq: number;
+  applied: number;
   /** Nested instances (NestedInstanceID: one; NestedModelID: every instance of the model). */
   nested: Twin[] | null;
   byName: boolean;

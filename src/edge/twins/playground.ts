@@ -1,12 +1,13 @@
 /**
  * The transformation playground (`PlaygroundMessages`): a JSONata expression evaluated on sample
  * messages and, for a while, on the live messages of one DataHub subject or UNS topic, one
- * evaluation at a time in arrival order, within the edge's playground limits.
+ * evaluation at a time in arrival order, within the edge's playground limits, in the expression
+ * sandbox (off the main loop, bounded in time, depth and output).
  */
 import { badRequest } from '../../kernel/errors.js';
 import type { TwinsApi } from './module.js';
 import { checkSingleMqttTopic, checkSingleSubject } from './service.js';
-import { compileTransformation, describeEvalError, jsonOf } from './transform.js';
+import { compileTransformation, describeEvalError } from './transform.js';
 
 export interface PlaygroundInput {
   expression: string;
@@ -67,7 +68,7 @@ export function preparePlayground(twins: TwinsApi, input: PlaygroundInput): Play
             out = {
               source,
               input: message,
-              output: jsonOf(await compiled.evaluate(message as object, { params })),
+              output: await twins.expressions.evaluate(compiled.expression, message, params),
               error: null,
             };
           } catch (err) {

@@ -17,7 +17,8 @@ import type { Logger } from 'pino';
 import type { DataHub, Subscription } from '../datahub/index.js';
 import type { TwinsService } from './service.js';
 import { PLACEHOLDER } from './service.js';
-import { compileTransformation, describeEvalError, jsonOf, plainValue, type Compiled } from './transform.js';
+import { ExpressionSandbox } from './expressions.js';
+import { compileTransformation, describeEvalError, plainValue, type Compiled } from './transform.js';
 import type { DynamicAttributeRecord, InstanceRecord, ModelRecord } from './types.js';
 import {
   ageOf,
@@ -96,6 +97,8 @@ export interface RuntimeOptions {
    * the error state instead of publishing.
    */
   maxPayloadBytes?: number;
+  /** Where transformations are evaluated (default: a sandbox of the runtime's own, closed with it). */
+  expressions?: ExpressionSandbox;
 }
 
 interface Binding {
@@ -119,6 +122,8 @@ export class TwinRuntime {
   #rebuildTimer: NodeJS.Timeout | undefined;
   #offChange: () => void;
   #closed = false;
+  readonly #expressions: ExpressionSandbox;
+  readonly #ownSandbox: boolean;
 
   constructor(options: RuntimeOptions) {
     this.#hub = options.hub;
@@ -127,6 +132,9 @@ export class TwinRuntime {
     this.#uns = options.uns ?? null;
     this.#logEveryMs = options.logEveryMs ?? 60_000;
     this.#maxPayloadBytes = options.maxPayloadBytes ?? 1024 * 1024;
+    this.#ownSandbox = !options.expressions;
+    this.#expressions = options.expressions ?? new ExpressionSandbox();
+    if (this.#ownSandbox) this.#expressions.warm();
     this.#offChange = this.#service.onChange(() => this.scheduleRebuild());
     this.rebuild();
   }
@@ -192,6 +200,8 @@ export class TwinRuntime {
           at: prev?.at ?? 0,
           error: null,
           compiled: null,
+          seq: 0,
+          applied: 0,
           nested: null,
           byName: false,
         };
@@ -419,16 +429,23 @@ export class TwinRuntime {
       return;
     }
     twin.inflight++;
-    slot.compiled.evaluate(input as object, { params: twin.params }).then(
+    // Evaluated in the expression sandbox (off the main loop, batched); results may come back out
+    // of order across its workers: only a newer one than the slot holds is kept.
+    const seq = ++slot.seq;
+    this.#expressions.evaluate(slot.compiled.expression, input, twin.params).then(
       (out) => {
         twin.inflight--;
-        slot.value = jsonOf(out);
+        if (seq < slot.applied) return this.changed(twin);
+        slot.applied = seq;
+        slot.value = out;
         slot.error = null;
         slot.at = now;
         this.changed(twin);
       },
       (err: unknown) => {
         twin.inflight--;
+        if (seq < slot.applied) return this.changed(twin);
+        slot.applied = seq;
         slot.value = null;
         slot.error = `transformation failed: ${describeEvalError(err)}`;
         slot.at = now;
@@ -548,6 +565,7 @@ export class TwinRuntime {
     if (this.#rebuildTimer) clearTimeout(this.#rebuildTimer);
     this.#teardown();
     this.#closed = true;
+    if (this.#ownSandbox) void this.#expressions.close();
   }
 }
 

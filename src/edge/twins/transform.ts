@@ -2,7 +2,8 @@
  * Transformations are JSONata expressions (https://jsonata.org, the `jsonata` package): the input
  * is the message as it arrived (a DataHub payload `{ value, timestamp, ... }`, or the parsed MQTT
  * payload), `$params` the instance's parameters. A JSONata expression cannot reach the process:
- * it has no I/O, no `require`, no globals.
+ * it has no I/O, no `require`, no globals. It is evaluated off the main loop, within bounds, by
+ * the expression sandbox (expressions.ts).
  */
 import jsonata from 'jsonata';
 import { badRequest } from '../../kernel/errors.js';
@@ -10,7 +11,10 @@ import { badRequest } from '../../kernel/errors.js';
 /** Longest expression accepted (characters). */
 export const MAX_EXPRESSION_LENGTH = 16 * 1024;
 
-export type Compiled = ReturnType<typeof jsonata>;
+/** A transformation checked to parse; evaluated by the expression sandbox (expressions.ts). */
+export interface Compiled {
+  expression: string;
+}
 
 interface JsonataError {
   message?: string;
@@ -19,13 +23,14 @@ interface JsonataError {
   code?: string;
 }
 
-/** Compiles `expression`, or throws a 400 that names the position of the error. */
+/** Checks that `expression` parses, or throws a 400 that names the position of the error. */
 export function compileTransformation(expression: string): Compiled {
   if (expression.trim() === '') throw badRequest('Expression must not be empty');
   if (expression.length > MAX_EXPRESSION_LENGTH)
     throw badRequest(`Expression is longer than ${MAX_EXPRESSION_LENGTH} characters`);
   try {
-    return jsonata(expression);
+    jsonata(expression);
+    return { expression };
   } catch (err) {
     const e = err as JsonataError;
     throw badRequest(

@@ -1,0 +1,150 @@
+/**
+ * A real `millwright edge` process (the built CLI) with an admin and a viewer API client, for
+ * the tests that watch the process from outside while user expressions and scripts run in it:
+ * its resident memory (/proc/<pid>/status), how fast it answers a probe request, and GraphQL over
+ * HTTPS and over graphql-transport-ws WebSockets.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import WebSocket from 'ws';
+import { basic, http } from './edge.js';
+import { cleanEnv, runCli, startCli, tempDirs, type CliProcess } from './cli.js';
+
+export interface LiveEdge {
+  p: CliProcess;
+  url: string;
+  admin: string;
+  viewer: string;
+  /** POSTs a GraphQL request to `path` as `auth`; answers the parsed body. */
+  gql(path: string, auth: string, query: string, variables?: Record<string, unknown>): Promise<any>;
+  /** One probe request (`GET /devicehub/version`): its round-trip time, ms. */
+  probe(): Promise<number>;
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+export async function startLiveEdge(extraArgs: string[] = []): Promise<LiveEdge> {
+  const dirs = tempDirs('mw-live-edge-');
+  const dir = dirs.make();
+  const p = await startCli(
+    ['edge', '--port', '0', '--datahub-port', '0', '--host', '127.0.0.1', '--data-dir', dir, ...extraArgs],
+    // A loaded machine (tests of other files at once) can take long to start a process.
+    { env: cleanEnv(), timeoutMs: 120_000 },
+  );
+  const url = p.ready.services.edge!.url;
+  const token = async (role: string) => {
+    const made = await runCli([
+      'edge',
+      'api-client',
+      'create',
+      '--data-dir',
+      dir,
+      '--name',
+      role,
+      '--role',
+      role,
+    ]);
+    assert.equal(made.code, 0, made.stderr);
+    const c = JSON.parse(made.stdout);
+    const tok = await http(`${url}/auth/v3/oauth/token`, {
+      headers: { authorization: basic(c.client_id, c.client_secret) },
+      form: { grant_type: 'client_credentials' },
+    });
+    assert.equal(tok.status, 200, tok.text);
+    return `Bearer ${tok.body.access_token}`;
+  };
+  const admin = await token('admin');
+  const viewer = await token('viewer');
+  return {
+    p,
+    url,
+    admin,
+    viewer,
+    async gql(path, auth, query, variables) {
+      const r = await http(`${url}${path}`, { headers: { authorization: auth }, json: { query, variables } });
+      assert.equal(r.status, 200, r.text);
+      return r.body;
+    },
+    async probe() {
+      const began = performance.now();
+      const r = await http(`${url}/devicehub/version`, { headers: { authorization: admin } });
+      assert.ok(r.status < 500, r.text);
+      return performance.now() - began;
+    },
+    rss() {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'));
+      if (!m) throw new Error(`no VmRSS for ${p.pid}`);
+      return Number(m[1]) * 1024;
+    },
+    async stop() {
+      await p.stop();
+      dirs.removeAll();
+    },
+  };
+}
+
+export interface WsClient {
+  ws: WebSocket;
+  next(ms?: number): Promise<any>;
+  send(m: unknown): void;
+}
+
+/** A graphql-transport-ws client on `path`, acknowledged. */
+export async function wsClient(e: LiveEdge, path: string, auth: string): Promise<WsClient> {
+  const ws = new WebSocket(`${e.url.replace(/^https/, 'wss')}${path}`, 'graphql-transport-ws', {
+    headers: { authorization: auth },
+    rejectUnauthorized: false,
+  });
+  const queue: any[] = [];
+  const waiters: ((m: any) => void)[] = [];
+  ws.on('message', (data) => {
+    const m = JSON.parse(String(data));
+    const w = waiters.shift();
+    if (w) w(m);
+    else queue.push(m);
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const next = (ms = 10_000): Promise<any> =>
+    queue.length > 0
+      ? Promise.resolve(queue.shift())
+      : new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no WebSocket message within ${ms} ms`)), ms);
+          waiters.push((m) => {
+            clearTimeout(timer);
+            resolve(m);
+          });
+        });
+  const send = (m: unknown) => ws.send(JSON.stringify(m));
+  send({ type: 'connection_init', payload: {} });
+  assert.equal((await next()).type, 'connection_ack');
+  return { ws, next, send };
+}
+
+/**
+ * Runs `work` while probing the edge back to back; answers `work`'s result, how long it took,
+ * and the probes' round-trip times (at least one probe is made).
+ */
+export async function whileProbing<T>(
+  e: LiveEdge,
+  work: () => Promise<T>,
+): Promise<{ result: T; ms: number; probes: number[] }> {
+  const probes: number[] = [];
+  let done = false;
+  const loop = (async () => {
+    do {
+      probes.push(await e.probe());
+      await new Promise((r) => setTimeout(r, 10));
+    } while (!done);
+  })();
+  const began = performance.now();
+  try {
+    const result = await work();
+    return { result, ms: performance.now() - began, probes };
+  } finally {
+    done = true;
+    await loop;
+  }
+}

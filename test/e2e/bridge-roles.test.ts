@@ -93,6 +93,30 @@ test("a project operator's bridged API-client creation is 403, and no client is 
   assert.ok(!(await clientNames()).some((n) => n.startsWith('minted')));
 });
 
+test("an operator cannot apply a template with the edge's credentials, on the edge or as a manager task", async () => {
+  // On the edge: a template made from the current configuration holds the auth and datahub sections.
+  const made = await m.call(bridged('/config/templates'), { json: { name: 'with-credentials' } });
+  assert.equal(made.status, 201, made.text);
+  const id = made.body.id as string;
+  const applied = await m.call(bridged(`/config/templates/${id}/apply`), { token: operatorToken, json: {} });
+  assert.equal(applied.status, 403, applied.text);
+  assert.match(applied.text, /credentials \(section auth, datahub\)/);
+  // As a manager task: refused before any task starts.
+  const tpl = await m.call('/api/v1/template/create', {
+    json: { friendlyName: 'edge with credentials', deviceId },
+  });
+  assert.equal(tpl.status, 201, tpl.text);
+  const task = await m.call('/api/v1/async-task/template-apply', {
+    token: operatorToken,
+    json: { templateId: tpl.body.id, deviceIds: [deviceId] },
+  });
+  assert.equal(task.status, 403, task.text);
+  assert.match(task.text, /admin role/);
+  // The admin may (the same template through the bridge, on the edge).
+  const byAdmin = await m.call(bridged(`/config/templates/${id}/apply`), { json: {} });
+  assert.equal(byAdmin.status, 200, byAdmin.text);
+});
+
 test('the edge itself refuses what the manager caller may not do, whatever its credential', async () => {
   const bridge = m.manager.shell.module('bridge');
   // As an operator (a manager that skipped its own check): the edge refuses credentials and /dm/.

@@ -428,8 +428,16 @@ describe('edge rate limit', () => {
         assert.equal(res.body.code, ERRORS.tooManyRequests.code);
       }
     }
+    // The first five failures of one (address, name) pair are checked; then the pair waits a
+    // growing delay (0.25 s, doubling) and attempts inside it are refused unchecked. On a loaded
+    // machine an attempt may arrive after the first, short delay: it is checked (401) and the
+    // next delay is longer.
     assert.deepEqual(statuses.slice(0, 5), [401, 401, 401, 401, 401]);
-    assert.deepEqual(statuses.slice(5), [429, 429, 429]);
+    assert.ok(statuses.slice(5).includes(429), `delayed after five failures: ${statuses.join(',')}`);
+    assert.ok(
+      statuses.slice(5).every((s) => s === 401 || s === 429),
+      statuses.join(','),
+    );
     // Login attempts count against the same per-address budget.
     const logins: number[] = [];
     for (let i = 0; i < 7; i++) {

@@ -263,7 +263,9 @@ describe('offline', () => {
     assert.equal(r.body.code, ERRORS.deviceOffline.code);
     assert.match(r.body.message, /offline/);
     const history = await m.call(`/api/v1/device/${deviceId}/connections`);
-    assert.equal(history.body.total, 1);
-    assert.ok(history.body.items[0].disconnectedAt);
+    // At least the one connection (a loaded machine may have missed 300 ms heartbeats earlier and
+    // reconnected); none is left open.
+    assert.ok(history.body.total >= 1, history.text);
+    for (const c of history.body.items) assert.ok(c.disconnectedAt, history.text);
   });
 });

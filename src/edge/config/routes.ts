@@ -1,6 +1,7 @@
 /** HTTP translation of the configuration service (contract part 4.2). */
-import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../../kernel/errors.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { badRequest, forbidden } from '../../kernel/errors.js';
+import { credentialSectionsOf } from '../../kernel/link/protocol.js';
 import {
   ListQuerySchema,
   ListResponseSchema,
@@ -96,6 +97,7 @@ function sessionRoutes(app: FastifyInstance, config: ConfigService): void {
       const b = request.body ?? {};
       const key = idempotencyKey(request.headers['idempotency-key']);
       const doc = config.sessionDocument(request.params.id);
+      if (!b.saveOnly) requireAdminForCredentials(request, doc.sections);
       const name = b.name?.trim() ?? '';
       if (b.saveOnly && name === '') throw badRequest('saveOnly saves the template: give it a name');
       // An apply already made with this key: its recorded outcome, nothing saved or applied now.
@@ -199,6 +201,7 @@ function templateUseRoutes(app: FastifyInstance, config: ConfigService): void {
     async (request) => {
       const b = request.body ?? {};
       const { doc, snapshot } = await config.load(request.params.id);
+      requireAdminForCredentials(request, doc.sections);
       return config.apply(doc, {
         mode: b.mode,
         failFast: b.failFast,
@@ -288,4 +291,19 @@ function idempotencyKey(header: string | string[] | undefined): string | undefin
   if (v === undefined || !/^[\x21-\x7e]{1,200}$/.test(v))
     throw badRequest('Idempotency-Key must have 1 to 200 visible ASCII characters');
   return v;
+}
+
+/**
+ * A call bridged by a manager caller below admin may not apply a template that changes the edge's
+ * credentials (its `auth` or `datahub` section): that would widen the caller's role, as creating
+ * an API client directly would (`bridgeNeedsAdmin`).
+ */
+function requireAdminForCredentials(request: FastifyRequest, sections: Record<string, unknown>): void {
+  const ctx = request.auth;
+  if (!ctx?.bridged || ctx.role === 'admin') return;
+  const found = credentialSectionsOf(Object.keys(sections));
+  if (found.length > 0)
+    throw forbidden(
+      `a bridged ${ctx.role} cannot apply a template with the edge's credentials (section ${found.join(', ')}): it needs the admin role on the manager and on the edge`,
+    );
 }

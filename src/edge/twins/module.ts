@@ -57,8 +57,9 @@ export async function createTwins(options: TwinsOptions): Promise<TwinsApi> {
   const service = await TwinsService.load(new TwinsRepository(options.database), options.limits);
   const uns = options.uns ?? null;
   const expressions = new ExpressionSandbox(options.expressionLimits);
-  // The first transformation or playground run does not wait for a worker thread to load.
-  setTimeout(() => expressions.warm(), 200).unref();
+  // The worker thread starts with the first transformation or playground run, not with the edge:
+  // started 200 ms after the start, its loading made an edge miss the link's heartbeats (300 ms in
+  // the tests) while every other module was starting too.
   const runtime = new TwinRuntime({
     expressions,
     hub: options.hub,

@@ -134,6 +134,18 @@ export function bridgeNeedsAdmin(method: string, path: string): boolean {
   return p.startsWith('/auth/') || p.startsWith('/dm/') || p.startsWith('/datahub/v1/access-keys');
 }
 
+/**
+ * Sections of a configuration template that hold the edge's credentials (`auth`: users, API
+ * clients; `datahub`: access keys). Applying a template that has one is a change of the edge's
+ * credentials: through the bridge it needs the admin role on both sides, as `bridgeNeedsAdmin`.
+ */
+export const CREDENTIAL_SECTIONS: readonly string[] = ['auth', 'datahub'];
+
+/** The credential sections among `sections` (a template's section names). */
+export function credentialSectionsOf(sections: Iterable<string>): string[] {
+  return [...sections].filter((s) => CREDENTIAL_SECTIONS.includes(s));
+}
+
 /** A binary body frame: stream id, then the bytes. */
 export function bodyFrame(id: number, chunk: Buffer): Buffer {
   const head = Buffer.allocUnsafe(4);

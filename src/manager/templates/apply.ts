@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppError, badRequest, forbidden, ERRORS } from '../../kernel/errors.js';
+import { credentialSectionsOf } from '../../kernel/link/protocol.js';
 import { isGlobal, requireRole, type Principal } from '../auth/index.js';
 import type { FleetService } from '../fleet/index.js';
 import type { SecretBox } from '../fleet/index.js';
@@ -247,6 +248,10 @@ export class TemplateApplier {
     const t = await this.#readable(principal, req.templateId);
     const devices = await this.#devicesOf(principal, req, 20_000);
     for (const d of devices) requireRole(principal, d, 'operator');
+    // A template with the edge's credentials (users, API clients, access keys) changes who may do
+    // what on the edge: it needs the admin role on every device's project, as the bridge does.
+    if (credentialSectionsOf(JSON.parse(t.sections) as string[]).length > 0)
+      for (const d of devices) requireRole(principal, d, 'admin');
     const request = checkParams(req.parameters, 'parameters');
     const { sets, byDevice } = await this.#deviceParameters(t.id, devices, request);
     const projects = new Set(devices.map((d) => d.projectId));

@@ -300,7 +300,8 @@ describe('templates', () => {
   });
 
   test('secrets travel encrypted under the user key: an API client of edge A works on edge B', async () => {
-    for (const id of ids) await online(id, true);
+    // Edges A and B only (another test may have left a third one offline on purpose).
+    for (const id of ids.slice(0, 2)) await online(id, true);
     const made = await m.call(`/api/v1/device/${ids[0]}/oauth-clients`, {
       json: { name: 'robot', role: 'viewer' },
     });

@@ -195,7 +195,14 @@ export class UaServer implements AddressSpaceSink {
     this.#service.onSettings(undefined);
     this.#service.attach(null);
     clearImmediate(this.#flush);
-    if (this.#state !== 'failed' && this.#folders) await this.#rpc({ op: 'shutdown' }).catch(() => undefined);
+    // The worker's own shutdown gets 5 s at most: a worker that does not answer is terminated anyway,
+    // so that the edge's stop never waits for it.
+    if (this.#state !== 'failed' && this.#folders) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, 5_000)));
+      await Promise.race([this.#rpc({ op: 'shutdown' }).catch(() => undefined), late]);
+      clearTimeout(timer);
+    }
     this.#settle('stopped');
     await this.#worker.terminate();
     for (const c of this.#calls.values()) c.reject(new Error('the OPC UA server stopped'));

@@ -5,10 +5,10 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { OPCUAClient } from 'node-opcua';
 import { cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
-import { eventually, portOpen } from '../helpers/util.js';
+import { eventually } from '../helpers/util.js';
 
 const dirs = tempDirs('mw-opcua-cli-');
 after(() => dirs.removeAll());
@@ -56,7 +56,13 @@ test('a taken --opcua-port stops the edge naming the option, before the first-ru
     // The failed start made no admin: this one shows the first-run password.
     assert.match(svc.output(), /first-run login: user "admin", password "[^"]+"/);
     // The OPC UA server starts in its worker thread after the ready line (state `starting`).
-    await eventually(() => portOpen(port), 60_000, 'the OPC UA server listens');
+    // A client that connects before the server binds (and waits for an answer) is closed at once
+    // and does not hold up the start (it used to keep the reserved port from being released).
+    const early = connect(port, '127.0.0.1');
+    early.on('error', () => undefined);
+    // Until then the port is only reserved (a connection is closed at once): wait for the log line.
+    await eventually(() => /opcua server listening/.test(svc.output()), 60_000, 'the OPC UA server listens');
+    early.destroy();
     const client = OPCUAClient.create({ endpointMustExist: false, connectionStrategy: { maxRetry: 0 } });
     await client.connect(`opc.tcp://127.0.0.1:${port}`);
     const endpoints = await client.getEndpoints();

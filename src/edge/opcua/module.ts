@@ -102,7 +102,10 @@ const reservations = new WeakMap<OpcuaModuleApi, Reservation>();
 
 function reserve(host: string, port: number): Promise<Reservation> {
   return new Promise((resolve, reject) => {
-    const server = createServer();
+    // A client that connects before the worker binds is closed at once: a connection left open
+    // would keep `close()` (the release) waiting, and the worker from binding, for as long as
+    // that client waits for an answer.
+    const server = createServer((socket) => socket.destroy());
     server.once('error', reject);
     server.listen({ host, port, exclusive: true }, () =>
       resolve({ server, port: (server.address() as AddressInfo).port }),

@@ -346,6 +346,11 @@ async function create(data: UaWorkerData): Promise<UaWorker> {
   const o = await import('node-opcua');
   const settings = data.settings;
   mkdirSync(data.pkiDir, { recursive: true });
+  // node-opcua-pki guards its folder with a `mutex` file; a process that stopped while it held it
+  // (an edge exiting during its first start) leaves it behind, and the next start would wait on
+  // it forever. Only this edge uses this PKI (its data directory is locked by service.lock), so a
+  // mutex present now is stale.
+  rmSync(join(data.pkiDir, 'mutex'), { force: true, recursive: true });
   const certs = new o.OPCUACertificateManager({
     rootFolder: data.pkiDir,
     automaticallyAcceptUnknownCertificate: settings.autoAcceptUntrusted,

@@ -32,6 +32,7 @@ import { logForwardingModule } from './log-forwarding/index.js';
 import { configModule } from './config/index.js';
 import { twinsModule } from './twins/index.js';
 import { integrationsModule } from './integrations/index.js';
+import { historyModule } from './history/index.js';
 import { opcuaModule } from './opcua/index.js';
 import { analyticsModule } from './analytics/index.js';
 import { appsModule } from './apps/index.js';
@@ -54,6 +55,7 @@ export const EDGE_MODULES = [
   opcuaModule,
   twinsModule,
   integrationsModule,
+  historyModule, // tag history at /history (DuckDB in the data directory, or PostgreSQL)
   analyticsModule,
   appsModule,
   cloudstorageModule,

@@ -1,0 +1,209 @@
+/**
+ * The recorder: the DataHub subscriber of the history. On the bus's delivery (the hot path) a value
+ * costs a map look-up, the tag's policy and a store into typed arrays; a timer hands the arrays to
+ * the store every `flushMs` (or sooner when they are full), off the hot path.
+ */
+import type { Logger } from 'pino';
+import type { DataHub, Message, Subscription } from '../datahub/index.js';
+import { keep, PolicyTable, type TagState } from './policy.js';
+import type { HistoryStore, SampleBatch } from './store.js';
+
+const RAW_PREFIX = 'devicehub.raw.';
+
+export interface RecorderOptions {
+  hub: DataHub;
+  store: HistoryStore;
+  logger?: Logger | undefined;
+  /** Known tags (name → id), from the store. */
+  tags: Map<string, number>;
+  policies: PolicyTable;
+  flushMs: number;
+  /** Values one batch holds at most (a full batch is flushed at once). */
+  batchSize: number;
+  /** Tags tracked at most; values of further tags are dropped and counted. */
+  maxTags: number;
+  /** Values waiting for the store at most (flushed batches not yet written); past it, dropped. */
+  maxPending: number;
+}
+
+export interface RecorderCounters {
+  received: number;
+  kept: number;
+  skipped: number;
+  dropped: number;
+  written: number;
+  failedWrites: number;
+  lastFlushMs: number;
+}
+
+export class Recorder {
+  readonly #o: RecorderOptions;
+  readonly #states = new Map<string, TagState>();
+  readonly #names = new Map<number, string>();
+  #nextId = 1;
+  #sub: Subscription | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #tag: Int32Array;
+  #ts: Float64Array;
+  #v: Float64Array;
+  #s: (string | null)[] | null = null;
+  #n = 0;
+  #newTags: Array<[number, string]> = [];
+  #pending = 0;
+  #writing: Promise<void> = Promise.resolve();
+  readonly counters: RecorderCounters = {
+    received: 0,
+    kept: 0,
+    skipped: 0,
+    dropped: 0,
+    written: 0,
+    failedWrites: 0,
+    lastFlushMs: 0,
+  };
+
+  constructor(o: RecorderOptions) {
+    this.#o = o;
+    for (const [name, id] of o.tags) {
+      this.#names.set(id, name);
+      if (id >= this.#nextId) this.#nextId = id + 1;
+    }
+    this.#tag = new Int32Array(o.batchSize);
+    this.#ts = new Float64Array(o.batchSize);
+    this.#v = new Float64Array(o.batchSize);
+  }
+
+  start(): void {
+    this.#sub = this.#o.hub.subscribe(`${RAW_PREFIX}>`, { callback: (msg) => this.#onValue(msg) });
+    this.#timer = setInterval(() => this.flush(), this.#o.flushMs);
+    this.#timer.unref();
+  }
+
+  /** The id of a tag name (`Device.Tag`), or undefined when the history has never seen it. */
+  idOf(name: string): number | undefined {
+    return this.#o.tags.get(name);
+  }
+
+  nameOf(id: number): string {
+    return this.#names.get(id) ?? String(id);
+  }
+
+  get tagNames(): string[] {
+    return [...this.#o.tags.keys()];
+  }
+
+  setPolicies(table: PolicyTable): void {
+    this.#o.policies = table;
+    for (const [name, state] of this.#states) {
+      const dot = name.indexOf('.');
+      state.policy = table.of(name.slice(0, dot), name.slice(dot + 1));
+    }
+  }
+
+  #onValue(msg: Message): void {
+    this.counters.received++;
+    const p = msg.data as { success?: unknown; timestamp?: unknown; value?: unknown } | null;
+    if (p === null || typeof p !== 'object' || p instanceof Uint8Array || p.success === false) {
+      this.counters.skipped++;
+      return;
+    }
+    const raw = p.value;
+    let v: number | string;
+    if (typeof raw === 'number') v = raw;
+    else if (typeof raw === 'boolean') v = raw ? 1 : 0;
+    else if (typeof raw === 'string') v = raw;
+    else if (typeof raw === 'bigint') v = Number(raw);
+    else if (raw === null || raw === undefined) {
+      this.counters.skipped++;
+      return;
+    } else v = JSON.stringify(raw);
+    const ts = typeof p.timestamp === 'number' ? p.timestamp : Date.now();
+    const state = this.#states.get(msg.subject) ?? this.#track(msg.subject);
+    if (state === undefined) {
+      this.counters.dropped++;
+      return;
+    }
+    if (!keep(state, ts, v)) {
+      this.counters.skipped++;
+      return;
+    }
+    const i = this.#n++;
+    this.#tag[i] = state.id;
+    this.#ts[i] = ts;
+    if (typeof v === 'number') this.#v[i] = v;
+    else {
+      this.#v[i] = NaN;
+      (this.#s ??= new Array<string | null>(this.#o.batchSize).fill(null))[i] = v;
+    }
+    this.counters.kept++;
+    if (this.#n === this.#o.batchSize) this.flush();
+  }
+
+  #track(subject: string): TagState | undefined {
+    if (this.#states.size >= this.#o.maxTags) return undefined;
+    const name = subject.slice(RAW_PREFIX.length);
+    const dot = name.indexOf('.');
+    if (dot < 0) return undefined;
+    let id = this.#o.tags.get(name);
+    if (id === undefined) {
+      id = this.#nextId++;
+      this.#o.tags.set(name, id);
+      this.#names.set(id, name);
+      this.#newTags.push([id, name]);
+    }
+    const state: TagState = {
+      id,
+      policy: this.#o.policies.of(name.slice(0, dot), name.slice(dot + 1)),
+      lastTs: -Infinity,
+      last: undefined,
+    };
+    this.#states.set(subject, state);
+    return state;
+  }
+
+  /** Hands the values gathered so far to the store; resolves once they are written. */
+  flush(): Promise<void> {
+    const n = this.#n;
+    if (n === 0 && this.#newTags.length === 0) return this.#writing;
+    if (this.#pending + n > this.#o.maxPending) {
+      this.counters.dropped += n;
+      this.#n = 0;
+      this.#s = null;
+      return this.#writing;
+    }
+    const batch: SampleBatch = {
+      n,
+      tag: this.#tag.slice(0, n),
+      ts: this.#ts.slice(0, n),
+      v: this.#v.slice(0, n),
+      s: this.#s === null ? null : this.#s.slice(0, n),
+      newTags: this.#newTags,
+    };
+    this.#n = 0;
+    this.#s = null;
+    this.#newTags = [];
+    this.#pending += n;
+    const t0 = performance.now();
+    this.#writing = this.#writing.then(() =>
+      this.#o.store.append(batch).then(
+        () => {
+          this.#pending -= n;
+          this.counters.written += n;
+          this.counters.lastFlushMs = performance.now() - t0;
+        },
+        (err: unknown) => {
+          this.#pending -= n;
+          this.counters.failedWrites += n;
+          this.#o.logger?.error({ err, values: n }, 'history: a batch could not be written');
+        },
+      ),
+    );
+    return this.#writing;
+  }
+
+  /** Stops taking values and writes what was gathered. */
+  async stop(): Promise<void> {
+    this.#sub?.unsubscribe();
+    clearInterval(this.#timer);
+    await this.flush();
+  }
+}

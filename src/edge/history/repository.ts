@@ -31,14 +31,12 @@ export class HistoryRepository {
       await trx
         .insertInto('history_policy')
         .values(
-          policies
-            .slice(i, i + 200)
-            .map((p) => ({
-              tag: p.tag,
-              mode: p.mode,
-              deadband: p.deadband,
-              min_interval_ms: p.minIntervalMs,
-            })),
+          policies.slice(i, i + 200).map((p) => ({
+            tag: p.tag,
+            mode: p.mode,
+            deadband: p.deadband,
+            min_interval_ms: p.minIntervalMs,
+          })),
         )
         .execute();
     }

@@ -1,4 +1,5 @@
 /** The DuckDB store seen from the edge's thread: each call a message to the store's worker. */
+import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type {
   AggregateQuery,
@@ -26,7 +27,14 @@ export class DuckWorkerStore implements HistoryStore {
   #dead: Error | undefined;
 
   constructor(opts: DuckStoreOptions) {
-    this.#worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: opts });
+    // Built (dist/): worker.js beside this file; from the sources (benches under tsx): worker.ts.
+    const js = new URL('./worker.js', import.meta.url);
+    this.#worker = existsSync(js)
+      ? new Worker(js, { workerData: opts })
+      : new Worker(
+          `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(new URL('./worker.ts', import.meta.url).href)}); })`,
+          { eval: true, workerData: opts },
+        );
     this.#worker.on('message', (m: Reply) => {
       const call = this.#calls.get(m.id);
       if (!call) return;

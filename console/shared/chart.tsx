@@ -6,7 +6,14 @@ import { useEffect, useRef } from 'preact/hooks';
 import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
-export function Trend(props: { label: string; points: [number, number][]; width?: number; height?: number }) {
+export function Trend(props: {
+  label: string;
+  points: [number, number][];
+  width?: number;
+  height?: number;
+  /** Called with the range (epoch seconds) the user dragged over; the chart zooms to it. */
+  onZoom?: (from: number, to: number) => void;
+}) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | undefined>(undefined);
   useEffect(() => {
@@ -21,6 +28,14 @@ export function Trend(props: { label: string; points: [number, number][]; width?
           height: props.height ?? 240,
           series: [{}, { label: props.label, stroke: '#1d5fbf', width: 2 }],
           axes: [{ stroke: '#333' }, { stroke: '#333' }],
+          hooks: {
+            setSelect: [
+              (u) => {
+                if (u.select.width <= 0 || !props.onZoom) return;
+                props.onZoom(u.posToVal(u.select.left, 'x'), u.posToVal(u.select.left + u.select.width, 'x'));
+              },
+            ],
+          },
         },
         [[], []],
         box.current,

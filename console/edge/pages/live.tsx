@@ -2,11 +2,12 @@
  * Live values: every tag of every device in a virtualized table (only the rows on screen are in
  * the DOM), whose values update live over the `TagValues` subscription, only for the rows on
  * screen and at most at the chosen rate, applied in one animation frame; a trend of a chosen tag
- * since the page opened; writing a value to a tag (`WriteTag`), with confirmation and the result.
+ * from the edge's history, continued by its live values (history-trend.tsx); writing a value to a
+ * tag (`WriteTag`), with confirmation and the result.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, gql, PATHS } from '../../shared/api.js';
-import { Trend } from '../../shared/chart.js';
+import { HistoryTrend } from './history-trend.js';
 import { Confirm, Dialog } from '../../shared/form.js';
 import { fmtTime, fmtValue } from '../../shared/format.js';
 import {
@@ -236,10 +237,9 @@ export default function Live() {
           title={`Trend of ${chosen.DeviceName}.${chosen.TagName}`}
           actions={<Button onClick={() => setChosen(undefined)}>Close the trend</Button>}
         >
-          <p class="muted">Since this page opened; {trend.current.get(chosen.ID)?.length ?? 0} points.</p>
-          <Trend
-            label={`${chosen.DeviceName}.${chosen.TagName}`}
-            points={trend.current.get(chosen.ID) ?? []}
+          <HistoryTrend
+            name={`${chosen.DeviceName}.${chosen.TagName}`}
+            live={trend.current.get(chosen.ID) ?? []}
           />
         </Section>
       )}

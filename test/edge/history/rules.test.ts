@@ -133,6 +133,20 @@ test('DuckDB store: raw, aggregates (first, last, min, max, mean, count, time-we
           twa: (0 * 1 + 10 * 2 + 4 * 1) / 4,
         },
       );
+      // Buckets of whole minutes read the per-minute partial aggregates (and `hot`): the same figures.
+      const [byMinute] = await store.aggregate({
+        tags: [1],
+        from: base,
+        to: base + 60_000,
+        bucketMs: 60_000,
+        end: base + 4000,
+      });
+      assert.deepEqual(
+        { ...byMinute, mean: Math.round(byMinute!.mean * 1000) / 1000, twa: null },
+        { tag: 1, bucket: base, first: 0, last: 4, min: 0, max: 10, mean: 4.667, count: 3, twa: null },
+      );
+      // Before the move, the last value holds until `end`; after it, until the end of its minute.
+      assert.equal(byMinute!.twa, compacted ? (0 * 1 + 10 * 2 + 4 * 57) / 60 : (0 * 1 + 10 * 2 + 4 * 1) / 4);
       const last = await store.last([1, 2], base + 2000);
       assert.deepEqual(last, [
         { tag: 1, ts: base + 1000, v: 10, s: null },

@@ -9,8 +9,13 @@
  * even where one tag ends and the next begins, so its deltas pack into a few bits; `ts` is
  * `seg + k - tag * SEG_MS` again on the way out.
  *
- * Retention deletes whole segments of `cold` (the oldest first), then checkpoints: DuckDB reuses
- * the freed blocks, so the file stops growing once it reaches the cap.
+ * The same move writes `minute`: per tag and minute, partial aggregates that merge (first and last
+ * with their times, min, max, sum, count, and the sums of the time-weighted mean). Aggregates in
+ * buckets of whole minutes read those (1,440 rows for a tag's day) and the values still in `hot`;
+ * narrower buckets read the values.
+ *
+ * Retention deletes whole segments of `cold` and `minute` (the oldest first), then checkpoints:
+ * DuckDB reuses the freed blocks, so the file stops growing once it reaches the cap.
  */
 import { statSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -61,6 +66,8 @@ export class DuckStore implements HistoryStore {
       threads: '1',
       memory_limit: `${this.#opts.memoryMb}MB`,
       preserve_insertion_order: 'false',
+      // The write-ahead log is folded into the file at 8 MB (and after each minute's move).
+      checkpoint_threshold: '8MB',
     });
     this.#con = await this.#instance.connect();
     await this.#c.run(
@@ -71,6 +78,10 @@ export class DuckStore implements HistoryStore {
     );
     await this.#c.run(
       'create table if not exists cold (tag INTEGER not null, seg BIGINT not null, k BIGINT not null, v DOUBLE, s VARCHAR)',
+    );
+    await this.#c.run(
+      'create table if not exists minute (tag INTEGER not null, seg BIGINT not null, first_ts BIGINT, first DOUBLE, ' +
+        'last_ts BIGINT, last DOUBLE, min DOUBLE, max DOUBLE, sum DOUBLE, n INTEGER, tw_sum DOUBLE, tw_dt BIGINT)',
     );
     const rows = (await this.#c.runAndReadAll('select id, name from tags')).getRows();
     return new Map(rows.map((r) => [String(r[1]), Number(r[0])]));
@@ -140,6 +151,7 @@ export class DuckStore implements HistoryStore {
   }
 
   async aggregate(q: AggregateQuery): Promise<AggregateRow[]> {
+    if (q.bucketMs % SEG_MS === 0) return this.#aggregateMinutes(q);
     const w = int(q.bucketMs);
     const end = int(q.end);
     const sql =
@@ -148,6 +160,46 @@ export class DuckStore implements HistoryStore {
       `d as (select *, greatest(0, least(coalesce(nts, ${end}), bucket + ${w}, ${end}) - ts) as dt from b) ` +
       `select tag, bucket::DOUBLE, arg_min(v, ts), arg_max(v, ts), min(v), max(v), avg(v), count(*)::DOUBLE, ` +
       `sum(v * dt) / nullif(sum(dt), 0) from d group by tag, bucket order by tag, bucket`;
+    const rows = (await this.#c.runAndReadAll(sql)).getRows();
+    return rows.map((r) => ({
+      tag: Number(r[0]),
+      bucket: Number(r[1]),
+      first: Number(r[2]),
+      last: Number(r[3]),
+      min: Number(r[4]),
+      max: Number(r[5]),
+      mean: Number(r[6]),
+      count: Number(r[7]),
+      twa: r[8] === null ? null : Number(r[8]),
+    }));
+  }
+
+  /**
+   * Partial aggregates per (tag, minute) of `src` rows `(tag, ts, v)`: each value holds until the
+   * next one or the end of its minute (capped at `end`).
+   */
+  static minutePartials(src: string, end: string): string {
+    return (
+      `select tag, seg, min(ts) as first_ts, arg_min(v, ts) as first, max(ts) as last_ts, arg_max(v, ts) as last, ` +
+      `min(v) as min, max(v) as max, sum(v) as sum, count(*)::INTEGER as n, sum(v * dt) as tw_sum, sum(dt)::BIGINT as tw_dt ` +
+      `from (select tag, ts, v, seg, greatest(0, least(coalesce(nts, ${end}), seg + ${SEG_MS}, ${end}) - ts) as dt from (` +
+      `select tag, ts, v, (ts // ${SEG_MS}) * ${SEG_MS} as seg, lead(ts) over (partition by tag order by ts) as nts from (${src}) where v is not null)) ` +
+      `group by tag, seg`
+    );
+  }
+
+  /** Aggregates in buckets of whole minutes: `minute` rows, and the values still in `hot`. */
+  async #aggregateMinutes(q: AggregateQuery): Promise<AggregateRow[]> {
+    const w = int(q.bucketMs);
+    const t = tagList(q.tags);
+    const from = int(Math.floor(q.from / SEG_MS) * SEG_MS);
+    const to = int(q.to);
+    const hot = `select tag, ts, v from hot where tag in ${t} and ts >= ${from} and ts < ${to}`;
+    const sql =
+      `with p as (select * from minute where tag in ${t} and seg >= ${from} and seg < ${to} ` +
+      `union all ${DuckStore.minutePartials(hot, int(q.end))}) ` +
+      `select tag, ((seg // ${w}) * ${w})::DOUBLE as bucket, arg_min(first, first_ts), arg_max(last, last_ts), min(min), max(max), ` +
+      `sum(sum) / sum(n), sum(n)::DOUBLE, sum(tw_sum) / nullif(sum(tw_dt), 0) from p group by tag, bucket order by tag, bucket`;
     const rows = (await this.#c.runAndReadAll(sql)).getRows();
     return rows.map((r) => ({
       tag: Number(r[0]),
@@ -193,16 +245,21 @@ export class DuckStore implements HistoryStore {
         `insert into cold select tag, (ts // ${SEG_MS}) * ${SEG_MS} as seg, ts % ${SEG_MS} + tag * ${SEG_MS}, v, s ` +
           `from hot where ts < ${cut} order by seg, tag, ts`,
       );
+      await c.run(
+        `insert into minute ${DuckStore.minutePartials(`select tag, ts, v from hot where ts < ${cut}`, String(Number.MAX_SAFE_INTEGER))}`,
+      );
       await c.run(`delete from hot where ts < ${cut}`);
       await c.run('commit');
     } catch (err) {
       await c.run('rollback');
       throw err;
     }
+    await c.run('checkpoint');
   }
 
   async #deleteByAge(before: number): Promise<void> {
     const b = int(Math.floor(before / SEG_MS) * SEG_MS);
+    await this.#c.run(`delete from minute where seg < ${b}`);
     const r1 = await this.#c.run(`delete from cold where seg < ${b}`);
     const r2 = await this.#c.run(`delete from hot where ts < ${int(before)}`);
     const n = r1.rowsChanged + r2.rowsChanged;
@@ -247,6 +304,7 @@ export class DuckStore implements HistoryStore {
       excess -= Number(r[1]) * perRow;
     }
     if (n === 0) return;
+    await c.run(`delete from minute where seg <= ${int(upTo)}`);
     await c.run(`delete from cold where seg <= ${int(upTo)}`);
     this.#deletedBySize += n;
     await c.run('checkpoint');

@@ -53,6 +53,12 @@ test('raw values, paged in time order, and the last value before a time', async 
   const bad = await t.call(`/history/values?tag=Press.Speed&from=${T0}&to=${T0}`, { headers: h });
   assert.equal(bad.status, 400);
   assert.match(bad.body.message ?? bad.text, /to must be after from/);
+  const noTag = await t.call(`/history/aggregate?from=${T0}`, { headers: h });
+  assert.equal(noTag.status, 400);
+  assert.match(noTag.body.message, /name at least one tag/);
+  const tooMany = await t.call(`/history/values?${q}&limit=1001`, { headers: h });
+  assert.equal(tooMany.status, 400);
+  assert.match(tooMany.body.message, /limit/);
   const anon = await t.call(`/history/values?${q}`);
   assert.equal(anon.status, 401);
 });

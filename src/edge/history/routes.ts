@@ -48,7 +48,11 @@ export function parseTags(v: string | string[] | undefined): string[] {
   return list.map((s) => s.trim()).filter((s) => s !== '');
 }
 
-function range(q: { tag: string | string[]; from?: string | undefined; to?: string | undefined }) {
+function range(q: {
+  tag?: string | string[] | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+}) {
   const to = parseTime('to', q.to, Date.now());
   const from = parseTime('from', q.from, to - HOUR);
   return { tags: parseTags(q.tag), from, to };

@@ -2,9 +2,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListQuerySchema, ListResponseSchema } from '../../kernel/paging.js';
 
-const tags = Type.Union([Type.String(), Type.Array(Type.String())], {
-  description: 'a tag as Device.Tag; repeat for several (or separate with commas)',
-});
+// Optional in the schema (a missing tag is the route's 400, after the paging checks).
+const tags = Type.Optional(
+  Type.Union([Type.String(), Type.Array(Type.String())], {
+    description: 'a tag as Device.Tag; repeat for several (or separate with commas)',
+  }),
+);
 const time = (what: string) => Type.Optional(Type.String({ description: `${what}: epoch ms or RFC 3339` }));
 
 export const RangeQuerySchema = Type.Object(
@@ -16,7 +19,10 @@ export const RangeQuerySchema = Type.Object(
   { additionalProperties: true },
 );
 
-export const ValuesQuerySchema = Type.Intersect([RangeQuerySchema, ListQuerySchema]);
+export const ValuesQuerySchema = Type.Object(
+  { ...RangeQuerySchema.properties, ...ListQuerySchema.properties },
+  { additionalProperties: true },
+);
 export type ValuesQuery = Static<typeof RangeQuerySchema> & Record<string, unknown>;
 
 export const AggregateQuerySchema = Type.Object(

@@ -49,6 +49,8 @@ export class DuckStore implements HistoryStore {
   readonly #opts: DuckStoreOptions;
   #instance: DuckDBInstance | undefined;
   #con: DuckDBConnection | undefined;
+  /** Appends have a connection of their own: they go on while a minute is moved or a query runs. */
+  #appendCon: DuckDBConnection | undefined;
   #deletedByAge = 0;
   #deletedBySize = 0;
 
@@ -70,6 +72,7 @@ export class DuckStore implements HistoryStore {
       checkpoint_threshold: '8MB',
     });
     this.#con = await this.#instance.connect();
+    this.#appendCon = await this.#instance.connect();
     await this.#c.run(
       'create table if not exists tags (id INTEGER primary key, name VARCHAR not null unique)',
     );
@@ -88,7 +91,8 @@ export class DuckStore implements HistoryStore {
   }
 
   async append(b: SampleBatch): Promise<void> {
-    const c = this.#c;
+    const c = this.#appendCon;
+    if (!c) throw new Error('the history store is closed');
     if (b.newTags.length > 0) {
       const app = await c.createAppender('tags');
       for (const [id, name] of b.newTags) {
@@ -254,7 +258,16 @@ export class DuckStore implements HistoryStore {
       await c.run('rollback');
       throw err;
     }
-    await c.run('checkpoint');
+    await this.#checkpoint();
+  }
+
+  /** Folds the write-ahead log into the file and frees deleted blocks (skipped while appends run). */
+  async #checkpoint(): Promise<void> {
+    try {
+      await this.#c.run('checkpoint');
+    } catch {
+      // Another transaction (an append) is active: DuckDB's own checkpoint at 8 MB of log follows.
+    }
   }
 
   async #deleteByAge(before: number): Promise<void> {
@@ -265,7 +278,7 @@ export class DuckStore implements HistoryStore {
     const n = r1.rowsChanged + r2.rowsChanged;
     if (n > 0) {
       this.#deletedByAge += n;
-      await this.#c.run('checkpoint');
+      await this.#checkpoint();
     }
   }
 
@@ -307,7 +320,7 @@ export class DuckStore implements HistoryStore {
     await c.run(`delete from minute where seg <= ${int(upTo)}`);
     await c.run(`delete from cold where seg <= ${int(upTo)}`);
     this.#deletedBySize += n;
-    await c.run('checkpoint');
+    await this.#checkpoint();
   }
 
   async stats(): Promise<StoreStats> {
@@ -337,6 +350,8 @@ export class DuckStore implements HistoryStore {
     try {
       await this.#con.run('checkpoint');
     } finally {
+      this.#appendCon?.closeSync();
+      this.#appendCon = undefined;
       this.#con.closeSync();
       this.#con = undefined;
       this.#instance?.closeSync();

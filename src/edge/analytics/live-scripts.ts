@@ -25,6 +25,15 @@ export interface LiveScriptsOptions {
   maxQueue: number;
 }
 
+/**
+ * The worker is terminated when a job runs this long past the script's own time limit: QuickJS
+ * interrupts a script at its limit itself; this backstop is for C code it cannot interrupt, and
+ * is generous so that a loaded machine's pauses never cost the other instances their state.
+ */
+const BACKSTOP_MS = 1000;
+/** Making an isolate (runtime, context, prelude) before the script's top level runs. */
+const CREATE_MS = 2000;
+
 export const DEFAULT_LIVE_SCRIPTS: LiveScriptsOptions = { heapMb: 256, maxQueue: 10_000 };
 
 const FAILURES: Partial<Record<SandboxError['bound'], ScriptFailure>> = {
@@ -51,7 +60,7 @@ export class LiveScripts {
       prelude: () =>
         [...this.#running.values()].map((job) => ({
           job: { ...job, op: 'ensure' as const },
-          deadlineMs: Math.max(job.limits.timeoutMs, 100),
+          deadlineMs: CREATE_MS + Math.max(job.limits.timeoutMs, 100),
         })),
     });
   }
@@ -66,7 +75,7 @@ export class LiveScripts {
   > {
     const key = `s${++this.#next}`;
     const job = { op: 'create' as const, key, source, limits, parameters: parametersJson };
-    const r = await this.#run(job, Math.max(limits.timeoutMs, 100));
+    const r = await this.#run(job, CREATE_MS + Math.max(limits.timeoutMs, 100));
     if (!r.ok) return { ok: false, failure: r.failure, error: r.error };
     this.#running.set(key, job);
     return { ok: true, key, console: r.console };
@@ -82,7 +91,7 @@ export class LiveScripts {
         error: 'the script is not running',
         console: [],
       });
-    return this.#run({ op: 'call', key, message, payload, variables }, limits.timeoutMs);
+    return this.#run({ op: 'call', key, message, payload, variables }, limits.timeoutMs + BACKSTOP_MS);
   }
 
   /** Stops the script `key` (its isolate is freed in the worker). */

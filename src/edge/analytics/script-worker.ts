@@ -9,10 +9,10 @@ import { loadQuickJs, quickJs, ScriptSandbox } from './script.js';
 
 const sandboxes = new Map<string, { sandbox: ScriptSandbox; parameters: string }>();
 
-// Loaded while the worker waits for its first job.
+// Loaded while the worker waits for its first job (not counted in a job's deadline).
 const loading = loadQuickJs();
 
-serveJobs<LiveScriptJob, LiveScriptReply>(async (job) => {
+serveJobs<LiveScriptJob, LiveScriptReply>((job) => {
   switch (job.op) {
     case 'create':
     case 'ensure': {
@@ -20,7 +20,6 @@ serveJobs<LiveScriptJob, LiveScriptReply>(async (job) => {
       if (had && job.op === 'ensure') return { ok: true, result: undefined, console: [] };
       had?.sandbox.dispose();
       sandboxes.delete(job.key);
-      await loading;
       const made = ScriptSandbox.createSync(quickJs(), job.source, job.limits);
       if ('error' in made) return { ok: false, failure: made.failure, error: made.error, console: [] };
       sandboxes.set(job.key, { sandbox: made.sandbox, parameters: job.parameters });
@@ -36,4 +35,4 @@ serveJobs<LiveScriptJob, LiveScriptReply>(async (job) => {
       sandboxes.delete(job.key);
       return { ok: true, result: undefined, console: [] };
   }
-});
+}, loading);

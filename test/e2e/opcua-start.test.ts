@@ -9,6 +9,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { loadavg } from 'node:os';
 import { connect } from 'nats';
 import { EdgeClient } from '../../src/client/index.js';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
@@ -104,6 +105,10 @@ async function assertNoLongTask(api: EdgeClient, what: string): Promise<void> {
   const m = /^millwright_main_thread_blocked_max_seconds\{since="ready"\} (\S+)$/m.exec(res.text);
   assert.ok(m, 'the blocked-stretch metric is exposed');
   const blockedMs = Number(m[1]) * 1000;
+  const delay = /^nodejs_eventloop_delay_max_seconds (\S+)$/m.exec(res.text);
+  console.log(
+    `# ${what}: main thread blocked at most ${blockedMs.toFixed(0)} ms after ready; event-loop delay max ${(Number(delay?.[1]) * 1000).toFixed(0)} ms (starvation included); load ${loadavg()[0]!.toFixed(1)}`,
+  );
   assert.ok(
     blockedMs <= MAX_BLOCKED_MS,
     `the main thread ran ${blockedMs.toFixed(0)} ms without yielding after the ready line, through ${what}`,

@@ -131,6 +131,8 @@ function api(v: Variant, r: Running): EdgeClient {
     url: r.ready.services.edge!.url,
     credentials: { clientId: v.client!.client_id, clientSecret: v.client!.client_secret },
     insecure: true,
+    // Applying 100,000 tags in one request takes minutes on a loaded machine.
+    timeoutMs: 600_000,
   });
 }
 

@@ -5,6 +5,7 @@
  * `buildEdgeApp` opens the stores and mounts every module without binding a port (tests `inject`
  * into its `app`); `startEdge` also listens.
  */
+import { loopWatch } from '../kernel/loop-watch.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Database } from '../kernel/db/index.js';
@@ -122,8 +123,10 @@ export function buildEdgeApp(config: EdgeConfig, options: ShellOptions = {}): Pr
 }
 
 export async function startEdge(config: EdgeConfig, options: ShellOptions = {}): Promise<EdgeService> {
+  loopWatch.start();
   const shell = await buildEdgeApp(config, options);
   const url = await shell.listen();
+  loopWatch.markReady();
   const auth = shell.module('auth');
   return {
     url,

@@ -9,6 +9,7 @@
  * Label values are escaped (backslash, double quote, newline); label order is the object's.
  */
 import { getHeapSpaceStatistics } from 'node:v8';
+import { loopWatch } from './loop-watch.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -100,6 +101,28 @@ export function writeProcessMetrics(out: PrometheusWriter): PrometheusWriter {
     'gauge',
     'memory of buffers and native objects held by JavaScript',
     [[undefined, mem.external]],
+  );
+  const loop = loopWatch.read();
+  out.family(
+    'millwright_main_thread_blocked_max_seconds',
+    'gauge',
+    'longest stretch the main thread ran without yielding (on the CPU, not merely unscheduled)',
+    [
+      [{ since: 'start' }, loop.longestMs / 1000],
+      [{ since: 'ready' }, loop.longestSinceReadyMs / 1000],
+    ],
+  );
+  out.family(
+    'millwright_main_thread_blocked_over_50ms_total',
+    'counter',
+    'stretches over 50 ms the main thread ran without yielding, since the service answered',
+    [[{ since: 'ready' }, loop.overSinceReady]],
+  );
+  out.family(
+    'nodejs_eventloop_delay_max_seconds',
+    'gauge',
+    'largest event-loop delay (starvation included)',
+    [[undefined, loop.delayMaxMs / 1000]],
   );
   return out;
 }

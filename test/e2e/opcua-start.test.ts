@@ -9,6 +9,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { loadavg } from 'node:os';
 import { connect } from 'nats';
 import { EdgeClient } from '../../src/client/index.js';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
@@ -22,13 +23,12 @@ after(async () => {
 });
 
 /** Tags besides the fast one: enough that the old start (address space on the main loop) stalled. */
-const BULK = 1000;
+const BULK = 2000;
+/** Longest stretch the edge's main thread may run without yielding once its API answers (item 5). */
+const MAX_BLOCKED_MS = 50;
 const MAX_GAP_MS = 300;
-/**
- * After a SIGKILL the rate is what is checked (the old code published 1-4 values a second for
- * about 6 s); the gap bound there is generous, for a loaded machine (the old code's: 2.6 s).
- */
-const MAX_GAP_AFTER_KILL_MS = 1000;
+/** After a SIGKILL too (the old code published 1-4 values a second for about 6 s, gaps of 2.6 s). */
+const MAX_GAP_AFTER_KILL_MS = MAX_GAP_MS;
 
 const env = (dir: string) =>
   cleanEnv({
@@ -84,13 +84,49 @@ async function watch(p: CliProcess, api: EdgeClient, extraMs: number): Promise<W
       nodes = s.AddressSpaceNodes;
       return s.ServerState === 'Ready' ? performance.now() : undefined;
     },
-    60_000,
+    // A machine loaded by other test files starves the server's worker thread.
+    180_000,
     'the OPC UA server Ready',
   );
   await sleep(extraMs);
   sub.unsubscribe();
   await nc.close();
   return { times, states, nodes, readyAt };
+}
+
+/**
+ * Once the API answered, no module blocked the edge's main thread for more than `MAX_BLOCKED_MS`:
+ * the edge's own measure (`millwright_main_thread_blocked_max_seconds{since="ready"}` in
+ * `/devicehub/metrics`: stretches the main thread was on the CPU without yielding, which a loaded
+ * machine's scheduling delays do not count in).
+ */
+async function assertNoLongTask(api: EdgeClient, what: string): Promise<{ delayMaxMs: number }> {
+  const res = await api.request('GET', '/devicehub/metrics');
+  assert.equal(res.status, 200, res.text);
+  const m = /^millwright_main_thread_blocked_max_seconds\{since="ready"\} (\S+)$/m.exec(res.text);
+  assert.ok(m, 'the blocked-stretch metric is exposed');
+  const blockedMs = Number(m[1]) * 1000;
+  const delay = /^nodejs_eventloop_delay_max_seconds (\S+)$/m.exec(res.text);
+  console.log(
+    `# ${what}: main thread blocked at most ${blockedMs.toFixed(0)} ms after ready; event-loop delay max ${(Number(delay?.[1]) * 1000).toFixed(0)} ms (starvation included); load ${loadavg()[0]!.toFixed(1)}`,
+  );
+  assert.ok(
+    blockedMs <= MAX_BLOCKED_MS,
+    `the main thread ran ${blockedMs.toFixed(0)} ms without yielding after the ready line, through ${what}`,
+  );
+  return { delayMaxMs: Number(delay?.[1] ?? 0) * 1000 };
+}
+
+/**
+ * No gap over `max` between the fast tag's values, unless the machine did not schedule the edge
+ * for that long (its event-loop delay, starvation included, as long as the gap while its main
+ * thread never blocked past 50 ms: checked before): a loaded CI host is not the code's defect.
+ */
+function assertGap(gap: number, max: number, loop: { delayMaxMs: number }, what: string): void {
+  assert.ok(
+    gap <= max || gap <= loop.delayMaxMs + max,
+    `longest gap between the fast tag's values ${what}: ${gap.toFixed(0)} ms (the edge's event-loop delay at most ${loop.delayMaxMs.toFixed(0)} ms)`,
+  );
 }
 
 function longestGap(times: number[]): number {
@@ -158,11 +194,8 @@ test('a 100 ms tag keeps its rate through a start with the OPC UA server (Starti
   assert.ok(first.nodes > BULK, `${first.nodes} nodes in the address space`);
   assert.equal((await api.rest('GET', '/opcua/service_conf')).state, 'ready');
   assert.ok(first.times.length >= 10, `${first.times.length} values`);
-  const gap = longestGap(first.times);
-  assert.ok(
-    gap <= MAX_GAP_MS,
-    `longest gap between the fast tag's values through the start: ${gap.toFixed(0)} ms`,
-  );
+  const loop1 = await assertNoLongTask(api, 'the start');
+  assertGap(longestGap(first.times), MAX_GAP_MS, loop1, 'through the start');
   api.close();
 
   // SIGKILL, then a start: full rate from the first value on.
@@ -172,8 +205,8 @@ test('a 100 ms tag keeps its rate through a start with the OPC UA server (Starti
   api = client(edge, creds);
   const again = await watch(edge, api, 1000);
   const window = again.times.filter((t) => t - again.times[0]! <= 3000);
-  const gap2 = longestGap(again.times);
-  assert.ok(gap2 <= MAX_GAP_AFTER_KILL_MS, `longest gap after the SIGKILL: ${gap2.toFixed(0)} ms`);
+  const loop2 = await assertNoLongTask(api, 'the start after the SIGKILL');
+  assertGap(longestGap(again.times), MAX_GAP_AFTER_KILL_MS, loop2, 'after the SIGKILL');
   assert.ok(
     window.length >= 20,
     `${window.length} values in the first 3 s after the SIGKILL (want about 30)`,

@@ -12,14 +12,20 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect, type NatsConnection } from 'nats';
 import { TWINS } from '../../src/client/index.js';
 import { startLiveEdge, whileProbing, wsClient, type LiveEdge } from '../helpers/live-edge.js';
 
 let e: LiveEdge;
+let nc: NatsConnection;
 before(async () => {
   e = await startLiveEdge();
+  nc = await connect({ servers: e.p.ready.services.edge!.natsUrl! });
 });
-after(() => e?.stop());
+after(async () => {
+  await nc?.close();
+  await e?.stop();
+});
 
 const RECURSIVE = '($f := function($n){ $n > 20000000 ? 1 : $f($n+1) }; $f(0))';
 const DEEP = '($f := function($n){ $n > 20000000 ? 1 : 1 + $f($n+1) }; $f(0))';
@@ -124,10 +130,114 @@ describe('expressions and scripts run bounded', () => {
     );
     assert.equal(plain.Failure, 'stack', JSON.stringify(plain));
     assert.match(plain.Error, /stack depth limit exceeded/);
-    // Not asserted here: QuickJS's own recursion in C (JSON.stringify of a 100,000-deep object),
-    // which overflows the host stack; in the test worker it ran into the call's time limit on a
-    // loaded machine (see docs/security.md).
+    // QuickJS's own recursion in C (JSON.stringify of a deep object: it overflowed the host stack,
+    // or ran uninterruptibly for seconds, quadratic in the depth) is refused on the depth bound,
+    // whether the script stringifies or returns the value.
+    const DEEP_OBJECT = 'let o = {}, c = o; for (let i = 0; i < 100000; i++) { c.a = {}; c = c.a }';
+    for (const body of ['return JSON.stringify(o).length', 'return o']) {
+      const r = await testScript(`function onMessage(m) { ${DEEP_OBJECT}; ${body} }`, { TimeoutMs: 5000 });
+      assert.equal(r.Failure, 'stack', JSON.stringify(r));
+      assert.match(r.Error, /depth limit exceeded: JSON.stringify of a value nested deeper than 1000 levels/);
+    }
     // The same edge still runs scripts.
     assert.deepEqual((await testScript('function onMessage(m) { return m.value + 1 }')).Failure, null);
+  });
+
+  /** A live script instance reading `subject` (as the admin): its ID. */
+  async function liveScript(name: string, source: string, extra: Record<string, unknown> = {}) {
+    const ws = await e.gql(
+      '/analytics/v3',
+      e.admin,
+      `mutation { CreateWorkspace(input: { Name: "${name}" }) { ID } }`,
+    );
+    const made = await e.gql(
+      '/analytics/v3',
+      e.admin,
+      `mutation($in: CreateProcessorInstanceRequest!) { CreateProcessorInstance(input: $in) { ID State Error } }`,
+      {
+        in: {
+          WorkspaceID: ws.data.CreateWorkspace.ID,
+          Name: name,
+          Kind: 'script',
+          Parameters: { inputs: [{ subject: `test.${name}` }], script: source, ...extra },
+        },
+      },
+    );
+    assert.equal(made.errors, undefined, JSON.stringify(made.errors));
+    assert.equal(made.data.CreateProcessorInstance.State, 'Running', JSON.stringify(made.data));
+    return made.data.CreateProcessorInstance.ID as string;
+  }
+  const instance = async (id: string) =>
+    (
+      await e.gql(
+        '/analytics/v3',
+        e.admin,
+        `query($id: ID!) { GetProcessorInstance(ID: $id) { State Error MessagesIn MessagesOut } }`,
+        { id },
+      )
+    ).data.GetProcessorInstance;
+
+  test('a busy live script processor does not delay HTTPS (it runs off the main loop)', async () => {
+    // 1.5 s of busy loop per message, within its 5 s time limit: not a failure, just slow.
+    const id = await liveScript(
+      'busy',
+      'function onMessage(m) { const t = Date.now(); while (Date.now() - t < 1500) {} return m.value + 1 }',
+      { timeoutMs: 5000 },
+    );
+    const outputs: number[] = [];
+    const sub = nc.subscribe(`analytics.publish.${id}`, {
+      callback: (_e, m) => outputs.push((m.json() as { value: number }).value),
+    });
+    await nc.flush();
+    const { probes } = await whileProbing(e, async () => {
+      for (let i = 0; i < 3; i++)
+        nc.publish('test.busy', JSON.stringify({ value: i, timestamp: Date.now() }));
+      const end = Date.now() + 30_000;
+      while (outputs.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    });
+    sub.unsubscribe();
+    assert.deepEqual(outputs, [1, 2, 3]);
+    // 4.5 s of script time: on the main loop every probe would have waited up to 1.5 s.
+    const sorted = [...probes].sort((a, b) => a - b);
+    const list = probes.map((p) => p.toFixed(0)).join(', ');
+    assert.ok(probes.length >= 10, `${probes.length} probes (${list})`);
+    assert.ok(sorted[Math.floor(sorted.length / 2)]! < 100, `median probe over 100 ms (${list})`);
+    assert.ok(sorted.at(-1)! < 1000, `a probe took over 1 s (${list})`);
+    assert.equal((await instance(id)).State, 'Running');
+  });
+
+  test('a live script past its time limit, or returning a too deep value, is Failed naming the bound', async () => {
+    const loop = await liveScript('loop', 'function onMessage(m) { for (;;) {} }', { timeoutMs: 200 });
+    const deep = await liveScript(
+      'deep',
+      'function onMessage(m) { let o = {}, c = o; for (let i = 0; i < 100000; i++) { c.a = {}; c = c.a } return o }',
+      { timeoutMs: 5000 },
+    );
+    const healthy = await liveScript('healthy', 'function onMessage(m) { return m.value * 2 }');
+    for (const s of ['loop', 'deep']) nc.publish(`test.${s}`, JSON.stringify({ value: 1 }));
+    for (const [id, bound] of [
+      [loop, /time limit exceeded/],
+      [deep, /depth limit exceeded: JSON.stringify of a value nested deeper than 1000 levels/],
+    ] as const) {
+      const end = Date.now() + 20_000;
+      let s = await instance(id);
+      while (s.State !== 'Failed' && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 100));
+        s = await instance(id);
+      }
+      assert.equal(s.State, 'Failed', JSON.stringify(s));
+      assert.match(s.Error, bound);
+    }
+    // The other scripts run on.
+    const out: number[] = [];
+    const sub = nc.subscribe(`analytics.publish.${healthy}`, {
+      callback: (_e, m) => out.push((m.json() as { value: number }).value),
+    });
+    await nc.flush();
+    nc.publish('test.healthy', JSON.stringify({ value: 21 }));
+    const end = Date.now() + 10_000;
+    while (out.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    sub.unsubscribe();
+    assert.deepEqual(out, [42]);
   });
 });

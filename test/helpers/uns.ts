@@ -271,7 +271,8 @@ export async function startUnsProcess(
       'info',
       ...args,
     ],
-    { env },
+    // A loaded machine (tests of other files, benches) can take long to start a process.
+    { env, timeoutMs: 120_000 },
   );
   const mqttUrl = p.ready.services.uns!.mqttUrl!;
   let exited = false;

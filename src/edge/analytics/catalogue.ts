@@ -56,6 +56,8 @@ export const LIMITS = {
   maxConsoleLines: 100,
   /** QuickJS stack of a script (recursion depth), bytes. */
   scriptStackBytes: 256 * 1024,
+  /** Nesting of a value given to JSON.stringify in a script (its outputs too), levels. */
+  scriptJsonDepth: 1000,
   /** Output of one script call at most (characters of JSON), unless the edge's option says otherwise. */
   scriptOutputBytes: 1024 * 1024,
   maxNameLength: 200,

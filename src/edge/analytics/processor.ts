@@ -14,7 +14,13 @@ export interface ProcessorContext {
 }
 
 export interface Processor {
-  input(index: number, value: unknown, timestamp: number, payload: unknown): Output | Output[] | undefined;
+  /** The outputs, or (a kind that runs off the main loop: scripts) a promise of them, in order. */
+  input(
+    index: number,
+    value: unknown,
+    timestamp: number,
+    payload: unknown,
+  ): Output | Output[] | undefined | Promise<Output | Output[] | undefined>;
   tick?(now: number): Output | Output[] | undefined;
   /** State worth keeping over a restart (windows longer than a minute). */
   snapshot?(): unknown;

@@ -7,7 +7,7 @@ import type { EvalFunction, MathNode } from 'mathjs';
 import { badRequest } from '../../kernel/errors.js';
 import type { InputSpec } from './catalogue.js';
 import { num, type Output, type Processor, type ProcessorContext } from './processor.js';
-import type { ScriptSandbox } from './script.js';
+import type { LiveScripts } from './live-scripts.js';
 import { WindowProcessor } from './window-processor.js';
 
 export type { Output, Processor, ProcessorContext } from './processor.js';
@@ -306,31 +306,40 @@ export class ScriptStopped extends Error {
   }
 }
 
+/**
+ * A script instance: each message is a job of the live scripts' worker (`LiveScripts`); its
+ * outputs come back asynchronously, in order.
+ */
 export class ScriptProcessor implements Processor {
-  readonly #paramsJson: string;
   /** Input names as JSON strings. */
   readonly #names: string[];
   constructor(
-    private readonly sandbox: ScriptSandbox,
-    params: Record<string, unknown>,
+    private readonly scripts: LiveScripts,
+    private readonly key: string,
     private readonly inputs: InputSpec[],
     private readonly ctx: ProcessorContext,
     private readonly onConsole: (lines: string[]) => void,
   ) {
-    const { script: _s, ...rest } = params;
-    this.#paramsJson = JSON.stringify(rest);
     this.#names = inputs.map((x) => JSON.stringify(x.name));
   }
-  input(i: number, value: unknown, t: number, payload: unknown): Output | Output[] | undefined {
+  async input(i: number, value: unknown, t: number, payload: unknown): Promise<Output[] | undefined> {
     const message = `{"input":${this.#names[i]},"value":${JSON.stringify(value)},"timestamp":${t}}`;
-    const r = this.sandbox.call(message, JSON.stringify(payload), this.#paramsJson, this.ctx.variablesJson());
+    const r = await this.scripts.call(this.key, message, JSON.stringify(payload), this.ctx.variablesJson());
     if (r.console.length) this.onConsole(r.console);
-    if (!r.ok) throw new ScriptStopped(r.failure, r.error);
-    return scriptOutputs(r.result, t);
+    if (r.ok) return scriptOutputs(r.result, t);
+    // A full queue drops this message only; any other failure stops the instance.
+    if (r.failure === 'queue') throw new Error(r.error);
+    throw new ScriptStopped(r.failure, r.error);
   }
   close(): void {
-    this.sandbox.dispose();
+    this.scripts.dispose(this.key);
   }
+}
+
+/** The script's parameters as its `parameters` argument: all but the source itself. */
+export function scriptParameters(params: Record<string, unknown>): string {
+  const { script: _s, ...rest } = params;
+  return JSON.stringify(rest);
 }
 
 /** A script's return value as outputs: null/undefined none, an array several, `{value, ...}` one. */

@@ -13,11 +13,12 @@ import {
   createProcessor,
   persistentWindowMs,
   ScriptProcessor,
+  scriptParameters,
   ScriptStopped,
   type Output,
   type Processor,
 } from './processors.js';
-import { loadQuickJs, quickJs, ScriptSandbox } from './script.js';
+import { DEFAULT_LIVE_SCRIPTS, LiveScripts, type LiveScriptsOptions } from './live-scripts.js';
 import type { AnalyticsLog } from './log.js';
 
 export const OUTPUT_PREFIX = 'analytics.publish.';
@@ -102,6 +103,8 @@ export interface RuntimeOptions {
   persistIntervalMs: number;
   /** Output of one script call at most, characters of JSON (default `LIMITS.scriptOutputBytes`). */
   scriptOutputBytes?: number | undefined;
+  /** The live scripts' worker (default `DEFAULT_LIVE_SCRIPTS`). */
+  scripts?: LiveScriptsOptions | undefined;
 }
 
 export class AnalyticsRuntime {
@@ -114,6 +117,8 @@ export class AnalyticsRuntime {
   readonly #tick: NodeJS.Timeout;
   readonly #persist: NodeJS.Timeout | undefined;
   readonly #scriptOutputBytes: number | undefined;
+  /** Where script instances run: a worker thread, off the main loop. */
+  readonly scripts: LiveScripts;
   #closed = false;
   messagesIn = 0;
   messagesOut = 0;
@@ -125,6 +130,7 @@ export class AnalyticsRuntime {
     this.#variables = options.variables;
     this.#variablesVersion = options.variablesVersion ?? (() => 0);
     this.#scriptOutputBytes = options.scriptOutputBytes;
+    this.scripts = new LiveScripts(options.scripts ?? DEFAULT_LIVE_SCRIPTS);
     this.#tick = setInterval(() => this.#onTick(), 250);
     this.#tick.unref();
     if (options.persistIntervalMs > 0) {
@@ -133,9 +139,8 @@ export class AnalyticsRuntime {
     }
   }
 
-  async init(): Promise<void> {
-    await loadQuickJs();
-  }
+  /** Nothing to load on the main loop (scripts load QuickJS in their worker when the first starts). */
+  async init(): Promise<void> {}
 
   status(id: string): InstanceStatus | undefined {
     return this.#running.get(id)?.status;
@@ -176,17 +181,23 @@ export class AnalyticsRuntime {
     };
     this.#running.set(def.id, r);
     if (!def.enabled || this.#closed) return;
+    let processor: Processor;
     try {
-      r.processor = this.#build(r);
+      processor = await this.#build(r);
     } catch (err) {
-      this.#fail(r, (err as Error).message);
+      if (this.#running.get(def.id) === r) this.#fail(r, (err as Error).message);
       return;
     }
-    if (r.persistent && r.processor.restore) {
+    if (r.persistent && processor.restore) {
       const saved = await this.#store.load(def.id).catch(() => undefined);
-      if (saved && saved.configKey === key) r.processor.restore(saved.state);
+      if (saved && saved.configKey === key) processor.restore(saved.state);
     }
-    if (this.#running.get(def.id) !== r) return;
+    // Changed, removed or closed while it started (a script starts in its worker).
+    if (this.#running.get(def.id) !== r || this.#closed) {
+      processor.close?.();
+      return;
+    }
+    r.processor = processor;
     r.status.state = 'Running';
     def.parameters.inputs.forEach((input, i) => {
       const subject = input.subject ?? outputSubject(input.processor!);
@@ -202,7 +213,7 @@ export class AnalyticsRuntime {
     await this.#store.remove(id).catch(() => undefined);
   }
 
-  #build(r: Running): Processor {
+  async #build(r: Running): Promise<Processor> {
     const def = r.def;
     // Variables as an object and as JSON, derived again only when a variable changed.
     let version = -1;
@@ -221,14 +232,18 @@ export class AnalyticsRuntime {
       variablesJson: () => (fresh(), json),
     };
     if (def.kind !== 'script') return createProcessor(def.kind, def.parameters, ctx);
-    const made = ScriptSandbox.createSync(quickJs(), def.parameters.script as string, {
-      memoryBytes: def.parameters.memoryBytes as number,
-      timeoutMs: def.parameters.timeoutMs as number,
-      outputBytes: this.#scriptOutputBytes,
-    });
-    if ('error' in made) throw new Error(`script failed to start (${made.failure}): ${made.error}`);
+    const made = await this.scripts.create(
+      def.parameters.script as string,
+      {
+        memoryBytes: def.parameters.memoryBytes as number,
+        timeoutMs: def.parameters.timeoutMs as number,
+        outputBytes: this.#scriptOutputBytes,
+      },
+      scriptParameters(def.parameters),
+    );
+    if (!made.ok) throw new Error(`script failed to start (${made.failure}): ${made.error}`);
     this.#console(r, made.console);
-    return new ScriptProcessor(made.sandbox, def.parameters, def.parameters.inputs, ctx, (lines) =>
+    return new ScriptProcessor(this.scripts, made.key, def.parameters.inputs, ctx, (lines) =>
       this.#console(r, lines),
     );
   }
@@ -258,25 +273,39 @@ export class AnalyticsRuntime {
     const t = typeof ts === 'number' ? ts : Date.now();
     r.status.messagesIn++;
     this.messagesIn++;
-    let out: Output | Output[] | undefined;
+    let out: ReturnType<Processor['input']>;
     try {
       out = p.input(i, value, t, payload);
     } catch (err) {
-      if (err instanceof ScriptStopped) {
-        this.#fail(r, `${err.message}; the instance is stopped`, err.failure);
-        return;
-      }
-      r.status.errors++;
-      const now = Date.now();
-      if (now - r.lastErrorLog > 10_000) {
-        r.lastErrorLog = now;
-        this.#log.write('warn', `processor "${r.def.name}" failed on a value: ${(err as Error).message}`, {
-          instanceId: r.def.id,
-        });
-      }
+      this.#failed(r, p, err);
       return;
     }
-    if (out !== undefined) this.#publish(r, out);
+    if (out instanceof Promise)
+      out.then(
+        (o) => {
+          // Published only while the same processor still runs (not after a stop or a failure).
+          if (o !== undefined && r.processor === p && r.status.state === 'Running') this.#publish(r, o);
+        },
+        (err: unknown) => this.#failed(r, p, err),
+      );
+    else if (out !== undefined) this.#publish(r, out);
+  }
+
+  /** `p` threw on a value: a stopped script fails the instance; anything else is counted and logged. */
+  #failed(r: Running, p: Processor, err: unknown): void {
+    if (r.processor !== p || r.status.state !== 'Running') return;
+    if (err instanceof ScriptStopped) {
+      this.#fail(r, `${err.message}; the instance is stopped`, err.failure);
+      return;
+    }
+    r.status.errors++;
+    const now = Date.now();
+    if (now - r.lastErrorLog > 10_000) {
+      r.lastErrorLog = now;
+      this.#log.write('warn', `processor "${r.def.name}" failed on a value: ${(err as Error).message}`, {
+        instanceId: r.def.id,
+      });
+    }
   }
 
   #publish(r: Running, out: Output | Output[]): void {
@@ -371,6 +400,7 @@ export class AnalyticsRuntime {
     this.#closed = true;
     for (const r of this.#running.values()) this.#stop(r, true);
     this.#running.clear();
+    await this.scripts.close();
   }
 }
 

@@ -73,8 +73,11 @@ export interface ScriptLimits {
   outputBytes?: number | undefined;
 }
 
-/** Why a script failed: a bound (`timeout`, `memory`, `stack`, `output`) or its own error. */
-export type ScriptFailure = 'timeout' | 'memory' | 'stack' | 'output' | 'error';
+/**
+ * Why a script failed: a bound (`timeout`, `memory`, `stack`, `output`), its own error, or (a live
+ * processor's message only) `queue`: the message was dropped, the sandbox's queue being full.
+ */
+export type ScriptFailure = 'timeout' | 'memory' | 'stack' | 'output' | 'queue' | 'error';
 
 export type ScriptResult =
   | { ok: true; result: unknown; console: string[] }
@@ -87,30 +90,50 @@ export interface ScriptIssue {
 }
 
 /**
- * Made before the script's top level: `console` formats its arguments inside the isolate and hands
- * the host one line of at most 2,000 characters (a huge argument is never copied out whole).
+ * Made before the script's top level (so that the script cannot change what it relies on):
+ * - `JSON.stringify` first checks the value's nesting, iteratively (interruptible), against
+ *   `LIMITS.scriptJsonDepth`: QuickJS's own stringify recurses in C, unchecked and quadratic in the
+ *   depth, and a deep enough value overflowed the host's stack or ran uninterruptibly for seconds;
+ * - `console` formats its arguments inside the isolate and hands the host one line of at most
+ *   2,000 characters (a huge argument is never copied out whole);
+ * - `__mw_run` (read-only) calls `onMessage` and bounds its output before it is copied out.
  */
 const PRELUDE = `
 (function () {
-  const host = globalThis.__mw_console, stringify = JSON.stringify, S = String;
+  const host = globalThis.__mw_console, native = JSON.stringify, parse = JSON.parse, S = String;
+  const isArray = Array.isArray, keys = Object.keys, define = Object.defineProperty;
   delete globalThis.__mw_console;
+  class DepthLimit extends Error {}
+  DepthLimit.prototype.name = 'DepthLimit';
+  const MAX_DEPTH = ${LIMITS.scriptJsonDepth};
+  const checkDepth = (v) => {
+    if (v === null || typeof v !== 'object') return;
+    const stack = [v, 1];
+    while (stack.length > 0) {
+      const d = stack.pop(), o = stack.pop();
+      if (d > MAX_DEPTH) throw new DepthLimit('a value nested deeper than ' + MAX_DEPTH + ' levels (or circular)');
+      if (isArray(o)) {
+        for (let i = 0; i < o.length; i++) { const c = o[i]; if (c !== null && typeof c === 'object') stack.push(c, d + 1); }
+      } else {
+        const ks = keys(o);
+        for (let i = 0; i < ks.length; i++) { const c = o[ks[i]]; if (c !== null && typeof c === 'object') stack.push(c, d + 1); }
+      }
+    }
+  };
+  const stringify = function stringify(value, replacer, space) { checkDepth(value); return native(value, replacer, space); };
+  define(JSON, 'stringify', { value: stringify, writable: false, configurable: false });
   const text = (a) => { if (typeof a === 'string') return a; try { const j = stringify(a); return j === undefined ? S(a) : j; } catch (e) { return S(a); } };
   const c = {};
   for (const level of ['log', 'info', 'warn', 'error', 'debug'])
     c[level] = (...args) => { host(level, args.map((a) => text(a).slice(0, 2000)).join(' ').slice(0, 2000)); };
   globalThis.console = c;
-})();`;
-
-const WRAPPER = `
-(function () {
-  const parse = JSON.parse, stringify = JSON.stringify, define = Object.defineProperty;
   const freeze = (o) => { if (o && typeof o === 'object') { Object.freeze(o); for (const k in o) freeze(o[k]); } return o; };
   // Parameters and variables are parsed again only when their text changed (frozen: shared by calls);
   // the payload is parsed only when the script reads message.payload.
   let pText, pObj, vText, vObj;
   class OutputLimit extends Error {}
   OutputLimit.prototype.name = 'OutputLimit';
-  globalThis.__mw_run = function (m, pj, p, v, max) {
+  const run = function (m, pj, p, v, max) {
     if (typeof onMessage !== 'function') throw new TypeError('the script defines no function onMessage(message, parameters, variables)');
     if (p !== pText) { pText = p; pObj = freeze(parse(p)); }
     if (v !== vText) { vText = v; vObj = freeze(parse(v)); }
@@ -124,6 +147,7 @@ const WRAPPER = `
     if (out !== undefined && out.length > max) throw new OutputLimit('the output is ' + out.length + ' characters of JSON, more than ' + max);
     return out;
   };
+  define(globalThis, '__mw_run', { value: run, writable: false, configurable: false, enumerable: false });
 })();`;
 
 function classify(err: unknown): { failure: ScriptFailure; error: string } {
@@ -133,6 +157,11 @@ function classify(err: unknown): { failure: ScriptFailure; error: string } {
   if (name === 'InternalError' && message === 'interrupted')
     return { failure: 'timeout', error: 'time limit exceeded: the script was interrupted' };
   if (name === 'OutputLimit') return { failure: 'output', error: `output limit exceeded: ${message}` };
+  if (name === 'DepthLimit')
+    return {
+      failure: 'stack',
+      error: `depth limit exceeded: JSON.stringify of ${message} (the scripts' JSON depth bound)`,
+    };
   if (/^stack overflow$/.test(message)) return stackFailure(`${name}: ${message}`);
   if (message === 'out of memory' || (name === 'RangeError' && /memory|allocation|too large/i.test(message)))
     return { failure: 'memory', error: `memory limit exceeded: ${name}: ${message}` };
@@ -221,7 +250,7 @@ export class ScriptSandbox {
     guard = { buffer: s.#buffer, cap: s.#heapAtStart + limits.memoryBytes };
     let r;
     try {
-      r = s.#ctx.evalCode(`${source}\n;${WRAPPER}`, 'script.js');
+      r = s.#ctx.evalCode(source, 'script.js');
     } catch (err) {
       if (!hostStackOverflow(err)) throw err;
       s.#abandon();

@@ -39,7 +39,7 @@ export class SandboxError extends Error {
   }
 }
 
-export interface WorkerPoolOptions {
+export interface WorkerPoolOptions<J = unknown> {
   /** The worker module (compiled JS beside this one), which calls `serveJobs`. */
   script: URL;
   /** What runs in it, for messages ("expression", "script test"). */
@@ -56,6 +56,11 @@ export interface WorkerPoolOptions {
   maxBatch?: number;
   /** Passed to the worker as `workerData.options`. */
   workerOptions?: unknown;
+  /**
+   * Jobs every new worker runs before its first batch (their replies are dropped): the state a
+   * stateful worker must hold again after one was replaced (e.g. the live scripts' isolates).
+   */
+  prelude?: () => Array<{ job: J; deadlineMs: number }>;
 }
 
 /** The worker's reply for one job. */
@@ -81,7 +86,7 @@ const GRACE_MS = 250;
 const WATCH_MS = 25;
 
 export class WorkerPool<J, R> {
-  readonly #o: Required<Omit<WorkerPoolOptions, 'workerOptions' | 'stackMb'>> & WorkerPoolOptions;
+  readonly #o: Required<Pick<WorkerPoolOptions<J>, 'maxQueue' | 'maxBatch'>> & WorkerPoolOptions<J>;
   readonly #slots: Slot<J, R>[] = [];
   #queue: Pending<J, R>[] = [];
   #scheduled = false;
@@ -90,7 +95,7 @@ export class WorkerPool<J, R> {
   /** Workers terminated for a time bound, or lost to a memory bound or a crash (for tests and metrics). */
   replaced = 0;
 
-  constructor(options: WorkerPoolOptions) {
+  constructor(options: WorkerPoolOptions<J>) {
     this.#o = { maxQueue: 10_000, maxBatch: 64, ...options };
   }
 
@@ -146,6 +151,7 @@ export class WorkerPool<J, R> {
       if (!slot) {
         if (this.#slots.length >= this.#o.size) return;
         slot = this.#spawn();
+        if (slot.batch) continue; // its prelude first
       }
       const batch = this.#queue.splice(0, this.#o.maxBatch);
       slot.batch = batch;
@@ -153,6 +159,10 @@ export class WorkerPool<J, R> {
       slot.progress[1] = 0;
       slot.worker.postMessage(batch.map((p) => ({ job: p.job, deadlineMs: p.deadlineMs })));
     }
+    this.#watchBatches();
+  }
+
+  #watchBatches(): void {
     if (this.#slots.some((s) => s.batch) && !this.#watch) {
       this.#watch = setInterval(() => this.#check(), WATCH_MS);
       this.#watch.unref();
@@ -198,6 +208,13 @@ export class WorkerPool<J, R> {
     });
     worker.on('exit', () => this.#lose(slot, 'crash', `${this.#o.what} worker exited`));
     this.#slots.push(slot);
+    const prelude = this.#o.prelude?.() ?? [];
+    if (prelude.length > 0) {
+      const noop = () => undefined;
+      slot.batch = prelude.map((p) => ({ ...p, resolve: noop, reject: noop }));
+      worker.postMessage(prelude);
+      this.#watchBatches();
+    }
     return slot;
   }
 

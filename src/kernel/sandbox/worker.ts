@@ -19,12 +19,20 @@ export class BoundError extends Error {
 /** The options the pool gave its workers (`WorkerPoolOptions.workerOptions`). */
 export const poolOptions = (): unknown => (workerData as { options?: unknown } | null)?.options;
 
-export function serveJobs<J, R>(handle: (job: J, deadlineMs: number) => R | Promise<R>): void {
+/**
+ * Serves the pool's batches with `handle`. `ready` (e.g. a WebAssembly module loading) is awaited
+ * before the first job starts, so that loading is not counted in a job's deadline.
+ */
+export function serveJobs<J, R>(
+  handle: (job: J, deadlineMs: number) => R | Promise<R>,
+  ready?: Promise<unknown>,
+): void {
   const port = parentPort;
   if (!port) throw new Error('serveJobs runs in a worker thread');
   const progress = new Float64Array((workerData as { progress: SharedArrayBuffer }).progress);
   port.on('message', (batch: Array<{ job: J; deadlineMs: number }>) => {
     void (async () => {
+      await ready?.catch(() => undefined);
       const replies: JobReply<R>[] = [];
       for (let i = 0; i < batch.length; i++) {
         progress[0] = i;

@@ -35,6 +35,7 @@ function feed(
       v.length === 3
         ? p.input(v[0] as number, v[1], v[2] as number, {})
         : p.input(0, v[0], v[1] as number, {});
+    assert.ok(!(r instanceof Promise), 'a synchronous kind');
     if (r) out.push(...(Array.isArray(r) ? r : [r]));
   }
   return out;

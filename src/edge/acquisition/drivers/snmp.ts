@@ -275,9 +275,10 @@ class SnmpSession implements DriverSession {
         return;
       } catch (err) {
         this.#lostOn(err);
-        const at = Number((err as { index?: number }).index ?? 0);
-        // v1 names the failed varbind (1-based); without an index every tag of the request fails.
-        const bad = at > 0 && at <= left.length ? [left[at - 1]!] : left;
+        // v1 names the failed varbind (net-snmp: "NoSuchName: <oid>"); else every tag of the request fails.
+        const named = /: ([0-9.]+)$/.exec(errorText(err))?.[1];
+        const one = named === undefined ? -1 : left.findIndex((i) => tags[i]!.props.oid === named);
+        const bad = one >= 0 ? [left[one]!] : left;
         for (const i of bad) {
           out[i] = new ReadFailure(`get ${tags[i]!.props.oid}: ${errorText(err)}`);
           early?.(i, out[i]!);

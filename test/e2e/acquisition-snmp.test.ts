@@ -13,7 +13,7 @@ import { freeUdpPort, LOCATION, SNMPD, Snmpd, V3 } from '../helpers/peers/snmpd.
 import { eventually, have, skipUnless } from '../helpers/util.js';
 
 const sc = StringCodec();
-const skip = have(SNMPD) && have('snmptrap') ? false : skipUnless('snmpd');
+const skip = have(SNMPD) && have('snmptrap') ? false : skipUnless(have(SNMPD) ? 'snmptrap' : 'snmpd');
 if (skip) console.log(`# acquisition-snmp skipped: ${skip}`);
 
 const SYS = '1.3.6.1.2.1.1';

@@ -8,6 +8,8 @@ import {
   parseBrowseAreas,
   planReads,
   MAX_ITEMS,
+  itemBytes,
+  largeRequests,
 } from '../../../src/edge/acquisition/drivers/s7-plan.js';
 import type { TagSpec } from '../../../src/edge/acquisition/types.js';
 
@@ -24,15 +26,15 @@ function sizes(items: Array<{ area: string; count: number }>) {
   return { request, answer };
 }
 
-test('300 contiguous INTs of a data block at PDU 240: three requests of one full item each', () => {
+test('300 contiguous INTs of a data block at PDU 240: one run read whole, three full PDUs', () => {
   const tags = Array.from({ length: 300 }, (_, i) =>
     tag('DB', 'int16', { dbNumber: '1', address: String(i * 2) }),
   );
   const plan = planReads(tags, 240);
-  assert.equal(plan.requests.length, 3);
-  assert.equal(plan.large.length, 0);
-  const covered = plan.requests.flat().reduce((n, it) => n + it.tags.length, 0);
-  assert.equal(covered, 300);
+  assert.equal(plan.requests.length, 0);
+  assert.equal(plan.large.length, 1);
+  assert.equal(plan.large[0]!.tags.length, 300);
+  assert.equal(largeRequests(itemBytes(plan.large[0]!), 240), 3);
 });
 
 test('40 tags in 40 data blocks at PDU 240: 19 items per request (the request limit), three requests', () => {
@@ -96,6 +98,8 @@ test('every plan fits the PDU, covers every tag once, and needs no more requests
       );
       const lower = Math.max(Math.ceil(items.length / MAX_ITEMS), Math.ceil(payload / (pdu - 14)));
       assert.ok(plan.requests.length <= Math.max(1, 2 * lower));
+      // Runs read whole fill their PDUs: no more requests than their bytes need.
+      for (const it of plan.large) assert.ok(itemBytes(it) > pdu - 18);
     }),
     { numRuns: 200 },
   );

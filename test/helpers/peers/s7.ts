@@ -1,7 +1,7 @@
 /**
  * An S7 peer: snap7's own server (node-snap7's `S7Server`) in a child process of its own, so that a
  * test can kill it (SIGKILL) and start it again on the same port. It serves DB1 and DB2 (256 bytes
- * each), 64 bytes of markers, inputs and outputs, and timers and counters, preset as the script
+ * each; DB3 of 8,192 bytes for benches), 64 bytes of markers, inputs and outputs, and timers and counters, preset as the script
  * says. In front of it, in the test's process, a TCP relay counts the S7 read requests
  * (and their items) that pass, for the tests and benches of request grouping.
  */
@@ -33,6 +33,10 @@ for (let i = 64; i < 256; i += 2) db1.writeInt16BE(i, i); // DB1.DBW64.. its own
 s.RegisterArea(s.srvAreaDB, 1, db1);
 const db2 = Buffer.alloc(256); db2.writeInt16BE(777, 100);
 s.RegisterArea(s.srvAreaDB, 2, db2);
+const db3 = Buffer.alloc(8192);  // DB3: 4,096 INTs for benches, changing every 100 ms
+s.RegisterArea(s.srvAreaDB, 3, db3);
+let tick = 0;
+setInterval(() => { tick++; for (let i = 0; i < 8192; i += 2) db3.writeInt16BE((i + tick) & 0x7fff, i); s.SetArea(s.srvAreaDB, 3, db3); }, 100);
 const mk = Buffer.alloc(64); mk.writeInt16BE(42, 10); mk[3] = 0x80;
 s.RegisterArea(s.srvAreaMK, mk);
 const pe = Buffer.alloc(64); pe[0] = 0b10100001;

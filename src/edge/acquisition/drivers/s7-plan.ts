@@ -23,6 +23,11 @@ const RES_ITEM = 4;
 export const MAX_ITEMS = 20;
 /** Unused bytes read through to join two neighbouring tags into one item. */
 const MAX_GAP = 16;
+/** The longest run read in one call (split into PDU-sized requests by the client). */
+const MAX_LARGE = 16384;
+
+/** Requests a run of `bytes` read whole takes (the client fills each answer). */
+export const largeRequests = (bytes: number, pdu: number) => Math.ceil(bytes / (pdu - 18));
 
 export interface TagAddress {
   area: AreaName;
@@ -77,22 +82,24 @@ export interface ReadItem {
 }
 
 /** Bytes an item's data takes in an answer. */
-const itemBytes = (it: { area: AreaName; count: number }) => (isCell(it.area) ? it.count * 2 : it.count);
+export const itemBytes = (it: { area: AreaName; count: number }) =>
+  isCell(it.area) ? it.count * 2 : it.count;
 
 export interface ReadPlan {
   addresses: TagAddress[];
   /** Requests of several items (one ReadMultiVars each). */
   requests: ReadItem[][];
-  /** Items too large for one PDU: read alone (the client splits them over several PDUs). */
+  /** Runs larger than one PDU: each read in one call (the client splits it into full PDUs). */
   large: ReadItem[];
   /** Tags whose address is wrong, with the reason. */
   invalid: Map<number, string>;
 }
 
 /**
- * The read plan for `tags` at PDU size `pdu`: per area, neighbouring tags coalesced into items of
- * at most one PDU's payload; then the items packed, largest first, into the first request that
- * still has room in the request and in its answer (first-fit decreasing).
+ * The read plan for `tags` at PDU size `pdu`: per area, neighbouring tags coalesced into runs;
+ * runs larger than one PDU's payload are read whole (full PDUs), the others are items packed,
+ * largest first, into the first request that still has room in the request and in its answer
+ * (first-fit decreasing).
  */
 export function planReads(tags: readonly TagSpec[], pdu: number): ReadPlan {
   const addresses: TagAddress[] = new Array(tags.length);
@@ -118,7 +125,9 @@ export function planReads(tags: readonly TagSpec[], pdu: number): ReadPlan {
   for (const list of byArea.values()) {
     const first = addresses[list[0]!]!;
     const cell = isCell(first.area);
-    const max = cell ? Math.floor(maxPayload / 2) : maxPayload;
+    // Runs longer than one PDU's payload are read whole: the client splits them into full PDUs
+    // itself (as many requests as items of one PDU each would take, in one call to the library).
+    const max = cell ? Math.floor(MAX_LARGE / 2) : MAX_LARGE;
     for (const b of coalesce(list, (i) => addresses[i]!, max, cell ? 0 : MAX_GAP)) {
       const item = { area: first.area, db: first.db, start: b.start, count: b.count, tags: b.items };
       (itemBytes(item) > maxPayload ? large : items).push(item);

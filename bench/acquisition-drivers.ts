@@ -168,6 +168,8 @@ async function run(c: Case) {
   const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
     env,
     inheritStderr: true,
+    // A loaded machine (this one is shared) can take more than the default 30 s to start the edge.
+    timeoutMs: 180_000,
   });
   const ready = edge.ready.services.edge!;
   const api = new EdgeClient({

@@ -642,6 +642,8 @@ describe('DeviceHub 4.4.x rules (contract part 2.4)', () => {
         'Modbus UDP',
         'MQTT',
         'OPC UA Client',
+        'S7',
+        'SNMP',
       ].sort(),
     );
     const filtered = (await ok(`{ ListDrivers(input: { Filter: { Pollable: { Eq: true } } }) { Total } }`))

@@ -336,7 +336,9 @@ export class DeviceRunner {
   #failed(gen: number, reason: string): void {
     this.#setState('failed', reason);
     this.#failAll(`device not connected: ${reason}`);
-    const delay = this.engine.backoff(this.#attempt++);
+    // A device with `ReconnectInterval` (seconds; the S7 driver) waits that long; others back off.
+    const fixed = Number(this.spec.props.ReconnectInterval);
+    const delay = fixed > 0 ? fixed * 1000 : this.engine.backoff(this.#attempt++);
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => {
       if (gen === this.#generation) void this.#connect();

@@ -4,10 +4,14 @@ import { generatorDriver } from './generator.js';
 import { modbusDrivers } from './modbus.js';
 import { mqttDriver } from './mqtt.js';
 import { opcuaDriver } from './opcua.js';
+import { s7Driver } from './s7.js';
+import { snmpDriver } from './snmp.js';
 
 export const ACQUISITION_DRIVERS: DriverFactory[] = [
   generatorDriver,
   ...modbusDrivers,
   mqttDriver,
   opcuaDriver,
+  s7Driver,
+  snmpDriver,
 ];

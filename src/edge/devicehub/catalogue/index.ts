@@ -14,6 +14,7 @@ import { mqttDrivers } from './mqtt.js';
 import { opcuaDrivers } from './opcua.js';
 import { serialPlcDrivers } from './serial-plc.js';
 import { siemensDrivers } from './siemens.js';
+import { snmpDrivers } from './snmp.js';
 import { badRequest } from '../../../kernel/errors.js';
 import type { DriverDef, PropertyDef } from './types.js';
 
@@ -28,6 +29,7 @@ export const DRIVERS: readonly DriverDef[] = Object.freeze(
     ...mqttDrivers,
     ...logixDrivers,
     ...siemensDrivers,
+    ...snmpDrivers,
     ...finsDrivers,
     ...serialPlcDrivers,
     ...instrumentDrivers,

@@ -1,6 +1,8 @@
 /**
  * S5, S7 and S7-200 drivers. Part 2.4: the S5 Ethernet driver gains value type `sint`; the S7
  * driver gains `ReconnectInterval`; the S7-200 serial driver is one of the fourteen parity drivers.
+ * The S7 driver polls (src/edge/acquisition/drivers/s7.ts): data blocks, markers, inputs,
+ * outputs, timers and counters.
  */
 import {
   driver,
@@ -9,6 +11,7 @@ import {
   prop,
   register,
   serialLine,
+  stringLength,
   timing,
   type DriverDef,
 } from './types.js';
@@ -36,24 +39,34 @@ export const siemensDrivers: DriverDef[] = [
     key: 's7',
     name: 'S7',
     protocol: 'S7',
-    description: 'S7-300/400/1200/1500 controllers over ISO-on-TCP',
-    pollable: false,
+    description: 'S7-300/400/1200/1500 controllers over ISO-on-TCP (PUT/GET access)',
+    pollable: true,
+    browsable: true,
     properties: [
       ...network(102),
       prop.uint('rack', 'rack of the CPU', { min: 0, max: 7, default: 0 }),
-      prop.uint('slot', 'slot of the CPU', { min: 0, max: 31, default: 1 }),
+      prop.uint('slot', 'slot of the CPU (S7-300: 2; S7-400: see the hardware; S7-1200/1500: 0 or 1)', {
+        min: 0,
+        max: 31,
+        default: 1,
+      }),
       prop.uint('ReconnectInterval', 'seconds to wait before reconnecting after a failure', {
         min: 1,
         max: 3600,
         default: 10,
       }),
+      prop.string('browseAreas', 'areas a browse lists, e.g. DB1:0-63, M0-15, I0-1, Q0-1, T0-7, C0-7', {
+        default: 'DB1:0-63, M0-15, I0-1, Q0-1',
+      }),
       ...timing(),
     ],
     registers: [
-      register('DB', 'data block', [0, 65535], S7_TYPES, [db(), bit()]),
-      register('M', 'markers', [0, 65535], S7_TYPES, [bit()]),
-      register('I', 'inputs', [0, 65535], S7_TYPES, [bit()]),
-      register('Q', 'outputs', [0, 65535], S7_TYPES, [bit()]),
+      register('DB', 'data block', [0, 65535], S7_TYPES, [db(), bit(), stringLength()]),
+      register('M', 'markers', [0, 65535], S7_TYPES, [bit(), stringLength()]),
+      register('I', 'inputs', [0, 65535], S7_TYPES, [bit(), stringLength()]),
+      register('Q', 'outputs', [0, 65535], S7_TYPES, [bit(), stringLength()]),
+      register('T', 'timers (value in milliseconds)', [0, 65535], ['uint32']),
+      register('C', 'counters', [0, 65535], ['uint16']),
     ],
   }),
   driver({

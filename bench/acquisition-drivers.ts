@@ -1,0 +1,262 @@
+/**
+ * bench/acquisition-drivers: the second-wave drivers end to end, one case per driver, each beside
+ * its protocol library's own tight loop against the same peer (target: the edge at least 70% of
+ * it). The edge (`millwright edge`, its own process) polls one device; a `nats` client counts the
+ * values on `devicehub.raw.>` through the edge's gateway.
+ *
+ * - `s7`: snap7's server (node-snap7 S7Server, its own process, behind a relay that counts the S7
+ *   read requests) with DB3 of 4,096 INTs, every one a tag. Ceiling: node-snap7's client reading
+ *   the same 8,192 bytes (`DBRead`, split by snap7 into PDU-sized requests) in a tight loop.
+ * - `snmp`: Debian's snmpd on a free port; the first `--oids` object instances of a walk of
+ *   mib-2, every one an `OID` tag (v2c, GET of 50 per request). Ceiling: net-snmp's session
+ *   getting the same OIDs, 50 per request, in a tight loop. Requests counted by the agent
+ *   (snmpInPkts).
+ *
+ * Per driver two runs: `max` (IntervalMs 10: the edge reads back to back, compared with the
+ * ceiling) and `paced` (IntervalMs 1000: the edge CPU at that stated load).
+ *
+ *   npm run bench -- acquisition-drivers [--driver s7|snmp|all] [--seconds 10] [--oids 500]
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import snmp from 'net-snmp';
+import type { Varbind } from 'net-snmp';
+import { EdgeClient } from '../src/client/index.js';
+import type { Snap7Client } from '../src/edge/acquisition/drivers/s7.js';
+import { S7Peer } from '../test/helpers/peers/s7.js';
+import { Snmpd } from '../test/helpers/peers/snmpd.js';
+import { cleanEnv, runCliJson, startCli } from '../test/helpers/cli.js';
+
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : dflt;
+};
+const DRIVER = arg('driver', 'all');
+const SECONDS = Number(arg('seconds', '10'));
+const OIDS = Number(arg('oids', '500'));
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+interface Case {
+  name: string;
+  /** Starts the peer; answers the device's properties and tags, and a request counter. */
+  setup(): Promise<{
+    props: Record<string, string>;
+    tags: Array<{ Name: string; TagName: string; ValueType: string; Properties: Record<string, string> }>;
+    requests(): Promise<number>;
+    ceiling(seconds: number): Promise<number>;
+    stop(): Promise<void>;
+  }>;
+  driver: string;
+}
+
+const s7Case: Case = {
+  name: 's7',
+  driver: 'S7',
+  async setup() {
+    const peer = new S7Peer();
+    await peer.start();
+    const tags = Array.from({ length: 4096 }, (_, i) => ({
+      Name: 'DB',
+      TagName: `w${i}`,
+      ValueType: 'int16',
+      Properties: { dbNumber: '3', address: String(i * 2) },
+    }));
+    return {
+      props: { host: '127.0.0.1', port: String(peer.port), ReconnectInterval: '1' },
+      tags,
+      requests: async () => peer.reads,
+      async ceiling(seconds) {
+        const snap7 = createRequire(import.meta.url)('node-snap7') as { S7Client: new () => Snap7Client };
+        const c = new snap7.S7Client();
+        c.SetParam(2, peer.port);
+        await new Promise<void>((res, rej) =>
+          c.ConnectTo('127.0.0.1', 0, 1, (e) => (e ? rej(new Error(String(e))) : res())),
+        );
+        let values = 0;
+        const until = performance.now() + seconds * 1000;
+        const t0 = performance.now();
+        while (performance.now() < until) {
+          await new Promise<void>((res, rej) =>
+            c.ReadArea(0x84, 3, 0, 8192, 0x02, (e) => (e ? rej(new Error(c.ErrorText(e))) : res())),
+          );
+          values += 4096;
+        }
+        c.Disconnect();
+        return values / ((performance.now() - t0) / 1000);
+      },
+      stop: () => peer.stop(),
+    };
+  },
+};
+
+const snmpCase: Case = {
+  name: 'snmp',
+  driver: 'SNMP',
+  async setup() {
+    const agent = new Snmpd();
+    await agent.start();
+    const session = snmp.createSession('127.0.0.1', 'public', {
+      port: agent.port,
+      version: snmp.Version2c,
+      timeout: 2000,
+    });
+    const oids: string[] = [];
+    await new Promise<void>((res, rej) =>
+      session.subtree(
+        '1.3.6.1.2.1',
+        50,
+        (vbs: Varbind[]) => {
+          for (const vb of vbs) if (!snmp.isVarbindError(vb) && oids.length < OIDS) oids.push(vb.oid);
+          return oids.length >= OIDS ? true : undefined;
+        },
+        (err: Error | null) => (err ? rej(err) : res()),
+      ),
+    );
+    const get = (list: string[]) =>
+      new Promise<Varbind[]>((res, rej) => session.get(list, (e, v) => (e ? rej(e) : res(v!))));
+    return {
+      props: {
+        host: '127.0.0.1',
+        port: String(agent.port),
+        maxOidsPerRequest: '50',
+        requestTimeoutMs: '2000',
+      },
+      tags: oids.map((oid, i) => ({
+        Name: 'OID',
+        TagName: `o${i}`,
+        ValueType: 'string',
+        Properties: { oid },
+      })),
+      // snmpInPkts, less the request that asks for it.
+      requests: async () => Number((await get(['1.3.6.1.2.1.11.1.0']))[0]!.value),
+      async ceiling(seconds) {
+        let values = 0;
+        const until = performance.now() + seconds * 1000;
+        const t0 = performance.now();
+        while (performance.now() < until) {
+          for (let k = 0; k < oids.length; k += 50) values += (await get(oids.slice(k, k + 50))).length;
+        }
+        return values / ((performance.now() - t0) / 1000);
+      },
+      async stop() {
+        session.close();
+        await agent.stop();
+      },
+    };
+  },
+};
+
+async function run(c: Case) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mw-bench-drivers-'));
+  const env = {
+    ...cleanEnv(),
+    MILLWRIGHT_EDGE_DATA_DIR: dataDir,
+    MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password',
+    MILLWRIGHT_EDGE_DATAHUB_PORT: '0',
+    MILLWRIGHT_EDGE_DATAHUB_HOST: '127.0.0.1',
+  };
+  const peer = await c.setup();
+  const client = runCliJson(['edge', 'api-client', 'create', '--name', 'bench'], env);
+  const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
+    env,
+    inheritStderr: true,
+    // A loaded machine (this one is shared) can take more than the default 30 s to start the edge.
+    timeoutMs: 180_000,
+  });
+  const ready = edge.ready.services.edge!;
+  const api = new EdgeClient({
+    url: ready.url,
+    natsUrl: ready.natsUrl!,
+    credentials: { clientId: client.client_id, clientSecret: client.client_secret },
+    insecure: true,
+  });
+  const gql = (q: string, v?: Record<string, unknown>): Promise<any> => api.graphql('/devicehub/v2', q, v);
+  const nc = await api.nats();
+  let received = 0;
+  let failures = 0;
+  nc.subscribe('devicehub.raw.>', {
+    callback: (_e, m) => {
+      received++;
+      if (m.string().startsWith('{"success":false')) failures++;
+    },
+  });
+  const rows: string[] = [];
+  let maxRate = 0;
+  for (const [label, interval] of [
+    ['max (IntervalMs 10)', 10],
+    ['paced (IntervalMs 1000)', 1000],
+  ] as const) {
+    const dev = (
+      await gql(`mutation($in: CreateDeviceRequest!) { CreateDevice(input: $in) { ID } }`, {
+        in: {
+          Name: `d-${interval}`,
+          DriverID: c.driver,
+          Properties: Object.entries(peer.props).map(([Key, Value]) => ({ Key, Value })),
+        },
+      })
+    ).CreateDevice.ID;
+    await gql(`mutation($in: [CreateRegisterRequest!]!) { CreateRegisters(input: $in) { ID } }`, {
+      in: peer.tags.map((t) => ({
+        ...t,
+        DeviceID: dev,
+        IntervalMs: interval,
+        Properties: Object.entries(t.Properties).map(([Name, Value]) => ({ Name, Value })),
+      })),
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    const r0 = await peer.requests();
+    const cpu0 = cpuSeconds(edge.pid);
+    received = 0;
+    failures = 0;
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    const wall = (performance.now() - t0) / 1000;
+    const values = received;
+    const cpu = (cpuSeconds(edge.pid) - cpu0) / wall;
+    const requests = (await peer.requests()) - r0 - (c.name === 'snmp' ? 1 : 0);
+    const cycles = values / peer.tags.length;
+    await gql(`mutation($in: [ID!]!) { DeleteDevices(IDs: $in) }`, { in: [dev] });
+    await new Promise((r) => setTimeout(r, 1000));
+    if (interval === 10) maxRate = values / wall;
+    rows.push(
+      `| ${c.name} | edge, ${label} | ${fmt(values / wall)} | ${(requests / Math.max(1, cycles)).toFixed(1)} | ${(cpu * 100).toFixed(0)}% | ${failures} |`,
+    );
+  }
+  await nc.close();
+  api.close();
+  await edge.stop();
+  const ceiling = await peer.ceiling(SECONDS);
+  rows.push(`| ${c.name} | ceiling: the library's tight loop, same values | ${fmt(ceiling)} | | | |`);
+  rows.push(`| ${c.name} | edge max / ceiling | ${((maxRate / ceiling) * 100).toFixed(0)}% | | | |`);
+  await peer.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  return { rows, tags: peer.tags.length };
+}
+
+const cases = [s7Case, snmpCase].filter((c) => DRIVER === 'all' || c.name === DRIVER);
+const out: string[] = [];
+const la0 = loadavg();
+for (const c of cases) {
+  const r = await run(c);
+  console.log(`${c.name}: ${r.tags} tags on one device`);
+  out.push(...r.rows);
+}
+console.log(
+  `\nbench/acquisition-drivers: window ${SECONDS} s per run; ${cpus().length} × ${cpus()[0]?.model}; Node ${process.version}; load average before ${la0.map((x) => x.toFixed(2)).join(' ')}, after ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}\n`,
+);
+console.log(
+  '| driver | case | values/s delivered | requests per read cycle | edge CPU (one core = 100%) | failed values |',
+);
+console.log('| --- | --- | ---: | ---: | ---: | ---: |');
+for (const row of out) console.log(row);
+process.exit(0);

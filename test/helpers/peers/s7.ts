@@ -1,0 +1,143 @@
+/**
+ * An S7 peer: snap7's own server (node-snap7's `S7Server`) in a child process of its own, so that a
+ * test can kill it (SIGKILL) and start it again on the same port. It serves DB1 and DB2 (256 bytes
+ * each; DB3 of 8,192 bytes for benches), 64 bytes of markers, inputs and outputs, and timers and counters, preset as the script
+ * says. In front of it, in the test's process, a TCP relay counts the S7 read requests
+ * (and their items) that pass, for the tests and benches of request grouping.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { createServer, Socket, type Server } from 'node:net';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventually, freePort, portOpen } from '../util.js';
+
+const require = createRequire(import.meta.url);
+
+/** The server's script: areas registered, preset values, started on argv[2]'s port. */
+const SCRIPT = `
+const snap7 = require(process.argv[3]);
+const s = new snap7.S7Server();
+s.SetParam(s.LocalPort, Number(process.argv[2]));
+const db1 = Buffer.alloc(256);
+db1.writeFloatBE(21.5, 0);      // DB1.DBD0 REAL
+db1.writeInt16BE(-1234, 4);     // DB1.DBW4 INT
+db1.writeUInt16BE(54321, 6);    // DB1.DBW6 WORD
+db1.writeInt32BE(-100000, 8);   // DB1.DBD8 DINT
+db1.writeUInt32BE(3000000000, 12); // DB1.DBD12 DWORD
+db1[16] = 0b00000101;           // DB1.DBX16.0 and .2
+db1[17] = 200;                  // DB1.DBB17 BYTE
+db1[18] = 20; db1[19] = 5; db1.write('hello', 20, 'latin1'); // DB1.DBB18 STRING[20]
+for (let i = 64; i < 256; i += 2) db1.writeInt16BE(i, i); // DB1.DBW64.. its own offset
+s.RegisterArea(s.srvAreaDB, 1, db1);
+const db2 = Buffer.alloc(256); db2.writeInt16BE(777, 100);
+s.RegisterArea(s.srvAreaDB, 2, db2);
+const db3 = Buffer.alloc(8192);  // DB3: 4,096 INTs for benches, changing every 100 ms
+s.RegisterArea(s.srvAreaDB, 3, db3);
+let tick = 0;
+setInterval(() => { tick++; for (let i = 0; i < 8192; i += 2) db3.writeInt16BE((i + tick) & 0x7fff, i); s.SetArea(s.srvAreaDB, 3, db3); }, 100);
+const mk = Buffer.alloc(64); mk.writeInt16BE(42, 10); mk[3] = 0x80;
+s.RegisterArea(s.srvAreaMK, mk);
+const pe = Buffer.alloc(64); pe[0] = 0b10100001;
+s.RegisterArea(s.srvAreaPE, pe);
+s.RegisterArea(s.srvAreaPA, Buffer.alloc(64));
+// snap7's server keeps timer (counter) n at byte n >> 1 of the area (its own quirk; the requests
+// on the wire carry the number, as for a CPU): T4 and C8 are at bytes 2 and 4.
+const tm = Buffer.alloc(64); tm.writeUInt16BE(0x2123, 2); // T4: 123 × 1 s
+s.RegisterArea(s.srvAreaTM, tm);
+const ct = Buffer.alloc(64); ct.writeUInt16BE(0x0042, 4);  // C8: 42
+s.RegisterArea(s.srvAreaCT, ct);
+if (!s.StartTo('127.0.0.1')) { console.error('cannot start: ' + s.ErrorText(s.LastError())); process.exit(1); }
+console.log('ready');
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
+`;
+
+export class S7Peer {
+  readonly dir = mkdtempSync(join(tmpdir(), 'mw-s7-'));
+  /** The server's own port. */
+  serverPort = 0;
+  /** The relay's port: what the edge connects to. */
+  port = 0;
+  /** Read requests (ReadVar jobs) relayed, and their items. */
+  reads = 0;
+  readItems = 0;
+  #proc: ChildProcess | undefined;
+  #relay: Server | undefined;
+  #sockets = new Set<Socket>();
+  #log = '';
+
+  async start(): Promise<number> {
+    if (!this.serverPort) this.serverPort = await freePort();
+    const file = join(this.dir, 's7-server.cjs');
+    writeFileSync(file, SCRIPT);
+    const proc = spawn(process.execPath, [file, String(this.serverPort), require.resolve('node-snap7')], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.#proc = proc;
+    proc.stdout?.on('data', (b: Buffer) => (this.#log += b.toString()));
+    proc.stderr?.on('data', (b: Buffer) => (this.#log += b.toString()));
+    await eventually(() => this.#log.includes('ready') || proc.exitCode !== null, 15_000, 'S7 server start');
+    if (!this.#log.includes('ready')) throw new Error(`S7 server did not start: ${this.#log}`);
+    await eventually(() => portOpen(this.serverPort), 10_000, `S7 server on ${this.serverPort}`);
+    if (!this.#relay) await this.#startRelay();
+    return this.port;
+  }
+
+  /** Kills the server (SIGKILL) and cuts the relayed connections, as a power loss would. */
+  async kill(): Promise<void> {
+    const p = this.#proc;
+    this.#proc = undefined;
+    if (p && p.exitCode === null) {
+      const gone = new Promise((r) => p.once('exit', r));
+      p.kill('SIGKILL');
+      await gone;
+    }
+    for (const s of this.#sockets) s.destroy();
+    this.#sockets.clear();
+    this.#log = '';
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+    const r = this.#relay;
+    this.#relay = undefined;
+    if (r) await new Promise((res) => r.close(res));
+  }
+
+  async #startRelay(): Promise<void> {
+    this.port = await freePort();
+    const relay = createServer((client) => {
+      const server = new Socket();
+      this.#sockets.add(client).add(server);
+      const end = () => {
+        client.destroy();
+        server.destroy();
+        this.#sockets.delete(client);
+        this.#sockets.delete(server);
+      };
+      client.on('error', end).on('close', end);
+      server.on('error', end).on('close', end);
+      let pending: Buffer = Buffer.alloc(0);
+      client.on('data', (b: Buffer) => {
+        pending = pending.length ? Buffer.concat([pending, b]) : b;
+        // TPKT frames: version 3, length in bytes 2-3; COTP DT (3 bytes); S7 header at 7.
+        while (pending.length >= 4 && pending.length >= pending.readUInt16BE(2)) {
+          const len = pending.readUInt16BE(2);
+          const f = pending.subarray(0, len);
+          if (len > 18 && f[7] === 0x32 && f[8] === 0x01 && f[17] === 0x04) {
+            this.reads++;
+            this.readItems += f[18]!;
+          }
+          pending = pending.subarray(len);
+        }
+        server.write(b);
+      });
+      server.on('data', (b: Buffer) => client.write(b));
+      server.connect(this.serverPort, '127.0.0.1');
+    });
+    await new Promise<void>((r) => relay.listen(this.port, '127.0.0.1', r));
+    this.#relay = relay;
+  }
+}

@@ -106,7 +106,11 @@ export function pdfExport(
     doc
       .fontSize(7)
       .fillColor('#555')
-      .text(`Page ${page}`, left, doc.page.height - 25, { width: doc.page.width - 60, align: 'right', lineBreak: false });
+      .text(`Page ${page}`, left, doc.page.height - 25, {
+        width: doc.page.width - 60,
+        align: 'right',
+        lineBreak: false,
+      });
     doc.fillColor('black');
   };
   const tableHeader = (y: number) => {
@@ -150,7 +154,9 @@ export function pdfExport(
         footer();
         y = 30;
       }
-      doc.fontSize(8).text(`${n} record(s)${n === PDF_MAX_RECORDS ? ` (the report's limit)` : ''}.`, left, y + 6);
+      doc
+        .fontSize(8)
+        .text(`${n} record(s)${n === PDF_MAX_RECORDS ? ` (the report's limit)` : ''}.`, left, y + 6);
       doc.end();
     } catch (err) {
       doc.emit('error', err);

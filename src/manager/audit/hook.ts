@@ -90,7 +90,16 @@ function targetOf(request: FastifyRequest, payload: unknown): string | null {
     .map(([k, v]) => `${k}=${String(v)}`);
   if (params['*']) named.push(`path=/${String(params['*'])}`);
   if (named.length > 0) return named.join(' ');
-  for (const key of ['id', 'deviceId', 'templateId', 'taskId', 'username', 'name', 'friendlyName', 'companyName']) {
+  for (const key of [
+    'id',
+    'deviceId',
+    'templateId',
+    'taskId',
+    'username',
+    'name',
+    'friendlyName',
+    'companyName',
+  ]) {
     const v = field(request, key);
     if (v) return `${key}=${v}`;
   }
@@ -190,7 +199,7 @@ async function finish(
   const declared = config?.audit;
   const url = request.routeOptions.url ?? request.url;
   const input = {
-    actor: principal?.subject ?? (config?.permission === 'public' ? 'anonymous' : 'unknown'),
+    actor: principal?.subject ?? 'anonymous',
     actorName: principal ? (principal.username ?? principal.tokenName) : null,
     companyId: field(request, 'companyId') ?? state.companyId,
     projectId: field(request, 'projectId') ?? state.projectId,
@@ -215,9 +224,9 @@ async function finish(
     return;
   }
   await state.scope.finish(false);
-  // A failed change leaves no change and one record of the attempt (authenticated callers only).
-  if (!principal && config?.permission !== 'public') return;
-  if (!principal && status === 401) return;
+  // A failed change leaves no change and one record of the attempt; anonymous refusals (a public
+  // route's bad input, a bad credential) are not recorded, so nobody grows the trail without one.
+  if (!principal) return;
   try {
     await options.audit.record({ ...input, outcome: 'failure' });
   } catch (err) {
@@ -234,7 +243,12 @@ export function bridgedCallListener(audit: AuditService, logger: Logger) {
     const state = current.getStore();
     if (state && !state.done) {
       if (state.bridged.length < MAX_BRIDGED)
-        state.bridged.push({ deviceId: call.deviceId, method: call.method, path: call.path, status: call.status });
+        state.bridged.push({
+          deviceId: call.deviceId,
+          method: call.method,
+          path: call.path,
+          status: call.status,
+        });
       else state.moreBridged++;
       state.companyId ??= call.actor.companyId;
       state.projectId ??= call.actor.projectId;

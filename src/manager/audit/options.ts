@@ -12,6 +12,7 @@ export const auditOptions = Type.Object({
     minimum: 1,
     maximum: 86_400,
     default: 3600,
-    description: 'seconds between two runs of the audit housekeeping job (retention of records and of the request log)',
+    description:
+      'seconds between two runs of the audit housekeeping job (retention of records and of the request log)',
   }),
 });

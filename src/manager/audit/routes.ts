@@ -14,7 +14,16 @@ import * as S from './schemas.js';
 import type { AuditService } from './service.js';
 
 type Q = { Querystring: S.AuditQuery };
-const FILTER_KEYS = ['action', 'module', 'origin', 'actor', 'projectId', 'companyId', 'outcome', 'text'] as const;
+const FILTER_KEYS = [
+  'action',
+  'module',
+  'origin',
+  'actor',
+  'projectId',
+  'companyId',
+  'outcome',
+  'text',
+] as const;
 
 function time(v: string | undefined, name: string): number | undefined {
   if (v === undefined || v === '') return undefined;
@@ -32,7 +41,8 @@ function filterOf(q: S.AuditQuery): AuditFilter {
 /** The filters as given, for the PDF's header. */
 function shownFilters(q: S.AuditQuery): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const k of ['from', 'to', ...FILTER_KEYS] as const) if (typeof q[k] === 'string' && q[k]) out[k] = q[k];
+  for (const k of ['from', 'to', ...FILTER_KEYS] as const)
+    if (typeof q[k] === 'string' && q[k]) out[k] = q[k];
   return out;
 }
 
@@ -42,7 +52,9 @@ function visible(request: FastifyRequest, f: AuditFilter): AuditFilter {
   if (isGlobal(p, 'viewer')) return f;
   if (f.projectId && roleAt(p, { projectId: f.projectId })) return f;
   if (f.companyId && roleAt(p, { companyId: f.companyId })) return f;
-  throw forbidden('the audit trail needs a global role, or projectId (or companyId) of a project the caller holds a role on');
+  throw forbidden(
+    'the audit trail needs a global role, or projectId (or companyId) of a project the caller holds a role on',
+  );
 }
 
 function exportRoute(app: FastifyInstance, path: string, audit: AuditService, scoped: boolean) {
@@ -62,7 +74,9 @@ function exportRoute(app: FastifyInstance, path: string, audit: AuditService, sc
       void reply
         .type('application/pdf')
         .header('content-disposition', `attachment; filename="audit-${stamp}.pdf"`);
-      return reply.send(pdfExport(audit.repo, f, { seq: Number(head.seq), hash: head.hash }, shownFilters(q)));
+      return reply.send(
+        pdfExport(audit.repo, f, { seq: Number(head.seq), hash: head.hash }, shownFilters(q)),
+      );
     }
     throw badRequest(`format must be csv or pdf, got "${q.format}"`);
   });
@@ -122,7 +136,9 @@ export async function adminAuditRoutes(app: FastifyInstance, options: { audit: A
     };
   });
   app.get('/admin/v1/logs/contexts', async (_request, reply) => {
-    void reply.header('deprecation', 'true').header('link', '</admin/v1/logs/v2/categories>; rel="successor-version"');
+    void reply
+      .header('deprecation', 'true')
+      .header('link', '</admin/v1/logs/v2/categories>; rel="successor-version"');
     return (await audit.categories()).items.map((c) => c.category);
   });
 

@@ -230,8 +230,15 @@ export class AuditService {
           reason: `record ${seq} does not follow the hash of record ${seq - 1} (one of them was changed)`,
         });
       const { hash, ...rest } = r;
-      if (hashOf({ ...rest, seq, at: Number(r.at), status: r.status === null ? null : Number(r.status) }) !== hash)
-        return result({ seq, id: r.id, reason: `record ${seq} was changed: its hash does not match its fields` });
+      if (
+        hashOf({ ...rest, seq, at: Number(r.at), status: r.status === null ? null : Number(r.status) }) !==
+        hash
+      )
+        return result({
+          seq,
+          id: r.id,
+          reason: `record ${seq} was changed: its hash does not match its fields`,
+        });
       prev = hash;
       expected++;
       checked++;
@@ -250,7 +257,9 @@ export class AuditService {
 
   async loadSettings(): Promise<AuditSettings> {
     const text = await this.repo.settings.get('settings');
-    this.#settings = text ? { ...DEFAULT_SETTINGS, ...(JSON.parse(text) as AuditSettings) } : DEFAULT_SETTINGS;
+    this.#settings = text
+      ? { ...DEFAULT_SETTINGS, ...(JSON.parse(text) as AuditSettings) }
+      : DEFAULT_SETTINGS;
     return this.#settings;
   }
 
@@ -260,7 +269,10 @@ export class AuditService {
 
   async putSettings(next: { retentionDays?: number | undefined }): Promise<AuditSettings> {
     const s = await this.loadSettings();
-    const updated = { ...s, ...(next.retentionDays !== undefined ? { retentionDays: next.retentionDays } : {}) };
+    const updated = {
+      ...s,
+      ...(next.retentionDays !== undefined ? { retentionDays: next.retentionDays } : {}),
+    };
     await this.repo.settings.put('settings', JSON.stringify(updated));
     this.#settings = updated;
     return updated;
@@ -310,13 +322,15 @@ export class AuditService {
   async migrationStatus(): Promise<MigrationStatus> {
     const saved = await this.repo.settings.get('migration');
     const m = saved
-      ? (JSON.parse(saved) as { state: MigrationStatus['state']; lastError: string | null; updatedAt: string })
+      ? (JSON.parse(saved) as {
+          state: MigrationStatus['state'];
+          lastError: string | null;
+          updatedAt: string;
+        })
       : null;
     const total = await this.repo.legacyCount();
     const migrated = await this.repo.migratedCount();
-    const state = this.#migrating
-      ? 'RUNNING'
-      : (m?.state ?? (total === 0 ? 'COMPLETED' : 'NOT_STARTED'));
+    const state = this.#migrating ? 'RUNNING' : (m?.state ?? (total === 0 ? 'COMPLETED' : 'NOT_STARTED'));
     return {
       state: state === 'COMPLETED' && migrated < total ? 'NOT_STARTED' : state,
       total,

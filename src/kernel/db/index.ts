@@ -88,11 +88,7 @@ export class Database {
   readonly #sqliteFile: string | undefined;
   readonly #driver: () => ScopedDriver;
 
-  private constructor(
-    inner: Dialect,
-    dialect: DialectName,
-    sqliteFile?: string,
-  ) {
+  private constructor(inner: Dialect, dialect: DialectName, sqliteFile?: string) {
     const scoped = scopedDialect(inner);
     this.db = new Kysely<NoTables>({ dialect: scoped.dialect });
     this.#driver = scoped.driver;

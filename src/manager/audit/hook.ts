@@ -137,7 +137,7 @@ export interface AuditHookOptions {
 
 /** Installs the recording hook on `app` (before any module mounts a route on it). */
 export function installAuditHook(app: FastifyInstance, options: AuditHookOptions): void {
-  const { audit, database, origin } = options;
+  const { audit, database } = options;
   app.addHook('onRoute', (route) => {
     route.config = { ...(route.config ?? {}), module: route.config?.module ?? mountingModule() ?? 'manager' };
   });

@@ -67,9 +67,9 @@ export function csvExport(repo: AuditRepository, filter: AuditFilter): Readable 
   async function* lines() {
     yield `${CSV_COLUMNS.join(',')}\n`;
     let chunk = '';
-    for await (const r of repo.scan(filter)) {
+    for await (const r of repo.scan(filter, 500)) {
       chunk += csvLine(r);
-      if (chunk.length > 64 * 1024) {
+      if (chunk.length > 16 * 1024) {
         yield chunk;
         chunk = '';
       }

@@ -32,6 +32,7 @@ import type { TaskService } from './tasks/index.js';
 import { templatesModule } from './templates/index.js';
 import type { TemplateService } from './templates/index.js';
 import { registryModule } from './registry/index.js';
+import { auditModule, type AuditService } from './audit/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -47,6 +48,7 @@ export const MANAGER_MODULES = [
   tasksModule,
   templatesModule,
   registryModule,
+  auditModule, // the audit trail: records every mutating call of the modules above and below
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {
@@ -87,6 +89,7 @@ export interface ManagerService {
   links: LinkHub;
   tasks: TaskService;
   templates: TemplateService;
+  audit: AuditService;
   database: Database;
   logger: Logger;
   tls: TlsMaterial | null;
@@ -135,6 +138,7 @@ export async function startManager(
     links: shell.module('link'),
     tasks: shell.module('tasks'),
     templates: shell.module('templates'),
+    audit: shell.module('audit'),
     database: shell.database,
     logger: shell.logger,
     tls: shell.tls,

@@ -13,9 +13,11 @@ import { closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Dialect, type Transaction } from 'kysely';
+import { RequestScope, outsideScope, runInScope, scopedDialect, type ScopedDriver } from './request-scope.js';
 
 export { sql };
+export { RequestScope, currentScope, outsideScope } from './request-scope.js';
 export type { Kysely, Transaction };
 
 /**
@@ -84,9 +86,12 @@ export class Database {
 
   /** The SQLite file (not for `:memory:`), for the cross-process migration lock. */
   readonly #sqliteFile: string | undefined;
+  readonly #driver: () => ScopedDriver;
 
-  private constructor(db: Db, dialect: DialectName, sqliteFile?: string) {
-    this.db = db;
+  private constructor(inner: Dialect, dialect: DialectName, sqliteFile?: string) {
+    const scoped = scopedDialect(inner);
+    this.db = new Kysely<NoTables>({ dialect: scoped.dialect });
+    this.#driver = scoped.driver;
     this.dialect = dialect;
     this.#sqliteFile = sqliteFile;
   }
@@ -99,7 +104,7 @@ export class Database {
       const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
       // An idle client that loses its server must not crash the process; the next query fails instead.
       pool.on('error', () => undefined);
-      return new Database(new Kysely({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+      return new Database(new PostgresDialect({ pool }), 'postgres');
     }
     if (options.sqlitePath !== ':memory:') mkdirSync(dirname(options.sqlitePath), { recursive: true });
     const sqlite = new SQLite(options.sqlitePath);
@@ -109,7 +114,7 @@ export class Database {
     // Another process (the CLI while the service runs) may hold the write lock for a moment.
     sqlite.pragma('busy_timeout = 5000');
     return new Database(
-      new Kysely({ dialect: new SqliteDialect({ database: sqlite }) }),
+      new SqliteDialect({ database: sqlite }),
       'sqlite',
       options.sqlitePath === ':memory:' ? undefined : options.sqlitePath,
     );
@@ -126,6 +131,24 @@ export class Database {
    */
   transaction<T>(fn: (trx: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(fn);
+  }
+
+  /**
+   * A request-scoped transaction (`request-scope.ts`): enter it with `runInScope`, end it with
+   * `scope.finish(commit, last)`. Every query of the entered context joins it.
+   */
+  openScope(): RequestScope {
+    return new RequestScope(this.#driver());
+  }
+
+  /** Runs `fn` with `scope` entered (see `openScope`). */
+  runInScope<T>(scope: RequestScope, fn: () => T): T {
+    return runInScope(scope, fn);
+  }
+
+  /** Runs `fn` outside any request scope: background work that must not join a request's transaction. */
+  outsideScope<T>(fn: () => T): T {
+    return outsideScope(fn);
   }
 
   /**

@@ -40,5 +40,13 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     permission?: Permission;
+    /**
+     * The manager's audit trail (`src/manager/audit/`): `false` for a route that records nothing
+     * (a call another manager forwards, recorded where it was made); an object names the record's
+     * action or target when the default (derived from the method and the path) does not fit.
+     */
+    audit?: false | { action?: string; target?: string };
+    /** The module that mounted the route (set by the audit trail's `onRoute` hook). */
+    module?: string;
   }
 }

@@ -13,6 +13,7 @@ export {
 } from './config-section.js';
 export {
   ServiceShell,
+  mountingModule,
   openServiceDatabase,
   type ServiceDefinition,
   type ShellOptions,

@@ -94,6 +94,16 @@ export async function openServiceDatabase(
   return database;
 }
 
+let mounting: string | undefined;
+
+/**
+ * The module whose `mount` is running (undefined otherwise): an `onRoute` hook reads it to learn
+ * which module a route belongs to (the manager's audit trail names the module of each record).
+ */
+export function mountingModule(): string | undefined {
+  return mounting;
+}
+
 export class ServiceShell<Config extends ShellConfig, Modules> {
   readonly definition: ServiceDefinition<Config, Modules>;
   readonly config: Config;
@@ -189,8 +199,14 @@ export class ServiceShell<Config extends ShellConfig, Modules> {
       shell = new ServiceShell(definition, config, { logger, logStore, database, app, tls, ports, cleanup });
       await app.register(healthRoutes, { service: definition.name, apiVersion: definition.apiVersion });
       for (const module of definition.modules) await shell.#start(module);
-      for (const module of definition.modules)
-        await module.mount?.(shell.#context(module), shell.#api(module));
+      for (const module of definition.modules) {
+        mounting = module.name;
+        try {
+          await module.mount?.(shell.#context(module), shell.#api(module));
+        } finally {
+          mounting = undefined;
+        }
+      }
       await app.ready();
       cleanup.defer('http', () => closeGracefully(app, config.shutdownTimeout, logger).then(() => undefined));
       return shell;

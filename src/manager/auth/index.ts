@@ -12,6 +12,6 @@ export {
 } from './service.js';
 export { ManagerAuthRepository } from './repository.js';
 export { managerAuthMigrations } from './migrations/index.js';
-export { installManagerAuthHook, principalOf, requestToken } from './hook.js';
+export { installManagerAuthHook, principalOf, requestToken, type ManagerAuthContext } from './hook.js';
 export { adminAuthRoutes, whoamiRoutes } from './routes.js';
 export { managerAuthModule } from './module.js';

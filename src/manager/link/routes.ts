@@ -42,7 +42,8 @@ export async function peerRoutes(app: FastifyInstance, options: { hub: LinkHub; 
   app.route<{ Params: { deviceId: string } }>({
     method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: '/dm/peer/:deviceId/*',
-    config: { permission: 'public' },
+    // Recorded by the audit trail of the manager process that took the call, not again here.
+    config: { permission: 'public', audit: false },
     onRequest: async (request) => {
       if (!(await options.peers.checkSecret(header(request.headers[PEER_HEADER]))))
         throw unauthorized("forwarded calls need the managers' shared secret");

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, badRequest, notFound, ERRORS } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
+import { outsideScope } from '../../kernel/db/index.js';
 import type { ListSpec } from '../../kernel/paging.js';
 import { isGlobal, roleAt, requireRole, type Principal } from '../auth/index.js';
 import {
@@ -315,7 +316,8 @@ export class TaskService {
       return;
     }
     this.#ticking = true;
-    void this.#tick()
+    // Never in the transaction of the request that created a task (see kernel/db/request-scope.ts).
+    void outsideScope(() => this.#tick())
       .catch((err: unknown) => this.#log.warn({ err }, 'task runner tick failed'))
       .finally(() => {
         this.#ticking = false;

@@ -1,0 +1,269 @@
+/**
+ * A request-scoped transaction: while a scope is entered (`Database.runInScope`), every query of
+ * that asynchronous context, through any repository built on `database.db`, runs in one
+ * transaction of the scope, and a repository's own `transaction()` becomes a savepoint in it. The
+ * scope's owner ends it (`finish`): it commits everything (with a last write of its own, such as
+ * the manager's audit record) or rolls everything back. Repositories need no change to join it.
+ *
+ * The transaction begins lazily, at the scope's first write (or first nested transaction): reads
+ * before it run on the pool as usual, so a handler that only reads holds no connection (on
+ * SQLite, no lock). Nested transactions of one scope take turns (a savepoint at a time).
+ * Background work started inside a scope and meant to outlive it runs `Database.outsideScope`.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type QueryCompiler,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+
+const storage = new AsyncLocalStorage<RequestScope>();
+
+/** Whether a compiled query only reads (it may then run outside the scope's transaction). */
+function readsOnly(q: CompiledQuery): boolean {
+  const kind = q.query.kind;
+  if (kind === 'SelectQueryNode') return true;
+  if (kind === 'RawNode') return /^\s*select\b/i.test(q.sql);
+  return false;
+}
+
+export class RequestScope {
+  readonly driver: ScopedDriver;
+  readonly handle: ScopedConnection;
+  #begin: Promise<DatabaseConnection> | undefined;
+  #conn: DatabaseConnection | undefined;
+  #active = true;
+  #savepoints: string[] = [];
+  #n = 0;
+  #turn: Promise<void> = Promise.resolve();
+  #release: (() => void)[] = [];
+
+  constructor(driver: ScopedDriver) {
+    this.driver = driver;
+    this.handle = new ScopedConnection(this);
+  }
+
+  /** True until `finish`: queries of the scope's context go to its transaction. */
+  get active(): boolean {
+    return this.#active;
+  }
+
+  /** Whether the transaction has begun (something was written). */
+  get begun(): boolean {
+    return this.#begin !== undefined;
+  }
+
+  /** The scope's connection, its transaction begun on first need. */
+  connection(): Promise<DatabaseConnection> {
+    this.#begin ??= (async () => {
+      await this.driver.init();
+      const c = await this.driver.inner.acquireConnection();
+      try {
+        await this.driver.inner.beginTransaction(c, {});
+      } catch (err) {
+        await this.driver.inner.releaseConnection(c);
+        throw err;
+      }
+      this.#conn = c;
+      return c;
+    })();
+    return this.#begin;
+  }
+
+  /**
+   * Ends the scope: with `commit`, runs `last` (in the scope, so in its transaction) and commits;
+   * otherwise rolls back. A scope that never wrote has nothing to commit (`last` still runs, in
+   * a transaction of its own making: it begins the scope's).
+   */
+  async finish(commit: boolean, last?: () => Promise<void>): Promise<void> {
+    if (!this.#active) return;
+    let ok = commit;
+    try {
+      if (commit && last) await storage.run(this, last);
+    } catch (err) {
+      ok = false;
+      await this.#end(false);
+      throw err;
+    }
+    await this.#end(ok);
+  }
+
+  async #end(commit: boolean): Promise<void> {
+    this.#active = false;
+    if (!this.#begin) return;
+    let conn: DatabaseConnection;
+    try {
+      conn = await this.#begin;
+    } catch {
+      return;
+    }
+    try {
+      if (commit) await this.driver.inner.commitTransaction(conn);
+      else await this.driver.inner.rollbackTransaction(conn);
+    } finally {
+      this.#conn = undefined;
+      await this.driver.inner.releaseConnection(conn);
+    }
+  }
+
+  /** A nested transaction: a savepoint, one at a time per scope. */
+  async savepoint(): Promise<void> {
+    const before = this.#turn;
+    let done!: () => void;
+    this.#turn = new Promise<void>((r) => (done = r));
+    await before;
+    try {
+      const c = await this.connection();
+      const name = `mw_sp${++this.#n}`;
+      await c.executeQuery(CompiledQuery.raw(`savepoint ${name}`));
+      this.#savepoints.push(name);
+      this.#release.push(done);
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
+
+  async endSavepoint(commit: boolean): Promise<void> {
+    const name = this.#savepoints.pop();
+    const done = this.#release.pop();
+    try {
+      if (!name || !this.#conn) return;
+      if (!commit) await this.#conn.executeQuery(CompiledQuery.raw(`rollback to savepoint ${name}`));
+      await this.#conn.executeQuery(CompiledQuery.raw(`release savepoint ${name}`));
+    } finally {
+      done?.();
+    }
+  }
+}
+
+/** The connection Kysely holds inside a scope: reads before the first write go to the pool. */
+export class ScopedConnection implements DatabaseConnection {
+  constructor(readonly scope: RequestScope) {}
+
+  async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+    if (!this.scope.begun && readsOnly(q)) {
+      const inner = this.scope.driver.inner;
+      const c = await inner.acquireConnection();
+      try {
+        return await c.executeQuery<R>(q);
+      } finally {
+        await inner.releaseConnection(c);
+      }
+    }
+    return (await this.scope.connection()).executeQuery<R>(q);
+  }
+
+  async *streamQuery<R>(q: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    const c = await this.scope.connection();
+    yield* c.streamQuery<R>(q, chunkSize);
+  }
+}
+
+/** The dialect's driver, routing the queries of an entered scope to the scope's transaction. */
+export class ScopedDriver implements Driver {
+  readonly inner: Driver;
+  #init: Promise<void> | undefined;
+
+  constructor(inner: Driver) {
+    this.inner = inner;
+  }
+
+  init(): Promise<void> {
+    return (this.#init ??= this.inner.init());
+  }
+
+  acquireConnection(): Promise<DatabaseConnection> {
+    const scope = storage.getStore();
+    if (scope?.active && scope.driver === this) return Promise.resolve(scope.handle);
+    return this.inner.acquireConnection();
+  }
+
+  beginTransaction(conn: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    if (conn instanceof ScopedConnection) return conn.scope.savepoint();
+    return this.inner.beginTransaction(conn, settings);
+  }
+
+  commitTransaction(conn: DatabaseConnection): Promise<void> {
+    if (conn instanceof ScopedConnection) return conn.scope.endSavepoint(true);
+    return this.inner.commitTransaction(conn);
+  }
+
+  rollbackTransaction(conn: DatabaseConnection): Promise<void> {
+    if (conn instanceof ScopedConnection) return conn.scope.endSavepoint(false);
+    return this.inner.rollbackTransaction(conn);
+  }
+
+  async savepoint(
+    conn: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    const c = conn instanceof ScopedConnection ? await conn.scope.connection() : conn;
+    await this.inner.savepoint?.(c, name, compile);
+  }
+
+  async rollbackToSavepoint(
+    conn: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    const c = conn instanceof ScopedConnection ? await conn.scope.connection() : conn;
+    await this.inner.rollbackToSavepoint?.(c, name, compile);
+  }
+
+  async releaseSavepoint(
+    conn: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
+    const c = conn instanceof ScopedConnection ? await conn.scope.connection() : conn;
+    await this.inner.releaseSavepoint?.(c, name, compile);
+  }
+
+  releaseConnection(conn: DatabaseConnection): Promise<void> {
+    if (conn instanceof ScopedConnection) return Promise.resolve();
+    return this.inner.releaseConnection(conn);
+  }
+
+  destroy(): Promise<void> {
+    return this.inner.destroy();
+  }
+}
+
+/** `inner` with its driver wrapped (see the file comment); `driverOf` answers the wrapper. */
+export function scopedDialect(inner: Dialect): { dialect: Dialect; driver: () => ScopedDriver } {
+  let driver: ScopedDriver | undefined;
+  return {
+    dialect: {
+      createDriver: () => (driver = new ScopedDriver(inner.createDriver())),
+      createQueryCompiler: () => inner.createQueryCompiler(),
+      createAdapter: () => inner.createAdapter(),
+      createIntrospector: (db) => inner.createIntrospector(db),
+    },
+    driver: () => {
+      if (!driver) throw new Error('the database has no driver yet');
+      return driver;
+    },
+  };
+}
+
+/** Runs `fn` with `scope` entered: its queries (and what they start) join the scope's transaction. */
+export function runInScope<T>(scope: RequestScope, fn: () => T): T {
+  return storage.run(scope, fn);
+}
+
+/** Runs `fn` outside any scope (background work started by a request that outlives it). */
+export function outsideScope<T>(fn: () => T): T {
+  return storage.exit(fn);
+}
+
+/** The scope of the current context, if one is entered and active. */
+export function currentScope(): RequestScope | undefined {
+  const s = storage.getStore();
+  return s?.active ? s : undefined;
+}

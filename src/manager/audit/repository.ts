@@ -1,0 +1,304 @@
+/** The audit trail's tables; no other module reads or writes them. */
+import { sql, type Database, type Kysely } from '../../kernel/db/index.js';
+import { SettingsTable } from '../../kernel/db/settings.js';
+import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
+
+export interface AuditRow {
+  seq: number;
+  id: string;
+  at: number;
+  actor: string;
+  actor_name: string | null;
+  company_id: string | null;
+  project_id: string | null;
+  module: string;
+  action: string;
+  origin: string;
+  target: string | null;
+  outcome: string;
+  status: number | null;
+  request_id: string | null;
+  details: string;
+  legacy_id: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface HeadRow {
+  id: number;
+  seq: number;
+  hash: string;
+  base_seq: number;
+  base_hash: string;
+}
+
+export interface ActivityRow {
+  id: string;
+  at: number;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  actor: string | null;
+  request_id: string | null;
+}
+
+export interface LegacyRow {
+  id: string;
+  at: number;
+  username: string | null;
+  context: string;
+  message: string;
+}
+
+export interface AuditTables {
+  audit_record: AuditRow;
+  audit_head: HeadRow;
+  audit_setting: { key: string; value: string };
+  audit_api_activity: ActivityRow;
+  audit_legacy_log: LegacyRow;
+}
+
+/** The filters of the record lists and exports (all optional, ANDed). */
+export interface AuditFilter {
+  from?: number | undefined;
+  to?: number | undefined;
+  action?: string | undefined;
+  module?: string | undefined;
+  origin?: string | undefined;
+  actor?: string | undefined;
+  projectId?: string | undefined;
+  companyId?: string | undefined;
+  outcome?: string | undefined;
+  /** Contained (ignoring case) in the action, target, actor or details. */
+  text?: string | undefined;
+}
+
+export const AUDIT_LIST: ListDefinition = {
+  fields: {
+    time: { column: 'at', type: 'integer' },
+    seq: { column: 'seq', type: 'integer' },
+    action: 'action',
+    module: 'module',
+    origin: 'origin',
+    actor: 'actor',
+    outcome: 'outcome',
+    projectId: 'project_id',
+    companyId: 'company_id',
+    target: 'target',
+  },
+  tiebreak: 'seq',
+  defaultSort: [{ field: 'seq', order: 'desc' }],
+  maxLimit: 1000,
+};
+
+export const ACTIVITY_LIST: ListDefinition = {
+  fields: {
+    time: { column: 'at', type: 'integer' },
+    method: 'method',
+    path: 'path',
+    status: { column: 'status', type: 'integer' },
+    actor: 'actor',
+  },
+  tiebreak: 'id',
+  defaultSort: [{ field: 'time', order: 'desc' }],
+  maxLimit: 1000,
+};
+
+/** A new record as the service seals it, given its place in the chain. */
+export type Sealer = (seq: number, prevHash: string) => AuditRow;
+
+export class AuditRepository {
+  readonly database: Database;
+  readonly #db: Kysely<AuditTables>;
+  readonly settings: SettingsTable;
+
+  constructor(database: Database) {
+    this.database = database;
+    this.#db = database.typed<AuditTables>();
+    this.settings = new SettingsTable(database.db, 'audit_setting');
+  }
+
+  /**
+   * Appends one record at the chain's end, in one transaction (a savepoint of the request's when
+   * one is entered). The head row's update holds its row lock until the commit, so two appenders
+   * (two managers on one PostgreSQL) take turns and the chain never forks.
+   */
+  append(seal: Sealer): Promise<AuditRow> {
+    return this.#db.transaction().execute(async (trx) => {
+      const head = await trx
+        .updateTable('audit_head')
+        .set((eb) => ({ seq: eb('seq', '+', 1) }))
+        .where('id', '=', 1)
+        .returning(['seq', 'hash'])
+        .executeTakeFirstOrThrow();
+      const row = seal(Number(head.seq), head.hash);
+      await trx.insertInto('audit_record').values(row).execute();
+      await trx.updateTable('audit_head').set({ hash: row.hash }).where('id', '=', 1).execute();
+      return row;
+    });
+  }
+
+  head(): Promise<HeadRow> {
+    return this.#db.selectFrom('audit_head').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
+  }
+
+  #filtered(f: AuditFilter) {
+    let q = this.#db.selectFrom('audit_record').selectAll();
+    if (f.from !== undefined) q = q.where('at', '>=', f.from);
+    if (f.to !== undefined) q = q.where('at', '<=', f.to);
+    if (f.action !== undefined) q = q.where('action', '=', f.action);
+    if (f.module !== undefined) q = q.where('module', '=', f.module);
+    if (f.origin !== undefined) q = q.where('origin', '=', f.origin);
+    if (f.actor !== undefined)
+      q = q.where((eb) => eb.or([eb('actor', '=', f.actor!), eb('actor_name', '=', f.actor!)]));
+    if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
+    if (f.companyId !== undefined) q = q.where('company_id', '=', f.companyId);
+    if (f.outcome !== undefined) q = q.where('outcome', '=', f.outcome);
+    if (f.text !== undefined && f.text !== '') {
+      const pattern = `%${f.text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+      const op = sql.raw(this.database.ilike);
+      q = q.where(
+        (eb) =>
+          sql<boolean>`(${eb.ref('action')} ${op} ${pattern} escape '!' or ${eb.ref('target')} ${op} ${pattern} escape '!' or ${eb.ref('actor_name')} ${op} ${pattern} escape '!' or ${eb.ref('details')} ${op} ${pattern} escape '!')`,
+      );
+    }
+    return q;
+  }
+
+  list(filter: AuditFilter, spec: ListSpec): Promise<ListPage<AuditRow>> {
+    return runList(this.database, this.#filtered(filter), AUDIT_LIST, spec);
+  }
+
+  /**
+   * The matching records in chain order, `batch` at a time (keyset on `seq`: constant memory
+   * however many match).
+   */
+  async *scan(filter: AuditFilter, batch = 1000, limit = Number.MAX_SAFE_INTEGER): AsyncGenerator<AuditRow> {
+    let after = -1;
+    let left = limit;
+    while (left > 0) {
+      const rows = await this.#filtered(filter)
+        .where('seq', '>', after)
+        .orderBy('seq')
+        .limit(Math.min(batch, left))
+        .execute();
+      for (const r of rows) yield r;
+      if (rows.length < Math.min(batch, left)) return;
+      left -= rows.length;
+      after = Number(rows[rows.length - 1]!.seq);
+    }
+  }
+
+  async count(filter: AuditFilter): Promise<number> {
+    const r = await this.#filtered(filter)
+      .clearSelect()
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /** Modules and their actions, with how many records each has. */
+  categories(): Promise<{ module: string; action: string; n: number }[]> {
+    return this.#db
+      .selectFrom('audit_record')
+      .select(['module', 'action', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy(['module', 'action'])
+      .orderBy('module')
+      .orderBy('action')
+      .limit(10_000)
+      .execute();
+  }
+
+  /**
+   * Removes the records older than `before` (retention), oldest first, at most `max`; the head
+   * keeps the seq and hash the oldest kept record follows, so that verify still checks it.
+   */
+  prune(before: number, max: number): Promise<number> {
+    return this.#db.transaction().execute(async (trx) => {
+      const last = await trx
+        .selectFrom('audit_record')
+        .select(['seq', 'hash'])
+        .where('at', '<', before)
+        .orderBy('seq')
+        .limit(1)
+        .offset(Math.max(0, max - 1))
+        .executeTakeFirst();
+      const cut =
+        last ??
+        (await trx
+          .selectFrom('audit_record')
+          .select(['seq', 'hash'])
+          .where('at', '<', before)
+          .orderBy('seq', 'desc')
+          .limit(1)
+          .executeTakeFirst());
+      if (!cut) return 0;
+      const gone = await trx.deleteFrom('audit_record').where('seq', '<=', cut.seq).executeTakeFirst();
+      await trx
+        .updateTable('audit_head')
+        .set({ base_seq: cut.seq, base_hash: cut.hash })
+        .where('id', '=', 1)
+        .execute();
+      return Number(gone.numDeletedRows);
+    });
+  }
+
+  // --- the request log ------------------------------------------------------------------------
+
+  async addActivity(rows: ActivityRow[]): Promise<void> {
+    if (rows.length > 0) await this.#db.insertInto('audit_api_activity').values(rows).execute();
+  }
+
+  listActivity(spec: ListSpec): Promise<ListPage<ActivityRow>> {
+    return runList(this.database, this.#db.selectFrom('audit_api_activity').selectAll(), ACTIVITY_LIST, spec);
+  }
+
+  async pruneActivity(before: number): Promise<number> {
+    const r = await this.#db.deleteFrom('audit_api_activity').where('at', '<', before).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  // --- the older store --------------------------------------------------------------------------
+
+  /** Rows of the older action log after `afterId` (by time, then id), `limit` at most. */
+  legacyAfter(after: { at: number; id: string } | null, limit: number): Promise<LegacyRow[]> {
+    let q = this.#db.selectFrom('audit_legacy_log').selectAll();
+    if (after)
+      q = q.where((eb) =>
+        eb.or([eb('at', '>', after.at), eb.and([eb('at', '=', after.at), eb('id', '>', after.id)])]),
+      );
+    return q.orderBy('at').orderBy('id').limit(limit).execute();
+  }
+
+  async legacyCount(): Promise<number> {
+    const r = await this.#db
+      .selectFrom('audit_legacy_log')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async migratedCount(): Promise<number> {
+    const r = await this.#db
+      .selectFrom('audit_record')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('legacy_id', 'is not', null)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async hasLegacy(id: string): Promise<boolean> {
+    const r = await this.#db
+      .selectFrom('audit_record')
+      .select('seq')
+      .where('legacy_id', '=', id)
+      .executeTakeFirst();
+    return r !== undefined;
+  }
+
+  /** For tests and `millwright manager` imports of an older store: rows of the older action log. */
+  async addLegacy(rows: LegacyRow[]): Promise<void> {
+    if (rows.length > 0) await this.#db.insertInto('audit_legacy_log').values(rows).execute();
+  }
+}

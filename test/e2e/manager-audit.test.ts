@@ -1,0 +1,252 @@
+/**
+ * The manager's audit trail against a real manager (SQLite): every mutating route of both APIs
+ * (walked from the route inventory, so routes added by any module are covered) writes exactly one
+ * record; a failed change writes no change and one `failure` record; a change whose record cannot
+ * be written does not happen; tampering with a row makes verify name it; the CSV and PDF exports
+ * (the PDF read back with pdftotext); the deprecated routes, settings and the older store's move.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { listRoutes } from '../../src/kernel/http/server.js';
+import { sql } from '../../src/kernel/db/index.js';
+import { startTestManager, type TestManager } from '../helpers/manager.js';
+import { have } from '../helpers/util.js';
+
+let m: TestManager;
+const count = () => m.manager.audit.repo.count({});
+const newest = async () => (await m.admin('/admin/v1/logs/v2?limit=1')).body.items[0];
+
+before(async () => {
+  m = await startTestManager();
+});
+after(async () => {
+  await m?.stop();
+});
+
+/** Routes that record nothing by design (config.audit: false): a call another manager forwards. */
+const NOT_AUDITED = new Set([
+  'POST /dm/peer/:deviceId/*',
+  'PUT /dm/peer/:deviceId/*',
+  'PATCH /dm/peer/:deviceId/*',
+  'DELETE /dm/peer/:deviceId/*',
+]);
+
+test('every mutating route of both APIs writes exactly one record', async () => {
+  const apps = [
+    { app: m.manager.app, call: m.call, origin: 'API' },
+    { app: m.manager.adminApp, call: m.admin, origin: 'CONSOLE' },
+  ];
+  let walked = 0;
+  for (const { app, call, origin } of apps) {
+    for (const route of listRoutes(app)) {
+      if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(route.method)) continue;
+      const key = `${route.method} ${route.url}`;
+      if (NOT_AUDITED.has(key)) continue;
+      const path = route.url.replace(/:[A-Za-z0-9_]+/g, 'x').replace(/\*/g, 'x');
+      const before = await count();
+      const res = await call(path, { method: route.method, json: {} });
+      const added = (await count()) - before;
+      if (route.permission === 'public' && res.status >= 400) {
+        // Anonymous refusals are not recorded (nobody grows the trail without a credential).
+        assert.equal(added, 0, `${key} (public, ${res.status}) wrote ${added} records`);
+        continue;
+      }
+      assert.equal(added, 1, `${key} answered ${res.status} and wrote ${added} records`);
+      const r = await newest();
+      assert.equal(r.details.method, route.method, key);
+      assert.equal(r.details.path, path, key);
+      assert.equal(r.origin, origin, key);
+      assert.equal(r.outcome, res.status < 400 ? 'success' : 'failure', key);
+      assert.equal(r.status, res.status, key);
+      assert.ok(r.module && r.module !== 'manager', `${key}: module ${r.module}`);
+      walked++;
+    }
+  }
+  assert.ok(walked >= 30, `walked ${walked} mutating routes`);
+});
+
+test('a success records actor, module, action, target and request id in the same transaction', async () => {
+  const c = await m.call('/api/v1/company', { json: { companyName: 'audited-co' } });
+  assert.equal(c.status, 201);
+  const r = await newest();
+  assert.equal(r.action, 'company.create');
+  assert.equal(r.module, 'fleet');
+  assert.equal(r.outcome, 'success');
+  assert.equal(r.actorName, 'test-admin');
+  assert.match(r.actor, /^token:/);
+  assert.equal(r.target, 'companyName=audited-co');
+  assert.ok(r.requestId);
+  const rotate = await m.admin('/admin/v1/api-tokens', { json: { name: 'rot' } });
+  await m.admin(`/admin/v1/api-tokens/${rotate.body.id}/rotate`, { method: 'POST' });
+  const t = await newest();
+  assert.equal(t.action, 'api-tokens.rotate');
+  assert.equal(t.module, 'admin');
+  assert.equal(t.target, `id=${rotate.body.id}`);
+});
+
+test('a failed change: no change, and one record with outcome failure', async () => {
+  const before = await count();
+  const dup = await m.call('/api/v1/company', { json: { companyName: 'audited-co' } });
+  assert.equal(dup.status, 409);
+  assert.equal((await count()) - before, 1);
+  const r = await newest();
+  assert.equal(r.outcome, 'failure');
+  assert.equal(r.status, 409);
+  assert.equal(r.details.error, 'conflict');
+  const list = await m.call('/api/v1/company/list/paged?filter=companyName:eq:audited-co');
+  assert.equal(list.body.total, 1);
+});
+
+test('no change without its record: when the record cannot be written, the change is rolled back', async () => {
+  const db = m.manager.database.db;
+  const head = await sql<{
+    seq: number;
+    hash: string;
+  }>`select seq, hash from audit_head where id = 1`.execute(db);
+  await sql`delete from audit_head`.execute(db);
+  try {
+    const res = await m.call('/api/v1/company', { json: { companyName: 'never-recorded' } });
+    assert.equal(res.status, 500);
+  } finally {
+    const h = head.rows[0]!;
+    await sql`insert into audit_head (id, seq, hash, base_seq, base_hash) values (1, ${h.seq}, ${h.hash}, 0, ${'0'.repeat(64)})`.execute(
+      db,
+    );
+  }
+  const list = await m.call('/api/v1/company/list/paged?filter=companyName:eq:never-recorded');
+  assert.equal(list.body.total, 0, 'the company was not created');
+});
+
+test('verify: the chain holds; a changed row is named', async () => {
+  const ok = await m.admin('/admin/v1/logs/v2/verify');
+  assert.equal(ok.status, 200);
+  assert.equal(ok.body.ok, true, JSON.stringify(ok.body));
+  assert.ok(ok.body.checked > 30);
+  const victim = (await m.admin('/admin/v1/logs/v2?sort=seq:asc&offset=5&limit=1')).body.items[0];
+  const db = m.manager.database.db;
+  await sql`update audit_record set actor = 'someone-else' where seq = ${victim.seq}`.execute(db);
+  try {
+    const bad = await m.admin('/admin/v1/logs/v2/verify');
+    assert.equal(bad.body.ok, false);
+    assert.equal(bad.body.broken.seq, victim.seq);
+    assert.equal(bad.body.broken.id, victim.id);
+    assert.match(bad.body.broken.reason, /was changed/);
+  } finally {
+    await sql`update audit_record set actor = ${victim.actor} where seq = ${victim.seq}`.execute(db);
+  }
+  assert.equal((await m.admin('/admin/v1/logs/v2/verify')).body.ok, true);
+});
+
+test('filters, categories and the deprecated routes', async () => {
+  const byAction = await m.call('/api/v1/logs/v2?action=company.create');
+  assert.ok(byAction.body.total >= 2);
+  assert.ok(byAction.body.items.every((r: { action: string }) => r.action === 'company.create'));
+  const text = await m.call('/api/v1/logs/v2?text=AUDITED-CO&outcome=failure');
+  assert.equal(text.body.total, 1);
+  const console_ = await m.admin('/admin/v1/logs/v2?origin=CONSOLE&module=admin&limit=5');
+  assert.ok(console_.body.total > 0);
+  assert.ok(
+    console_.body.items.every(
+      (r: { origin: string; module: string }) => r.origin === 'CONSOLE' && r.module === 'admin',
+    ),
+  );
+  const future = await m.call(`/api/v1/logs/v2?from=${Date.now() + 60_000}`);
+  assert.equal(future.body.total, 0);
+  const cats = await m.admin('/admin/v1/logs/v2/categories');
+  const fleet = cats.body.items.find((c: { category: string }) => c.category === 'fleet');
+  assert.ok(fleet.contexts.some((c: { action: string }) => c.action === 'company.create'));
+  const old = await m.admin('/admin/v1/logs?limit=3');
+  assert.equal(old.status, 200);
+  assert.equal(old.headers.deprecation, 'true');
+  assert.equal(old.body.logs.length, 3);
+  assert.deepEqual(Object.keys(old.body.logs[0]).sort(), ['context', 'id', 'message', 'timestamp', 'user']);
+  const contexts = await m.admin('/admin/v1/logs/contexts');
+  assert.ok(contexts.body.includes('fleet'));
+});
+
+test('CSV export and a PDF report that pdftotext reads back', async (t) => {
+  const csv = await m.call('/api/v1/logs/v2/export?format=csv&action=company.create');
+  assert.equal(csv.status, 200);
+  assert.match(String(csv.headers['content-type']), /text\/csv/);
+  const lines = csv.text.trim().split('\n');
+  assert.match(lines[0]!, /^seq,time,actor/);
+  assert.ok(lines.length >= 3);
+  if (!have('pdftotext')) return t.skip('pdftotext (poppler-utils) is not installed');
+  const res = await fetchBytes(`${m.adminUrl}/admin/v1/logs/v2/export?format=pdf&module=fleet`);
+  assert.equal(res.subarray(0, 5).toString(), '%PDF-');
+  const file = join(m.dataDir, 'report.pdf');
+  writeFileSync(file, res);
+  const text = execFileSync('pdftotext', ['-layout', file, '-']).toString();
+  assert.match(text, /audit trail/);
+  assert.match(text, /Chain head: record \d+/);
+  assert.match(text, /Filters: module=fleet/);
+  assert.match(text, /company\.create/);
+  assert.match(text, /Page 1/);
+});
+
+test('settings, the request log, retention and the older store moved in', async () => {
+  const s = await m.admin('/admin/v1/action-log/settings', { method: 'PUT', json: { retentionDays: 30 } });
+  assert.equal(s.status, 200);
+  assert.equal(s.body.retentionDays, 30);
+  const bad = await m.admin('/admin/v1/action-log/settings', { method: 'PUT', json: { retentionDays: -1 } });
+  assert.equal(bad.status, 400);
+  const on = await m.admin('/admin/v1/action-log/settings/api-activity', {
+    method: 'PUT',
+    json: { enabled: true },
+  });
+  assert.equal(on.body.enabled, true);
+  await m.call('/api/v1/whoami');
+  await m.manager.shell
+    .module('audit')
+    .repo.database.db.selectFrom('audit_setting' as never)
+    .selectAll()
+    .execute();
+  let seen = false;
+  for (let i = 0; i < 50 && !seen; i++) {
+    const act = await m.admin('/admin/v1/logs/v2/api-activity?filter=path:eq:/api/v1/whoami');
+    seen = act.body.total >= 1;
+    if (seen) assert.equal(act.body.items[0].status, 200);
+    else await new Promise((r) => setTimeout(r, 100)); // the log is written once a second
+  }
+  assert.ok(seen, 'the request log holds the call');
+  // Retention: 30 days on; a housekeeping run 31 days later removes every record, and verify holds.
+  const removed = await m.manager.audit.housekeep(Date.now() + 31 * 86_400_000);
+  assert.ok(removed.records > 30);
+  assert.equal((await m.admin('/admin/v1/logs/v2/verify')).body.ok, true);
+  await m.admin('/admin/v1/action-log/settings', { method: 'PUT', json: { retentionDays: 0 } });
+
+  const repo = m.manager.audit.repo;
+  await repo.addLegacy(
+    Array.from({ length: 1200 }, (_, i) => ({
+      id: `old-${String(i).padStart(5, '0')}`,
+      at: Date.parse('2025-01-01') + i * 1000,
+      username: 'olduser',
+      context: 'template',
+      message: `old change ${i}`,
+    })),
+  );
+  const status = await m.admin('/admin/v1/action-log/migration');
+  assert.equal(status.body.state, 'NOT_STARTED');
+  assert.equal(status.body.remaining, 1200);
+  // Half way (one batch of 500), then the retry resumes; a second retry adds nothing.
+  await m.manager.audit.migrate(1);
+  assert.equal((await m.admin('/admin/v1/action-log/migration')).body.migrated, 500);
+  const done = await m.admin('/admin/v1/action-log/migration/retry', { method: 'POST' });
+  assert.equal(done.body.state, 'COMPLETED');
+  assert.equal(done.body.migrated, 1200);
+  const again = await m.admin('/admin/v1/action-log/migration/retry', { method: 'POST' });
+  assert.equal(again.body.migrated, 1200);
+  assert.equal((await m.admin('/admin/v1/logs/v2?module=legacy')).body.total, 1200);
+  assert.equal((await m.admin('/admin/v1/logs/v2/verify')).body.ok, true);
+});
+
+async function fetchBytes(url: string): Promise<Buffer> {
+  const { request } = await import('undici');
+  const { insecureAgent } = await import('../helpers/edge.js');
+  const res = await request(url, { headers: { 'x-authtoken': m.token }, dispatcher: insecureAgent });
+  assert.equal(res.statusCode, 200);
+  return Buffer.from(await res.body.arrayBuffer());
+}

@@ -1,0 +1,86 @@
+/**
+ * The audit chain and the request-scoped transaction on SQLite and PostgreSQL: records chain by
+ * hash; concurrent appends never fork the chain; verify names a changed or removed row; a scope
+ * commits the change with its record or rolls both back; nested transactions are savepoints.
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import pino from 'pino';
+import { sql } from '../../src/kernel/db/index.js';
+import { AuditRepository, AuditService } from '../../src/manager/audit/index.js';
+import { auditMigrations } from '../../src/manager/audit/migrations/index.js';
+import { forEachDialect } from '../helpers/postgres.js';
+
+const input = (action: string) => ({
+  actor: 'token:t',
+  module: 'test',
+  action,
+  origin: 'API' as const,
+  outcome: 'success' as const,
+});
+
+forEachDialect('audit chain', (ctx) => {
+  let audit: AuditService;
+  before(async () => {
+    await ctx.database.migrate([auditMigrations]);
+    await sql`create table scratch (id text primary key)`.execute(ctx.database.db);
+    audit = new AuditService(new AuditRepository(ctx.database), pino({ level: 'silent' }));
+  });
+
+  test('appends chain by hash, concurrent appends included', async () => {
+    await Promise.all(Array.from({ length: 40 }, (_, i) => audit.record(input(`a.${i}`))));
+    const v = await audit.verify();
+    assert.equal(v.ok, true, JSON.stringify(v));
+    assert.equal(v.checked, 40);
+    assert.equal(v.head.seq, 40);
+  });
+
+  test('a scope commits the change and its record together, or neither', async () => {
+    const db = ctx.database.db;
+    const before = await audit.repo.count({});
+    const ok = ctx.database.openScope();
+    await ctx.database.runInScope(ok, async () => {
+      await sql`insert into scratch (id) values ('kept')`.execute(db);
+      // A repository's own transaction inside the scope is a savepoint; its rollback undoes only it.
+      await db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`insert into scratch (id) values ('undone')`.execute(trx);
+          throw new Error('undo');
+        })
+        .catch(() => undefined);
+    });
+    await ok.finish(true, async () => {
+      await audit.record(input('scratch.create'));
+    });
+    const failed = ctx.database.openScope();
+    await ctx.database.runInScope(failed, () =>
+      sql`insert into scratch (id) values ('rolled-back')`.execute(db),
+    );
+    await failed.finish(false);
+    const rows = await sql<{ id: string }>`select id from scratch order by id`.execute(db);
+    assert.deepEqual(
+      rows.rows.map((r) => r.id),
+      ['kept'],
+    );
+    assert.equal((await audit.repo.count({})) - before, 1);
+    assert.equal((await audit.verify()).ok, true);
+  });
+
+  test('verify names a changed row and a removed row', async () => {
+    const db = ctx.database.db;
+    const orig = await sql<{ action: string }>`select action from audit_record where seq = 7`.execute(db);
+    await sql`update audit_record set action = 'forged' where seq = 7`.execute(db);
+    let v = await audit.verify();
+    assert.equal(v.ok, false);
+    assert.equal(v.broken?.seq, 7);
+    assert.match(v.broken!.reason, /was changed/);
+    await sql`update audit_record set action = ${orig.rows[0]!.action} where seq = 7`.execute(db);
+    assert.equal((await audit.verify()).ok, true);
+    await sql`delete from audit_record where seq = 12`.execute(db);
+    v = await audit.verify();
+    assert.equal(v.ok, false);
+    assert.equal(v.broken?.seq, 13);
+    assert.match(v.broken!.reason, /record 12 is missing/);
+  });
+});

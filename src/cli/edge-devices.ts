@@ -4,7 +4,8 @@
  * as JSON (`--json`).
  */
 import { Command, Option } from 'commander';
-import type { EdgeClient } from '../client/index.js';
+import type { EdgeClient } from '../client/edge.js';
+import { ConfigError } from '../kernel/config.js';
 import { addEdgeClientOptions, edgeClientFrom, type EdgeClientFlags } from './edge-client.js';
 
 const PATH = '/devicehub/v2';
@@ -38,7 +39,7 @@ function collect(value: string, previous: string[] = []): string[] {
 function pairs(values: string[] | undefined): Array<[string, string]> {
   return (values ?? []).map((v) => {
     const i = v.indexOf('=');
-    if (i <= 0) throw new Error(`--property takes NAME=VALUE, got "${v}"`);
+    if (i <= 0) throw new ConfigError(`--property takes NAME=VALUE (e.g. --property address=0), got "${v}"`);
     return [v.slice(0, i), v.slice(i + 1)];
   });
 }

@@ -53,9 +53,14 @@ export interface CliRun {
 }
 
 /** Runs a command to its end; a failing command answers its exit code instead of throwing. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = cleanEnv(),
+  /** Kills a command that hangs (SIGTERM after this many ms; the result then has code null). */
+  timeoutMs = 0,
+): Promise<CliRun> {
   ensureBuilt();
-  return run(process.execPath, [...CLI_ARGS, ...args], { env }).then(
+  return run(process.execPath, [...CLI_ARGS, ...args], { env, timeout: timeoutMs }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: CliRun) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );

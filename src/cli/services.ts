@@ -11,7 +11,8 @@ import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
 import { edgeConfigCommands } from './edge-config.js';
 import { join } from 'node:path';
-import { loadConfig } from '../kernel/config.js';
+import { ConfigError, loadConfig } from '../kernel/config.js';
+import { didYouMean } from './hints.js';
 import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/service.js';
 import { startUns, type UnsService } from '../uns/service.js';
 import { unsAdminCommands } from './uns-admin.js';
@@ -34,106 +35,7 @@ const UP_MANAGER_OPTIONS = MANAGER_OPTIONS.filter((o) => o.name !== 'host');
 
 /** Adds every command to `program`. */
 export async function serviceCommands(program: Command): Promise<void> {
-  /** The UNS's and the manager's options under `up`: `--uns-<option>`, `--manager-<option>` (not --host). */
-  const up = addServiceOptions(
-    addServiceOptions(
-      addServiceOptions(
-        program
-          .command('up')
-          .description(
-            'the first look: the edge service, the unified namespace (UNS) and the edge manager in one process, with embedded defaults; prints every address and first-run credential',
-          )
-          .addHelpText(
-            'after',
-            '\nThe edge options are the flags without a prefix (as `millwright edge`); the UNS and the manager take\n' +
-              'theirs with a prefix (`--uns-port`, `--manager-port`) or from MILLWRIGHT_UNS_* / MILLWRIGHT_MANAGER_*.\n' +
-              'With --data-dir DIR, the UNS keeps its data in DIR/uns and the manager in DIR/manager.',
-          ),
-        'edge',
-        EDGE_OPTIONS,
-      ),
-      'uns',
-      UP_UNS_OPTIONS,
-      'uns-',
-    ),
-    'manager',
-    UP_MANAGER_OPTIONS,
-    'manager-',
-  ).action(async () => {
-    const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-    const config = toEdgeConfig(resolveOptions(up, 'edge', EDGE_OPTIONS, sources));
-    // A default port that is taken is replaced by a free one; a port the user chose is not.
-    const edge = await startEdge(config, {
-      pickFreePorts: (['port', 'datahub-port', 'opcua-port'] as const).filter(
-        (o) => sources[o] === 'default',
-      ),
-    });
-    // The banner is printed whole, once everything is up (log lines would otherwise split it).
-    let banner = announce(edge, config);
-    // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
-    // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
-    const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-    // `--log-level` and `--log-format` given to `up` hold for every service, unless a service has
-    // its own (`--uns-log-format`, MILLWRIGHT_UNS_LOG_FORMAT...).
-    const shared = (prefix: string): Record<string, string> => {
-      const out: Record<string, string> = {};
-      for (const [option, value] of [
-        ['log-level', config.logLevel],
-        ['log-format', config.logFormat],
-      ] as const) {
-        const variable = `MILLWRIGHT_${prefix}_${option.toUpperCase().replace(/-/g, '_')}`;
-        if (sources[option] !== 'default' && process.env[variable] === undefined) out[option] = value;
-      }
-      return out;
-    };
-    const unsFlags = {
-      host: config.host,
-      ...shared('UNS'),
-      ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'uns') }),
-      ...prefixedFlags(up, UP_UNS_OPTIONS, 'uns-'),
-    };
-    const unsConfig = toUnsConfig(loadConfig('uns', UNS_OPTIONS, unsFlags, process.env, unsSources));
-    let uns: UnsService;
-    try {
-      uns = await startUns(unsConfig, {
-        pickFreePorts: (['port', 'mqtt-port', 'mqtts-port'] as const).filter(
-          (o) => unsSources[o] === 'default',
-        ),
-      });
-    } catch (err) {
-      await edge.close();
-      throw err;
-    }
-    banner += announceUns(uns, unsConfig);
-    const feed = await startUnsFeed(edge, uns, config);
-    if (feed) banner += `${feed}\n`;
-    // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
-    const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-    const mFlags = {
-      host: config.host,
-      ...shared('MANAGER'),
-      ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
-      ...prefixedFlags(up, UP_MANAGER_OPTIONS, 'manager-'),
-    };
-    const mConfig = toManagerConfig(loadConfig('manager', MANAGER_OPTIONS, mFlags, process.env, mSources));
-    const manager = await startManager(mConfig, {
-      pickFreePorts: (['port', 'admin-port'] as const).filter((o) => mSources[o] === 'default'),
-    }).catch(async (err: unknown) => {
-      await Promise.all([edge.close(), uns.close()]);
-      throw err;
-    });
-    banner += announceManager(manager, mConfig);
-    const enrolled = await enrolLocalEdge(edge, manager);
-    if (enrolled) banner += `  local edge enrolled in the manager as device ${enrolled}\n`;
-    process.stdout.write(banner);
-    ready({
-      edge: edgeReady(edge, config),
-      uns: unsReady(uns, unsConfig),
-      manager: managerReady(manager, mConfig),
-    });
-    stopOnSignals([edge, uns, manager]);
-  });
-
+  upCommand(program);
   const edge = addServiceOptions(
     program
       .command('edge')
@@ -177,6 +79,131 @@ export async function serviceCommands(program: Command): Promise<void> {
     process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceManager(service, config)}`);
     ready({ manager: managerReady(service, config) });
     stopOnSignals([service]);
+  });
+  for (const cmd of program.commands) if (cmd.commands.length > 0) refuseStrayWords(cmd);
+}
+
+/** `millwright up`: the UNS first (the edge's UNS feed connects to it), then the edge, then the manager. */
+function upCommand(program: Command): void {
+  const up = addServiceOptions(
+    addServiceOptions(
+      addServiceOptions(
+        program
+          .command('up')
+          .description(
+            'the first look: the edge service, the unified namespace (UNS) and the edge manager in one process, with embedded defaults; prints every address and first-run credential',
+          )
+          .addHelpText(
+            'after',
+            '\nThe edge options are the flags without a prefix (as `millwright edge`); the UNS and the manager take\n' +
+              'theirs with a prefix (`--uns-port`, `--manager-port`) or from MILLWRIGHT_UNS_* / MILLWRIGHT_MANAGER_*.\n' +
+              'With --data-dir DIR, the UNS keeps its data in DIR/uns and the manager in DIR/manager.',
+          ),
+        'edge',
+        EDGE_OPTIONS,
+      ),
+      'uns',
+      UP_UNS_OPTIONS,
+      'uns-',
+    ),
+    'manager',
+    UP_MANAGER_OPTIONS,
+    'manager-',
+  ).action(async () => {
+    const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+    const config = toEdgeConfig(resolveOptions(up, 'edge', EDGE_OPTIONS, sources));
+    // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
+    // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
+    const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+    // `--log-level` and `--log-format` given to `up` hold for every service, unless a service has
+    // its own (`--uns-log-format`, MILLWRIGHT_UNS_LOG_FORMAT...).
+    const shared = (prefix: string): Record<string, string> => {
+      const out: Record<string, string> = {};
+      for (const [option, value] of [
+        ['log-level', config.logLevel],
+        ['log-format', config.logFormat],
+      ] as const) {
+        const variable = `MILLWRIGHT_${prefix}_${option.toUpperCase().replace(/-/g, '_')}`;
+        if (sources[option] !== 'default' && process.env[variable] === undefined) out[option] = value;
+      }
+      return out;
+    };
+    const unsFlags = {
+      host: config.host,
+      ...shared('UNS'),
+      ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'uns') }),
+      ...prefixedFlags(up, UP_UNS_OPTIONS, 'uns-'),
+    };
+    const unsConfig = toUnsConfig(loadConfig('uns', UNS_OPTIONS, unsFlags, process.env, unsSources));
+    const uns: UnsService = await startUns(unsConfig, {
+      pickFreePorts: (['port', 'mqtt-port', 'mqtts-port'] as const).filter(
+        (o) => unsSources[o] === 'default',
+      ),
+    });
+    // The edge once the UNS listens (its UNS feed, made by an earlier `up`, connects at once). A
+    // default port that is taken is replaced by a free one; a port the user chose is not.
+    const edge = await startEdge(config, {
+      pickFreePorts: (['port', 'datahub-port', 'opcua-port'] as const).filter(
+        (o) => sources[o] === 'default',
+      ),
+    }).catch(async (err: unknown) => {
+      await uns.close();
+      throw err;
+    });
+    // The banner is printed whole, once everything is up (log lines would otherwise split it);
+    // the first-run credentials last, where a person looks.
+    const credentials = [...edgeCredentials(edge), ...unsCredentials(uns)];
+    let banner = announce(edge, config, false) + announceUns(uns, unsConfig, false);
+    const feed = await startUnsFeed(edge, uns, config);
+    for (const line of feed?.split('\n') ?? []) {
+      if (/\(shown once\)/.test(line)) credentials.push(line);
+      else banner += `${line}\n`;
+    }
+    // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
+    const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+    const mFlags = {
+      host: config.host,
+      ...shared('MANAGER'),
+      ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
+      ...prefixedFlags(up, UP_MANAGER_OPTIONS, 'manager-'),
+    };
+    const mConfig = toManagerConfig(loadConfig('manager', MANAGER_OPTIONS, mFlags, process.env, mSources));
+    const manager = await startManager(mConfig, {
+      pickFreePorts: (['port', 'admin-port'] as const).filter((o) => mSources[o] === 'default'),
+    }).catch(async (err: unknown) => {
+      await Promise.all([edge.close(), uns.close()]);
+      throw err;
+    });
+    banner += announceManager(manager, mConfig);
+    const enrolled = await enrolLocalEdge(edge, manager);
+    if (enrolled) banner += `  local edge enrolled in the manager as device ${enrolled}\n`;
+    process.stdout.write(banner + credentials.map((l) => `${l}\n`).join(''));
+    ready({
+      edge: edgeReady(edge, config),
+      uns: unsReady(uns, unsConfig),
+      manager: managerReady(manager, mConfig),
+    });
+    stopOnSignals([edge, uns, manager]);
+  });
+}
+
+/**
+ * A service command runs its service when no subcommand matches: a mistyped subcommand (`edge
+ * devices list`) would be an excess argument, answered with the whole help. Instead: one line,
+ * with the subcommand it probably meant.
+ */
+function refuseStrayWords(cmd: Command): void {
+  cmd.allowExcessArguments(true);
+  cmd.hook('preAction', (_self, action) => {
+    if (action !== cmd || cmd.args.length === 0) return;
+    const word = cmd.args[0]!;
+    const guess = didYouMean(
+      word,
+      cmd.commands.map((c) => c.name()),
+    );
+    throw new ConfigError(
+      `unknown command "${cmd.name()} ${word}"${guess ? ` (did you mean "${cmd.name()} ${guess}"?)` : ''}; \`millwright ${cmd.name()} --help\` lists its commands`,
+    );
   });
 }
 
@@ -226,29 +253,36 @@ function unsReady(uns: UnsService, config: UnsConfig): ReadyService {
   };
 }
 
-function announceUns(service: UnsService, config: UnsConfig): string {
+function announceUns(service: UnsService, config: UnsConfig, withCredentials = true): string {
   const lines = [
     ...service.notes.map((n) => `  ${n}`),
     `  unified namespace ${service.url}/mqtt/gql  (GraphQL; token: POST ${service.url}/auth/realms/standalone/protocol/openid-connect/token)`,
     `  MQTT           ${service.mqttUrl}  ${service.mqttsUrl}  ${service.wsUrl}`,
     `  UNS data       ${config.dataDir}`,
   ];
-  if (service.firstRun?.password) {
-    lines.push(
-      `  UNS administrator: user "${service.firstRun.username}", password "${service.firstRun.password}" (shown once)`,
-    );
-  } else if (service.firstRun) {
-    lines.push(
-      `  UNS administrator: user "${service.firstRun.username}" with the password of MILLWRIGHT_UNS_ADMIN_PASSWORD`,
-    );
-  }
   lines.push(
     `  UNS users and accounts: millwright uns user create --data-dir ${config.dataDir} --username U --password P`,
   );
+  if (withCredentials) lines.push(...unsCredentials(service));
   return `${lines.join('\n')}\n`;
 }
 
-function announce(edge: EdgeService, config: EdgeConfig): string {
+/** The UNS's first-run administrator, for the end of the banner. */
+function unsCredentials(service: UnsService): string[] {
+  if (service.firstRun?.password) {
+    return [
+      `  UNS administrator: user "${service.firstRun.username}", password "${service.firstRun.password}" (shown once)`,
+    ];
+  }
+  if (service.firstRun) {
+    return [
+      `  UNS administrator: user "${service.firstRun.username}" with the password of MILLWRIGHT_UNS_ADMIN_PASSWORD`,
+    ];
+  }
+  return [];
+}
+
+function announce(edge: EdgeService, config: EdgeConfig, withCredentials = true): string {
   const lines = [
     `Millwright ${MILLWRIGHT_VERSION}`,
     ...edge.notes.map((n) => `  ${n}`),
@@ -275,20 +309,27 @@ function announce(edge: EdgeService, config: EdgeConfig): string {
       `  edge console   ${edge.url}/${web.built ? '  (open it in a browser)' : '  (not built: run npm run build)'}`,
     );
   }
-  if (edge.firstRun?.password) {
-    lines.push(
-      `  first-run login: user "${edge.firstRun.username}", password "${edge.firstRun.password}"`,
-      '    (shown once; POST /auth/v2/login, then accept the EULA and change the password)',
-    );
-  } else if (edge.firstRun) {
-    lines.push(
-      `  first-run login: user "${edge.firstRun.username}" with the password of MILLWRIGHT_EDGE_ADMIN_PASSWORD`,
-    );
-  }
   lines.push(
     `  API client for scripts: millwright edge api-client create --data-dir ${config.dataDir} --name NAME`,
   );
+  if (withCredentials) lines.push(...edgeCredentials(edge));
   return `${lines.join('\n')}\n`;
+}
+
+/** The edge's first-run login, for the end of the banner. */
+function edgeCredentials(edge: EdgeService): string[] {
+  if (edge.firstRun?.password) {
+    return [
+      `  first-run login: user "${edge.firstRun.username}", password "${edge.firstRun.password}"`,
+      '    (shown once; POST /auth/v2/login, then accept the EULA and change the password)',
+    ];
+  }
+  if (edge.firstRun) {
+    return [
+      `  first-run login: user "${edge.firstRun.username}" with the password of MILLWRIGHT_EDGE_ADMIN_PASSWORD`,
+    ];
+  }
+  return [];
 }
 
 /**

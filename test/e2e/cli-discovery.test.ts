@@ -21,6 +21,7 @@ const held: Server[] = [];
 let home: string;
 let env: NodeJS.ProcessEnv;
 let up: CliProcess;
+let creds: Record<string, string>;
 
 /**
  * A NATS server that is not an edge's DataHub, as the machine's nats-server is: INFO, then PONG
@@ -100,7 +101,7 @@ test('`edge device create`, `edge watch`, `edge write`, `uns watch`: no address 
     client_id: string;
     client_secret: string;
   };
-  const creds = {
+  creds = {
     MILLWRIGHT_EDGE_CLIENT_ID: client.client_id,
     MILLWRIGHT_EDGE_CLIENT_SECRET: client.client_secret,
   };
@@ -168,7 +169,7 @@ test('`edge device create`, `edge watch`, `edge write`, `uns watch`: no address 
 test('an explicit address still wins, and a NATS server that is not the edge is named as such', async () => {
   // No ready record (another home): the default nats://localhost:4222 is a NATS server, not the edge.
   const stranger = await runCli(['edge', 'watch', '--count', '1'], cleanEnv({ HOME: dirs.make() }), 60_000);
-  assert.equal(stranger.code, 1, stranger.stderr);
+  assert.equal(stranger.code, 2, stranger.stderr);
   assert.match(stranger.stderr, /localhost:4222 is a NATS server but not a Millwright edge's DataHub/);
   assert.match(stranger.stderr, /--nats-url/);
   assert.doesNotMatch(stranger.stderr, /\n\s+at /, 'no stack trace');
@@ -182,4 +183,143 @@ test('an explicit address still wins, and a NATS server that is not the edge is 
   assert.notEqual(other.code, 0);
   assert.match(other.stderr, /127\.0\.0\.1:1/);
   assert.doesNotMatch(other.stderr, /\n\s+at /, 'no stack trace');
+});
+
+test('item 7: the banner ends with the first-run credentials', () => {
+  const before = up.output().split('\n');
+  const at = before.findIndex((l) => l.startsWith('millwright-ready '));
+  const banner = before.slice(0, at).filter((l) => l.startsWith('  ') || l.startsWith('Millwright'));
+  const last = banner.slice(-4).join('\n');
+  assert.match(last, /first-run login: user "admin", password "/);
+  assert.match(last, /UNS administrator: user "admin", password "/);
+  const firstCredential = banner.findIndex((l) => /password "/.test(l));
+  assert.ok(
+    banner.slice(firstCredential).every((l) => /password|shown once|POST \/auth|credentials/i.test(l)),
+    `nothing but credentials after the first one:\n${banner.slice(firstCredential).join('\n')}`,
+  );
+});
+
+test('item 4: `edge driver list` marks the drivers this build acquires; a tag of another says why it stays Unknown', async () => {
+  const table = await ok(['edge', 'driver', 'list'], creds);
+  assert.match(table, /^Generator\s+\S.*\s+yes$/m);
+  assert.match(table, /^FINS Ethernet\s+FINS\s+no \(configuration only\)$/m);
+  const acquiring = JSON.parse(await ok(['edge', 'driver', 'list', '--acquiring', '--json'], creds)) as {
+    Name: string;
+  }[];
+  assert.ok(acquiring.some((d) => d.Name === 'Generator'));
+  assert.ok(!acquiring.some((d) => d.Name === 'FINS Ethernet'));
+
+  await ok(
+    [
+      'edge',
+      'device',
+      'create',
+      '--name',
+      'plc9',
+      '--driver',
+      'FINS Ethernet',
+      '--property',
+      'host=127.0.0.1',
+    ],
+    creds,
+  );
+  await ok(
+    [
+      'edge',
+      'tag',
+      'create',
+      '--device',
+      'plc9',
+      '--register',
+      'DM',
+      '--name',
+      'w0',
+      '--type',
+      'uint16',
+      '--property',
+      'address=0',
+    ],
+    creds,
+  );
+  const status = await eventually(
+    async () => {
+      const tags = JSON.parse(await ok(['edge', 'tag', 'list', '--device', 'plc9', '--json'], creds)) as {
+        Status?: { State: string; Reason: string };
+      }[];
+      return tags[0]?.Status?.Reason ? tags[0].Status : undefined;
+    },
+    30_000,
+    'a reason on the FINS tag',
+  );
+  assert.equal(status.State, 'Unknown');
+  assert.match(status.Reason, /driver "FINS Ethernet" does not acquire in this build/);
+  assert.match(status.Reason, /Generator/);
+  // Said once in the log, not at every poll.
+  const logs = await ok(['edge', 'tag', 'list', '--device', 'plc9'], creds);
+  assert.match(logs, /w0/);
+});
+
+test('item 3: usage mistakes are one line naming the fix, without a stack trace', async () => {
+  const property = await runCli(
+    ['edge', 'device', 'create', '--name', 'x', '--driver', 'Generator', '--property', 'seed'],
+    { ...env, ...creds },
+    60_000,
+  );
+  assert.equal(property.code, 2, property.stderr);
+  assert.match(property.stderr, /--property takes NAME=VALUE/);
+  const rule = await runCli(
+    ['uns', 'account', 'create', '--username', 'u1', '--password', 'password-1', '--rule', 'plant/#:Write'],
+    env,
+    60_000,
+  );
+  assert.equal(rule.code, 2, rule.stderr);
+  assert.match(rule.stderr, /did you mean "plant\/#:Pub"/);
+  const typo = await runCli(['edge', 'devices', 'list'], env, 60_000);
+  assert.equal(typo.code, 2, typo.stderr);
+  assert.match(typo.stderr, /did you mean "edge device"/i);
+  assert.ok(typo.stderr.split('\n').length < 6, typo.stderr);
+  const refused = await runCli(
+    ['uns', 'watch', 'plant/#', '--count', '1'],
+    {
+      ...env,
+      MILLWRIGHT_UNS_USERNAME: 'watcher',
+      MILLWRIGHT_UNS_PASSWORD: 'watcher-pass',
+    },
+    60_000,
+  );
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.match(refused.stderr, /refused the subscription to "plant\/#"/);
+  // A self-signed certificate names --ca, --insecure and the variable.
+  const tls = await runCli(
+    ['edge', 'device', 'list', '--url', up.ready.services.edge!.url],
+    { ...env, ...creds, MILLWRIGHT_EDGE_DATA_DIR: dirs.make() },
+    60_000,
+  );
+  assert.equal(tls.code, 1, tls.stderr);
+  assert.match(tls.stderr, /--ca .*MILLWRIGHT_EDGE_CA.*--insecure/);
+  for (const r of [property, rule, typo, refused, tls]) assert.doesNotMatch(r.stderr, /\n\s+at /, r.stderr);
+});
+
+test('item 7: a second `up` on the same data starts the UNS before its feed connects: no ECONNREFUSED warning', async () => {
+  await up.stop();
+  up = await startCli(
+    [
+      'up',
+      '--host',
+      '127.0.0.1',
+      '--uns-port',
+      '0',
+      '--uns-mqtts-port',
+      '0',
+      '--manager-port',
+      '0',
+      '--manager-admin-port',
+      '0',
+      '--log-format',
+      'pretty',
+    ],
+    { env, timeoutMs: 120_000 },
+  );
+  await eventually(() => up.output().includes('millwright-ready'), 10_000);
+  assert.doesNotMatch(up.output(), /ECONNREFUSED/);
 });

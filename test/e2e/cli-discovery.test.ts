@@ -278,13 +278,20 @@ test('item 3: usage mistakes are one line naming the fix, without a stack trace'
   assert.equal(typo.code, 2, typo.stderr);
   assert.match(typo.stderr, /did you mean "edge device"/i);
   assert.ok(typo.stderr.split('\n').length < 6, typo.stderr);
+  await ok([
+    'uns',
+    'account',
+    'create',
+    '--username',
+    'narrow',
+    '--password',
+    'narrow-pass',
+    '--rule',
+    'other/#:Sub',
+  ]);
   const refused = await runCli(
     ['uns', 'watch', 'plant/#', '--count', '1'],
-    {
-      ...env,
-      MILLWRIGHT_UNS_USERNAME: 'watcher',
-      MILLWRIGHT_UNS_PASSWORD: 'watcher-pass',
-    },
+    { ...env, MILLWRIGHT_UNS_USERNAME: 'narrow', MILLWRIGHT_UNS_PASSWORD: 'narrow-pass' },
     60_000,
   );
   assert.equal(refused.code, 2, refused.stderr);

@@ -15,6 +15,7 @@
 import type { Logger } from 'pino';
 import type { DataHub, Message } from '../datahub/index.js';
 import {
+  DRIVERS,
   findDriver,
   type DeviceConfig,
   type DevicehubChange,
@@ -190,14 +191,11 @@ export class AcquisitionEngine implements TagStatusSource {
 
   /** The catalogue's drivers this build acquires: those of the engine's registry. */
   acquires(driverKey: string): boolean {
-    return this.#factories.has(driverKey) && findDriver(driverKey)?.pollable === true;
+    return this.#factories.has(driverKey) && DRIVERS.some((d) => d.key === driverKey && d.pollable);
   }
 
   #notAcquiring(driver: string): string {
-    const can = [...this.#factories.keys()]
-      .map((k) => findDriver(k))
-      .filter((d) => d?.pollable)
-      .map((d) => d!.name);
+    const can = DRIVERS.filter((d) => d.pollable && this.#factories.has(d.key)).map((d) => d.name);
     return `driver "${driver}" does not acquire in this build (its devices and tags are kept as configuration); drivers that acquire: ${can.join(', ')}`;
   }
 

@@ -4,7 +4,8 @@
  * as JSON (`--json`).
  */
 import { Command, Option } from 'commander';
-import type { EdgeClient } from '../client/index.js';
+import type { EdgeClient } from '../client/edge.js';
+import { ConfigError } from '../kernel/config.js';
 import { addEdgeClientOptions, edgeClientFrom, type EdgeClientFlags } from './edge-client.js';
 
 const PATH = '/devicehub/v2';
@@ -38,7 +39,7 @@ function collect(value: string, previous: string[] = []): string[] {
 function pairs(values: string[] | undefined): Array<[string, string]> {
   return (values ?? []).map((v) => {
     const i = v.indexOf('=');
-    if (i <= 0) throw new Error(`--property takes NAME=VALUE, got "${v}"`);
+    if (i <= 0) throw new ConfigError(`--property takes NAME=VALUE (e.g. --property address=0), got "${v}"`);
     return [v.slice(0, i), v.slice(i + 1)];
   });
 }
@@ -77,6 +78,44 @@ function command(parent: Command, name: string, description: string): Command {
 export function edgeDeviceCommands(edge: Command): void {
   deviceCommands(edge);
   tagCommands(edge);
+  driverCommands(edge);
+}
+
+interface DriverOut {
+  ID: string;
+  Name: string;
+  Protocol: string;
+  Acquiring: boolean;
+}
+
+/** `edge driver list`: the catalogue, and which of its drivers this build acquires. */
+function driverCommands(edge: Command): void {
+  const drivers = edge.command('driver').description('the driver catalogue of a running edge');
+  const list = command(
+    drivers,
+    'list',
+    'list the drivers; ACQUIRES says whether this build polls their devices',
+  )
+    .option('--acquiring', 'only the drivers this build acquires')
+    .action(() =>
+      run(
+        list,
+        async (c) => {
+          const items = (
+            await c.graphql<{ ListDrivers: { Items: DriverOut[] } }>(
+              PATH,
+              'query { ListDrivers(input: { Limit: 1000 }) { Items { ID Name Protocol Acquiring } } }',
+            )
+          ).ListDrivers.Items;
+          return list.opts<{ acquiring?: boolean }>().acquiring ? items.filter((d) => d.Acquiring) : items;
+        },
+        (items) =>
+          columns([
+            ['NAME', 'PROTOCOL', 'ACQUIRES'],
+            ...items.map((d) => [d.Name, d.Protocol, d.Acquiring ? 'yes' : 'no (configuration only)']),
+          ]),
+      ),
+    );
 }
 
 /** `edge device list|create|delete`. */

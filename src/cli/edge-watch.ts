@@ -3,7 +3,14 @@
  * table updated in place (on a terminal) or as JSON lines (`--json`).
  */
 import { Command, Option } from 'commander';
-import { addEdgeClientOptions, edgeClientFrom, type EdgeClientFlags } from './edge-client.js';
+import { ConfigError } from '../kernel/config.js';
+import { addEdgeClientOptions, edgeNats, type EdgeClientFlags } from './edge-client.js';
+
+/**
+ * Every read of every tag, once: `devicehub.raw.>` carries the value with its state and time
+ * (`devicehub.value.<device>.<tag>` repeats the value alone, and `devicehub.>` would show both).
+ */
+export const WATCH_DEFAULT_SUBJECT = 'devicehub.raw.>';
 
 interface Row {
   key: string;
@@ -19,13 +26,13 @@ export function edgeWatchCommand(edge: Command): void {
       .description(
         'live values on the DataHub: a table updated in place, or JSON lines with --json (Ctrl-C stops)',
       )
-      .argument('[subject]', 'NATS subject or pattern', 'devicehub.>'),
+      .argument('[subject]', 'NATS subject or pattern (devicehub.> for every topic)', WATCH_DEFAULT_SUBJECT),
     { credentials: false },
   )
     .addOption(
       new Option(
         '--nats-url <url>',
-        'the DataHub (default nats://<host of --url>:4222) [MILLWRIGHT_EDGE_NATS_URL]',
+        "the DataHub (default: the running edge's of --data-dir, else nats://<host of --url>:4222) [MILLWRIGHT_EDGE_NATS_URL]",
       ),
     )
     .addOption(
@@ -35,12 +42,8 @@ export function edgeWatchCommand(edge: Command): void {
     .addOption(new Option('--count <n>', 'stop after n messages').argParser((v) => Number.parseInt(v, 10)))
     .action(async (subject: string) => {
       const o = watch.opts<EdgeClientFlags & { json?: boolean; count?: number; accessKey?: string }>();
-      const client = edgeClientFrom(
-        { ...o, natsUrl: o.natsUrl ?? process.env.MILLWRIGHT_EDGE_NATS_URL },
-        { credentials: false },
-      );
-      const accessKey = o.accessKey ?? process.env.MILLWRIGHT_EDGE_ACCESS_KEY;
-      const nc = await client.nats(accessKey ? { accessKey } : {});
+      if (o.count !== undefined && !(o.count > 0)) throw new ConfigError('--count takes a number above 0');
+      const { client, nc } = await edgeNats(o, o.accessKey ?? process.env.MILLWRIGHT_EDGE_ACCESS_KEY);
       const stop = () => void nc.drain();
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
@@ -87,7 +90,7 @@ export function edgeWriteCommand(edge: Command): void {
     .addOption(
       new Option(
         '--nats-url <url>',
-        'the DataHub (default nats://<host of --url>:4222) [MILLWRIGHT_EDGE_NATS_URL]',
+        "the DataHub (default: the running edge's of --data-dir, else nats://<host of --url>:4222) [MILLWRIGHT_EDGE_NATS_URL]",
       ),
     )
     .addOption(
@@ -95,12 +98,7 @@ export function edgeWriteCommand(edge: Command): void {
     )
     .action(async (device: string, tag: string, value: string) => {
       const o = write.opts<EdgeClientFlags & { accessKey?: string }>();
-      const client = edgeClientFrom(
-        { ...o, natsUrl: o.natsUrl ?? process.env.MILLWRIGHT_EDGE_NATS_URL },
-        { credentials: false },
-      );
-      const accessKey = o.accessKey ?? process.env.MILLWRIGHT_EDGE_ACCESS_KEY;
-      const nc = await client.nats(accessKey ? { accessKey } : {});
+      const { client, nc } = await edgeNats(o, o.accessKey ?? process.env.MILLWRIGHT_EDGE_ACCESS_KEY);
       let payload: string;
       try {
         JSON.parse(value);
@@ -116,8 +114,10 @@ export function edgeWriteCommand(edge: Command): void {
         process.stdout.write(`${JSON.stringify(answer)}\n`);
         if (answer.success === false) process.exitCode = 1;
       } catch (err) {
-        throw new Error(
-          `no answer on devicehub.command.${device}.${tag} (is there a tag "${tag}" on device "${device}"?): ${(err as Error).message}`,
+        const why =
+          (err as { code?: string }).code === '503' ? 'nobody listens there' : (err as Error).message;
+        throw new ConfigError(
+          `no answer on devicehub.command.${device}.${tag} (${why}): is there a tag "${tag}" on device "${device}"? \`millwright edge tag list --device ${device}\` lists its tags`,
         );
       } finally {
         await nc.close();

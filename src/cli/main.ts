@@ -2,349 +2,79 @@
 /**
  * The `millwright` command: `up` (the first look), one command per service, and administration
  * commands under each service. Argument parsing and output only; the work is done by the services.
+ *
+ * Only what a command needs is loaded: `--version` nothing, the client commands (`edge device
+ * list`, `edge watch`, `uns watch`...) the typed clients (src/cli/client-commands.ts), the service
+ * and administration commands the services (src/cli/services.ts, seconds of imports).
+ *
+ * Every error a person can cause is one line naming the fix (src/cli/hints.ts); `--debug` (or
+ * MILLWRIGHT_DEBUG=1) adds the stack trace.
  */
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../kernel/config.js';
 import { MILLWRIGHT_VERSION } from '../kernel/version.js';
+import { ConfigError } from '../kernel/config.js';
 import { AppError } from '../kernel/errors.js';
-import { EDGE_OPTIONS, toEdgeConfig, type EdgeConfig } from '../edge/service.js';
-import { startEdge, type EdgeService } from '../edge/service.js';
-import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
-import { edgeAdminCommands } from './edge-admin.js';
-import { edgeConfigCommands } from './edge-config.js';
-import { edgeWatchCommand, edgeWriteCommand } from './edge-watch.js';
-import { MillwrightClientError } from '../client/errors.js';
-import { edgeDeviceCommands } from './edge-devices.js';
-import { join } from 'node:path';
-import { loadConfig } from '../kernel/config.js';
-import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/service.js';
-import { startUns, type UnsService } from '../uns/service.js';
-import { unsAdminCommands } from './uns-admin.js';
-import { startUnsFeed } from './uns-feed.js';
-import { unsWatchCommand } from './uns-watch.js';
-import { formatReadyLine, type ReadyLine, type ReadyService } from '../kernel/ready.js';
-import { announceManager, enrolLocalEdge, managerCommands, managerReady } from './manager.js';
-import { MANAGER_OPTIONS, toManagerConfig } from '../manager/service.js';
-import { startManager } from '../manager/service.js';
+import { ConnectionError, MillwrightClientError } from '../client/errors.js';
+import { CLIENT_COMMANDS, clientCommands } from './client-commands.js';
+import { connectionHint, debugWanted, serviceOf } from './hints.js';
+
+const argv = process.argv.slice(2);
+const debug = debugWanted(argv);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  process.stdout.write(`${MILLWRIGHT_VERSION}\n`);
+  process.exit(0);
+}
 
 const program = new Command('millwright')
   .description('Millwright: an open industrial edge platform')
   .version(MILLWRIGHT_VERSION)
-  .showHelpAfterError()
+  .option('--debug', 'print stack traces with errors [MILLWRIGHT_DEBUG=1]')
+  .showHelpAfterError('(add --help to see the commands and options)')
   // Options belong to the command they follow: `edge api-client create --data-dir X` is the
   // subcommand's --data-dir, not the edge's.
   .enablePositionalOptions()
   .exitOverride();
 
-/** The UNS's and the manager's options under `up`: `--uns-<option>`, `--manager-<option>` (not --host). */
-const UP_UNS_OPTIONS = UNS_OPTIONS.filter((o) => o.name !== 'host');
-const UP_MANAGER_OPTIONS = MANAGER_OPTIONS.filter((o) => o.name !== 'host');
-const up = addServiceOptions(
-  addServiceOptions(
-    addServiceOptions(
-      program
-        .command('up')
-        .description(
-          'the first look: the edge service, the unified namespace (UNS) and the edge manager in one process, with embedded defaults; prints every address and first-run credential',
-        )
-        .addHelpText(
-          'after',
-          '\nThe edge options are the flags without a prefix (as `millwright edge`); the UNS and the manager take\n' +
-            'theirs with a prefix (`--uns-port`, `--manager-port`) or from MILLWRIGHT_UNS_* / MILLWRIGHT_MANAGER_*.\n' +
-            'With --data-dir DIR, the UNS keeps its data in DIR/uns and the manager in DIR/manager.',
-        ),
-      'edge',
-      EDGE_OPTIONS,
-    ),
-    'uns',
-    UP_UNS_OPTIONS,
-    'uns-',
-  ),
-  'manager',
-  UP_MANAGER_OPTIONS,
-  'manager-',
-).action(async () => {
-  const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-  const config = toEdgeConfig(resolveOptions(up, 'edge', EDGE_OPTIONS, sources));
-  // A default port that is taken is replaced by a free one; a port the user chose is not.
-  const edge = await startEdge(config, {
-    pickFreePorts: (['port', 'datahub-port', 'opcua-port'] as const).filter((o) => sources[o] === 'default'),
-  });
-  // The banner is printed whole, once everything is up (log lines would otherwise split it).
-  let banner = announce(edge, config);
-  // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
-  // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
-  const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-  // `--log-level` and `--log-format` given to `up` hold for every service, unless a service has
-  // its own (`--uns-log-format`, MILLWRIGHT_UNS_LOG_FORMAT...).
-  const shared = (prefix: string): Record<string, string> => {
-    const out: Record<string, string> = {};
-    for (const [option, value] of [
-      ['log-level', config.logLevel],
-      ['log-format', config.logFormat],
-    ] as const) {
-      const variable = `MILLWRIGHT_${prefix}_${option.toUpperCase().replace(/-/g, '_')}`;
-      if (sources[option] !== 'default' && process.env[variable] === undefined) out[option] = value;
-    }
-    return out;
-  };
-  const unsFlags = {
-    host: config.host,
-    ...shared('UNS'),
-    ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'uns') }),
-    ...prefixedFlags(up, UP_UNS_OPTIONS, 'uns-'),
-  };
-  const unsConfig = toUnsConfig(loadConfig('uns', UNS_OPTIONS, unsFlags, process.env, unsSources));
-  let uns: UnsService;
-  try {
-    uns = await startUns(unsConfig, {
-      pickFreePorts: (['port', 'mqtt-port', 'mqtts-port'] as const).filter(
-        (o) => unsSources[o] === 'default',
-      ),
-    });
-  } catch (err) {
-    await edge.close();
-    throw err;
-  }
-  banner += announceUns(uns, unsConfig);
-  const feed = await startUnsFeed(edge, uns, config);
-  if (feed) banner += `${feed}\n`;
-  // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
-  const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-  const mFlags = {
-    host: config.host,
-    ...shared('MANAGER'),
-    ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
-    ...prefixedFlags(up, UP_MANAGER_OPTIONS, 'manager-'),
-  };
-  const mConfig = toManagerConfig(loadConfig('manager', MANAGER_OPTIONS, mFlags, process.env, mSources));
-  const manager = await startManager(mConfig, {
-    pickFreePorts: (['port', 'admin-port'] as const).filter((o) => mSources[o] === 'default'),
-  }).catch(async (err: unknown) => {
-    await Promise.all([edge.close(), uns.close()]);
-    throw err;
-  });
-  banner += announceManager(manager, mConfig);
-  const enrolled = await enrolLocalEdge(edge, manager);
-  if (enrolled) banner += `  local edge enrolled in the manager as device ${enrolled}\n`;
-  process.stdout.write(banner);
-  ready({
-    edge: edgeReady(edge, config),
-    uns: unsReady(uns, unsConfig),
-    manager: managerReady(manager, mConfig),
-  });
-  stopOnSignals([edge, uns, manager]);
-});
-
-const edge = addServiceOptions(
-  program
-    .command('edge')
-    .description(
-      'the edge service, as deployed on a site; its subcommands administer it (API clients, tokens, access keys, the admin password, devices and tags, live values)',
-    ),
-  'edge',
-  EDGE_OPTIONS,
-).action(async () => {
-  const config = toEdgeConfig(resolveOptions(edge, 'edge', EDGE_OPTIONS));
-  const service = await startEdge(config);
-  process.stdout.write(announce(service, config));
-  ready({ edge: edgeReady(service, config) });
-  stopOnSignals([service]);
-});
-edge.enablePositionalOptions();
-edgeAdminCommands(edge);
-edgeConfigCommands(edge);
-edgeWatchCommand(edge);
-edgeWriteCommand(edge);
-edgeDeviceCommands(edge);
-
-const uns = addServiceOptions(
-  program
-    .command('uns')
-    .description(
-      'the unified namespace service (MQTT broker, accounts and rules), as deployed; its subcommands administer it',
-    ),
-  'uns',
-  UNS_OPTIONS,
-).action(async () => {
-  const config = toUnsConfig(resolveOptions(uns, 'uns', UNS_OPTIONS));
-  const service = await startUns(config);
-  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceUns(service, config)}`);
-  ready({ uns: unsReady(service, config) });
-  stopOnSignals([service]);
-});
-uns.enablePositionalOptions();
-unsAdminCommands(uns);
-unsWatchCommand(uns);
-
-managerCommands(program, (service, config) => {
-  process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceManager(service, config)}`);
-  ready({ manager: managerReady(service, config) });
-  stopOnSignals([service]);
-});
-
-/** The machine-readable ready line (src/kernel/ready.ts), printed once everything is up. */
-function ready(services: ReadyLine['services']): void {
-  process.stdout.write(`${formatReadyLine({ version: MILLWRIGHT_VERSION, pid: process.pid, services })}\n`);
+/** The first two words of the command line that are not options: `edge device` of `edge device list`. */
+function commandWords(args: readonly string[]): string[] {
+  return args.filter((a) => !a.startsWith('-')).slice(0, 2);
 }
 
-function portOf(url: string): number {
-  return Number(new URL(url).port);
+const [top, sub] = commandWords(argv.filter((a) => a !== '--debug'));
+if ((top === 'edge' || top === 'uns') && sub !== undefined && CLIENT_COMMANDS[top].includes(sub)) {
+  const parent = program
+    .command(top)
+    .description(top === 'edge' ? 'the edge service' : 'the unified namespace service')
+    .enablePositionalOptions();
+  await clientCommands(top, parent, sub);
+} else {
+  await (await import('./services.js')).serviceCommands(program);
 }
-
-function edgeReady(edge: EdgeService, config: EdgeConfig): ReadyService {
-  const natsUrl = edge.datahub.gateway?.url.replace('127.0.0.1', 'localhost');
-  const opcua = edge.shell.module('opcua').server;
-  return {
-    url: edge.url,
-    dataDir: config.dataDir,
-    ...(natsUrl ? { natsUrl } : {}),
-    ports: {
-      port: portOf(edge.url),
-      ...(natsUrl ? { 'datahub-port': portOf(natsUrl) } : {}),
-      ...(opcua ? { 'opcua-port': opcua.port } : {}),
-    },
-    ...(opcua ? { opcuaUrl: opcua.endpointUrl } : {}),
-    ...(edge.shell.module('console').enabled ? { consoleUrl: `${edge.url}/` } : {}),
-    ...(edge.firstRun ? { firstRun: edge.firstRun } : {}),
-  };
-}
-
-function unsReady(uns: UnsService, config: UnsConfig): ReadyService {
-  return {
-    url: uns.url,
-    dataDir: config.dataDir,
-    mqttUrl: uns.mqttUrl,
-    mqttsUrl: uns.mqttsUrl,
-    wsUrl: uns.wsUrl,
-    ports: { port: portOf(uns.url), 'mqtt-port': portOf(uns.mqttUrl), 'mqtts-port': portOf(uns.mqttsUrl) },
-    ...(uns.firstRun ? { firstRun: uns.firstRun } : {}),
-  };
-}
-
-function announceUns(service: UnsService, config: UnsConfig): string {
-  const lines = [
-    ...service.notes.map((n) => `  ${n}`),
-    `  unified namespace ${service.url}/mqtt/gql  (GraphQL; token: POST ${service.url}/auth/realms/standalone/protocol/openid-connect/token)`,
-    `  MQTT           ${service.mqttUrl}  ${service.mqttsUrl}  ${service.wsUrl}`,
-    `  UNS data       ${config.dataDir}`,
-  ];
-  if (service.firstRun?.password) {
-    lines.push(
-      `  UNS administrator: user "${service.firstRun.username}", password "${service.firstRun.password}" (shown once)`,
-    );
-  } else if (service.firstRun) {
-    lines.push(
-      `  UNS administrator: user "${service.firstRun.username}" with the password of MILLWRIGHT_UNS_ADMIN_PASSWORD`,
-    );
-  }
-  lines.push(
-    `  UNS users and accounts: millwright uns user create --data-dir ${config.dataDir} --username U --password P`,
-  );
-  return `${lines.join('\n')}\n`;
-}
-
-function announce(edge: EdgeService, config: EdgeConfig): string {
-  const lines = [
-    `Millwright ${MILLWRIGHT_VERSION}`,
-    ...edge.notes.map((n) => `  ${n}`),
-    `  edge service   ${edge.url}${config.http ? '  (plain HTTP)' : '  (HTTPS, self-signed certificate unless --tls-cert)'}`,
-    `  data directory ${config.dataDir}`,
-  ];
-  if (edge.datahub.gateway)
-    lines.splice(2, 0, `  DataHub (NATS) ${edge.datahub.gateway.url.replace('127.0.0.1', 'localhost')}`);
-  const opcua = edge.shell.module('opcua').server;
-  if (opcua) {
-    lines.splice(
-      edge.datahub.gateway ? 3 : 2,
-      0,
-      `  OPC UA server  ${opcua.endpointUrl}  (users and security: ${edge.url}/opcua/v2)`,
-    );
-  }
-  // The console first: it is where a person starts.
-  const web = edge.shell.module('console');
-  if (web.enabled) {
-    const at = lines.findIndex((l) => l.startsWith('  edge service'));
-    lines.splice(
-      at,
-      0,
-      `  edge console   ${edge.url}/${web.built ? '  (open it in a browser)' : '  (not built: run npm run build)'}`,
-    );
-  }
-  if (edge.firstRun?.password) {
-    lines.push(
-      `  first-run login: user "${edge.firstRun.username}", password "${edge.firstRun.password}"`,
-      '    (shown once; POST /auth/v2/login, then accept the EULA and change the password)',
-    );
-  } else if (edge.firstRun) {
-    lines.push(
-      `  first-run login: user "${edge.firstRun.username}" with the password of MILLWRIGHT_EDGE_ADMIN_PASSWORD`,
-    );
-  }
-  lines.push(
-    `  API client for scripts: millwright edge api-client create --data-dir ${config.dataDir} --name NAME`,
-  );
-  return `${lines.join('\n')}\n`;
-}
-
-/**
- * SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the stores, exit 0. The
- * handlers are installed before anything starts, so that a signal during start-up stops the
- * services as soon as they are up instead of killing the process half-way. A second signal exits
- * at once.
- */
-const running: { close(): Promise<void> }[] = [];
-let stopRequested: string | null = null;
-let stopping = false;
-
-function stopOnSignals(services: { close(): Promise<void> }[]): void {
-  running.push(...services);
-  if (stopRequested) stopAll(stopRequested);
-}
-
-function stopAll(signal: string): void {
-  if (stopping) return;
-  stopping = true;
-  process.stdout.write(`${signal}: stopping\n`);
-  Promise.all(running.map((s) => s.close())).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`error while stopping: ${(err as Error).message}\n`);
-      process.exit(1);
-    },
-  );
-}
-
-function onSignal(signal: string): void {
-  if (stopRequested) {
-    process.stderr.write(`${signal} again: exiting at once\n`);
-    process.exit(1);
-  }
-  stopRequested = signal;
-  // Before a service is up (an admin command, or start-up), the signal waits for stopOnSignals.
-  if (running.length > 0) stopAll(signal);
-}
-
-process.on('SIGTERM', () => onSignal('SIGTERM'));
-process.on('SIGINT', () => onSignal('SIGINT'));
 
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(process.argv.filter((a, i) => i < 2 || a !== '--debug'));
 } catch (err) {
   if (err instanceof CommanderError) {
     // --help and --version end with 0; every usage error (unknown option, missing argument, bad
     // choice) with 2, as docs/cli.md says.
     process.exit(err.exitCode === 0 ? 0 : 2);
   }
-  if (err instanceof ConfigError || err instanceof AppError) {
-    process.stderr.write(`millwright: ${err.message}\n`);
-    process.exit(2);
-  }
+  process.stderr.write(`millwright: ${explain(err)}\n`);
+  if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  process.exit(err instanceof ConfigError || err instanceof AppError ? 2 : 1);
+}
+
+/** One line for an error: its message, and the fix when the error is a known one. */
+function explain(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof ConfigError || err instanceof AppError) return message;
   if (err instanceof MillwrightClientError) {
-    // The edge (or UNS) answered no, or could not be reached: its message, without a stack.
-    process.stderr.write(`millwright: ${err.message}\n`);
-    process.exit(1);
+    // The edge (or UNS) answered no, or could not be reached: its message and the fix.
+    const hint =
+      err instanceof ConnectionError ? connectionHint(message, serviceOf(process.argv)) : undefined;
+    return hint ? `${message}\n  ${hint}` : message;
   }
-  process.stderr.write(`millwright: ${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
+  const hint = connectionHint(message, serviceOf(process.argv));
+  if (hint) return `${message}\n  ${hint}`;
+  return debug ? message : `${message} (--debug prints the stack trace)`;
 }

@@ -4,7 +4,8 @@
  * directory (or the configured database) directly, whether or not the UNS is running. A running
  * UNS notices account changes within a second and applies them to live connections.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { didYouMean } from './hints.js';
 import pino from 'pino';
 import { UNS_OPTIONS } from '../uns/service.js';
 import { openUnsDatabase } from '../uns/service.js';
@@ -52,7 +53,19 @@ function parseRule(value: string, previous: RuleSpec[] = []): RuleSpec[] {
   const path = i > 0 ? value.slice(0, i) : '';
   const perm = i > 0 ? value.slice(i + 1) : '';
   if (!path || !PERMS.includes(perm as Perm)) {
-    throw new Error(`--rule takes FILTER:PERM with PERM one of ${PERMS.join(', ')}, got "${value}"`);
+    // The words people try for a permission, and typos of the real ones.
+    const words: Record<string, Perm> = {
+      write: 'Pub',
+      publish: 'Pub',
+      read: 'Sub',
+      subscribe: 'Sub',
+      readwrite: 'PubSub',
+      all: 'PubSub',
+    };
+    const guess = words[perm.toLowerCase()] ?? didYouMean(perm, PERMS);
+    throw new InvalidArgumentError(
+      `--rule takes FILTER:PERM with PERM one of ${PERMS.join(', ')}, got "${value}"${path && guess ? ` (did you mean "${path}:${guess}"?)` : ''}`,
+    );
   }
   return [...previous, { path, perm: perm as Perm }];
 }

@@ -1,3 +1,6 @@
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
  * The one machine-readable line a `millwright` process prints on stdout once every service it
  * runs is ready: `millwright-ready {json}`. Tests, benchmarks and scripts read it instead of
@@ -49,4 +52,69 @@ export function parseReadyLine(text: string): ReadyLine | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The ready record: the ready line, without first-run passwords, kept in each data directory of
+ * the process as `ready.json` while it runs. The CLI reads it to find what `up` (or `edge`, `uns`)
+ * started, wherever a taken default port moved it: `edge watch` finds the DataHub, `uns watch` the
+ * broker, `edge device list` the edge and its certificate.
+ */
+export const READY_RECORD = 'ready.json';
+
+function withoutPasswords(line: ReadyLine): ReadyLine {
+  const services: ReadyLine['services'] = {};
+  for (const [name, s] of Object.entries(line.services) as [keyof ReadyLine['services'], ReadyService][]) {
+    const { firstRun, ...rest } = s;
+    services[name] = firstRun ? { ...rest, firstRun: { username: firstRun.username } } : rest;
+  }
+  return { ...line, services };
+}
+
+/** Writes the record into every data directory of the line; answers the files written. */
+export function writeReadyRecords(line: ReadyLine): string[] {
+  const text = `${JSON.stringify(withoutPasswords(line), null, 2)}\n`;
+  const written: string[] = [];
+  for (const s of Object.values(line.services)) {
+    if (!s) continue;
+    const file = join(s.dataDir, READY_RECORD);
+    try {
+      writeFileSync(`${file}.tmp`, text, { mode: 0o644 });
+      renameSync(`${file}.tmp`, file);
+      written.push(file);
+    } catch {
+      // A data directory that cannot be written to was refused earlier; nothing to find then.
+    }
+  }
+  return written;
+}
+
+/** Removes the records this process wrote (only while they are still its own). */
+export function removeReadyRecords(files: readonly string[]): void {
+  for (const file of files) {
+    try {
+      if ((JSON.parse(readFileSync(file, 'utf8')) as ReadyLine).pid === process.pid)
+        rmSync(file, { force: true });
+    } catch {
+      /* gone already */
+    }
+  }
+}
+
+/** The record of the process running on `dataDir`, or null (none, or its process has ended). */
+export function readReadyRecord(dataDir: string): ReadyLine | null {
+  let line: ReadyLine;
+  try {
+    line = JSON.parse(readFileSync(join(dataDir, READY_RECORD), 'utf8')) as ReadyLine;
+  } catch {
+    return null;
+  }
+  if (typeof line?.pid !== 'number' || typeof line.services !== 'object' || !line.services) return null;
+  try {
+    process.kill(line.pid, 0);
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
+  }
+  return line;
 }

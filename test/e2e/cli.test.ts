@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 import { http, basic } from '../helpers/edge.js';
-import { cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
+import { UP_PORTS_FREE, cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
 import { parseReadyLine, type ReadyLine } from '../../src/kernel/ready.js';
 
 const dirs = tempDirs('mw-cli-');
@@ -15,7 +15,7 @@ after(() => dirs.removeAll());
 const cli = runCli;
 
 /** Starts a long-running command and waits for its ready line; `url` is the edge's address. */
-async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv()) {
+async function startService(args: string[], env: NodeJS.ProcessEnv = cleanEnv(UP_PORTS_FREE)) {
   // `up` starts three services (edge, UNS, manager) and enrols the edge: give it more time.
   const p = await startCli(args, { env, timeoutMs: args[0] === 'up' ? 120_000 : 60_000 });
   return {

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as natsConnect, JSONCodec } from 'nats';
-import { cleanEnv, startCli } from '../helpers/cli.js';
+import { UP_PORTS_FREE, cleanEnv, startCli } from '../helpers/cli.js';
 import {
   ADMIN_PASSWORD,
   bootstrapAdmin,
@@ -30,8 +30,7 @@ async function up(dataDir: string, extra: string[] = [], env: Record<string, str
   const proc = await startCli(['up', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, ...extra], {
     env: cleanEnv({
       MILLWRIGHT_EDGE_ADMIN_PASSWORD: ADMIN_PASSWORD,
-      MILLWRIGHT_UNS_PORT: '0',
-      MILLWRIGHT_UNS_MQTT_PORT: '0',
+      ...UP_PORTS_FREE,
       MILLWRIGHT_UNS_MQTTS_PORT: '0',
       MILLWRIGHT_EDGE_DATAHUB_PORT: '0',
       MILLWRIGHT_UNS_LOG_LEVEL: 'warn',

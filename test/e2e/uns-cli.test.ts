@@ -3,7 +3,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { closed, connectMqtt, end, gql, unsToken } from '../helpers/uns.js';
-import { cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
+import { UP_PORTS_FREE, cleanEnv, runCli, startCli, tempDirs } from '../helpers/cli.js';
 
 const dirs = tempDirs('mw-uns-cli-');
 const tmp = () => dirs.make();
@@ -138,8 +138,14 @@ test('`millwright up` starts the UNS beside the edge and prints its addresses, t
   });
   try {
     const svc = await startService(
-      ['up', '--host', '127.0.0.1', '--port', '0', '--data-dir', tmp()],
-      cleanEnv({ MILLWRIGHT_UNS_LOG_LEVEL: 'warn' }),
+      ['up', '--host', '127.0.0.1', '--port', '0', '--datahub-port', '0', '--data-dir', tmp()],
+      // The MQTT port stays the default (the point of the test); no other default is bound.
+      cleanEnv({
+        ...Object.fromEntries(
+          Object.entries(UP_PORTS_FREE).filter(([k]) => k !== 'MILLWRIGHT_UNS_MQTT_PORT'),
+        ),
+        MILLWRIGHT_UNS_LOG_LEVEL: 'warn',
+      }),
     );
     try {
       const out = svc.output();

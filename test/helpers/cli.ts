@@ -46,6 +46,18 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, MILLWRIGHT_EDGE_OPCUA_ENABLED: 'false', ...extra };
 }
 
+/**
+ * For `up` in a test: port 0 for the UNS's and the manager's listeners, whose defaults (8883,
+ * 9443, 8446...) a test must not bind. A test about a taken default port overrides its own.
+ */
+export const UP_PORTS_FREE: Readonly<Record<string, string>> = {
+  MILLWRIGHT_UNS_PORT: '0',
+  MILLWRIGHT_UNS_MQTT_PORT: '0',
+  MILLWRIGHT_UNS_MQTTS_PORT: '0',
+  MILLWRIGHT_MANAGER_PORT: '0',
+  MILLWRIGHT_MANAGER_ADMIN_PORT: '0',
+};
+
 export interface CliRun {
   code: number;
   stdout: string;
@@ -53,9 +65,14 @@ export interface CliRun {
 }
 
 /** Runs a command to its end; a failing command answers its exit code instead of throwing. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = cleanEnv(),
+  /** Kills a command that hangs (SIGTERM after this many ms; the result then has code null). */
+  timeoutMs = 0,
+): Promise<CliRun> {
   ensureBuilt();
-  return run(process.execPath, [...CLI_ARGS, ...args], { env }).then(
+  return run(process.execPath, [...CLI_ARGS, ...args], { env, timeout: timeoutMs }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: CliRun) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );

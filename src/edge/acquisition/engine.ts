@@ -15,6 +15,7 @@
 import type { Logger } from 'pino';
 import type { DataHub, Message } from '../datahub/index.js';
 import {
+  DRIVERS,
   findDriver,
   type DeviceConfig,
   type DevicehubChange,
@@ -103,6 +104,13 @@ export class AcquisitionEngine implements TagStatusSource {
   #interestTimer: NodeJS.Timeout | undefined;
   /** Whether Value subjects are published now (see `publishValue`). */
   valueInterest = false;
+  /**
+   * Devices whose driver this build does not acquire (device ID → since when, the driver's name):
+   * their tags say so in `GetTagStatus`. Bounded by the devices configured.
+   */
+  readonly #idle = new Map<string, { at: number; driver: string }>();
+  /** Drivers already named in the log as not acquiring (once per driver and process). */
+  readonly #idleLogged = new Set<string>();
 
   constructor(options: AcquisitionOptions) {
     this.#opts = options;
@@ -174,7 +182,21 @@ export class AcquisitionEngine implements TagStatusSource {
 
   /** The DeviceHub's `GetTagStatus` reads here (`TagStatusSource`). */
   tagState(tagId: string, deviceId: string): TagRuntimeState | undefined {
-    return this.#runners.get(deviceId)?.tagState(tagId);
+    const runner = this.#runners.get(deviceId);
+    if (runner) return runner.tagState(tagId);
+    const idle = this.#idle.get(deviceId);
+    if (!idle) return undefined;
+    return { state: 'Unknown', reason: this.#notAcquiring(idle.driver), at: idle.at };
+  }
+
+  /** The catalogue's drivers this build acquires: those of the engine's registry. */
+  acquires(driverKey: string): boolean {
+    return this.#factories.has(driverKey) && DRIVERS.some((d) => d.key === driverKey && d.pollable);
+  }
+
+  #notAcquiring(driver: string): string {
+    const can = DRIVERS.filter((d) => d.pollable && this.#factories.has(d.key)).map((d) => d.name);
+    return `driver "${driver}" does not acquire in this build (its devices and tags are kept as configuration); drivers that acquire: ${can.join(', ')}`;
   }
 
   #changed(change: DevicehubChange): void {
@@ -221,14 +243,27 @@ export class AcquisitionEngine implements TagStatusSource {
 
   #factoryOf(device: DeviceConfig): DriverFactory | undefined {
     const driver = findDriver(device.driverId);
-    return driver && driver.pollable ? this.#factories.get(driver.key) : undefined;
+    const factory = driver && driver.pollable ? this.#factories.get(driver.key) : undefined;
+    if (factory || !driver) {
+      this.#idle.delete(device.id);
+      return factory;
+    }
+    if (!this.#idle.has(device.id)) this.#idle.set(device.id, { at: Date.now(), driver: driver.name });
+    if (!this.#idleLogged.has(driver.key)) {
+      this.#idleLogged.add(driver.key);
+      this.#log?.warn({ driver: driver.name, device: device.name }, this.#notAcquiring(driver.name));
+    }
+    return undefined;
   }
 
   /** Every device, one device's tags at a time (a bounded read even at 100,000 tags). */
   async #loadAll(): Promise<void> {
     const devicehub = this.#opts.devicehub;
     const wanted = new Map<string, { device: DeviceConfig; factory: DriverFactory }>();
-    for (const device of await devicehub.devices()) {
+    const devices = await devicehub.devices();
+    const present = new Set(devices.map((d) => d.id));
+    for (const id of [...this.#idle.keys()]) if (!present.has(id)) this.#idle.delete(id);
+    for (const device of devices) {
       const factory = this.#factoryOf(device);
       if (factory) wanted.set(device.id, { device, factory });
     }
@@ -259,6 +294,7 @@ export class AcquisitionEngine implements TagStatusSource {
       for (const id of devices) {
         if (this.#stopped) return;
         const device = found.get(id);
+        if (!device) this.#idle.delete(id);
         const factory = device ? this.#factoryOf(device) : undefined;
         const old = this.#runners.get(id);
         if (old && device && factory && old.signature === deviceSignature(device)) continue;

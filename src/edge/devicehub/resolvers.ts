@@ -102,6 +102,7 @@ export const resolvers: IResolvers<never, Ctx> = {
     Protocol: (d: DriverDef) => d.protocol,
     Description: (d: DriverDef) => d.description,
     Pollable: (d: DriverDef) => d.pollable,
+    Acquiring: (d: DriverDef, _a: unknown, ctx: Ctx) => ctx.devicehub.acquires(d),
     Browsable: (d: DriverDef) => d.browsable,
     Properties: (d: DriverDef) => d.properties.map(propertyView),
     Registers: (d: DriverDef) =>

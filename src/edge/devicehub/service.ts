@@ -396,6 +396,11 @@ export class DeviceHubService {
     };
   }
 
+  /** Whether this build acquires devices of `driver` (the acquisition engine says; false without one). */
+  acquires(driver: DriverDef): boolean {
+    return this.#reader.tagStatusSource?.acquires?.(driver.key) ?? false;
+  }
+
   // --- tag state (kept by the acquisition engine, read through the TagStatusSource it sets;
   // Unknown until a first read)
 

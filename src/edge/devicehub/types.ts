@@ -188,7 +188,8 @@ export interface DevicehubChange {
 
 /** A tag's runtime state as its reader (the acquisition engine) keeps it. */
 export interface TagRuntimeState {
-  state: 'OK' | 'Failed';
+  /** `Unknown` with a reason: the tag's driver does not acquire in this build. */
+  state: 'OK' | 'Failed' | 'Unknown';
   reason: string;
   /** When the state or the value last changed (epoch ms). */
   at: number;
@@ -201,6 +202,11 @@ export interface TagRuntimeState {
 export interface TagStatusSource {
   /** The state of a tag, or undefined while it has none (not read yet, or not running). */
   tagState(tagId: string, deviceId: string): TagRuntimeState | undefined;
+  /**
+   * Whether devices of a driver (catalogue key) are acquired by this build: the acquisition
+   * engine's registry of drivers decides, so that a driver acquires once it is registered there.
+   */
+  acquires?(driverKey: string): boolean;
 }
 
 /**

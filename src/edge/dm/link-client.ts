@@ -91,7 +91,8 @@ export class LinkClient {
     this.#connect();
   }
 
-  async stop(): Promise<void> {
+  /** Closes the link; `reason` is what the manager logs (a move or an unenrolment is not a stop). */
+  async stop(reason = 'edge stopping'): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
     clearInterval(this.#hbTimer);
@@ -100,7 +101,7 @@ export class LinkClient {
     if (ws && ws.readyState !== ws.CLOSED) {
       await new Promise<void>((resolve) => {
         ws.once('close', () => resolve());
-        ws.close(1001, 'edge stopping');
+        ws.close(1001, reason);
         setTimeout(() => {
           ws.terminate();
           resolve();

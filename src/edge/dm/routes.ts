@@ -20,7 +20,8 @@ export async function dmRoutes(app: FastifyInstance, options: { dm: DmService; a
   app.post<{ Body: Static<typeof CodeBody> }>(
     '/dm/cloud',
     { schema: { body: CodeBody, querystring: LocaleQuery } },
-    async (request) => dm.activate(request.body.code, request.body.name),
+    async (request) =>
+      dm.activate(request.body.code, request.body.name, { move: request.body.move === true }),
   );
   app.get('/dm/cloud', async () => dm.status());
   app.delete('/dm/cloud', async (_request, reply) => {

@@ -11,6 +11,8 @@ export const CodeBody = Type.Object(
   {
     code: Type.String({ minLength: 1, maxLength: 100 }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    /** Enrol an edge that is already enrolled: its old device record on that manager is retired. */
+    move: Type.Optional(Type.Boolean()),
   },
   Strict,
 );

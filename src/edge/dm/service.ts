@@ -155,7 +155,15 @@ export class DmService {
   async activate(
     code: string,
     name?: string,
+    options: { move?: boolean } = {},
   ): Promise<{ deviceId: string; projectId: string; managerUrl: string }> {
+    const enrolledAs = await this.#get('device_id');
+    const enrolledAt = await this.#get('manager_url');
+    if (enrolledAs && !options.move) {
+      throw conflict(
+        `this edge is already enrolled with the manager at ${enrolledAt} as device ${enrolledAs}; to move it, send "move": true with the activation code (its device record there is retired), or leave first (DELETE /dm/cloud)`,
+      );
+    }
     const url = await this.#get('confirmed_url');
     const fingerprint = await this.#get('confirmed_fingerprint');
     if (!url || !fingerprint) {
@@ -163,6 +171,7 @@ export class DmService {
         "the manager's address is not confirmed: POST /dm/cloud/url, then PUT /dm/cloud/url/{tx}/confirm",
       );
     }
+    const oldSecret = await this.#get('link_secret');
     const credential = await this.#auth.createApiToken(`manager ${new URL(url).host}`, 'admin');
     let answer: { deviceId: string; projectId: string; linkSecret: string };
     try {
@@ -172,6 +181,9 @@ export class DmService {
         name: name ?? os.hostname(),
         version: EDGE_API_VERSION,
         host: hostFacts(),
+        ...(enrolledAs && enrolledAt === url && oldSecret
+          ? { replaces: { deviceId: enrolledAs, linkSecret: oldSecret } }
+          : {}),
       });
       if (res.status !== 200) {
         const b = res.body as { code?: string; message?: string } | undefined;
@@ -213,7 +225,7 @@ export class DmService {
   }
 
   async #forget(): Promise<void> {
-    await this.#link?.stop();
+    await this.#link?.stop('edge leaves this manager');
     this.#link = null;
     const tokenId = await this.#get('token_id');
     if (tokenId) await this.#auth.revokeApiToken(tokenId).catch(() => undefined);

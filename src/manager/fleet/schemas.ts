@@ -145,6 +145,16 @@ export const ActivateBody = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     version: Type.Optional(Type.String({ maxLength: 100 })),
     host: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /** An edge moving from a device record of this manager: that record, proven by its link secret, is retired. */
+    replaces: Type.Optional(
+      Type.Object(
+        {
+          deviceId: Type.String({ minLength: 1, maxLength: 100 }),
+          linkSecret: Type.String({ minLength: 1, maxLength: 200 }),
+        },
+        Strict,
+      ),
+    ),
   },
   Strict,
 );

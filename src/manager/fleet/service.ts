@@ -92,6 +92,8 @@ export interface ActivationRequest {
   name?: string | undefined;
   version?: string | undefined;
   host?: Record<string, unknown> | undefined;
+  /** The device record the edge had on this manager (proven by its link secret): retired. */
+  replaces?: { deviceId: string; linkSecret: string } | undefined;
 }
 
 export interface Activation {
@@ -430,6 +432,12 @@ export class FleetService {
     if (!ok) throw new AppError(ERRORS.activationCodeUsed, 'the activation code was already used');
     this.#targets.forget(id);
     this.#log.info({ deviceId: id, projectId: code.project_id, name }, 'device activated');
+    // An edge that moved: its old record is retired (removed), not left offline for ever.
+    if (req.replaces && (await this.verifyLink(req.replaces.deviceId, req.replaces.linkSecret))) {
+      await this.#repo.deleteDevice(req.replaces.deviceId);
+      this.#targets.forget(req.replaces.deviceId);
+      this.#log.info({ deviceId: req.replaces.deviceId, by: id }, 'device retired: the edge enrolled again');
+    }
     return { deviceId: id, projectId: code.project_id, companyId: project.company_id, linkSecret };
   }
 

@@ -205,7 +205,7 @@ test('settings, the request log, retention and the older store moved in', async 
     .selectAll()
     .execute();
   let seen = false;
-  for (let i = 0; i < 50 && !seen; i++) {
+  for (let i = 0; i < 300 && !seen; i++) {
     const act = await m.admin('/admin/v1/logs/v2/api-activity?filter=path:eq:/api/v1/whoami');
     seen = act.body.total >= 1;
     if (seen) assert.equal(act.body.items[0].status, 200);

@@ -2,7 +2,8 @@
  * The edge manager: a list of modules run by the kernel's service shell. Identity (`auth/`), the
  * admin console API on its own port (`admin/`), the fleet (`fleet/`), the edge links (`link/`)
  * the bridge to each edge's API (`bridge/`), asynchronous tasks (`tasks/`), templates applied to
- * many edges (`templates/`) and the remote image pull (`registry/`).
+ * many edges (`templates/`), the remote image pull (`registry/`) and platform rules, incidents and
+ * their notifications (`alerts/`).
  *
  * `buildManagerApp` opens the stores and mounts every module without binding a port (tests
  * `inject`); `startManager` also listens on the main and the admin console ports.
@@ -32,6 +33,7 @@ import type { TaskService } from './tasks/index.js';
 import { templatesModule } from './templates/index.js';
 import type { TemplateService } from './templates/index.js';
 import { registryModule } from './registry/index.js';
+import { alertsModule } from './alerts/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -47,6 +49,7 @@ export const MANAGER_MODULES = [
   tasksModule,
   templatesModule,
   registryModule,
+  alertsModule,
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {

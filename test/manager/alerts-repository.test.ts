@@ -35,6 +35,7 @@ const device = (id: string): DeviceFacts => ({
   companyId: 'c1',
   online: false,
   lastSeen: Date.now() - 120_000,
+  activatedAt: Date.now() - 600_000,
   metrics: {},
   linksSince: 0,
 });
@@ -63,7 +64,14 @@ forEachDialect('alert repository', (ctx) => {
     a = new AlertService(ra, box, fleet, log);
     b = new AlertService(rb, box, fleet, log);
     await a.setInstanceSettings(admin, {
-      smtp: { host: '127.0.0.1', port: 2525, security: 'none', username: 'u', password: 'smtp-pass-123', from: 'mw@example.com' },
+      smtp: {
+        host: '127.0.0.1',
+        port: 2525,
+        security: 'none',
+        username: 'u',
+        password: 'smtp-pass-123',
+        from: 'mw@example.com',
+      },
       mqtt: { url: 'mqtt://127.0.0.1:1', password: 'mqtt-pass-456' },
       notify: {
         enabled: true,
@@ -86,7 +94,10 @@ forEachDialect('alert repository', (ctx) => {
     assert.ok(notes.every((n) => n.event === 'OPENED'));
 
     // Resolved by both at once: one resolution, one set of RESOLVED notifications.
-    const resolved = await Promise.all([a.resolve(open[0]!.id, 'manager:auto'), b.resolve(open[0]!.id, 'manager:auto')]);
+    const resolved = await Promise.all([
+      a.resolve(open[0]!.id, 'manager:auto'),
+      b.resolve(open[0]!.id, 'manager:auto'),
+    ]);
     assert.equal(resolved.filter(Boolean).length, 1);
     const after = await ra.notificationsOf(open[0]!.id);
     assert.equal(after.filter((n) => n.event === 'RESOLVED').length, 3);
@@ -128,19 +139,26 @@ forEachDialect('alert repository', (ctx) => {
     // Released for a retry, it waits for its next attempt.
     const rest = taken.filter((t) => t.id !== first.id);
     assert.equal(await rb.release(rest[0]!.id, 'B', Date.now() + 60_000, 'down', true), true);
-    assert.equal((await ra.claim('A', 100, 60_000)).some((r) => r.id === rest[0]!.id), false);
+    assert.equal(
+      (await ra.claim('A', 100, 60_000)).some((r) => r.id === rest[0]!.id),
+      false,
+    );
   });
 
   test('secrets are sealed at rest and never answered', async () => {
     const raw = (await ra.setting('instance'))!.value;
-    for (const secret of ['smtp-pass-123', 'mqtt-pass-456', 'hook-secret-789']) assert.ok(!raw.includes(secret), secret);
+    for (const secret of ['smtp-pass-123', 'mqtt-pass-456', 'hook-secret-789'])
+      assert.ok(!raw.includes(secret), secret);
     const view = await b.instanceSettingsView(admin);
     assert.equal(view.smtp?.passwordSet, true);
     assert.equal(view.mqtt?.passwordSet, true);
     assert.deepEqual(view.notify.webhooks, [{ url: 'http://127.0.0.1:9/hook', secretSet: true }]);
     assert.ok(!JSON.stringify(view).includes('pass-'));
     // A change that leaves the secrets out keeps them.
-    await b.setInstanceSettings(admin, { rateLimitPerMinute: 5, notify: { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] } });
+    await b.setInstanceSettings(admin, {
+      rateLimitPerMinute: 5,
+      notify: { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] },
+    });
     const kept = await b.instanceSettingsView(admin);
     assert.equal(kept.notify.webhooks[0]!.secretSet, true);
     assert.equal(kept.smtp?.passwordSet, true);
@@ -152,9 +170,16 @@ forEachDialect('alert repository', (ctx) => {
     await a.open(offline, device('quiet'), 'offline', {});
     const [row] = (await a.openIncidents()).filter((i) => i.device_id === 'quiet');
     assert.deepEqual(await ra.notificationsOf(row!.id), []);
-    await a.setRuleNotifications(admin, 'device-offline', { projectId: 'p1', notify: true, channels: ['webhook'] });
+    await a.setRuleNotifications(admin, 'device-offline', {
+      projectId: 'p1',
+      notify: true,
+      channels: ['webhook'],
+    });
     await a.resolve(row!.id, 'manager:auto');
-    assert.deepEqual((await ra.notificationsOf(row!.id)).map((n) => n.channel), ['webhook']);
+    assert.deepEqual(
+      (await ra.notificationsOf(row!.id)).map((n) => n.channel),
+      ['webhook'],
+    );
     await a.updateRule(admin, 'device-cpu', { params: { threshold: 80 } });
     await assert.rejects(a.updateRule(admin, 'device-cpu', { params: { nope: 1 } }), /no parameter "nope"/);
     const audit = await a.ruleAudit(admin, 'device-offline', { offset: 0, limit: 50, sort: [], filter: [] });

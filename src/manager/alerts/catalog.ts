@@ -130,7 +130,7 @@ export const RULES: readonly RuleDefinition[] = [
     params: { forSeconds: forSeconds(60), clearSeconds: clearSeconds(0) },
     read(device, _p, inputs) {
       if (device.online) return { active: false, value: 0, summary: `${device.name} is online` };
-      const since = Math.max(device.lastSeen ?? inputs.startedAt, inputs.startedAt);
+      const since = Math.max(device.lastSeen ?? device.activatedAt, inputs.startedAt);
       const secs = Math.max(0, Math.round((inputs.now - since) / 1000));
       return { active: true, since, value: secs, summary: `${device.name} is offline for ${secs} s` };
     },

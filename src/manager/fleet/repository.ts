@@ -400,7 +400,16 @@ export class FleetRepository extends BoundRepository<FleetTables, FleetRepositor
     const devices = await this.db
       .selectFrom('mgr_device as d')
       .innerJoin('mgr_project as p', 'p.id', 'd.project_id')
-      .select(['d.id', 'd.name', 'd.project_id', 'p.company_id', 'd.online', 'd.last_seen', 'd.metrics'])
+      .select([
+        'd.id',
+        'd.name',
+        'd.project_id',
+        'p.company_id',
+        'd.online',
+        'd.last_seen',
+        'd.metrics',
+        'd.activated_at',
+      ])
       .execute();
     const links = await this.db
       .selectFrom('mgr_connection')

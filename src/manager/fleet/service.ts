@@ -93,6 +93,8 @@ export interface DeviceFacts {
   online: boolean;
   /** The last heartbeat, or when the link ended (epoch ms). */
   lastSeen: number | null;
+  /** When it enrolled (a device never linked is offline since then). */
+  activatedAt: number;
   metrics: Record<string, unknown>;
   /** Links opened since the time asked for. */
   linksSince: number;
@@ -530,6 +532,7 @@ export class FleetService {
       companyId: d.company_id,
       online: d.online === 1,
       lastSeen: d.last_seen === null ? null : Number(d.last_seen),
+      activatedAt: Number(d.activated_at),
       metrics: d.metrics ? (JSON.parse(d.metrics) as Record<string, unknown>) : {},
       linksSince: links.get(d.id) ?? 0,
     }));

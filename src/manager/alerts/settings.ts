@@ -123,7 +123,7 @@ function checkUrl(url: string, field: string, protocols: string[]): void {
 }
 
 function checkTopic(topic: string, field: string): void {
-  if (topic === '' || topic.length > 500 || /[#+\u0000]/.test(topic))
+  if (topic === '' || topic.length > 500 || /[#+]/.test(topic) || topic.includes('\u0000'))
     throw badRequest(`${field} must be 1 to 500 characters without the wildcards + and #`);
 }
 

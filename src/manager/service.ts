@@ -2,7 +2,8 @@
  * The edge manager: a list of modules run by the kernel's service shell. Identity (`auth/`), the
  * admin console API on its own port (`admin/`), the fleet (`fleet/`), the edge links (`link/`)
  * the bridge to each edge's API (`bridge/`), asynchronous tasks (`tasks/`), templates applied to
- * many edges (`templates/`) and the remote image pull (`registry/`).
+ * many edges (`templates/`), the remote image pull (`registry/`) and platform rules, incidents and
+ * their notifications (`alerts/`).
  *
  * `buildManagerApp` opens the stores and mounts every module without binding a port (tests
  * `inject`); `startManager` also listens on the main and the admin console ports.
@@ -33,6 +34,7 @@ import { templatesModule } from './templates/index.js';
 import type { TemplateService } from './templates/index.js';
 import { registryModule } from './registry/index.js';
 import { auditModule, type AuditService } from './audit/index.js';
+import { alertsModule } from './alerts/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -49,6 +51,7 @@ export const MANAGER_MODULES = [
   templatesModule,
   registryModule,
   auditModule, // the audit trail: records every mutating call of the modules above and below
+  alertsModule,
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {

@@ -49,6 +49,8 @@ export interface LinkClientOptions {
   version: string;
   millwright: string;
   hostFacts: () => Record<string, unknown>;
+  /** More facts for each heartbeat (disk use, certificate expiry, integrations down...). */
+  extraMetrics?: () => Record<string, unknown>;
 }
 
 interface Exec {
@@ -193,6 +195,8 @@ export class LinkClient {
       load1: os.loadavg()[0],
       uptimeSeconds: Math.round(process.uptime()),
       bridgedInFlight: this.#execs.size,
+      memoryPercent: Math.round((1 - os.freemem() / os.totalmem()) * 1000) / 10,
+      ...this.#o.extraMetrics?.(),
     };
   }
 

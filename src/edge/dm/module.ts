@@ -7,6 +7,7 @@ import type { EdgeModule } from '../modules.js';
 import { dmMigrations } from './migrations/index.js';
 import { dmRoutes } from './routes.js';
 import { DmService } from './service.js';
+import { hostHealth } from './health.js';
 
 declare module '../modules.js' {
   interface EdgeModules {
@@ -18,7 +19,12 @@ export const dmModule: EdgeModule<'dm'> = {
   name: 'dm',
   migrations: dmMigrations,
   requires: ['auth'],
-  start: (ctx) => new DmService(ctx.database, ctx.module('auth').service, ctx.app, ctx.logger),
+  start(ctx) {
+    const dm = new DmService(ctx.database, ctx.module('auth').service, ctx.app, ctx.logger);
+    // Disk use of the data directory and the HTTPS certificate's expiry, for the manager's rules.
+    dm.reportOnHeartbeat(hostHealth(ctx.dataDir, ctx.tls?.cert ?? null));
+    return dm;
+  },
   mount: (ctx, dm) => ctx.app.register(dmRoutes, { dm, auth: ctx.module('auth').service }),
   listening: (_ctx, dm) => dm.startLink(),
   close: (dm) => dm.close(),

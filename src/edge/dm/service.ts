@@ -51,12 +51,31 @@ export class DmService {
   readonly #log: Logger;
   readonly #proposals = new Map<string, { url: string; fingerprint: Fingerprint; until: number }>();
   #link: LinkClient | null = null;
+  /** What other modules add to each heartbeat's metrics (at most 16 sources). */
+  readonly #reporters: (() => Record<string, unknown>)[] = [];
 
   constructor(database: Database, auth: AuthService, app: FastifyInstance, logger: Logger) {
     this.#settings = new SettingsTable(database.db, 'dm_setting');
     this.#auth = auth;
     this.#app = app;
     this.#log = logger;
+  }
+
+  /** Adds `source`'s facts to the metrics of every heartbeat to the manager (its alert rules read them). */
+  reportOnHeartbeat(source: () => Record<string, unknown>): void {
+    if (this.#reporters.length < 16) this.#reporters.push(source);
+  }
+
+  #reported(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const r of this.#reporters) {
+      try {
+        Object.assign(out, r());
+      } catch (err) {
+        this.#log.debug({ err }, 'a heartbeat reporter failed');
+      }
+    }
+    return out;
   }
 
   async status(): Promise<DmStatus> {
@@ -252,6 +271,7 @@ export class DmService {
       version: EDGE_API_VERSION,
       millwright: MILLWRIGHT_VERSION,
       hostFacts,
+      extraMetrics: () => this.#reported(),
     });
     this.#link.start();
   }

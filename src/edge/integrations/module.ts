@@ -43,7 +43,7 @@ export const integrationsModule: EdgeModule<'integrations', typeof integrationsO
   name: 'integrations',
   options: integrationsOptions,
   migrations: integrationsMigrations,
-  requires: ['datahub'],
+  requires: ['datahub', 'dm'],
   async start(ctx) {
     const service = new IntegrationService({
       repo: new IntegrationsRepository(ctx.database),
@@ -53,6 +53,8 @@ export const integrationsModule: EdgeModule<'integrations', typeof integrationsO
       factories: CONNECTORS,
     });
     await service.start();
+    // The manager's "integration down" rule reads this from the edge's heartbeats.
+    ctx.module('dm').reportOnHeartbeat(() => ({ integrationsDown: service.downInstances() }));
     return service;
   },
   mount: (ctx, service) => mountIntegrations(ctx.app, service),

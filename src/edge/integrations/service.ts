@@ -307,6 +307,13 @@ export class IntegrationService {
     return true;
   }
 
+  /** The names of the running instances that are Disconnected (the manager's heartbeat reports them). */
+  downInstances(): string[] {
+    const out: string[] = [];
+    for (const r of this.#running.values()) if (r.runner.state === 'Disconnected') out.push(r.row.name);
+    return out.slice(0, 100);
+  }
+
   status(id: string): Promise<StatusView> {
     return this.#row(id).then((row) => {
       const r = this.#running.get(id);

@@ -5,6 +5,7 @@ export {
   BRIDGE_TARGET_CACHE_SIZE,
   BRIDGE_TARGET_TTL_MS,
   type BridgeTarget,
+  type DeviceFacts,
 } from './service.js';
 export { FleetRepository } from './repository.js';
 export { SecretBox } from '../../kernel/secret-box.js';

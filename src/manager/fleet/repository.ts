@@ -392,6 +392,33 @@ export class FleetRepository extends BoundRepository<FleetTables, FleetRepositor
       .where('id', '=', id)
       .execute();
   }
+  /**
+   * What the alert rules read of every device (no secrets), with the links it opened since
+   * `since` (link flapping); one pass over the fleet.
+   */
+  async alertFacts(since: number) {
+    const devices = await this.db
+      .selectFrom('mgr_device as d')
+      .innerJoin('mgr_project as p', 'p.id', 'd.project_id')
+      .select([
+        'd.id',
+        'd.name',
+        'd.project_id',
+        'p.company_id',
+        'd.online',
+        'd.last_seen',
+        'd.metrics',
+        'd.activated_at',
+      ])
+      .execute();
+    const links = await this.db
+      .selectFrom('mgr_connection')
+      .select(['device_id', sql<number>`count(*)`.as('n')])
+      .where('connected_at', '>=', since)
+      .groupBy('device_id')
+      .execute();
+    return { devices, links: new Map(links.map((l) => [l.device_id, Number(l.n)])) };
+  }
   /** A device's connection history, paged. */
   listConnections(spec: ListSpec, deviceId: string) {
     const q = this.db

@@ -84,6 +84,22 @@ export function deviceView(row: DeviceListRow): DeviceView {
   };
 }
 
+/** One device as the alert rules read it (`FleetService.alertFacts`). */
+export interface DeviceFacts {
+  id: string;
+  name: string;
+  projectId: string;
+  companyId: string;
+  online: boolean;
+  /** The last heartbeat, or when the link ended (epoch ms). */
+  lastSeen: number | null;
+  /** When it enrolled (a device never linked is offline since then). */
+  activatedAt: number;
+  metrics: Record<string, unknown>;
+  /** Links opened since the time asked for. */
+  linksSince: number;
+}
+
 /** What an edge sends to enrol (`POST /dm/activate`). */
 export interface ActivationRequest {
   code: string;
@@ -508,6 +524,26 @@ export class FleetService {
         memory: typeof b.metrics.memoryBytes === 'number' ? Math.round(b.metrics.memoryBytes) : null,
       })),
     );
+  }
+
+  /**
+   * The fleet as the alert rules read it: each device with its project and company, online flag,
+   * last heartbeat (or the moment it went offline), last metrics, and the links it opened since
+   * `since`.
+   */
+  async alertFacts(since: number): Promise<DeviceFacts[]> {
+    const { devices, links } = await this.#repo.alertFacts(since);
+    return devices.map((d) => ({
+      id: d.id,
+      name: d.name,
+      projectId: d.project_id,
+      companyId: d.company_id,
+      online: d.online === 1,
+      lastSeen: d.last_seen === null ? null : Number(d.last_seen),
+      activatedAt: Number(d.activated_at),
+      metrics: d.metrics ? (JSON.parse(d.metrics) as Record<string, unknown>) : {},
+      linksSince: links.get(d.id) ?? 0,
+    }));
   }
 
   /** Marks every device offline (the manager starts), but those in `keep` (linked to another live manager process). */

@@ -414,6 +414,20 @@ export class TaskRepository extends BoundRepository<TaskTables, TaskRepository> 
     return r?.status;
   }
 
+  /** Subtasks on a device that ended since `since`, latest first (at most `limit`). */
+  finishedSince(since: number, limit: number) {
+    return this.db
+      .selectFrom('mgr_subtask')
+      .select(['id', 'task_id', 'type', 'device_id', 'status', 'error', 'finished_at'])
+      .where('finished_at', '>=', since)
+      .where('device_id', 'is not', null)
+      .where('status', 'in', ['SUCCEEDED', 'FAILED'])
+      .orderBy('finished_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  }
+
   async addLog(row: Omit<SubtaskLogRow, 'seq'>, max: number): Promise<void> {
     const last = await this.db
       .selectFrom('mgr_subtask_log')

@@ -147,6 +147,36 @@ export class TaskService {
     this.#handlers.set(handler.type, handler);
   }
 
+  /**
+   * Devices whose latest subtask that ended since `since` failed (the alert rule "a template task
+   * failed"): device id → the failed subtask. Reads at most 50,000 recent subtasks.
+   */
+  async latestFailures(
+    since: number,
+  ): Promise<
+    Map<string, { subtaskId: string; taskId: string; type: string; error: string | null; at: number }>
+  > {
+    const rows = await this.#repo.finishedSince(since, 50_000);
+    const seen = new Set<string>();
+    const out = new Map<
+      string,
+      { subtaskId: string; taskId: string; type: string; error: string | null; at: number }
+    >();
+    for (const r of rows) {
+      if (!r.device_id || seen.has(r.device_id)) continue;
+      seen.add(r.device_id);
+      if (r.status === 'FAILED')
+        out.set(r.device_id, {
+          subtaskId: r.id,
+          taskId: r.task_id,
+          type: r.type,
+          error: r.error,
+          at: Number(r.finished_at),
+        });
+    }
+    return out;
+  }
+
   taskTypes() {
     const items = [...this.#handlers.values()].map((h) => ({ type: h.type, description: h.description }));
     return { items, total: items.length };

@@ -20,6 +20,11 @@ export interface LiveEdge {
   /** One probe request (`GET /devicehub/version`): its round-trip time, ms. */
   probe(): Promise<number>;
   rss(): number;
+  /**
+   * The longest stretch the edge's main thread ran without yielding since its ready line, ms
+   * (`millwright_main_thread_blocked_max_seconds`: its own CPU time, not a loaded machine's delays).
+   */
+  blockedMs(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -70,6 +75,13 @@ export async function startLiveEdge(extraArgs: string[] = []): Promise<LiveEdge>
       const r = await http(`${url}/devicehub/version`, { headers: { authorization: admin } });
       assert.ok(r.status < 500, r.text);
       return performance.now() - began;
+    },
+    async blockedMs() {
+      const r = await http(`${url}/devicehub/metrics`, { headers: { authorization: admin } });
+      assert.equal(r.status, 200, r.text);
+      const m = /^millwright_main_thread_blocked_max_seconds\{since="ready"\} (\S+)$/m.exec(r.text);
+      assert.ok(m, 'the blocked-stretch metric is exposed');
+      return Number(m[1]) * 1000;
     },
     rss() {
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'));

@@ -80,6 +80,11 @@ export function Field(props: {
     control = (
       <select {...common} value={value} onChange={(e) => props.onInput(e.currentTarget.value)}>
         {!spec.required && <option value="">(default)</option>}
+        {spec.required && value === '' && (
+          <option value="" disabled>
+            Choose…
+          </option>
+        )}
         {spec.options?.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}
@@ -148,6 +153,8 @@ export function SchemaForm(props: {
   submitLabel: string;
   errorOf: (err: unknown) => string;
   onCancel?: () => void;
+  /** One row (a short form beside a list: a name and a role) instead of a grid with an actions bar. */
+  inline?: boolean;
   children?: ComponentChildren;
 }) {
   const [busy, setBusy] = useState(false);
@@ -166,36 +173,70 @@ export function SchemaForm(props: {
       setBusy(false);
     }
   };
+  const fields = props.fields.map((f) => (
+    <Field
+      key={f.name}
+      spec={f}
+      value={props.values[f.name] ?? ''}
+      error={error?.field === f.name ? error.text : undefined}
+      onInput={(v) => props.onChange({ ...props.values, [f.name]: v })}
+    />
+  ));
+  const buttons = (
+    <>
+      <button type="submit" class="btn btn-primary" disabled={busy}>
+        {busy ? 'Working…' : props.submitLabel}
+      </button>
+      {props.onCancel && (
+        <button type="button" class="btn" onClick={props.onCancel}>
+          Cancel
+        </button>
+      )}
+    </>
+  );
   return (
     <form class="form" aria-label={props.label} onSubmit={submit} noValidate>
       {props.children}
-      <div class="form-grid">
-        {props.fields.map((f) => (
-          <Field
-            key={f.name}
-            spec={f}
-            value={props.values[f.name] ?? ''}
-            error={error?.field === f.name ? error.text : undefined}
-            onInput={(v) => props.onChange({ ...props.values, [f.name]: v })}
-          />
-        ))}
-      </div>
+      {props.inline ? (
+        <div class="row">
+          {fields}
+          {buttons}
+        </div>
+      ) : (
+        <>
+          <div class="form-grid">{fields}</div>
+          <div class="form-actions">{buttons}</div>
+        </>
+      )}
       {error && !error.field && (
         <p class="error-note" role="alert">
           {error.text}
         </p>
       )}
-      <div class="form-actions">
-        <button type="submit" class="btn btn-primary" disabled={busy}>
-          {busy ? 'Working…' : props.submitLabel}
-        </button>
-        {props.onCancel && (
-          <button type="button" class="btn" onClick={props.onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
     </form>
+  );
+}
+
+/** A labelled search box (filters a list as the user types, or on change when `onChange` only). */
+export function SearchField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onSearch: (v: string) => void;
+  /** Search when the field is left or Enter is pressed, not at each key (a costly search). */
+  onCommit?: boolean;
+}) {
+  const set = (e: { currentTarget: HTMLInputElement }) => props.onSearch(e.currentTarget.value);
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="search"
+        value={props.value}
+        {...(props.onCommit ? { onChange: set } : { onInput: set })}
+      />
+    </div>
   );
 }
 

@@ -10,7 +10,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { skipUnless } from './util.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -113,4 +113,39 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(SCREENSHOTS, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
   return path;
+}
+
+/**
+ * Presses Tab (Shift+Tab with `back`) until `target` has the focus, at most `max` times; answers
+ * how each element that got the focus on the way showed it (its outline), so that a test can
+ * check that the focus is always visible. Throws when the target is not reached.
+ */
+export async function tabTo(
+  page: Page,
+  target: Locator,
+  { back = false, max = 60 }: { back?: boolean; max?: number } = {},
+): Promise<{ name: string; visible: boolean }[]> {
+  const seen: { name: string; visible: boolean }[] = [];
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
+    seen.push(await focusShown(page));
+    if (await target.evaluate((el) => el === document.activeElement).catch(() => false)) return seen;
+  }
+  throw new Error(
+    `${max} presses of ${back ? 'Shift+Tab' : 'Tab'} did not reach ${target}: ${JSON.stringify(seen)}`,
+  );
+}
+
+/** The focused element (tag and text) and whether its focus indicator is visible (an outline or a shadow). */
+export async function focusShown(page: Page): Promise<{ name: string; visible: boolean }> {
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el || el === document.body) return { name: 'body', visible: false };
+    const s = getComputedStyle(el);
+    const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2;
+    const box = el.getBoundingClientRect();
+    const onScreen = box.width > 0 && box.height > 0;
+    const name = `${el.tagName.toLowerCase()} ${(el.getAttribute('aria-label') ?? el.textContent ?? '').trim().slice(0, 40)}`;
+    return { name, visible: onScreen && (outline || s.boxShadow !== 'none') };
+  });
 }

@@ -8,17 +8,8 @@ import { EdgeConfigClient } from '../../../src/client/edge-config.js';
 import { edge, errorText, rest } from '../../shared/api.js';
 import { Confirm, Field } from '../../shared/form.js';
 import { download, fmtBytes, fmtTime } from '../../shared/format.js';
-import { Table } from '../../shared/table.js';
-import {
-  Button,
-  ErrorNote,
-  Page,
-  Section,
-  toast,
-  toastError,
-  useCanWrite,
-  useLoad,
-} from '../../shared/ui.js';
+import { ListSection, Table } from '../../shared/table.js';
+import { act, Button, ErrorNote, Page, Section, toast, useCanWrite, useLoad } from '../../shared/ui.js';
 
 interface Template {
   id: string;
@@ -97,23 +88,17 @@ export default function Configuration() {
       setError(errorText(err));
     }
   };
-  const downloadTemplate = async (t: Template) => {
-    try {
+  const downloadTemplate = (t: Template) =>
+    act(async () => {
       const res = await edge().request('GET', `/config/templates/${t.id}/download`);
       download(`${t.name}.json`, res.text, 'application/json');
-    } catch (err) {
-      toastError(err);
-    }
-  };
-  const doRollback = async (s: Snapshot) => {
-    try {
-      await rest('POST', `/config/templates/${s.id}/apply`, {});
-      toast(`Rolled back to the snapshot of ${fmtTime(s.createdAt)}`);
-      snapshots.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
+    });
+  const doRollback = (s: Snapshot) =>
+    act(
+      () => rest('POST', `/config/templates/${s.id}/apply`, {}),
+      `Rolled back to the snapshot of ${fmtTime(s.createdAt)}`,
+      snapshots.reload,
+    );
   return (
     <Page title="Configuration">
       {canWrite && (
@@ -142,34 +127,31 @@ export default function Configuration() {
           <ErrorNote error={error} />
         </Section>
       )}
-      <Section title="Templates">
-        <ErrorNote error={templates.error} />
-        <Table
-          caption="Templates"
-          rows={templates.data?.items ?? []}
-          rowKey={(t) => t.id}
-          empty="No template yet."
-          columns={[
-            { label: 'Name', render: (t) => t.name },
-            { label: 'Sections', render: (t) => t.sections.join(', ') },
-            { label: 'Size', render: (t) => fmtBytes(t.size), numeric: true },
-            { label: 'Created', render: (t) => fmtTime(t.createdAt) },
-            {
-              label: 'Actions',
-              render: (t) => (
-                <div class="actions">
-                  <Button class="btn-small" onClick={() => setChosen(t)}>
-                    Preview {t.name}
-                  </Button>
-                  <Button class="btn-small" onClick={() => void downloadTemplate(t)}>
-                    Download {t.name}
-                  </Button>
-                </div>
-              ),
-            },
-          ]}
-        />
-      </Section>
+      <ListSection
+        title="Templates"
+        error={templates.error}
+        caption="Templates"
+        rows={templates.data?.items ?? []}
+        rowKey={(t) => t.id}
+        loading={templates.loading && !templates.data}
+        empty="No template yet."
+        columns={[
+          { label: 'Name', render: (t) => t.name },
+          { label: 'Sections', render: (t) => t.sections.join(', ') },
+          { label: 'Size', render: (t) => fmtBytes(t.size), numeric: true },
+          { label: 'Created', render: (t) => fmtTime(t.createdAt) },
+        ]}
+        actions={(t) => (
+          <>
+            <Button class="btn-small" onClick={() => setChosen(t)}>
+              Preview {t.name}
+            </Button>
+            <Button class="btn-small" onClick={() => void downloadTemplate(t)}>
+              Download {t.name}
+            </Button>
+          </>
+        )}
+      />
       {chosen && (
         <ApplyPanel
           template={chosen}
@@ -178,32 +160,29 @@ export default function Configuration() {
           onClose={() => setChosen(undefined)}
         />
       )}
-      <Section title="Snapshots">
-        <ErrorNote error={snapshots.error} />
-        <Table
-          caption="Snapshots"
-          rows={snapshots.data?.items ?? []}
-          rowKey={(s) => s.id}
-          empty="No snapshot yet."
-          columns={[
-            { label: 'Taken', render: (s) => fmtTime(s.createdAt) },
-            { label: 'Reason', render: (s) => s.reason },
-            { label: 'Sections', render: (s) => s.sections.join(', ') },
-            ...(canWrite
-              ? [
-                  {
-                    label: 'Actions',
-                    render: (s: Snapshot) => (
-                      <Button class="btn-small" onClick={() => setRollback(s)}>
-                        Roll back to {fmtTime(s.createdAt)}
-                      </Button>
-                    ),
-                  },
-                ]
-              : []),
-          ]}
-        />
-      </Section>
+      <ListSection
+        title="Snapshots"
+        error={snapshots.error}
+        caption="Snapshots"
+        rows={snapshots.data?.items ?? []}
+        rowKey={(s) => s.id}
+        loading={snapshots.loading && !snapshots.data}
+        empty="No snapshot yet."
+        columns={[
+          { label: 'Taken', render: (s) => fmtTime(s.createdAt) },
+          { label: 'Reason', render: (s) => s.reason },
+          { label: 'Sections', render: (s) => s.sections.join(', ') },
+        ]}
+        actions={
+          canWrite
+            ? (s) => (
+                <Button class="btn-small" onClick={() => setRollback(s)}>
+                  Roll back to {fmtTime(s.createdAt)}
+                </Button>
+              )
+            : undefined
+        }
+      />
       <Confirm
         title="Roll back the configuration"
         open={!!rollback}

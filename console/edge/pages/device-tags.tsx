@@ -5,9 +5,16 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { errorText, gql, PATHS } from '../../shared/api.js';
-import { Confirm, initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
+import {
+  Confirm,
+  initialValues,
+  SchemaForm,
+  SearchField,
+  type FieldSpec,
+  type FormValues,
+} from '../../shared/form.js';
 import { download, fmtTime, fmtValue } from '../../shared/format.js';
-import { Table } from '../../shared/table.js';
+import { PagerNav, Table } from '../../shared/table.js';
 import {
   Badge,
   Button,
@@ -157,25 +164,23 @@ function TagList(props: { deviceId: string; tick: number }) {
   return (
     <Section title="Tags">
       <div class="row">
-        <div class="field">
-          <label for="tag-search">Search tags</label>
-          <input
-            id="tag-search"
-            type="search"
-            value={pattern}
-            onInput={(e) => {
-              setPattern(e.currentTarget.value);
-              setCursors([null]);
-            }}
-          />
-        </div>
+        <SearchField
+          id="tag-search"
+          label="Search tags"
+          value={pattern}
+          onSearch={(v) => {
+            setPattern(v);
+            setCursors([null]);
+          }}
+        />
       </div>
       <ErrorNote error={page.error} />
       <Table
         caption="Tags of the device"
         rows={rows}
         rowKey={(r) => r.ID}
-        empty={page.loading ? 'Loading…' : 'No tag.'}
+        loading={page.loading && !page.data}
+        empty="No tag."
         columns={[
           { label: 'Tag', render: (r) => r.TagName },
           { label: 'Register', render: (r) => r.Name },
@@ -192,41 +197,27 @@ function TagList(props: { deviceId: string; tick: number }) {
               status[r.ID] && <Badge tone={toneOf(status[r.ID]!.State)}>{status[r.ID]!.State}</Badge>,
           },
           { label: 'Since', render: (r) => fmtTime(status[r.ID]?.Timestamp) },
-          ...(canWrite
-            ? [
-                {
-                  label: 'Actions',
-                  render: (r: Register) => (
-                    <Button kind="danger" class="btn-small" onClick={() => setDoomed(r)}>
-                      Delete {r.TagName}
-                    </Button>
-                  ),
-                },
-              ]
-            : []),
         ]}
+        actions={
+          canWrite
+            ? (r) => (
+                <Button kind="danger" class="btn-small" onClick={() => setDoomed(r)}>
+                  Delete {r.TagName}
+                </Button>
+              )
+            : undefined
+        }
       />
-      <nav class="pager" aria-label="Tag pages">
-        <button
-          type="button"
-          class="btn"
-          disabled={cursors.length <= 1}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <span>
-          Page {cursors.length} of {Math.max(1, Math.ceil(total / PAGE))} ({total} tags)
-        </span>
-        <button
-          type="button"
-          class="btn"
-          disabled={cursors.length * PAGE >= total || !page.data?.ListRegisters.Last}
-          onClick={() => setCursors([...cursors, page.data!.ListRegisters.Last])}
-        >
-          Next page
-        </button>
-      </nav>
+      <PagerNav
+        label="Tag pages"
+        page={cursors.length}
+        pages={Math.max(1, Math.ceil(total / PAGE))}
+        total={`${total} tags`}
+        hasPrevious={cursors.length > 1}
+        hasNext={cursors.length * PAGE < total && !!page.data?.ListRegisters.Last}
+        onPrevious={() => setCursors(cursors.slice(0, -1))}
+        onNext={() => setCursors([...cursors, page.data!.ListRegisters.Last])}
+      />
       <Confirm
         title="Delete tag"
         open={!!doomed}

@@ -4,7 +4,14 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { errorText, gql, PATHS } from '../../shared/api.js';
-import { Confirm, initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
+import {
+  Confirm,
+  initialValues,
+  SchemaForm,
+  SearchField,
+  type FieldSpec,
+  type FormValues,
+} from '../../shared/form.js';
 import { fmtTime } from '../../shared/format.js';
 import { href, navigate } from '../../shared/router.js';
 import { Pager, Table } from '../../shared/table.js';
@@ -69,46 +76,41 @@ function DeviceList() {
     >
       <Section title="Devices">
         <div class="row">
-          <div class="field">
-            <label for="device-search">Search devices</label>
-            <input
-              id="device-search"
-              type="search"
-              value={search}
-              onInput={(e) => {
-                setSearch(e.currentTarget.value);
-                setOffset(0);
-              }}
-            />
-          </div>
+          <SearchField
+            id="device-search"
+            label="Search devices"
+            value={search}
+            onSearch={(v) => {
+              setSearch(v);
+              setOffset(0);
+            }}
+          />
         </div>
         <ErrorNote error={list.error} />
         <Table
           caption="Devices"
           rows={list.data?.ListDevices.Items ?? []}
           rowKey={(d) => d.ID}
-          empty={list.loading ? 'Loading…' : 'No device yet.'}
+          loading={list.loading && !list.data}
+          empty="No device yet."
           columns={[
             { label: 'Name', render: (d) => <a href={href(`/devices/${d.ID}`)}>{d.Name}</a> },
             { label: 'Driver', render: (d) => d.DriverName },
             { label: 'Description', render: (d) => d.Description },
             { label: 'Updated', render: (d) => fmtTime(d.UpdateTime) },
-            ...(canWrite
-              ? [
-                  {
-                    label: 'Actions',
-                    render: (d: Device) => (
-                      <div class="actions">
-                        <LinkButton to={`/devices/${d.ID}/edit`}>Edit {d.Name}</LinkButton>
-                        <Button kind="danger" class="btn-small" onClick={() => setDoomed(d)}>
-                          Delete {d.Name}
-                        </Button>
-                      </div>
-                    ),
-                  },
-                ]
-              : []),
           ]}
+          actions={
+            canWrite
+              ? (d) => (
+                  <>
+                    <LinkButton to={`/devices/${d.ID}/edit`}>Edit {d.Name}</LinkButton>
+                    <Button kind="danger" class="btn-small" onClick={() => setDoomed(d)}>
+                      Delete {d.Name}
+                    </Button>
+                  </>
+                )
+              : undefined
+          }
         />
         <Pager
           label="Device pages"

@@ -7,7 +7,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, gql, PATHS } from '../../shared/api.js';
 import { Trend } from '../../shared/chart.js';
-import { Confirm, Dialog } from '../../shared/form.js';
+import { Confirm, Dialog, SearchField } from '../../shared/form.js';
 import { fmtTime, fmtValue } from '../../shared/format.js';
 import {
   Badge,
@@ -142,15 +142,7 @@ export default function Live() {
     <Page title="Live values">
       <Section title="Tags">
         <div class="row">
-          <div class="field">
-            <label for="live-search">Filter tags</label>
-            <input
-              id="live-search"
-              type="search"
-              value={pattern}
-              onChange={(e) => setPattern(e.currentTarget.value)}
-            />
-          </div>
+          <SearchField id="live-search" label="Filter tags" value={pattern} onSearch={setPattern} onCommit />
           <div class="field">
             <label for="live-rate">Update rate</label>
             <select id="live-rate" value={rate} onChange={(e) => setRate(Number(e.currentTarget.value))}>

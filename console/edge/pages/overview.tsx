@@ -59,7 +59,12 @@ function useRate(): { rate: number | undefined; clients: number | undefined } {
       ...(clients !== undefined ? { clients } : {}),
     });
   };
-  useEffect(() => void sample().catch(() => undefined), []);
+  // A first rate one second after the page opens, then every two seconds.
+  useEffect(() => {
+    void sample().catch(() => undefined);
+    const t = setTimeout(() => void sample().catch(() => undefined), 1000);
+    return () => clearTimeout(t);
+  }, []);
   useInterval(() => void sample().catch(() => undefined), 2000);
   return { rate: state.rate, clients: state.clients };
 }
@@ -117,12 +122,16 @@ export default function Overview() {
   return (
     <Page title="Overview">
       <div class="stats">
-        <Stat label="Values per second" value={fmtNum(rate, 1)} />
-        <Stat label="Connected clients" value={fmtNum(clients)} />
-        <Stat label="CPU" value={metrics ? `${fmtNum(metrics.CpuPercent, 1)} %` : '–'} />
-        <Stat label="Memory (RSS)" value={fmtBytes(metrics?.MemoryRssBytes)} />
-        <Stat label="Uptime" value={metrics ? `${fmtNum(metrics.UptimeSeconds / 60, 1)} min` : '–'} />
-        <Stat label="Version" value={version.data ? version.data.version : '–'} />
+        <Stat
+          label="Values per second"
+          value={rate === undefined ? undefined : fmtNum(rate, 1)}
+          pending="Measuring…"
+        />
+        <Stat label="Connected clients" value={clients === undefined ? undefined : fmtNum(clients)} />
+        <Stat label="CPU" value={metrics && `${fmtNum(metrics.CpuPercent, 1)} %`} />
+        <Stat label="Memory (RSS)" value={metrics && fmtBytes(metrics.MemoryRssBytes)} />
+        <Stat label="Uptime" value={metrics && `${fmtNum(metrics.UptimeSeconds / 60, 1)} min`} />
+        <Stat label="Version" value={version.error ? '–' : version.data?.version} />
       </div>
       <div class="grid">
         <Section title="Module health">
@@ -130,7 +139,8 @@ export default function Overview() {
             caption="Module health"
             rows={health.data ?? []}
             rowKey={(r) => r.module}
-            empty={health.loading ? 'Checking…' : 'No module.'}
+            loading={health.loading && !health.data}
+            empty="No module."
             columns={[
               { label: 'Module', render: (r) => r.module },
               {
@@ -146,6 +156,7 @@ export default function Overview() {
             caption="Integration states"
             rows={integrations.data ?? []}
             rowKey={(r) => r.InstanceID}
+            loading={integrations.loading && !integrations.data}
             empty="No integration instance."
             columns={[
               { label: 'Instance', render: (r) => r.Name },
@@ -160,6 +171,7 @@ export default function Overview() {
           caption="Last errors"
           rows={[...(errors.data?.entries ?? [])].reverse()}
           rowKey={(r) => r.timestamp}
+          loading={errors.loading && !errors.data}
           empty="No error logged."
           columns={[
             { label: 'Time', render: (r) => fmtTime(r.timestamp) },

@@ -13,7 +13,7 @@
  * does. Each run starts its own edge in a fresh data directory; `--runs 3` (default) runs three in
  * a row and prints a Markdown table for docs/performance.md.
  *
- *   npm run build && npm run bench -- console [--runs 3] [--tags 1000] [--seconds 10]
+ *   npm run build && npm run bench -- console [--runs 3] [--tags 1000] [--seconds 10] [--profile]
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -30,6 +30,8 @@ const arg = (name: string, dflt: number) => {
 const RUNS = arg('runs', 3);
 const TAGS = arg('tags', 1000);
 const SECONDS = arg('seconds', 10);
+/** `--profile`: a Chromium trace of the measured span; each task over 50 ms is broken down by event. */
+const PROFILE = process.argv.includes('--profile');
 const DIST = join(import.meta.dirname, '../dist/console/edge');
 const KB = 1024;
 
@@ -115,10 +117,12 @@ async function run(index: number): Promise<{ longest: number; tasks: number; row
     await page.evaluate(() => {
       (globalThis as unknown as { __longtasks: number[] }).__longtasks = [];
     });
+    if (PROFILE) await browser.startTracing(page, { categories: TRACE_CATEGORIES });
     await page.goto(`${url}/#/live`);
     await page.getByRole('heading', { level: 1, name: 'Live values' }).waitFor();
     await page.getByLabel('Value of bench.t0000').waitFor({ timeout: 30_000 });
     await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    if (PROFILE) printLongTasks(JSON.parse((await browser.stopTracing()).toString('utf8')));
     const tasks = await page.evaluate(() => (globalThis as unknown as { __longtasks: number[] }).__longtasks);
     const rows = await page.locator('tbody tr:not(.spacer)').count();
     if (index === 0) await screenshot(page, 'bench-live-1000-tags');
@@ -128,6 +132,44 @@ async function run(index: number): Promise<{ longest: number; tasks: number; row
     await browser.close();
     await edge.stop();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const TRACE_CATEGORIES = ['devtools.timeline', 'v8.execute', 'disabled-by-default-devtools.timeline'];
+
+interface TraceEvent {
+  name: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  pid: number;
+  tid: number;
+  args?: { name?: string; data?: { functionName?: string; url?: string } };
+}
+
+/** The renderer main thread's tasks over 50 ms, each with its heaviest events (self time by name). */
+function printLongTasks(trace: { traceEvents: TraceEvent[] }): void {
+  const ev = trace.traceEvents;
+  const main = ev.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
+  if (!main) return void console.log('profile: no renderer main thread in the trace');
+  const on = ev.filter(
+    (e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X' && e.dur !== undefined,
+  );
+  for (const task of on.filter((e) => e.name === 'RunTask' && e.dur! > 50_000)) {
+    const end = task.ts + task.dur!;
+    const inner = on.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur! <= end);
+    const byName = new Map<string, number>();
+    for (const e of inner) {
+      const what =
+        e.name === 'FunctionCall' || e.name === 'EvaluateScript'
+          ? `${e.name} ${e.args?.data?.functionName ?? ''} ${(e.args?.data?.url ?? '').split('/').pop()}`
+          : e.name;
+      byName.set(what, (byName.get(what) ?? 0) + e.dur!);
+    }
+    const top = [...byName.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
+    console.log(
+      `profile: task ${(task.dur! / 1000).toFixed(0)} ms: ${top.map(([n, d]) => `${n.trim()} ${(d / 1000).toFixed(0)}`).join('; ')}`,
+    );
   }
 }
 

@@ -149,3 +149,19 @@ export async function focusShown(page: Page): Promise<{ name: string; visible: b
     return { name, visible: onScreen && (outline || s.boxShadow !== 'none') };
   });
 }
+
+/**
+ * Waits (at most `ms`) until the page shows no loading state ("Loading…", "Measuring…", an
+ * `aria-busy` element): a hash route is a same-document navigation, so `networkidle` says nothing.
+ */
+export async function settled(page: Page, ms = 20_000): Promise<void> {
+  await page
+    .waitForFunction(
+      () =>
+        !document.querySelector('[aria-busy="true"]') &&
+        !/(^|\n)\s*(Loading…|Measuring…|Checking…)\s*(\n|$)/.test(document.body.innerText),
+      undefined,
+      { timeout: ms, polling: 100 },
+    )
+    .catch(() => undefined);
+}

@@ -143,9 +143,12 @@ export default function Configuration() {
         ]}
         actions={(t) => (
           <>
-            <Button class="btn-small" onClick={() => setChosen(t)}>
-              Preview {t.name}
-            </Button>
+            {/* A preview is a POST: a viewer's would be refused. */}
+            {canWrite && (
+              <Button class="btn-small" onClick={() => setChosen(t)}>
+                Preview {t.name}
+              </Button>
+            )}
             <Button class="btn-small" onClick={() => void downloadTemplate(t)}>
               Download {t.name}
             </Button>

@@ -352,7 +352,7 @@ describe('the edge console in Chromium', { skip }, () => {
       .or(page.getByRole('alert'))
       .first();
     await outcome.waitFor();
-    assert.equal((await outcome.textContent())?.trim(), 'Section devicehub: 1 added, 0 changed, 0 removed');
+    assert.equal((await outcome.textContent())?.trim(), 'Section devicehub: 2 added, 0 changed, 0 removed');
     assert.match(
       (await page.getByRole('region', { name: 'Preview by section' }).textContent()) ?? '',
       /\+ .*tpl-gen/,

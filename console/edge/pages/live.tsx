@@ -179,8 +179,12 @@ export default function Live() {
                   Value
                 </th>
                 <th scope="col">State</th>
-                <th scope="col">Since</th>
-                <th scope="col">Actions</th>
+                <th scope="col" class="wide-only">
+                  Since
+                </th>
+                <th scope="col" class="col-actions">
+                  Actions
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -197,15 +201,20 @@ export default function Live() {
                       {fmtValue(s?.Value)}
                     </td>
                     <td>{s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}</td>
-                    <td>{fmtTime(s?.Timestamp)}</td>
+                    <td class="wide-only">{fmtTime(s?.Timestamp)}</td>
                     <td>
                       <div class="actions">
-                        <Button class="btn-small" onClick={() => choose(r)}>
-                          Trend {r.TagName}
+                        {/* The visible word starts the accessible name (WCAG label in name). */}
+                        <Button class="btn-small" aria-label={`Trend ${r.TagName}`} onClick={() => choose(r)}>
+                          Trend
                         </Button>
                         {canWrite && (
-                          <Button class="btn-small" onClick={() => setWriting(r)}>
-                            Write {r.TagName}
+                          <Button
+                            class="btn-small"
+                            aria-label={`Write ${r.TagName}`}
+                            onClick={() => setWriting(r)}
+                          >
+                            Write
                           </Button>
                         )}
                       </div>

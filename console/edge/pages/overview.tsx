@@ -49,13 +49,14 @@ function useRate(): { rate: number | undefined; clients: number | undefined } {
   const [state, setState] = useState<{ rate?: number; clients?: number }>({});
   const sample = async () => {
     const res = await edge().request('GET', '/datahub/metrics');
-    const count = promSum(res.text, 'millwright_datahub_messages_in_total');
+    // No sample of the family yet: nothing was published (a family without samples is 0).
+    const count = promSum(res.text, 'millwright_datahub_messages_in_total') ?? 0;
     const clients = promSum(res.text, 'millwright_datahub_connections');
     const now = performance.now();
     const prev = last.current;
-    if (count !== undefined) last.current = { at: now, count };
+    last.current = { at: now, count };
     setState({
-      ...(prev && count !== undefined ? { rate: ((count - prev.count) * 1000) / (now - prev.at) } : {}),
+      ...(prev ? { rate: ((count - prev.count) * 1000) / (now - prev.at) } : {}),
       ...(clients !== undefined ? { clients } : {}),
     });
   };

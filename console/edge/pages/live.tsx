@@ -4,7 +4,8 @@
  * screen and at most at the chosen rate, applied in one animation frame; a trend of a chosen tag
  * since the page opened; writing a value to a tag (`WriteTag`), with confirmation and the result.
  */
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { memo } from 'preact/compat';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, gql, PATHS } from '../../shared/api.js';
 import { Trend } from '../../shared/chart.js';
 import { Confirm, Dialog, SearchField } from '../../shared/form.js';
@@ -133,10 +134,10 @@ export default function Live() {
     };
   }, [visible, rate, chosen]);
 
-  const choose = (r: Row) => {
+  const choose = useCallback((r: Row) => {
     if (!trend.current.has(r.ID)) trend.current.set(r.ID, []);
     setChosen(r);
-  };
+  }, []);
 
   return (
     <Page title="Live values">
@@ -191,37 +192,16 @@ export default function Live() {
               <tr class="spacer" aria-hidden="true">
                 <td colSpan={6} style={{ height: `${range.first * ROW_HEIGHT}px` }} />
               </tr>
-              {visible.map((r) => {
-                const s = status.current.get(r.ID);
-                return (
-                  <tr key={r.ID}>
-                    <td>{r.DeviceName}</td>
-                    <td>{r.TagName}</td>
-                    <td class="num mono" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
-                      {fmtValue(s?.Value)}
-                    </td>
-                    <td>{s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}</td>
-                    <td class="wide-only">{fmtTime(s?.Timestamp)}</td>
-                    <td>
-                      <div class="actions">
-                        {/* The visible word starts the accessible name (WCAG label in name). */}
-                        <Button class="btn-small" aria-label={`Trend ${r.TagName}`} onClick={() => choose(r)}>
-                          Trend
-                        </Button>
-                        {canWrite && (
-                          <Button
-                            class="btn-small"
-                            aria-label={`Write ${r.TagName}`}
-                            onClick={() => setWriting(r)}
-                          >
-                            Write
-                          </Button>
-                        )}
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
+              {visible.map((r) => (
+                <LiveRow
+                  key={r.ID}
+                  row={r}
+                  status={status.current.get(r.ID)}
+                  canWrite={canWrite}
+                  onTrend={choose}
+                  onWrite={setWriting}
+                />
+              ))}
               <tr class="spacer" aria-hidden="true">
                 <td
                   colSpan={6}
@@ -248,6 +228,44 @@ export default function Live() {
     </Page>
   );
 }
+
+/**
+ * One row; memoized, so that a frame of updates re-renders only the rows whose status object
+ * changed (each message of the subscription brings new objects for the tags it names).
+ */
+const LiveRow = memo(function LiveRow(props: {
+  row: Row;
+  status: TagStatus | undefined;
+  canWrite: boolean;
+  onTrend: (r: Row) => void;
+  onWrite: (r: Row) => void;
+}) {
+  const { row: r, status: s } = props;
+  return (
+    <tr>
+      <td>{r.DeviceName}</td>
+      <td>{r.TagName}</td>
+      <td class="num mono" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
+        {fmtValue(s?.Value)}
+      </td>
+      <td>{s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}</td>
+      <td class="wide-only">{fmtTime(s?.Timestamp)}</td>
+      <td>
+        <div class="actions">
+          {/* The visible word starts the accessible name (WCAG label in name). */}
+          <Button class="btn-small" aria-label={`Trend ${r.TagName}`} onClick={() => props.onTrend(r)}>
+            Trend
+          </Button>
+          {props.canWrite && (
+            <Button class="btn-small" aria-label={`Write ${r.TagName}`} onClick={() => props.onWrite(r)}>
+              Write
+            </Button>
+          )}
+        </div>
+      </td>
+    </tr>
+  );
+});
 
 interface WriteResult {
   Success: boolean;

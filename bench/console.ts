@@ -144,7 +144,11 @@ interface TraceEvent {
   dur?: number;
   pid: number;
   tid: number;
-  args?: { name?: string; data?: { functionName?: string; url?: string } };
+  args?: {
+    name?: string;
+    data?: { functionName?: string; url?: string };
+    beginData?: { dirtyObjects?: number; totalObjects?: number; stackTrace?: { functionName: string }[] };
+  };
 }
 
 /** The renderer main thread's tasks over 50 ms, each with its heaviest events (self time by name). */
@@ -160,10 +164,13 @@ function printLongTasks(trace: { traceEvents: TraceEvent[] }): void {
     const inner = on.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur! <= end);
     const byName = new Map<string, number>();
     for (const e of inner) {
+      const b = e.args?.beginData;
       const what =
         e.name === 'FunctionCall' || e.name === 'EvaluateScript'
           ? `${e.name} ${e.args?.data?.functionName ?? ''} ${(e.args?.data?.url ?? '').split('/').pop()}`
-          : e.name;
+          : e.name === 'Layout' && b
+            ? `Layout (${b.dirtyObjects}/${b.totalObjects} objects${b.stackTrace ? `, forced by ${b.stackTrace[0]?.functionName}` : ''})`
+            : e.name;
       byName.set(what, (byName.get(what) ?? 0) + e.dur!);
     }
     const top = [...byName.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);

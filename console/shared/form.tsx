@@ -6,6 +6,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { errorText } from './api.js';
 
 export type FieldKind = 'text' | 'number' | 'boolean' | 'select' | 'password' | 'textarea' | 'json';
 
@@ -151,7 +152,8 @@ export function SchemaForm(props: {
   onChange: (v: FormValues) => void;
   onSubmit: (v: FormValues) => Promise<void>;
   submitLabel: string;
-  errorOf: (err: unknown) => string;
+  /** The text of a refusal (default: the API's own message). */
+  errorOf?: (err: unknown) => string;
   onCancel?: () => void;
   /** One row (a short form beside a list: a name and a role) instead of a grid with an actions bar. */
   inline?: boolean;
@@ -166,7 +168,7 @@ export function SchemaForm(props: {
     try {
       await props.onSubmit(props.values);
     } catch (err) {
-      const text = props.errorOf(err);
+      const text = (props.errorOf ?? errorText)(err);
       const field = fieldOfMessage(props.fields, text);
       setError(field ? { field, text } : { text });
     } finally {
@@ -297,4 +299,32 @@ export function Confirm(props: {
       </div>
     </Dialog>
   );
+}
+
+/**
+ * A confirmation asked about one item (delete this device, roll back to this snapshot): answers
+ * `ask(item)`, which opens the dialog, and the dialog to render; `onConfirm(item)` runs when the
+ * user confirms.
+ */
+export function useConfirm<T>(opts: {
+  title: string;
+  confirmLabel: string;
+  danger?: boolean;
+  body: (item: T) => ComponentChildren;
+  onConfirm: (item: T) => void;
+}): [(item: T) => void, ComponentChildren] {
+  const [item, setItem] = useState<{ value: T }>();
+  const dialog = (
+    <Confirm
+      title={opts.title}
+      open={item !== undefined}
+      confirmLabel={opts.confirmLabel}
+      {...(opts.danger ? { danger: true } : {})}
+      onConfirm={() => item && opts.onConfirm(item.value)}
+      onClose={() => setItem(undefined)}
+    >
+      {item && opts.body(item.value)}
+    </Confirm>
+  );
+  return [(value: T) => setItem({ value }), dialog];
 }

@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import { EdgeConfigClient } from '../../../src/client/edge-config.js';
 import { edge, errorText, rest } from '../../shared/api.js';
-import { Confirm, Field } from '../../shared/form.js';
+import { Confirm, Field, useConfirm } from '../../shared/form.js';
 import { download, fmtBytes, fmtTime } from '../../shared/format.js';
 import { ListSection, Table } from '../../shared/table.js';
 import { act, Button, ErrorNote, Page, Section, toast, useCanWrite, useLoad } from '../../shared/ui.js';
@@ -55,7 +55,6 @@ export default function Configuration() {
   const templates = useLoad(() => rest<{ items: Template[] }>('GET', '/config/templates?limit=200'));
   const snapshots = useLoad(() => rest<{ items: Snapshot[] }>('GET', '/config/snapshots'));
   const [chosen, setChosen] = useState<Template>();
-  const [rollback, setRollback] = useState<Snapshot>();
   const [name, setName] = useState('');
   const [file, setFile] = useState<File>();
   const [error, setError] = useState<string>();
@@ -93,12 +92,20 @@ export default function Configuration() {
       const res = await edge().request('GET', `/config/templates/${t.id}/download`);
       download(`${t.name}.json`, res.text, 'application/json');
     });
-  const doRollback = (s: Snapshot) =>
-    act(
-      () => rest('POST', `/config/templates/${s.id}/apply`, {}),
-      `Rolled back to the snapshot of ${fmtTime(s.createdAt)}`,
-      snapshots.reload,
-    );
+  const [askRollback, rollbackDialog] = useConfirm<Snapshot>({
+    title: 'Roll back the configuration',
+    confirmLabel: 'Roll back',
+    danger: true,
+    body: (s) => (
+      <p>Make the configuration what it was at {fmtTime(s.createdAt)}? Changes since then are undone.</p>
+    ),
+    onConfirm: (s) =>
+      void act(
+        () => rest('POST', `/config/templates/${s.id}/apply`, {}),
+        `Rolled back to the snapshot of ${fmtTime(s.createdAt)}`,
+        snapshots.reload,
+      ),
+  });
   return (
     <Page title="Configuration">
       {canWrite && (
@@ -179,25 +186,14 @@ export default function Configuration() {
         actions={
           canWrite
             ? (s) => (
-                <Button class="btn-small" onClick={() => setRollback(s)}>
+                <Button class="btn-small" onClick={() => askRollback(s)}>
                   Roll back to {fmtTime(s.createdAt)}
                 </Button>
               )
             : undefined
         }
       />
-      <Confirm
-        title="Roll back the configuration"
-        open={!!rollback}
-        danger
-        confirmLabel="Roll back"
-        onConfirm={() => rollback && void doRollback(rollback)}
-        onClose={() => setRollback(undefined)}
-      >
-        <p>
-          Make the configuration what it was at {fmtTime(rollback?.createdAt)}? Changes since then are undone.
-        </p>
-      </Confirm>
+      {rollbackDialog}
     </Page>
   );
 }

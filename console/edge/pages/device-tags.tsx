@@ -4,9 +4,9 @@
  * driver's registers, CSV import with progress and per-line failures, export, and browsing.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText, gql, PATHS } from '../../shared/api.js';
+import { gql, PATHS } from '../../shared/api.js';
 import {
-  Confirm,
+  useConfirm,
   initialValues,
   SchemaForm,
   SearchField,
@@ -16,6 +16,7 @@ import {
 import { download, fmtTime, fmtValue } from '../../shared/format.js';
 import { PagerNav, Table } from '../../shared/table.js';
 import {
+  act,
   Badge,
   Button,
   ErrorNote,
@@ -119,7 +120,6 @@ function TagList(props: { deviceId: string; tick: number }) {
   // The cursors of the pages before this one (ContinueFrom), so that Previous is exact.
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [status, setStatus] = useState<Record<string, TagStatus>>({});
-  const [doomed, setDoomed] = useState<Register>();
   const from = cursors[cursors.length - 1];
   const page = useLoad(
     () =>
@@ -152,15 +152,23 @@ function TagList(props: { deviceId: string; tick: number }) {
   useEffect(() => void refreshValues().catch(() => undefined), [page.data]);
   useInterval(() => void refreshValues().catch(() => undefined), 3000);
   const total = page.data?.ListRegisters.TotalCount ?? 0;
-  const remove = async (r: Register) => {
-    try {
-      await gql(PATHS.devicehub, 'mutation D($IDs: [ID!]!) { DeleteRegisters(IDs: $IDs) }', { IDs: [r.ID] });
-      toast(`Tag ${r.TagName} deleted`);
-      page.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
+  const [askDelete, deleteDialog] = useConfirm<Register>({
+    title: 'Delete tag',
+    confirmLabel: 'Delete tag',
+    danger: true,
+    body: (r) => (
+      <p>
+        Delete tag <strong>{r.TagName}</strong>?
+      </p>
+    ),
+    onConfirm: (r) =>
+      void act(
+        () =>
+          gql(PATHS.devicehub, 'mutation D($IDs: [ID!]!) { DeleteRegisters(IDs: $IDs) }', { IDs: [r.ID] }),
+        `Tag ${r.TagName} deleted`,
+        page.reload,
+      ),
+  });
   return (
     <Section title="Tags">
       <div class="row">
@@ -201,7 +209,7 @@ function TagList(props: { deviceId: string; tick: number }) {
         actions={
           canWrite
             ? (r) => (
-                <Button kind="danger" class="btn-small" onClick={() => setDoomed(r)}>
+                <Button kind="danger" class="btn-small" onClick={() => askDelete(r)}>
                   Delete {r.TagName}
                 </Button>
               )
@@ -218,18 +226,7 @@ function TagList(props: { deviceId: string; tick: number }) {
         onPrevious={() => setCursors(cursors.slice(0, -1))}
         onNext={() => setCursors([...cursors, page.data!.ListRegisters.Last])}
       />
-      <Confirm
-        title="Delete tag"
-        open={!!doomed}
-        danger
-        confirmLabel="Delete tag"
-        onConfirm={() => doomed && void remove(doomed)}
-        onClose={() => setDoomed(undefined)}
-      >
-        <p>
-          Delete tag <strong>{doomed?.TagName}</strong>?
-        </p>
-      </Confirm>
+      {deleteDialog}
     </Section>
   );
 }
@@ -296,7 +293,6 @@ function TagForm(props: { deviceId: string; driver: Driver; onDone: () => void }
         onChange={setValues}
         onSubmit={submit}
         submitLabel="Create tag"
-        errorOf={errorText}
       />
     </>
   );

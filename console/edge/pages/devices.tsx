@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { errorText, gql, PATHS } from '../../shared/api.js';
 import {
-  Confirm,
+  useConfirm,
   initialValues,
   SchemaForm,
   SearchField,
@@ -16,13 +16,13 @@ import { fmtTime } from '../../shared/format.js';
 import { href, navigate } from '../../shared/router.js';
 import { Pager, Table } from '../../shared/table.js';
 import {
+  act,
   Button,
   ErrorNote,
   LinkButton,
   Page,
   Section,
   toast,
-  toastError,
   useCanWrite,
   useLoad,
 } from '../../shared/ui.js';
@@ -43,7 +43,6 @@ function DeviceList() {
   const canWrite = useCanWrite();
   const [search, setSearch] = useState('');
   const [offset, setOffset] = useState(0);
-  const [doomed, setDoomed] = useState<Device>();
   const list = useLoad(
     () =>
       gql<{ ListDevices: { Items: Device[]; Total: number } }>(
@@ -60,15 +59,22 @@ function DeviceList() {
       ),
     [offset, search],
   );
-  const remove = async (d: Device) => {
-    try {
-      await gql(PATHS.devicehub, 'mutation D($IDs: [ID!]!) { DeleteDevices(IDs: $IDs) }', { IDs: [d.ID] });
-      toast(`Device ${d.Name} deleted`);
-      list.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
+  const [askDelete, deleteDialog] = useConfirm<Device>({
+    title: 'Delete device',
+    confirmLabel: 'Delete device',
+    danger: true,
+    body: (d) => (
+      <p>
+        Delete device <strong>{d.Name}</strong> and all its tags?
+      </p>
+    ),
+    onConfirm: (d) =>
+      void act(
+        () => gql(PATHS.devicehub, 'mutation D($IDs: [ID!]!) { DeleteDevices(IDs: $IDs) }', { IDs: [d.ID] }),
+        `Device ${d.Name} deleted`,
+        list.reload,
+      ),
+  });
   return (
     <Page
       title="Devices and tags"
@@ -104,7 +110,7 @@ function DeviceList() {
               ? (d) => (
                   <>
                     <LinkButton to={`/devices/${d.ID}/edit`}>Edit {d.Name}</LinkButton>
-                    <Button kind="danger" class="btn-small" onClick={() => setDoomed(d)}>
+                    <Button kind="danger" class="btn-small" onClick={() => askDelete(d)}>
                       Delete {d.Name}
                     </Button>
                   </>
@@ -120,18 +126,7 @@ function DeviceList() {
           onOffset={setOffset}
         />
       </Section>
-      <Confirm
-        title="Delete device"
-        open={!!doomed}
-        danger
-        confirmLabel="Delete device"
-        onConfirm={() => doomed && void remove(doomed)}
-        onClose={() => setDoomed(undefined)}
-      >
-        <p>
-          Delete device <strong>{doomed?.Name}</strong> and all its tags?
-        </p>
-      </Confirm>
+      {deleteDialog}
     </Page>
   );
 }
@@ -236,7 +231,6 @@ function DeviceForm(props: { id?: string }) {
             onChange={setValues}
             onSubmit={submit}
             submitLabel={props.id ? 'Save device' : 'Create device'}
-            errorOf={errorText}
             onCancel={() => history.back()}
           />
         )}

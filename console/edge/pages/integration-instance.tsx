@@ -1,6 +1,6 @@
 /** One integration instance: live state, counters and queue, start and stop, settings, subscriptions. */
 import { useState } from 'preact/hooks';
-import { errorText, gql, PATHS } from '../../shared/api.js';
+import { gql, PATHS } from '../../shared/api.js';
 import { Confirm, initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
 import { fmtBytes, fmtNum } from '../../shared/format.js';
 import { navigate } from '../../shared/router.js';
@@ -252,7 +252,6 @@ function Subscriptions(props: { instanceId: string }) {
           onChange={setValues}
           onSubmit={add}
           submitLabel="Add subscription"
-          errorOf={errorText}
         />
       )}
     </ListSection>

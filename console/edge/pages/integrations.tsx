@@ -4,7 +4,7 @@
  * instance's subscriptions.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText, gql, PATHS } from '../../shared/api.js';
+import { gql, PATHS } from '../../shared/api.js';
 import { initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
 import { fmtNum } from '../../shared/format.js';
 import { href, navigate } from '../../shared/router.js';
@@ -312,7 +312,6 @@ export function InstanceForm(props: { providerId: string; instance?: Instance; o
           onChange={setValues}
           onSubmit={submit}
           submitLabel={props.instance ? 'Save instance' : 'Create instance'}
-          errorOf={errorText}
         />
       )}
     </>

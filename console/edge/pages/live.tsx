@@ -32,6 +32,8 @@ interface Row {
 }
 
 const ROW_HEIGHT = 37;
+/** Rows rendered beyond the visible ones, above and below. */
+const OVERSCAN = 3;
 /** At most this many tags listed (ten pages of the API's largest page). */
 const MAX_ROWS = 10_000;
 /** The most tags one subscription follows (the API's bound). */
@@ -80,7 +82,7 @@ export default function Live() {
   const [writing, setWriting] = useState<Row>();
   const list = useLoad(() => loadRows(pattern), [pattern]);
   const rows = list.data?.rows ?? [];
-  const [range, setRange] = useState({ first: 0, last: 30 });
+  const [range, setRange] = useState({ first: 0, last: 20 });
   const status = useRef(new Map<string, TagStatus>());
   const trend = useRef(new Map<string, [number, number][]>());
   const [, setFrame] = useState(0);
@@ -89,8 +91,12 @@ export default function Live() {
   const onScroll = () => {
     const el = box.current;
     if (!el) return;
-    const first = Math.max(0, Math.floor(el.scrollTop / ROW_HEIGHT) - 5);
-    const last = Math.min(rows.length, first + Math.ceil(el.clientHeight / ROW_HEIGHT) + 10);
+    // A few rows of margin on each side: each row is some twenty layout objects.
+    const first = Math.max(0, Math.floor(el.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(
+      rows.length,
+      Math.floor(el.scrollTop / ROW_HEIGHT) + Math.ceil(el.clientHeight / ROW_HEIGHT) + OVERSCAN,
+    );
     if (first !== range.first || last !== range.last) setRange({ first, last });
   };
   useEffect(onScroll, [rows.length]);

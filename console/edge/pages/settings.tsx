@@ -6,7 +6,7 @@
 import { useContext, useState } from 'preact/hooks';
 import { errorText, rest } from '../../shared/api.js';
 import {
-  Confirm,
+  useConfirm,
   Field,
   initialValues,
   SchemaForm,
@@ -138,7 +138,14 @@ function ApiClients() {
   const list = useLoad(() => rest<{ items: ApiClient[] }>('GET', '/auth/v3/api-clients?limit=200'));
   const [v, setV] = useState(() => initialValues(CLIENT_FIELDS));
   const [secret, setSecret] = useState<{ client_id: string; client_secret: string }>();
-  const [doomed, setDoomed] = useState<ApiClient>();
+  const [askDelete, deleteDialog] = useConfirm<ApiClient>({
+    title: 'Delete API client',
+    confirmLabel: 'Delete API client',
+    danger: true,
+    body: (c) => <p>Delete {c.name}? Programs using it can no longer sign in.</p>,
+    onConfirm: (c) =>
+      void act(() => rest('DELETE', `/auth/v3/api-clients/${c.client_id}`), undefined, list.reload),
+  });
   const create = async (values: FormValues) => {
     setSecret(await rest('POST', '/auth/v3/api-clients', values));
     setV(initialValues(CLIENT_FIELDS));
@@ -168,7 +175,7 @@ function ApiClients() {
                 <Button class="btn-small" onClick={() => void rotate(c)}>
                   New secret for {c.name}
                 </Button>
-                <Button class="btn-small" kind="danger" onClick={() => setDoomed(c)}>
+                <Button class="btn-small" kind="danger" onClick={() => askDelete(c)}>
                   Delete {c.name}
                 </Button>
               </>
@@ -195,22 +202,9 @@ function ApiClients() {
           onChange={setV}
           onSubmit={create}
           submitLabel="Create API client"
-          errorOf={errorText}
         />
       )}
-      <Confirm
-        title="Delete API client"
-        open={!!doomed}
-        danger
-        confirmLabel="Delete API client"
-        onConfirm={() =>
-          doomed &&
-          void act(() => rest('DELETE', `/auth/v3/api-clients/${doomed.client_id}`), undefined, list.reload)
-        }
-        onClose={() => setDoomed(undefined)}
-      >
-        <p>Delete {doomed?.name}? Programs using it can no longer sign in.</p>
-      </Confirm>
+      {deleteDialog}
     </ListSection>
   );
 }
@@ -266,7 +260,6 @@ function AccessKeys() {
           onChange={setV}
           onSubmit={create}
           submitLabel="Create access key"
-          errorOf={errorText}
         />
       )}
     </ListSection>

@@ -1,7 +1,7 @@
 /** Digital twins: models and instances, each instance's state and its last payload (live over `DataAccess`). */
 import { useEffect, useState } from 'preact/hooks';
 import { TWINS } from '../../../src/client/twins.js';
-import { errorText, gql, PATHS } from '../../shared/api.js';
+import { gql, PATHS } from '../../shared/api.js';
 import { initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
 import { ListSection } from '../../shared/table.js';
 import {
@@ -160,7 +160,6 @@ export default function Twins() {
             onChange={setValues}
             onSubmit={createModel}
             submitLabel="Create model"
-            errorOf={errorText}
           />
         )}
       </ListSection>
@@ -198,7 +197,6 @@ export default function Twins() {
             onChange={setNewInstance}
             onSubmit={createInstance}
             submitLabel="Create instance"
-            errorOf={errorText}
           />
         )}
       </ListSection>

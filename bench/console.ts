@@ -180,6 +180,9 @@ function printLongTasks(trace: { traceEvents: TraceEvent[] }): void {
   }
 }
 
+/** The longtask API reports tasks over 50 ms only: none is "under 50 ms", not 0. */
+const ms = (n: number) => (n > 0 ? `${n.toFixed(0)} ms` : 'under 50 ms');
+
 const sizes = bundleSizes();
 console.log(
   `initial JavaScript: ${(sizes.initial / KB).toFixed(1)} KB gzipped (${(sizes.initialRaw / KB).toFixed(1)} KB raw: ${sizes.files.join(', ')}); all JavaScript ${(sizes.all / KB).toFixed(1)} KB gzipped`,
@@ -188,7 +191,7 @@ const results = [];
 for (let i = 0; i < RUNS; i++) {
   const r = await run(i);
   console.log(
-    `run ${i + 1}: longest main-thread task ${r.longest.toFixed(0)} ms (${r.tasks} tasks over 50 ms), ${r.rows} rows rendered`,
+    `run ${i + 1}: longest main-thread task ${ms(r.longest)} (${r.tasks} tasks over 50 ms), ${r.rows} rows rendered`,
   );
   results.push(r);
 }
@@ -197,7 +200,7 @@ console.log('| run | initial JS (gzip) | limit | longest task | tasks > 50 ms | 
 console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
 results.forEach((r, i) =>
   console.log(
-    `| ${i + 1} | ${(sizes.initial / KB).toFixed(1)} KB | 250 KB | ${r.longest.toFixed(0)} ms | ${r.tasks} | 100 ms |`,
+    `| ${i + 1} | ${(sizes.initial / KB).toFixed(1)} KB | 250 KB | ${ms(r.longest)} | ${r.tasks} | 100 ms |`,
   ),
 );
 const failed = sizes.initial > 250 * KB || results.some((r) => r.longest > 100);

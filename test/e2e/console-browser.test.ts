@@ -52,7 +52,7 @@ before(async () => {
   await broker.start();
   edge = await startCli(
     ['edge', '--port', '0', '--datahub-port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
-    { env: cleanEnv(), timeoutMs: 60_000 },
+    { env: cleanEnv(), timeoutMs: 120_000 }, // a loaded machine can take long to start an edge
   );
   url = edge.ready.services.edge!.url;
   browser = await launchBrowser();

@@ -20,6 +20,8 @@ export interface TableProps<T> {
   rowKey: (row: T) => string;
   empty?: string;
   loading?: boolean;
+  /** A reload in progress while the previous rows are shown (`aria-busy`). */
+  busy?: boolean;
   /** The controls of a row (its `Actions` column); undefined: no such column. */
   actions?: ((row: T) => ComponentChildren) | undefined;
 }
@@ -35,7 +37,7 @@ export function Table<T>(props: TableProps<T>) {
     <div class="table-wrap">
       {/* Roles spelled out: on a phone the rows are laid out as cards (display: block), which
           would otherwise drop the table's semantics. */}
-      <table role="table" class="cards">
+      <table role="table" class="cards" aria-busy={props.busy || undefined}>
         <caption class="sr-only">{props.caption}</caption>
         <thead role="rowgroup">
           <tr role="row">

@@ -470,6 +470,12 @@ describe('the edge console in Chromium', { skip }, () => {
       ['/settings', 'Settings'],
     ] as const) {
       await go(path, heading);
+      if (path === '/live')
+        await eventually(
+          async () => (await page.getByLabel('Value of gen1.sine').textContent())?.trim() !== '–',
+          15_000,
+          'a value on the phone',
+        );
       await fits(path.slice(1));
     }
     await go('/devices', 'Devices and tags');

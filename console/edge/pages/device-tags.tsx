@@ -188,6 +188,7 @@ function TagList(props: { deviceId: string; tick: number }) {
         rows={rows}
         rowKey={(r) => r.ID}
         loading={page.loading && !page.data}
+        busy={page.loading}
         empty="No tag."
         columns={[
           { label: 'Tag', render: (r) => r.TagName },

@@ -180,7 +180,9 @@ export default function Live() {
             <caption class="sr-only">Live values</caption>
             <thead>
               <tr>
-                <th scope="col">Device</th>
+                <th scope="col" class="wide-only">
+                  Device
+                </th>
                 <th scope="col">Tag</th>
                 <th scope="col" class="num">
                   Value
@@ -249,8 +251,12 @@ const LiveRow = memo(function LiveRow(props: {
   const { row: r, status: s } = props;
   return (
     <tr>
-      <td>{r.DeviceName}</td>
-      <td>{r.TagName}</td>
+      <td class="wide-only">{r.DeviceName}</td>
+      <td>
+        {/* On a phone the Device column is hidden: the tag says its device. */}
+        <span class="narrow-only">{r.DeviceName}.</span>
+        {r.TagName}
+      </td>
       <td class="num mono" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
         {fmtValue(s?.Value)}
       </td>

@@ -81,11 +81,7 @@ export function Field(props: {
     control = (
       <select {...common} value={value} onChange={(e) => props.onInput(e.currentTarget.value)}>
         {!spec.required && <option value="">(default)</option>}
-        {spec.required && value === '' && (
-          <option value="" disabled>
-            Choose…
-          </option>
-        )}
+        {spec.required && value === '' && <option value="">Choose…</option>}
         {spec.options?.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}

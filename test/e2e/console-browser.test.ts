@@ -189,7 +189,7 @@ describe('the edge console in Chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Write', exact: true }).click();
     const outcome = page.getByText(/^(Written|Refused): /).or(page.locator('.error-note'));
     await outcome.first().waitFor();
-    await screenshot(page, '08-live-write');
+    await screenshot(page, '08-live-write', false);
     try {
       assert.equal((await outcome.first().textContent())?.trim(), 'Written: 4321');
       await eventually(() => modbus.holding[10] === 4321, 10_000, 'the Modbus server receives 4321');
@@ -420,7 +420,7 @@ describe('the edge console in Chromium', { skip }, () => {
     const inDialog = await page.evaluate(() => !!document.activeElement?.closest('dialog'));
     assert.ok(inDialog, 'the focus moves into the dialog');
     shown.push(await focusShown(page));
-    await screenshot(page, '22-keyboard-dialog');
+    await screenshot(page, '22-keyboard-dialog', false);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     assert.ok(await del.evaluate((el) => el === document.activeElement), 'the focus returns to the button');

@@ -107,11 +107,14 @@ export function seriousViolations(violations: AxeViolation[]): string[] {
     .map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-/** A full-page screenshot `.test-output/console/<name>.png`; answers its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * A screenshot `.test-output/console/<name>.png`, of the full page unless `fullPage` is false (a
+ * modal dialog: its backdrop covers the window, not the whole page); answers its path.
+ */
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const path = join(SCREENSHOTS, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage });
   return path;
 }
 

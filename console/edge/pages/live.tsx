@@ -34,6 +34,8 @@ interface Row {
 const ROW_HEIGHT = 37;
 /** Rows rendered beyond the visible ones, above and below. */
 const OVERSCAN = 3;
+/** Rows added a frame when a new list is first rendered. */
+const CHUNK = 5;
 /** At most this many tags listed (ten pages of the API's largest page). */
 const MAX_ROWS = 10_000;
 /** The most tags one subscription follows (the API's bound). */
@@ -105,6 +107,16 @@ export default function Live() {
   // at the chosen rate; after a scroll, the subscription is replaced once the scrolling settles.
   // Messages are applied in one animation frame, so a burst of updates is one render.
   const visible = useMemo(() => rows.slice(range.first, range.last), [rows, range]);
+  // A new list is rendered a few rows a frame (its first layout is the page's longest task);
+  // scrolling renders the rows it brings at once.
+  const [shown, setShown] = useState(CHUNK);
+  useEffect(() => setShown(CHUNK), [rows]);
+  useEffect(() => {
+    if (shown >= visible.length) return;
+    const f = requestAnimationFrame(() => setShown((n) => n + CHUNK));
+    return () => cancelAnimationFrame(f);
+  }, [shown, visible.length]);
+  const rendered = shown >= visible.length ? visible : visible.slice(0, shown);
   const [liveError, setLiveError] = useState<string>();
   useEffect(() => {
     const ids = visible.map((r) => r.ID);
@@ -200,7 +212,7 @@ export default function Live() {
               <tr class="spacer" aria-hidden="true">
                 <td colSpan={6} style={{ height: `${range.first * ROW_HEIGHT}px` }} />
               </tr>
-              {visible.map((r) => (
+              {rendered.map((r) => (
                 <LiveRow
                   key={r.ID}
                   row={r}
@@ -213,7 +225,9 @@ export default function Live() {
               <tr class="spacer" aria-hidden="true">
                 <td
                   colSpan={6}
-                  style={{ height: `${Math.max(0, rows.length - range.last) * ROW_HEIGHT}px` }}
+                  style={{
+                    height: `${Math.max(0, rows.length - range.first - rendered.length) * ROW_HEIGHT}px`,
+                  }}
                 />
               </tr>
             </tbody>

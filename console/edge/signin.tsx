@@ -34,10 +34,11 @@ export function SignIn(props: { onSignedIn: () => void; firstRun?: boolean }) {
   const [busy, setBusy] = useState(false);
   useEffect(() => {
     document.title = 'Sign in · Millwright edge';
-    // A session cookie that still has first-run steps to do resumes at that step.
+    // A session cookie that still has first-run steps to do resumes at that step; the answer
+    // does not undo a step the user chose meanwhile (Use an API client before it came).
     nextStep().then(
-      (s) => (s === 'done' ? props.onSignedIn() : setStep(s)),
-      () => setStep('login'),
+      (s) => (s === 'done' ? props.onSignedIn() : setStep((cur) => (cur === 'login' ? s : cur))),
+      () => undefined,
     );
   }, []);
   const run = async (action: () => Promise<void>) => {

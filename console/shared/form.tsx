@@ -6,6 +6,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { errorText } from './api.js';
 
 export type FieldKind = 'text' | 'number' | 'boolean' | 'select' | 'password' | 'textarea' | 'json';
 
@@ -80,6 +81,7 @@ export function Field(props: {
     control = (
       <select {...common} value={value} onChange={(e) => props.onInput(e.currentTarget.value)}>
         {!spec.required && <option value="">(default)</option>}
+        {spec.required && value === '' && <option value="">Choose…</option>}
         {spec.options?.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}
@@ -146,8 +148,11 @@ export function SchemaForm(props: {
   onChange: (v: FormValues) => void;
   onSubmit: (v: FormValues) => Promise<void>;
   submitLabel: string;
-  errorOf: (err: unknown) => string;
+  /** The text of a refusal (default: the API's own message). */
+  errorOf?: (err: unknown) => string;
   onCancel?: () => void;
+  /** One row (a short form beside a list: a name and a role) instead of a grid with an actions bar. */
+  inline?: boolean;
   children?: ComponentChildren;
 }) {
   const [busy, setBusy] = useState(false);
@@ -159,43 +164,77 @@ export function SchemaForm(props: {
     try {
       await props.onSubmit(props.values);
     } catch (err) {
-      const text = props.errorOf(err);
+      const text = (props.errorOf ?? errorText)(err);
       const field = fieldOfMessage(props.fields, text);
       setError(field ? { field, text } : { text });
     } finally {
       setBusy(false);
     }
   };
+  const fields = props.fields.map((f) => (
+    <Field
+      key={f.name}
+      spec={f}
+      value={props.values[f.name] ?? ''}
+      error={error?.field === f.name ? error.text : undefined}
+      onInput={(v) => props.onChange({ ...props.values, [f.name]: v })}
+    />
+  ));
+  const buttons = (
+    <>
+      <button type="submit" class="btn btn-primary" disabled={busy}>
+        {busy ? 'Working…' : props.submitLabel}
+      </button>
+      {props.onCancel && (
+        <button type="button" class="btn" onClick={props.onCancel}>
+          Cancel
+        </button>
+      )}
+    </>
+  );
   return (
     <form class="form" aria-label={props.label} onSubmit={submit} noValidate>
       {props.children}
-      <div class="form-grid">
-        {props.fields.map((f) => (
-          <Field
-            key={f.name}
-            spec={f}
-            value={props.values[f.name] ?? ''}
-            error={error?.field === f.name ? error.text : undefined}
-            onInput={(v) => props.onChange({ ...props.values, [f.name]: v })}
-          />
-        ))}
-      </div>
+      {props.inline ? (
+        <div class="row">
+          {fields}
+          {buttons}
+        </div>
+      ) : (
+        <>
+          <div class="form-grid">{fields}</div>
+          <div class="form-actions">{buttons}</div>
+        </>
+      )}
       {error && !error.field && (
         <p class="error-note" role="alert">
           {error.text}
         </p>
       )}
-      <div class="form-actions">
-        <button type="submit" class="btn btn-primary" disabled={busy}>
-          {busy ? 'Working…' : props.submitLabel}
-        </button>
-        {props.onCancel && (
-          <button type="button" class="btn" onClick={props.onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
     </form>
+  );
+}
+
+/** A labelled search box (filters a list as the user types, or on change when `onChange` only). */
+export function SearchField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onSearch: (v: string) => void;
+  /** Search when the field is left or Enter is pressed, not at each key (a costly search). */
+  onCommit?: boolean;
+}) {
+  const set = (e: { currentTarget: HTMLInputElement }) => props.onSearch(e.currentTarget.value);
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="search"
+        value={props.value}
+        {...(props.onCommit ? { onChange: set } : { onInput: set })}
+      />
+    </div>
   );
 }
 
@@ -256,4 +295,32 @@ export function Confirm(props: {
       </div>
     </Dialog>
   );
+}
+
+/**
+ * A confirmation asked about one item (delete this device, roll back to this snapshot): answers
+ * `ask(item)`, which opens the dialog, and the dialog to render; `onConfirm(item)` runs when the
+ * user confirms.
+ */
+export function useConfirm<T>(opts: {
+  title: string;
+  confirmLabel: string;
+  danger?: boolean;
+  body: (item: T) => ComponentChildren;
+  onConfirm: (item: T) => void;
+}): [(item: T) => void, ComponentChildren] {
+  const [item, setItem] = useState<{ value: T }>();
+  const dialog = (
+    <Confirm
+      title={opts.title}
+      open={item !== undefined}
+      confirmLabel={opts.confirmLabel}
+      {...(opts.danger ? { danger: true } : {})}
+      onConfirm={() => item && opts.onConfirm(item.value)}
+      onClose={() => setItem(undefined)}
+    >
+      {item && opts.body(item.value)}
+    </Confirm>
+  );
+  return [(value: T) => setItem({ value }), dialog];
 }

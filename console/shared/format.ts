@@ -11,15 +11,33 @@ export function fmtBytes(n: number | undefined): string {
   return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }
 
+// One formatter each, made once: `toLocaleString` with options builds a new one at every call,
+// which a table of live values calls many times a second.
+const numberFormats = new Map<number, Intl.NumberFormat>();
+const timeFormat = new Intl.DateTimeFormat('en-GB', {
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hour12: false,
+});
+
 export function fmtNum(n: number | undefined, digits = 0): string {
   if (n === undefined || !Number.isFinite(n)) return '–';
-  return n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  let f = numberFormats.get(digits);
+  if (!f) {
+    f = new Intl.NumberFormat('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+    numberFormats.set(digits, f);
+  }
+  return f.format(n);
 }
 
 export function fmtTime(iso: string | null | undefined): string {
   if (!iso) return '–';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString('en-GB', { hour12: false });
+  return Number.isNaN(d.getTime()) ? iso : timeFormat.format(d);
 }
 
 export function fmtValue(v: unknown): string {

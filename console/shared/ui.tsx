@@ -46,16 +46,33 @@ export function toastError(err: unknown): void {
   toast(errorText(err), 'error');
 }
 
+/**
+ * Runs a page's action (delete, start, rotate...): on success `ok` is toasted (when given) and
+ * `then` runs (a reload); a refusal is toasted with the API's own message. Answers whether it ran.
+ */
+export async function act(run: () => Promise<unknown>, ok?: string, then?: () => void): Promise<boolean> {
+  try {
+    await run();
+  } catch (err) {
+    toastError(err);
+    return false;
+  }
+  if (ok) toast(ok);
+  then?.();
+  return true;
+}
+
 export function Toasts() {
   const [list, setList] = useState<Toast[]>(toasts);
   useEffect(() => {
     toastListeners.add(setList);
     return () => void toastListeners.delete(setList);
   }, []);
+  // In the (sticky) top bar, so that a toast never covers the page; the latest two are shown.
   return (
     <div class="toasts" role="status" aria-live="polite">
-      {list.map((t) => (
-        <div key={t.id} class={`toast toast-${t.kind}`}>
+      {list.slice(-2).map((t) => (
+        <div key={t.id} class={`toast toast-${t.kind}`} title={t.text}>
           {t.text}
         </div>
       ))}
@@ -121,7 +138,15 @@ export function Layout(props: {
   const [open, setOpen] = useState(false);
   return (
     <div class="shell">
-      <a class="skip" href="#main">
+      {/* The routes are in the hash: the skip link moves the focus itself instead of going to #main. */}
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="topbar">
@@ -135,6 +160,7 @@ export function Layout(props: {
           Menu
         </button>
         <span class="brand">{props.product}</span>
+        <Toasts />
         <span class="who">
           {props.caller.subject} ({props.caller.role})
         </span>
@@ -160,7 +186,6 @@ export function Layout(props: {
       <main id="main" class="content" tabIndex={-1}>
         {props.children}
       </main>
-      <Toasts />
     </div>
   );
 }
@@ -192,11 +217,15 @@ export function Section(props: { title: string; actions?: ComponentChildren; chi
   );
 }
 
-export function Stat(props: { label: string; value: ComponentChildren }) {
+/** A figure with its label; `undefined` while it is being measured (shown as such, not as a dash). */
+export function Stat(props: { label: string; value: ComponentChildren | undefined; pending?: string }) {
+  const pending = props.value === undefined;
   return (
-    <div class="stat">
+    <div class="stat" aria-busy={pending || undefined}>
       <div class="stat-label">{props.label}</div>
-      <div class="stat-value">{props.value}</div>
+      <div class={pending ? 'stat-value stat-pending' : 'stat-value'}>
+        {pending ? (props.pending ?? 'Loading…') : props.value}
+      </div>
     </div>
   );
 }
@@ -224,6 +253,28 @@ export function ErrorNote(props: { error: string | undefined }) {
 
 export function Loading(props: { when: boolean }) {
   return props.when ? <p class="muted">Loading…</p> : null;
+}
+
+/** A secret the API shows once (an API client's secret, an access key), until it is dismissed. */
+export function OnceSecret(props: {
+  what: string;
+  lines: { label?: string; value: string }[];
+  onDismiss: () => void;
+}) {
+  return (
+    <div class="secret" role="status">
+      <p>
+        <strong>Copy the {props.what} now: it is shown only once.</strong>
+      </p>
+      {props.lines.map((l) => (
+        <p key={l.value}>
+          {l.label && `${l.label}: `}
+          <span class="mono">{l.value}</span>
+        </p>
+      ))}
+      <Button onClick={props.onDismiss}>I have copied the {props.what}</Button>
+    </div>
+  );
 }
 
 // --- buttons --------------------------------------------------------------------------------

@@ -16,17 +16,30 @@ interface Socket {
 }
 
 const sockets = new Map<string, Socket>();
+/** Sockets being opened (their token being fetched), so that concurrent subscriptions share one. */
+const opening = new Map<string, Promise<Socket>>();
 let nextId = 1;
 
 async function open(path: string): Promise<Socket> {
   const known = sockets.get(path);
   if (known && known.ws.readyState <= WebSocket.OPEN) return known;
-  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`;
-  const ws = new WebSocket(url, 'graphql-transport-ws');
-  const listeners = new Map<string, Listener>();
+  let pending = opening.get(path);
+  if (!pending) {
+    pending = connect(path).finally(() => opening.delete(path));
+    opening.set(path, pending);
+  }
+  return pending;
+}
+
+async function connect(path: string): Promise<Socket> {
+  // The token (an API client's) first: the socket's listeners must be in place before it opens,
+  // or its `open` event passes unheard and `connection_init` is never sent (the edge then closes it).
   const authorization = await edge()
     .authorization()
     .catch(() => undefined);
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`;
+  const ws = new WebSocket(url, 'graphql-transport-ws');
+  const listeners = new Map<string, Listener>();
   const csrf = readCookie('csrfToken');
   const ready = new Promise<void>((resolve, reject) => {
     ws.addEventListener('open', () =>

@@ -12,20 +12,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import mqtt, { type MqttClient } from 'mqtt';
 import { cleanEnv, startCli, type CliProcess } from '../helpers/cli.js';
 import { ModbusPeer } from '../helpers/peers/modbus.js';
-import { eventually } from '../helpers/util.js';
+import { Mosquitto } from '../helpers/peers/mosquitto.js';
+import { eventually, skipUnless } from '../helpers/util.js';
 import {
   axe,
   browserSkip,
+  focusShown,
   launchBrowser,
   newContext,
   screenshot,
   seriousViolations,
+  settled,
+  tabTo,
   watchPage,
 } from '../helpers/browser.js';
 
-const skip = browserSkip();
+const skip = browserSkip() || (skipUnless('mosquitto') && skipUnless('/usr/sbin/mosquitto'));
 const NEW_PASSWORD = 'console-admin-password-1';
 
 let edge: CliProcess;
@@ -35,16 +40,19 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let watched: ReturnType<typeof watchPage>;
+let plcId = '';
 const modbus = new ModbusPeer(1024);
+const broker = new Mosquitto();
 
 before(async () => {
   if (skip) return;
   dataDir = mkdtempSync(join(tmpdir(), 'mw-console-'));
   await modbus.start();
   modbus.holding[10] = 1234;
+  await broker.start();
   edge = await startCli(
     ['edge', '--port', '0', '--datahub-port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
-    { env: cleanEnv(), timeoutMs: 60_000 },
+    { env: cleanEnv(), timeoutMs: 120_000 }, // a loaded machine can take long to start an edge
   );
   url = edge.ready.services.edge!.url;
   browser = await launchBrowser();
@@ -59,12 +67,13 @@ after(async () => {
   await browser?.close();
   await edge?.stop();
   await modbus.stop();
+  await broker.dispose();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** The page as served: no CSP violation, no script error, no serious axe-core violation; a screenshot. */
 async function checkPage(name: string): Promise<void> {
-  await page.waitForLoadState('networkidle').catch(() => undefined);
+  await settled(page);
   await screenshot(page, name);
   assert.deepEqual(watched.csp, [], `CSP violations on ${name}`);
   assert.deepEqual(watched.errors, [], `script errors on ${name}`);
@@ -119,7 +128,7 @@ describe('the edge console in Chromium', { skip }, () => {
     await go('/devices', 'Devices and tags');
     await page.getByRole('link', { name: 'Add device' }).click();
     await page.getByRole('heading', { level: 1, name: 'Add device' }).waitFor();
-    await page.waitForLoadState('networkidle');
+    await settled(page);
     await screenshot(page, '05-device-form');
     await page.getByLabel('Driver', { exact: true }).selectOption({ label: 'Generator (Generator)' });
     await page.getByLabel('Device name').fill('gen1');
@@ -142,6 +151,7 @@ describe('the edge console in Chromium', { skip }, () => {
     await page.getByLabel(/^port/i).fill(String(modbus.port));
     await page.getByRole('button', { name: 'Create device' }).click();
     await page.getByRole('heading', { level: 1, name: /plc1/ }).waitFor();
+    plcId = new URL(page.url()).hash.split('/')[2]!;
     await page.getByRole('button', { name: 'Show the tag form' }).click();
     await page.getByLabel('Register', { exact: true }).selectOption('HR');
     await page.getByLabel('Tag name').fill('setpoint');
@@ -179,7 +189,7 @@ describe('the edge console in Chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Write', exact: true }).click();
     const outcome = page.getByText(/^(Written|Refused): /).or(page.locator('.error-note'));
     await outcome.first().waitFor();
-    await screenshot(page, '08-live-write');
+    await screenshot(page, '08-live-write', false);
     try {
       assert.equal((await outcome.first().textContent())?.trim(), 'Written: 4321');
       await eventually(() => modbus.holding[10] === 4321, 10_000, 'the Modbus server receives 4321');
@@ -222,9 +232,212 @@ describe('the edge console in Chromium', { skip }, () => {
     await checkPage('10-logs');
   });
 
+  test('an MQTT integration made from the forms to a Mosquitto of the test: its counters move on screen', async () => {
+    let peer: MqttClient | undefined;
+    try {
+      peer = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.port}`);
+      const got: string[] = [];
+      peer.on('message', (topic) => got.push(topic));
+      await peer.subscribeAsync('plant/#', { qos: 1 });
+
+      await go('/integrations', 'Integrations');
+      await page.getByRole('link', { name: 'Add MQTT instance', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Add MQTT instance' }).waitFor();
+      const form = page.getByRole('form', { name: 'New MQTT instance' });
+      await form.getByLabel('Instance name').fill('mqtt-console');
+      await form.getByLabel('Host', { exact: true }).fill('127.0.0.1');
+      await form.getByLabel('Port', { exact: true }).fill(String(broker.port));
+      await checkPage('18-integration-form');
+      await form.getByRole('button', { name: 'Create instance' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Integration mqtt-console' }).waitFor();
+
+      // Out: the Generator's values to plant/<device>/<tag>; in: the broker's factory/# to the DataHub.
+      const subs = page.getByRole('form', { name: 'New subscription' });
+      await subs.getByLabel('DataHub subject').fill('devicehub.raw.gen1.sine');
+      await subs.getByLabel('Remote name').fill('plant/{device}/{tag}');
+      await subs.getByRole('button', { name: 'Add subscription' }).click();
+      await page.getByRole('cell', { name: 'devicehub.raw.gen1.sine', exact: true }).waitFor();
+      await subs.getByLabel('Direction').selectOption('in');
+      await subs.getByLabel('DataHub subject').fill('remote.console.{topic}');
+      await subs.getByLabel('Remote name').fill('factory/#');
+      await subs.getByRole('button', { name: 'Add subscription' }).click();
+      await page.getByRole('cell', { name: 'factory/#', exact: true }).waitFor();
+
+      const counters = page.getByLabel('Instance counters');
+      const stat = async (label: string) => {
+        const text =
+          (await counters.locator('.stat', { hasText: label }).locator('.stat-value').textContent()) ?? '';
+        return Number(text.replace(/[^0-9]/g, '') || 'NaN');
+      };
+      await eventually(
+        async () => (await counters.textContent())?.includes('Connected'),
+        30_000,
+        'Connected',
+      );
+      const sent = await eventually(async () => {
+        const n = await stat('Sent');
+        assert.ok(n > 0, `Sent ${n}`);
+        return n;
+      }, 30_000);
+      await eventually(async () => (await stat('Sent')) > sent, 30_000, 'the Sent counter moves on screen');
+      assert.ok(
+        got.some((t) => t === 'plant/gen1/sine'),
+        `topics at the broker: ${got.slice(0, 5)}`,
+      );
+      await peer.publishAsync('factory/line1/speed', JSON.stringify({ value: 7 }), { qos: 1 });
+      await eventually(
+        async () => (await stat('Received')) >= 1,
+        30_000,
+        'the Received counter moves on screen',
+      );
+      await checkPage('19-integration-instance');
+
+      await go('/integrations', 'Integrations');
+      const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'mqtt-console' }) });
+      await eventually(
+        async () => /Connected/.test((await row.textContent()) ?? ''),
+        15_000,
+        'state in the list',
+      );
+      await checkPage('11-integrations');
+    } finally {
+      await peer?.endAsync();
+    }
+  });
+
+  test('a configuration template applied after its preview: the diff by section, a mode, the result', async () => {
+    const template = {
+      format: 'millwright.config-template',
+      version: 1,
+      createdAt: new Date().toISOString(),
+      sections: {
+        devicehub: {
+          devices: [
+            {
+              Name: 'tpl-gen',
+              DriverID: 'Generator',
+              Description: 'from a template',
+              Tags: [
+                {
+                  TagName: 'ramp',
+                  Name: 'R',
+                  ValueType: 'float64',
+                  IntervalMs: 1000,
+                  Properties: { address: '1' },
+                },
+              ],
+            },
+          ],
+        },
+      },
+    };
+    await go('/configuration', 'Configuration');
+    await page.getByLabel('Template name').fill('console-tpl');
+    await page.getByLabel('Template file').setInputFiles({
+      name: 'console-tpl.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(template)),
+    });
+    await page.getByRole('button', { name: 'Upload template' }).click();
+    await page.getByRole('button', { name: 'Preview console-tpl' }).click();
+    await page.getByRole('region', { name: 'Apply template console-tpl' }).waitFor();
+    await page.getByLabel('Apply mode').selectOption('merge-apply');
+    assert.ok(
+      await page.getByRole('button', { name: 'Apply template' }).isDisabled(),
+      'no apply before a preview',
+    );
+    await page.getByRole('button', { name: 'Show preview' }).click();
+    const outcome = page
+      .getByRole('heading', { level: 3, name: /^Section / })
+      .or(page.getByRole('alert'))
+      .first();
+    await outcome.waitFor();
+    assert.equal((await outcome.textContent())?.trim(), 'Section devicehub: 2 added, 0 changed, 0 removed');
+    assert.match(
+      (await page.getByRole('region', { name: 'Preview by section' }).textContent()) ?? '',
+      /\+ .*tpl-gen/,
+    );
+    await checkPage('20-configuration-preview');
+    await page.getByRole('button', { name: 'Apply template' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Apply the template' });
+    assert.match((await dialog.textContent()) ?? '', /mode merge-apply/);
+    await dialog.getByRole('button', { name: 'Apply', exact: true }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Applied \(snapshot / })
+      .waitFor();
+    await page
+      .getByRole('table', { name: 'Snapshots' })
+      .getByRole('button', { name: /^Roll back to / })
+      .first()
+      .waitFor();
+    await checkPage('21-configuration-applied');
+    await go('/devices', 'Devices and tags');
+    await page.getByRole('link', { name: 'tpl-gen', exact: true }).waitFor();
+  });
+
+  test('keyboard only: the navigation, a form and a dialog with Tab, Shift+Tab, Enter and Escape; the focus always visible', async () => {
+    await go('/overview', 'Overview');
+    await page.reload(); // the focus at the start of the document
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    const shown: { name: string; visible: boolean }[] = [];
+    // The first stop is the skip link: it moves the focus to the page's content, the route unchanged.
+    shown.push(...(await tabTo(page, page.getByRole('link', { name: 'Skip to content' }), { max: 1 })));
+    await page.keyboard.press('Enter');
+    assert.ok(await page.locator('#main').evaluate((el) => el === document.activeElement), 'main focused');
+    assert.match(page.url(), /#\/overview$/);
+    // Back into the navigation (before the content), then along it.
+    const nav = page.getByRole('navigation', { name: 'Primary' });
+    shown.push(...(await tabTo(page, nav.getByRole('link', { name: 'Settings' }), { back: true })));
+    shown.push(...(await tabTo(page, nav.getByRole('link', { name: 'Devices and tags' }), { back: true })));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Devices and tags' }).waitFor();
+    await page.keyboard.press('Shift+Tab');
+    shown.push(await focusShown(page));
+    shown.push(...(await tabTo(page, nav.getByRole('link', { name: 'Settings' }))));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
+
+    // A form: an API client named and created with the keyboard.
+    const form = page.getByRole('form', { name: 'New API client' });
+    shown.push(...(await tabTo(page, form.getByLabel('Client name'))));
+    await page.keyboard.type('kbd-client');
+    shown.push(...(await tabTo(page, form.getByRole('button', { name: 'Create API client' }))));
+    shown.push(...(await tabTo(page, form.getByLabel('Client name'), { back: true })));
+    await page.keyboard.press('Enter'); // submits the form
+    await page.getByRole('status').filter({ hasText: 'Client secret' }).waitFor();
+    const done = page.getByRole('button', { name: 'I have copied the secret' });
+    shown.push(...(await tabTo(page, done, { back: true })));
+    await page.keyboard.press('Enter');
+    await done.waitFor({ state: 'detached' });
+
+    // A dialog: opened with Enter, closed with Escape (nothing deleted), opened again and confirmed.
+    const del = page.getByRole('button', { name: 'Delete kbd-client' });
+    shown.push(...(await tabTo(page, del, { back: true })));
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Delete API client' });
+    await dialog.waitFor();
+    const inDialog = await page.evaluate(() => !!document.activeElement?.closest('dialog'));
+    assert.ok(inDialog, 'the focus moves into the dialog');
+    shown.push(await focusShown(page));
+    await screenshot(page, '22-keyboard-dialog', false);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    assert.ok(await del.evaluate((el) => el === document.activeElement), 'the focus returns to the button');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    const confirm = dialog.getByRole('button', { name: 'Delete API client' });
+    if (!(await confirm.evaluate((el) => el === document.activeElement)))
+      shown.push(...(await tabTo(page, confirm, { back: true, max: 3 })));
+    await page.keyboard.press('Enter');
+    await del.waitFor({ state: 'detached' });
+
+    const hidden = shown.filter((f) => !f.visible);
+    assert.deepEqual(hidden, [], 'elements focused without a visible focus indicator');
+  });
+
   test('every other page loads under the CSP without a serious accessibility violation', async () => {
     for (const [path, heading, name] of [
-      ['/integrations', 'Integrations', '11-integrations'],
       ['/twins', 'Digital twins', '12-twins'],
       ['/opcua', 'OPC UA server', '13-opcua'],
       ['/analytics', 'Analytics', '14-analytics'],
@@ -236,18 +449,50 @@ describe('the edge console in Chromium', { skip }, () => {
     }
   });
 
-  test('on a 390-pixel-wide phone the pages fit the screen', async () => {
+  test('on a 390-pixel-wide phone every page fits the screen, the navigation behind Menu', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [path, heading, name] of [
-      ['/overview', 'Overview', 'phone-overview'],
-      ['/live', 'Live values', 'phone-live'],
-      ['/devices', 'Devices and tags', 'phone-devices'],
+    const fits = async (name: string) => {
+      await settled(page);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      await screenshot(page, `phone-${name}`);
+      assert.ok(overflow <= 1, `${name} is ${overflow} px wider than the phone`);
+    };
+    for (const [path, heading] of [
+      ['/overview', 'Overview'],
+      ['/devices', 'Devices and tags'],
+      ['/live', 'Live values'],
+      ['/integrations', 'Integrations'],
+      ['/twins', 'Digital twins'],
+      ['/opcua', 'OPC UA server'],
+      ['/analytics', 'Analytics'],
+      ['/configuration', 'Configuration'],
+      ['/logs', 'Logs'],
+      ['/settings', 'Settings'],
     ] as const) {
       await go(path, heading);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      await screenshot(page, name);
-      assert.ok(overflow <= 1, `${path} is ${overflow} px wider than the phone`);
+      if (path === '/live')
+        await eventually(
+          async () => (await page.getByLabel('Value of gen1.sine').textContent())?.trim() !== '–',
+          15_000,
+          'a value on the phone',
+        );
+      await fits(path.slice(1));
     }
+    await go('/devices', 'Devices and tags');
+    await page.getByRole('link', { name: 'plc1', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Device plc1' }).waitFor();
+    await fits('device-plc1');
+    await go('/integrations', 'Integrations');
+    await page.getByRole('link', { name: 'mqtt-console', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Integration mqtt-console' }).waitFor();
+    await fits('integration-instance');
+    // The navigation is behind the Menu button.
+    const menu = page.getByRole('button', { name: 'Menu' });
+    assert.equal(await menu.getAttribute('aria-expanded'), 'false');
+    assert.ok(!(await page.getByRole('navigation', { name: 'Primary' }).isVisible()));
+    await menu.click();
+    await page.getByRole('navigation', { name: 'Primary' }).getByRole('link', { name: 'Logs' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Logs' }).waitFor();
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 
@@ -282,19 +527,26 @@ describe('the edge console in Chromium', { skip }, () => {
       await viewer.getByLabel(/^Client secret/).fill(client.client_secret);
       await viewer.getByRole('button', { name: 'Sign in with the API client' }).click();
       await viewer.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-      for (const [path, heading] of [
-        ['/devices', 'Devices and tags'],
-        ['/live', 'Live values'],
-        ['/integrations', 'Integrations'],
-        ['/configuration', 'Configuration'],
-        ['/settings', 'Settings'],
+      // Each page with its data on screen (what an admin would act on), and no control to act.
+      for (const [path, heading, shows] of [
+        ['/devices', 'Devices and tags', 'plc1'],
+        ['/devices/' + plcId, 'Device plc1', 'setpoint'],
+        ['/live', 'Live values', 'Value of gen1.sine'],
+        ['/integrations', 'Integrations', 'mqtt-console'],
+        ['/twins', 'Digital twins', 'Models'],
+        ['/configuration', 'Configuration', 'console-tpl'],
+        ['/settings', 'Settings', 'console-viewer'],
       ] as const) {
         await viewer.goto(`${url}/#${path}`);
         await viewer.getByRole('heading', { level: 1, name: heading }).waitFor();
-        await viewer.waitForLoadState('networkidle').catch(() => undefined);
+        await settled(viewer);
+        await viewer.getByText(shows, { exact: true }).or(viewer.getByLabel(shows)).first().waitFor();
+        // Not checked: a live value on an API client's screen. The edge authenticates a
+        // subscription's WebSocket upgrade, which a browser cannot send a bearer token with, so a
+        // console signed in with an API client gets no live values (docs/console.md, known gap).
         const controls = await viewer
           .getByRole('button', {
-            name: /^(add|create|delete|write|import|apply|start|stop|upload|save|remove|rotate|new)\b/i,
+            name: /^(add|create|delete|write|import|apply|start|stop|upload|save|remove|rotate|new|roll|revoke|sync|browse|change|preview|show preview|test)\b/i,
           })
           .or(viewer.getByRole('link', { name: /^(add|edit|new)\b/i }))
           .allTextContents();

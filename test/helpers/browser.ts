@@ -10,7 +10,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { skipUnless } from './util.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -107,10 +107,64 @@ export function seriousViolations(violations: AxeViolation[]): string[] {
     .map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-/** A full-page screenshot `.test-output/console/<name>.png`; answers its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * A screenshot `.test-output/console/<name>.png`, of the full page unless `fullPage` is false (a
+ * modal dialog: its backdrop covers the window, not the whole page); answers its path.
+ */
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const path = join(SCREENSHOTS, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage });
   return path;
+}
+
+/**
+ * Presses Tab (Shift+Tab with `back`) until `target` has the focus, at most `max` times; answers
+ * how each element that got the focus on the way showed it (its outline), so that a test can
+ * check that the focus is always visible. Throws when the target is not reached.
+ */
+export async function tabTo(
+  page: Page,
+  target: Locator,
+  { back = false, max = 60 }: { back?: boolean; max?: number } = {},
+): Promise<{ name: string; visible: boolean }[]> {
+  const seen: { name: string; visible: boolean }[] = [];
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
+    seen.push(await focusShown(page));
+    if (await target.evaluate((el) => el === document.activeElement).catch(() => false)) return seen;
+  }
+  throw new Error(
+    `${max} presses of ${back ? 'Shift+Tab' : 'Tab'} did not reach ${target}: ${JSON.stringify(seen)}`,
+  );
+}
+
+/** The focused element (tag and text) and whether its focus indicator is visible (an outline or a shadow). */
+export async function focusShown(page: Page): Promise<{ name: string; visible: boolean }> {
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el || el === document.body) return { name: 'body', visible: false };
+    const s = getComputedStyle(el);
+    const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2;
+    const box = el.getBoundingClientRect();
+    const onScreen = box.width > 0 && box.height > 0;
+    const name = `${el.tagName.toLowerCase()} ${(el.getAttribute('aria-label') ?? el.textContent ?? '').trim().slice(0, 40)}`;
+    return { name, visible: onScreen && (outline || s.boxShadow !== 'none') };
+  });
+}
+
+/**
+ * Waits (at most `ms`) until the page shows no loading state ("Loading…", "Measuring…", an
+ * `aria-busy` element): a hash route is a same-document navigation, so `networkidle` says nothing.
+ */
+export async function settled(page: Page, ms = 20_000): Promise<void> {
+  await page
+    .waitForFunction(
+      () =>
+        !document.querySelector('[aria-busy="true"]') &&
+        !/(^|\n)\s*(Loading…|Measuring…|Checking…)\s*(\n|$)/.test(document.body.innerText),
+      undefined,
+      { timeout: ms, polling: 100 },
+    )
+    .catch(() => undefined);
 }

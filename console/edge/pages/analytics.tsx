@@ -364,9 +364,12 @@ function ScriptEditor(props: {
       </div>
       <div class="form-actions">
         <Button onClick={() => void validate()}>Validate</Button>
-        <Button kind="primary" onClick={() => void runTest()}>
-          Test
-        </Button>
+        {/* TestProcessorScript is a mutation: a viewer's would be refused. */}
+        {canWrite && (
+          <Button kind="primary" onClick={() => void runTest()}>
+            Test
+          </Button>
+        )}
         {canWrite && props.processor && <Button onClick={() => void save()}>Save script</Button>}
       </div>
       <ErrorNote error={error} />

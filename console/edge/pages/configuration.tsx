@@ -6,19 +6,10 @@
 import { useState } from 'preact/hooks';
 import { EdgeConfigClient } from '../../../src/client/edge-config.js';
 import { edge, errorText, rest } from '../../shared/api.js';
-import { Confirm, Field } from '../../shared/form.js';
+import { Confirm, Field, useConfirm } from '../../shared/form.js';
 import { download, fmtBytes, fmtTime } from '../../shared/format.js';
-import { Table } from '../../shared/table.js';
-import {
-  Button,
-  ErrorNote,
-  Page,
-  Section,
-  toast,
-  toastError,
-  useCanWrite,
-  useLoad,
-} from '../../shared/ui.js';
+import { ListSection, Table } from '../../shared/table.js';
+import { act, Button, ErrorNote, Page, Section, toast, useCanWrite, useLoad } from '../../shared/ui.js';
 
 interface Template {
   id: string;
@@ -64,7 +55,6 @@ export default function Configuration() {
   const templates = useLoad(() => rest<{ items: Template[] }>('GET', '/config/templates?limit=200'));
   const snapshots = useLoad(() => rest<{ items: Snapshot[] }>('GET', '/config/snapshots'));
   const [chosen, setChosen] = useState<Template>();
-  const [rollback, setRollback] = useState<Snapshot>();
   const [name, setName] = useState('');
   const [file, setFile] = useState<File>();
   const [error, setError] = useState<string>();
@@ -97,23 +87,25 @@ export default function Configuration() {
       setError(errorText(err));
     }
   };
-  const downloadTemplate = async (t: Template) => {
-    try {
+  const downloadTemplate = (t: Template) =>
+    act(async () => {
       const res = await edge().request('GET', `/config/templates/${t.id}/download`);
       download(`${t.name}.json`, res.text, 'application/json');
-    } catch (err) {
-      toastError(err);
-    }
-  };
-  const doRollback = async (s: Snapshot) => {
-    try {
-      await rest('POST', `/config/templates/${s.id}/apply`, {});
-      toast(`Rolled back to the snapshot of ${fmtTime(s.createdAt)}`);
-      snapshots.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
+    });
+  const [askRollback, rollbackDialog] = useConfirm<Snapshot>({
+    title: 'Roll back the configuration',
+    confirmLabel: 'Roll back',
+    danger: true,
+    body: (s) => (
+      <p>Make the configuration what it was at {fmtTime(s.createdAt)}? Changes since then are undone.</p>
+    ),
+    onConfirm: (s) =>
+      void act(
+        () => rest('POST', `/config/templates/${s.id}/apply`, {}),
+        `Rolled back to the snapshot of ${fmtTime(s.createdAt)}`,
+        snapshots.reload,
+      ),
+  });
   return (
     <Page title="Configuration">
       {canWrite && (
@@ -142,34 +134,34 @@ export default function Configuration() {
           <ErrorNote error={error} />
         </Section>
       )}
-      <Section title="Templates">
-        <ErrorNote error={templates.error} />
-        <Table
-          caption="Templates"
-          rows={templates.data?.items ?? []}
-          rowKey={(t) => t.id}
-          empty="No template yet."
-          columns={[
-            { label: 'Name', render: (t) => t.name },
-            { label: 'Sections', render: (t) => t.sections.join(', ') },
-            { label: 'Size', render: (t) => fmtBytes(t.size), numeric: true },
-            { label: 'Created', render: (t) => fmtTime(t.createdAt) },
-            {
-              label: 'Actions',
-              render: (t) => (
-                <div class="actions">
-                  <Button class="btn-small" onClick={() => setChosen(t)}>
-                    Preview {t.name}
-                  </Button>
-                  <Button class="btn-small" onClick={() => void downloadTemplate(t)}>
-                    Download {t.name}
-                  </Button>
-                </div>
-              ),
-            },
-          ]}
-        />
-      </Section>
+      <ListSection
+        title="Templates"
+        error={templates.error}
+        caption="Templates"
+        rows={templates.data?.items ?? []}
+        rowKey={(t) => t.id}
+        loading={templates.loading && !templates.data}
+        empty="No template yet."
+        columns={[
+          { label: 'Name', render: (t) => t.name },
+          { label: 'Sections', render: (t) => t.sections.join(', ') },
+          { label: 'Size', render: (t) => fmtBytes(t.size), numeric: true },
+          { label: 'Created', render: (t) => fmtTime(t.createdAt) },
+        ]}
+        actions={(t) => (
+          <>
+            {/* A preview is a POST: a viewer's would be refused. */}
+            {canWrite && (
+              <Button class="btn-small" onClick={() => setChosen(t)}>
+                Preview {t.name}
+              </Button>
+            )}
+            <Button class="btn-small" onClick={() => void downloadTemplate(t)}>
+              Download {t.name}
+            </Button>
+          </>
+        )}
+      />
       {chosen && (
         <ApplyPanel
           template={chosen}
@@ -178,44 +170,30 @@ export default function Configuration() {
           onClose={() => setChosen(undefined)}
         />
       )}
-      <Section title="Snapshots">
-        <ErrorNote error={snapshots.error} />
-        <Table
-          caption="Snapshots"
-          rows={snapshots.data?.items ?? []}
-          rowKey={(s) => s.id}
-          empty="No snapshot yet."
-          columns={[
-            { label: 'Taken', render: (s) => fmtTime(s.createdAt) },
-            { label: 'Reason', render: (s) => s.reason },
-            { label: 'Sections', render: (s) => s.sections.join(', ') },
-            ...(canWrite
-              ? [
-                  {
-                    label: 'Actions',
-                    render: (s: Snapshot) => (
-                      <Button class="btn-small" onClick={() => setRollback(s)}>
-                        Roll back to {fmtTime(s.createdAt)}
-                      </Button>
-                    ),
-                  },
-                ]
-              : []),
-          ]}
-        />
-      </Section>
-      <Confirm
-        title="Roll back the configuration"
-        open={!!rollback}
-        danger
-        confirmLabel="Roll back"
-        onConfirm={() => rollback && void doRollback(rollback)}
-        onClose={() => setRollback(undefined)}
-      >
-        <p>
-          Make the configuration what it was at {fmtTime(rollback?.createdAt)}? Changes since then are undone.
-        </p>
-      </Confirm>
+      <ListSection
+        title="Snapshots"
+        error={snapshots.error}
+        caption="Snapshots"
+        rows={snapshots.data?.items ?? []}
+        rowKey={(s) => s.id}
+        loading={snapshots.loading && !snapshots.data}
+        empty="No snapshot yet."
+        columns={[
+          { label: 'Taken', render: (s) => fmtTime(s.createdAt) },
+          { label: 'Reason', render: (s) => s.reason },
+          { label: 'Sections', render: (s) => s.sections.join(', ') },
+        ]}
+        actions={
+          canWrite
+            ? (s) => (
+                <Button class="btn-small" onClick={() => askRollback(s)}>
+                  Roll back to {fmtTime(s.createdAt)}
+                </Button>
+              )
+            : undefined
+        }
+      />
+      {rollbackDialog}
     </Page>
   );
 }

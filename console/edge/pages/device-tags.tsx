@@ -4,11 +4,19 @@
  * driver's registers, CSV import with progress and per-line failures, export, and browsing.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText, gql, PATHS } from '../../shared/api.js';
-import { Confirm, initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
-import { download, fmtTime, fmtValue } from '../../shared/format.js';
-import { Table } from '../../shared/table.js';
+import { gql, PATHS } from '../../shared/api.js';
 import {
+  useConfirm,
+  initialValues,
+  SchemaForm,
+  SearchField,
+  type FieldSpec,
+  type FormValues,
+} from '../../shared/form.js';
+import { download, fmtTime, fmtValue } from '../../shared/format.js';
+import { PagerNav, Table } from '../../shared/table.js';
+import {
+  act,
   Badge,
   Button,
   ErrorNote,
@@ -112,7 +120,6 @@ function TagList(props: { deviceId: string; tick: number }) {
   // The cursors of the pages before this one (ContinueFrom), so that Previous is exact.
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [status, setStatus] = useState<Record<string, TagStatus>>({});
-  const [doomed, setDoomed] = useState<Register>();
   const from = cursors[cursors.length - 1];
   const page = useLoad(
     () =>
@@ -145,37 +152,44 @@ function TagList(props: { deviceId: string; tick: number }) {
   useEffect(() => void refreshValues().catch(() => undefined), [page.data]);
   useInterval(() => void refreshValues().catch(() => undefined), 3000);
   const total = page.data?.ListRegisters.TotalCount ?? 0;
-  const remove = async (r: Register) => {
-    try {
-      await gql(PATHS.devicehub, 'mutation D($IDs: [ID!]!) { DeleteRegisters(IDs: $IDs) }', { IDs: [r.ID] });
-      toast(`Tag ${r.TagName} deleted`);
-      page.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
+  const [askDelete, deleteDialog] = useConfirm<Register>({
+    title: 'Delete tag',
+    confirmLabel: 'Delete tag',
+    danger: true,
+    body: (r) => (
+      <p>
+        Delete tag <strong>{r.TagName}</strong>?
+      </p>
+    ),
+    onConfirm: (r) =>
+      void act(
+        () =>
+          gql(PATHS.devicehub, 'mutation D($IDs: [ID!]!) { DeleteRegisters(IDs: $IDs) }', { IDs: [r.ID] }),
+        `Tag ${r.TagName} deleted`,
+        page.reload,
+      ),
+  });
   return (
     <Section title="Tags">
       <div class="row">
-        <div class="field">
-          <label for="tag-search">Search tags</label>
-          <input
-            id="tag-search"
-            type="search"
-            value={pattern}
-            onInput={(e) => {
-              setPattern(e.currentTarget.value);
-              setCursors([null]);
-            }}
-          />
-        </div>
+        <SearchField
+          id="tag-search"
+          label="Search tags"
+          value={pattern}
+          onSearch={(v) => {
+            setPattern(v);
+            setCursors([null]);
+          }}
+        />
       </div>
       <ErrorNote error={page.error} />
       <Table
         caption="Tags of the device"
         rows={rows}
         rowKey={(r) => r.ID}
-        empty={page.loading ? 'Loading…' : 'No tag.'}
+        loading={page.loading && !page.data}
+        busy={page.loading}
+        empty="No tag."
         columns={[
           { label: 'Tag', render: (r) => r.TagName },
           { label: 'Register', render: (r) => r.Name },
@@ -192,53 +206,28 @@ function TagList(props: { deviceId: string; tick: number }) {
               status[r.ID] && <Badge tone={toneOf(status[r.ID]!.State)}>{status[r.ID]!.State}</Badge>,
           },
           { label: 'Since', render: (r) => fmtTime(status[r.ID]?.Timestamp) },
-          ...(canWrite
-            ? [
-                {
-                  label: 'Actions',
-                  render: (r: Register) => (
-                    <Button kind="danger" class="btn-small" onClick={() => setDoomed(r)}>
-                      Delete {r.TagName}
-                    </Button>
-                  ),
-                },
-              ]
-            : []),
         ]}
+        actions={
+          canWrite
+            ? (r) => (
+                <Button kind="danger" class="btn-small" onClick={() => askDelete(r)}>
+                  Delete {r.TagName}
+                </Button>
+              )
+            : undefined
+        }
       />
-      <nav class="pager" aria-label="Tag pages">
-        <button
-          type="button"
-          class="btn"
-          disabled={cursors.length <= 1}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <span>
-          Page {cursors.length} of {Math.max(1, Math.ceil(total / PAGE))} ({total} tags)
-        </span>
-        <button
-          type="button"
-          class="btn"
-          disabled={cursors.length * PAGE >= total || !page.data?.ListRegisters.Last}
-          onClick={() => setCursors([...cursors, page.data!.ListRegisters.Last])}
-        >
-          Next page
-        </button>
-      </nav>
-      <Confirm
-        title="Delete tag"
-        open={!!doomed}
-        danger
-        confirmLabel="Delete tag"
-        onConfirm={() => doomed && void remove(doomed)}
-        onClose={() => setDoomed(undefined)}
-      >
-        <p>
-          Delete tag <strong>{doomed?.TagName}</strong>?
-        </p>
-      </Confirm>
+      <PagerNav
+        label="Tag pages"
+        page={cursors.length}
+        pages={Math.max(1, Math.ceil(total / PAGE))}
+        total={`${total} tags`}
+        hasPrevious={cursors.length > 1}
+        hasNext={cursors.length * PAGE < total && !!page.data?.ListRegisters.Last}
+        onPrevious={() => setCursors(cursors.slice(0, -1))}
+        onNext={() => setCursors([...cursors, page.data!.ListRegisters.Last])}
+      />
+      {deleteDialog}
     </Section>
   );
 }
@@ -305,7 +294,6 @@ function TagForm(props: { deviceId: string; driver: Driver; onDone: () => void }
         onChange={setValues}
         onSubmit={submit}
         submitLabel="Create tag"
-        errorOf={errorText}
       />
     </>
   );

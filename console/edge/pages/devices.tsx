@@ -4,18 +4,25 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { errorText, gql, PATHS } from '../../shared/api.js';
-import { Confirm, initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
+import {
+  useConfirm,
+  initialValues,
+  SchemaForm,
+  SearchField,
+  type FieldSpec,
+  type FormValues,
+} from '../../shared/form.js';
 import { fmtTime } from '../../shared/format.js';
 import { href, navigate } from '../../shared/router.js';
 import { Pager, Table } from '../../shared/table.js';
 import {
+  act,
   Button,
   ErrorNote,
   LinkButton,
   Page,
   Section,
   toast,
-  toastError,
   useCanWrite,
   useLoad,
 } from '../../shared/ui.js';
@@ -36,7 +43,6 @@ function DeviceList() {
   const canWrite = useCanWrite();
   const [search, setSearch] = useState('');
   const [offset, setOffset] = useState(0);
-  const [doomed, setDoomed] = useState<Device>();
   const list = useLoad(
     () =>
       gql<{ ListDevices: { Items: Device[]; Total: number } }>(
@@ -53,15 +59,22 @@ function DeviceList() {
       ),
     [offset, search],
   );
-  const remove = async (d: Device) => {
-    try {
-      await gql(PATHS.devicehub, 'mutation D($IDs: [ID!]!) { DeleteDevices(IDs: $IDs) }', { IDs: [d.ID] });
-      toast(`Device ${d.Name} deleted`);
-      list.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
+  const [askDelete, deleteDialog] = useConfirm<Device>({
+    title: 'Delete device',
+    confirmLabel: 'Delete device',
+    danger: true,
+    body: (d) => (
+      <p>
+        Delete device <strong>{d.Name}</strong> and all its tags?
+      </p>
+    ),
+    onConfirm: (d) =>
+      void act(
+        () => gql(PATHS.devicehub, 'mutation D($IDs: [ID!]!) { DeleteDevices(IDs: $IDs) }', { IDs: [d.ID] }),
+        `Device ${d.Name} deleted`,
+        list.reload,
+      ),
+  });
   return (
     <Page
       title="Devices and tags"
@@ -69,46 +82,41 @@ function DeviceList() {
     >
       <Section title="Devices">
         <div class="row">
-          <div class="field">
-            <label for="device-search">Search devices</label>
-            <input
-              id="device-search"
-              type="search"
-              value={search}
-              onInput={(e) => {
-                setSearch(e.currentTarget.value);
-                setOffset(0);
-              }}
-            />
-          </div>
+          <SearchField
+            id="device-search"
+            label="Search devices"
+            value={search}
+            onSearch={(v) => {
+              setSearch(v);
+              setOffset(0);
+            }}
+          />
         </div>
         <ErrorNote error={list.error} />
         <Table
           caption="Devices"
           rows={list.data?.ListDevices.Items ?? []}
           rowKey={(d) => d.ID}
-          empty={list.loading ? 'Loading…' : 'No device yet.'}
+          loading={list.loading && !list.data}
+          empty="No device yet."
           columns={[
             { label: 'Name', render: (d) => <a href={href(`/devices/${d.ID}`)}>{d.Name}</a> },
             { label: 'Driver', render: (d) => d.DriverName },
             { label: 'Description', render: (d) => d.Description },
             { label: 'Updated', render: (d) => fmtTime(d.UpdateTime) },
-            ...(canWrite
-              ? [
-                  {
-                    label: 'Actions',
-                    render: (d: Device) => (
-                      <div class="actions">
-                        <LinkButton to={`/devices/${d.ID}/edit`}>Edit {d.Name}</LinkButton>
-                        <Button kind="danger" class="btn-small" onClick={() => setDoomed(d)}>
-                          Delete {d.Name}
-                        </Button>
-                      </div>
-                    ),
-                  },
-                ]
-              : []),
           ]}
+          actions={
+            canWrite
+              ? (d) => (
+                  <>
+                    <LinkButton to={`/devices/${d.ID}/edit`}>Edit {d.Name}</LinkButton>
+                    <Button kind="danger" class="btn-small" onClick={() => askDelete(d)}>
+                      Delete {d.Name}
+                    </Button>
+                  </>
+                )
+              : undefined
+          }
         />
         <Pager
           label="Device pages"
@@ -118,18 +126,7 @@ function DeviceList() {
           onOffset={setOffset}
         />
       </Section>
-      <Confirm
-        title="Delete device"
-        open={!!doomed}
-        danger
-        confirmLabel="Delete device"
-        onConfirm={() => doomed && void remove(doomed)}
-        onClose={() => setDoomed(undefined)}
-      >
-        <p>
-          Delete device <strong>{doomed?.Name}</strong> and all its tags?
-        </p>
-      </Confirm>
+      {deleteDialog}
     </Page>
   );
 }
@@ -234,7 +231,6 @@ function DeviceForm(props: { id?: string }) {
             onChange={setValues}
             onSubmit={submit}
             submitLabel={props.id ? 'Save device' : 'Create device'}
-            errorOf={errorText}
             onCancel={() => history.back()}
           />
         )}

@@ -1,11 +1,12 @@
 /** One integration instance: live state, counters and queue, start and stop, settings, subscriptions. */
 import { useState } from 'preact/hooks';
-import { errorText, gql, PATHS } from '../../shared/api.js';
+import { gql, PATHS } from '../../shared/api.js';
 import { Confirm, initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
 import { fmtBytes, fmtNum } from '../../shared/format.js';
 import { navigate } from '../../shared/router.js';
-import { Table } from '../../shared/table.js';
+import { ListSection } from '../../shared/table.js';
 import {
+  act,
   Badge,
   Button,
   ErrorNote,
@@ -14,7 +15,6 @@ import {
   Section,
   Stat,
   toast,
-  toastError,
   toneOf,
   useCanWrite,
   useInterval,
@@ -61,31 +61,31 @@ export function InstancePage(props: { id: string }) {
   useInterval(status.reload, 2000);
   const i = instance.data?.GetInstance;
   const s = status.data?.GetInstanceStatus;
-  const setEnabled = async (Enabled: boolean) => {
-    try {
-      await gql(
-        P,
-        'mutation U($input: UpdateInstanceRequest!) { UpdateInstance(input: $input) { InstanceID } }',
-        { input: { InstanceID: props.id, Enabled } },
-      );
-      toast(Enabled ? 'Instance started' : 'Instance stopped');
-      instance.reload();
-      status.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
-  const remove = async () => {
-    try {
-      await gql(P, 'mutation D($input: DeleteInstanceRequest!) { DeleteInstance(input: $input) }', {
-        input: { InstanceID: props.id },
-      });
-      toast('Instance deleted');
-      navigate('/integrations');
-    } catch (err) {
-      toastError(err);
-    }
-  };
+  const setEnabled = (Enabled: boolean) =>
+    act(
+      () =>
+        gql(
+          P,
+          'mutation U($input: UpdateInstanceRequest!) { UpdateInstance(input: $input) { InstanceID } }',
+          {
+            input: { InstanceID: props.id, Enabled },
+          },
+        ),
+      Enabled ? 'Instance started' : 'Instance stopped',
+      () => {
+        instance.reload();
+        status.reload();
+      },
+    );
+  const remove = () =>
+    act(
+      () =>
+        gql(P, 'mutation D($input: DeleteInstanceRequest!) { DeleteInstance(input: $input) }', {
+          input: { InstanceID: props.id },
+        }),
+      'Instance deleted',
+      () => navigate('/integrations'),
+    );
   return (
     <Page
       title={i ? `Integration ${i.Name}` : 'Integration'}
@@ -207,46 +207,43 @@ function Subscriptions(props: { instanceId: string }) {
     setValues(initialValues(SUB_FIELDS));
     list.reload();
   };
-  const remove = async (s: Sub) => {
-    try {
-      await gql(P, 'mutation D($input: DeleteSubscriptionRequest!) { DeleteSubscription(input: $input) }', {
-        input: { TopicID: s.TopicID },
-      });
-      list.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
+  const remove = (s: Sub) =>
+    act(
+      () =>
+        gql(P, 'mutation D($input: DeleteSubscriptionRequest!) { DeleteSubscription(input: $input) }', {
+          input: { TopicID: s.TopicID },
+        }),
+      undefined,
+      list.reload,
+    );
   return (
-    <Section title="Subscriptions">
-      <ErrorNote error={list.error} />
-      <Table
-        caption="Subscriptions"
-        rows={list.data?.ListSubscriptions.Items ?? []}
-        rowKey={(s) => s.TopicID}
-        empty="No subscription: nothing flows yet."
-        columns={[
-          {
-            label: 'Direction',
-            render: (s) => (s.IsLocalToRemote ? 'DataHub → remote' : 'Remote → DataHub'),
-          },
-          { label: 'DataHub subject', render: (s) => <span class="mono">{s.LocalName}</span> },
-          { label: 'Remote name', render: (s) => <span class="mono">{s.RemoteName}</span> },
-          { label: 'Enabled', render: (s) => (s.Enabled ? 'yes' : 'no') },
-          ...(canWrite
-            ? [
-                {
-                  label: 'Actions',
-                  render: (s: Sub) => (
-                    <Button kind="danger" class="btn-small" onClick={() => void remove(s)}>
-                      Delete subscription {s.LocalName}
-                    </Button>
-                  ),
-                },
-              ]
-            : []),
-        ]}
-      />
+    <ListSection
+      title="Subscriptions"
+      error={list.error}
+      caption="Subscriptions"
+      rows={list.data?.ListSubscriptions.Items ?? []}
+      rowKey={(s) => s.TopicID}
+      loading={list.loading && !list.data}
+      empty="No subscription: nothing flows yet."
+      columns={[
+        {
+          label: 'Direction',
+          render: (s) => (s.IsLocalToRemote ? 'DataHub → remote' : 'Remote → DataHub'),
+        },
+        { label: 'DataHub subject', render: (s) => <span class="mono">{s.LocalName}</span> },
+        { label: 'Remote name', render: (s) => <span class="mono">{s.RemoteName}</span> },
+        { label: 'Enabled', render: (s) => (s.Enabled ? 'yes' : 'no') },
+      ]}
+      actions={
+        canWrite
+          ? (s) => (
+              <Button kind="danger" class="btn-small" onClick={() => void remove(s)}>
+                Delete subscription {s.LocalName}
+              </Button>
+            )
+          : undefined
+      }
+    >
       {canWrite && (
         <SchemaForm
           label="New subscription"
@@ -255,9 +252,8 @@ function Subscriptions(props: { instanceId: string }) {
           onChange={setValues}
           onSubmit={add}
           submitLabel="Add subscription"
-          errorOf={errorText}
         />
       )}
-    </Section>
+    </ListSection>
   );
 }

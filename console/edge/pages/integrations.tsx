@@ -4,7 +4,7 @@
  * instance's subscriptions.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText, gql, PATHS } from '../../shared/api.js';
+import { gql, PATHS } from '../../shared/api.js';
 import { initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
 import { fmtNum } from '../../shared/format.js';
 import { href, navigate } from '../../shared/router.js';
@@ -127,7 +127,8 @@ function Overview() {
           caption="Integration instances"
           rows={items}
           rowKey={(i) => i.InstanceID}
-          empty={instances.loading ? 'Loading…' : 'No instance yet: add one from a provider below.'}
+          loading={instances.loading && !instances.data}
+          empty="No instance yet: add one from a provider below."
           columns={[
             {
               label: 'Instance',
@@ -163,19 +164,16 @@ function Overview() {
             { label: 'Provider', render: (p) => p.Name },
             { label: 'Group', render: (p) => p.Group },
             { label: 'Description', render: (p) => p.Description },
-            ...(canWrite
-              ? [
-                  {
-                    label: 'Actions',
-                    render: (p: Provider) => (
-                      <LinkButton to={`/integrations/new?provider=${p.ProviderID}`}>
-                        Add {p.Name} instance
-                      </LinkButton>
-                    ),
-                  },
-                ]
-              : []),
           ]}
+          actions={
+            canWrite
+              ? (p) => (
+                  <LinkButton to={`/integrations/new?provider=${p.ProviderID}`}>
+                    Add {p.Name} instance
+                  </LinkButton>
+                )
+              : undefined
+          }
         />
       </Section>
     </Page>
@@ -314,7 +312,6 @@ export function InstanceForm(props: { providerId: string; instance?: Instance; o
           onChange={setValues}
           onSubmit={submit}
           submitLabel={props.instance ? 'Save instance' : 'Create instance'}
-          errorOf={errorText}
         />
       )}
     </>

@@ -5,10 +5,11 @@
  * from the edge's history, continued by its live values (history-trend.tsx); writing a value to a
  * tag (`WriteTag`), with confirmation and the result.
  */
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { memo } from 'preact/compat';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, gql, PATHS } from '../../shared/api.js';
 import { HistoryTrend } from './history-trend.js';
-import { Confirm, Dialog } from '../../shared/form.js';
+import { Confirm, Dialog, SearchField } from '../../shared/form.js';
 import { fmtTime, fmtValue } from '../../shared/format.js';
 import {
   Badge,
@@ -32,6 +33,10 @@ interface Row {
 }
 
 const ROW_HEIGHT = 37;
+/** Rows rendered beyond the visible ones, above and below. */
+const OVERSCAN = 3;
+/** Rows added a frame when a new list is first rendered. */
+const CHUNK = 5;
 /** At most this many tags listed (ten pages of the API's largest page). */
 const MAX_ROWS = 10_000;
 /** The most tags one subscription follows (the API's bound). */
@@ -80,7 +85,7 @@ export default function Live() {
   const [writing, setWriting] = useState<Row>();
   const list = useLoad(() => loadRows(pattern), [pattern]);
   const rows = list.data?.rows ?? [];
-  const [range, setRange] = useState({ first: 0, last: 30 });
+  const [range, setRange] = useState({ first: 0, last: 20 });
   const status = useRef(new Map<string, TagStatus>());
   const trend = useRef(new Map<string, [number, number][]>());
   const [, setFrame] = useState(0);
@@ -89,8 +94,12 @@ export default function Live() {
   const onScroll = () => {
     const el = box.current;
     if (!el) return;
-    const first = Math.max(0, Math.floor(el.scrollTop / ROW_HEIGHT) - 5);
-    const last = Math.min(rows.length, first + Math.ceil(el.clientHeight / ROW_HEIGHT) + 10);
+    // A few rows of margin on each side: each row is some twenty layout objects.
+    const first = Math.max(0, Math.floor(el.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(
+      rows.length,
+      Math.floor(el.scrollTop / ROW_HEIGHT) + Math.ceil(el.clientHeight / ROW_HEIGHT) + OVERSCAN,
+    );
     if (first !== range.first || last !== range.last) setRange({ first, last });
   };
   useEffect(onScroll, [rows.length]);
@@ -99,6 +108,16 @@ export default function Live() {
   // at the chosen rate; after a scroll, the subscription is replaced once the scrolling settles.
   // Messages are applied in one animation frame, so a burst of updates is one render.
   const visible = useMemo(() => rows.slice(range.first, range.last), [rows, range]);
+  // A new list is rendered a few rows a frame (its first layout is the page's longest task);
+  // scrolling renders the rows it brings at once.
+  const [shown, setShown] = useState(CHUNK);
+  useEffect(() => setShown(CHUNK), [rows]);
+  useEffect(() => {
+    if (shown >= visible.length) return;
+    const f = requestAnimationFrame(() => setShown((n) => n + CHUNK));
+    return () => cancelAnimationFrame(f);
+  }, [shown, visible.length]);
+  const rendered = shown >= visible.length ? visible : visible.slice(0, shown);
   const [liveError, setLiveError] = useState<string>();
   useEffect(() => {
     const ids = visible.map((r) => r.ID);
@@ -134,24 +153,16 @@ export default function Live() {
     };
   }, [visible, rate, chosen]);
 
-  const choose = (r: Row) => {
+  const choose = useCallback((r: Row) => {
     if (!trend.current.has(r.ID)) trend.current.set(r.ID, []);
     setChosen(r);
-  };
+  }, []);
 
   return (
     <Page title="Live values">
       <Section title="Tags">
         <div class="row">
-          <div class="field">
-            <label for="live-search">Filter tags</label>
-            <input
-              id="live-search"
-              type="search"
-              value={pattern}
-              onChange={(e) => setPattern(e.currentTarget.value)}
-            />
-          </div>
+          <SearchField id="live-search" label="Filter tags" value={pattern} onSearch={setPattern} onCommit />
           <div class="field">
             <label for="live-rate">Update rate</label>
             <select id="live-rate" value={rate} onChange={(e) => setRate(Number(e.currentTarget.value))}>
@@ -182,50 +193,42 @@ export default function Live() {
             <caption class="sr-only">Live values</caption>
             <thead>
               <tr>
-                <th scope="col">Device</th>
+                <th scope="col" class="wide-only">
+                  Device
+                </th>
                 <th scope="col">Tag</th>
                 <th scope="col" class="num">
                   Value
                 </th>
                 <th scope="col">State</th>
-                <th scope="col">Since</th>
-                <th scope="col">Actions</th>
+                <th scope="col" class="wide-only">
+                  Since
+                </th>
+                <th scope="col" class="col-actions">
+                  Actions
+                </th>
               </tr>
             </thead>
             <tbody>
               <tr class="spacer" aria-hidden="true">
                 <td colSpan={6} style={{ height: `${range.first * ROW_HEIGHT}px` }} />
               </tr>
-              {visible.map((r) => {
-                const s = status.current.get(r.ID);
-                return (
-                  <tr key={r.ID}>
-                    <td>{r.DeviceName}</td>
-                    <td>{r.TagName}</td>
-                    <td class="num mono" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
-                      {fmtValue(s?.Value)}
-                    </td>
-                    <td>{s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}</td>
-                    <td>{fmtTime(s?.Timestamp)}</td>
-                    <td>
-                      <div class="actions">
-                        <Button class="btn-small" onClick={() => choose(r)}>
-                          Trend {r.TagName}
-                        </Button>
-                        {canWrite && (
-                          <Button class="btn-small" onClick={() => setWriting(r)}>
-                            Write {r.TagName}
-                          </Button>
-                        )}
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
+              {rendered.map((r) => (
+                <LiveRow
+                  key={r.ID}
+                  row={r}
+                  status={status.current.get(r.ID)}
+                  canWrite={canWrite}
+                  onTrend={choose}
+                  onWrite={setWriting}
+                />
+              ))}
               <tr class="spacer" aria-hidden="true">
                 <td
                   colSpan={6}
-                  style={{ height: `${Math.max(0, rows.length - range.last) * ROW_HEIGHT}px` }}
+                  style={{
+                    height: `${Math.max(0, rows.length - range.first - rendered.length) * ROW_HEIGHT}px`,
+                  }}
                 />
               </tr>
             </tbody>
@@ -247,6 +250,48 @@ export default function Live() {
     </Page>
   );
 }
+
+/**
+ * One row; memoized, so that a frame of updates re-renders only the rows whose status object
+ * changed (each message of the subscription brings new objects for the tags it names).
+ */
+const LiveRow = memo(function LiveRow(props: {
+  row: Row;
+  status: TagStatus | undefined;
+  canWrite: boolean;
+  onTrend: (r: Row) => void;
+  onWrite: (r: Row) => void;
+}) {
+  const { row: r, status: s } = props;
+  return (
+    <tr>
+      <td class="wide-only">{r.DeviceName}</td>
+      <td>
+        {/* On a phone the Device column is hidden: the tag says its device. */}
+        <span class="narrow-only">{r.DeviceName}.</span>
+        {r.TagName}
+      </td>
+      <td class="num mono" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
+        {fmtValue(s?.Value)}
+      </td>
+      <td>{s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}</td>
+      <td class="wide-only">{fmtTime(s?.Timestamp)}</td>
+      <td>
+        <div class="actions">
+          {/* The visible word starts the accessible name (WCAG label in name). */}
+          <Button class="btn-small" aria-label={`Trend ${r.TagName}`} onClick={() => props.onTrend(r)}>
+            Trend
+          </Button>
+          {props.canWrite && (
+            <Button class="btn-small" aria-label={`Write ${r.TagName}`} onClick={() => props.onWrite(r)}>
+              Write
+            </Button>
+          )}
+        </div>
+      </td>
+    </tr>
+  );
+});
 
 interface WriteResult {
   Success: boolean;

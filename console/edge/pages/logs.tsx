@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorText, rest } from '../../shared/api.js';
 import { fmtTime } from '../../shared/format.js';
+import { SearchField } from '../../shared/form.js';
 import { Badge, Button, ErrorNote, Page, Section, useInterval } from '../../shared/ui.js';
 
 interface Entry {
@@ -125,10 +126,13 @@ export default function Logs() {
               onChange={set('component')}
             />
           </div>
-          <div class="field">
-            <label for="log-search">Text</label>
-            <input id="log-search" type="search" value={filters.search} onChange={set('search')} />
-          </div>
+          <SearchField
+            id="log-search"
+            label="Text"
+            value={filters.search}
+            onSearch={(search) => setFilters({ ...filters, search })}
+            onCommit
+          />
         </div>
         <ErrorNote error={error} />
         <div class="form-actions">

@@ -1,6 +1,6 @@
 /** OPC UA server: settings, the address-space tree, and the sync status live (`SubscribeSyncStatus`). */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText, gql, PATHS } from '../../shared/api.js';
+import { gql, PATHS } from '../../shared/api.js';
 import { initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
 import { fmtTime } from '../../shared/format.js';
 import {
@@ -188,7 +188,6 @@ export default function Opcua() {
               onChange={setValues}
               onSubmit={save}
               submitLabel="Save settings"
-              errorOf={errorText}
             />
           ) : (
             <pre class="block">{JSON.stringify(s, null, 2)}</pre>

@@ -49,17 +49,23 @@ function useRate(): { rate: number | undefined; clients: number | undefined } {
   const [state, setState] = useState<{ rate?: number; clients?: number }>({});
   const sample = async () => {
     const res = await edge().request('GET', '/datahub/metrics');
-    const count = promSum(res.text, 'millwright_datahub_messages_in_total');
+    // No sample of the family yet: nothing was published (a family without samples is 0).
+    const count = promSum(res.text, 'millwright_datahub_messages_in_total') ?? 0;
     const clients = promSum(res.text, 'millwright_datahub_connections');
     const now = performance.now();
     const prev = last.current;
-    if (count !== undefined) last.current = { at: now, count };
+    last.current = { at: now, count };
     setState({
-      ...(prev && count !== undefined ? { rate: ((count - prev.count) * 1000) / (now - prev.at) } : {}),
+      ...(prev ? { rate: ((count - prev.count) * 1000) / (now - prev.at) } : {}),
       ...(clients !== undefined ? { clients } : {}),
     });
   };
-  useEffect(() => void sample().catch(() => undefined), []);
+  // A first rate one second after the page opens, then every two seconds.
+  useEffect(() => {
+    void sample().catch(() => undefined);
+    const t = setTimeout(() => void sample().catch(() => undefined), 1000);
+    return () => clearTimeout(t);
+  }, []);
   useInterval(() => void sample().catch(() => undefined), 2000);
   return { rate: state.rate, clients: state.clients };
 }
@@ -117,12 +123,16 @@ export default function Overview() {
   return (
     <Page title="Overview">
       <div class="stats">
-        <Stat label="Values per second" value={fmtNum(rate, 1)} />
-        <Stat label="Connected clients" value={fmtNum(clients)} />
-        <Stat label="CPU" value={metrics ? `${fmtNum(metrics.CpuPercent, 1)} %` : '–'} />
-        <Stat label="Memory (RSS)" value={fmtBytes(metrics?.MemoryRssBytes)} />
-        <Stat label="Uptime" value={metrics ? `${fmtNum(metrics.UptimeSeconds / 60, 1)} min` : '–'} />
-        <Stat label="Version" value={version.data ? version.data.version : '–'} />
+        <Stat
+          label="Values per second"
+          value={rate === undefined ? undefined : fmtNum(rate, 1)}
+          pending="Measuring…"
+        />
+        <Stat label="Connected clients" value={clients === undefined ? undefined : fmtNum(clients)} />
+        <Stat label="CPU" value={metrics && `${fmtNum(metrics.CpuPercent, 1)} %`} />
+        <Stat label="Memory (RSS)" value={metrics && fmtBytes(metrics.MemoryRssBytes)} />
+        <Stat label="Uptime" value={metrics && `${fmtNum(metrics.UptimeSeconds / 60, 1)} min`} />
+        <Stat label="Version" value={version.error ? '–' : version.data?.version} />
       </div>
       <div class="grid">
         <Section title="Module health">
@@ -130,7 +140,8 @@ export default function Overview() {
             caption="Module health"
             rows={health.data ?? []}
             rowKey={(r) => r.module}
-            empty={health.loading ? 'Checking…' : 'No module.'}
+            loading={health.loading && !health.data}
+            empty="No module."
             columns={[
               { label: 'Module', render: (r) => r.module },
               {
@@ -146,6 +157,7 @@ export default function Overview() {
             caption="Integration states"
             rows={integrations.data ?? []}
             rowKey={(r) => r.InstanceID}
+            loading={integrations.loading && !integrations.data}
             empty="No integration instance."
             columns={[
               { label: 'Instance', render: (r) => r.Name },
@@ -160,6 +172,7 @@ export default function Overview() {
           caption="Last errors"
           rows={[...(errors.data?.entries ?? [])].reverse()}
           rowKey={(r) => r.timestamp}
+          loading={errors.loading && !errors.data}
           empty="No error logged."
           columns={[
             { label: 'Time', render: (r) => fmtTime(r.timestamp) },

@@ -5,18 +5,26 @@
  */
 import { useContext, useState } from 'preact/hooks';
 import { errorText, rest } from '../../shared/api.js';
-import { Confirm, Field } from '../../shared/form.js';
-import { fmtTime } from '../../shared/format.js';
-import { Table } from '../../shared/table.js';
 import {
+  useConfirm,
+  Field,
+  initialValues,
+  SchemaForm,
+  type FieldSpec,
+  type FormValues,
+} from '../../shared/form.js';
+import { fmtTime } from '../../shared/format.js';
+import { ListSection } from '../../shared/table.js';
+import {
+  act,
   Badge,
   Button,
   CallerContext,
   ErrorNote,
   Page,
+  OnceSecret,
   Section,
   toast,
-  toastError,
   useCanWrite,
   useLoad,
 } from '../../shared/ui.js';
@@ -108,202 +116,152 @@ function PasswordChange() {
   );
 }
 
+const CLIENT_FIELDS: FieldSpec[] = [
+  { name: 'name', label: 'Client name', kind: 'text', required: true },
+  {
+    name: 'role',
+    label: 'Role',
+    kind: 'select',
+    required: true,
+    default: 'viewer',
+    options: [
+      { value: 'viewer', label: 'viewer (read only)' },
+      { value: 'admin', label: 'admin' },
+    ],
+  },
+];
+
+const KEY_FIELDS: FieldSpec[] = [{ name: 'name', label: 'Key name', kind: 'text', required: true }];
+
 function ApiClients() {
   const canWrite = useCanWrite();
   const list = useLoad(() => rest<{ items: ApiClient[] }>('GET', '/auth/v3/api-clients?limit=200'));
-  const [v, setV] = useState({ name: '', role: 'viewer' });
+  const [v, setV] = useState(() => initialValues(CLIENT_FIELDS));
   const [secret, setSecret] = useState<{ client_id: string; client_secret: string }>();
-  const [doomed, setDoomed] = useState<ApiClient>();
-  const [error, setError] = useState<string>();
-  const create = async (e: Event) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      const c = await rest<{ client_id: string; client_secret: string }>('POST', '/auth/v3/api-clients', v);
-      setSecret(c);
-      setV({ name: '', role: 'viewer' });
-      list.reload();
-    } catch (err) {
-      setError(errorText(err));
-    }
+  const [askDelete, deleteDialog] = useConfirm<ApiClient>({
+    title: 'Delete API client',
+    confirmLabel: 'Delete API client',
+    danger: true,
+    body: (c) => <p>Delete {c.name}? Programs using it can no longer sign in.</p>,
+    onConfirm: (c) =>
+      void act(() => rest('DELETE', `/auth/v3/api-clients/${c.client_id}`), undefined, list.reload),
+  });
+  const create = async (values: FormValues) => {
+    setSecret(await rest('POST', '/auth/v3/api-clients', values));
+    setV(initialValues(CLIENT_FIELDS));
+    list.reload();
   };
-  const rotate = async (c: ApiClient) => {
-    try {
-      setSecret(await rest('POST', `/auth/v3/api-clients/${c.client_id}/secret`));
-    } catch (err) {
-      toastError(err);
-    }
-  };
-  const remove = async (c: ApiClient) => {
-    try {
-      await rest('DELETE', `/auth/v3/api-clients/${c.client_id}`);
-      list.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
+  const rotate = (c: ApiClient) =>
+    act(async () => setSecret(await rest('POST', `/auth/v3/api-clients/${c.client_id}/secret`)));
   return (
-    <Section title="API clients">
-      <ErrorNote error={list.error} />
-      <Table
-        caption="API clients"
-        rows={list.data?.items ?? []}
-        rowKey={(c) => c.client_id}
-        empty="No API client yet."
-        columns={[
-          { label: 'Name', render: (c) => c.name },
-          { label: 'Client ID', render: (c) => <span class="mono">{c.client_id}</span> },
-          { label: 'Role', render: (c) => c.role },
-          { label: 'Created', render: (c) => fmtTime(c.createdAt) },
-          ...(canWrite
-            ? [
-                {
-                  label: 'Actions',
-                  render: (c: ApiClient) => (
-                    <div class="actions">
-                      <Button class="btn-small" onClick={() => void rotate(c)}>
-                        New secret for {c.name}
-                      </Button>
-                      <Button class="btn-small" kind="danger" onClick={() => setDoomed(c)}>
-                        Delete {c.name}
-                      </Button>
-                    </div>
-                  ),
-                },
-              ]
-            : []),
-        ]}
-      />
+    <ListSection
+      title="API clients"
+      error={list.error}
+      caption="API clients"
+      rows={list.data?.items ?? []}
+      rowKey={(c) => c.client_id}
+      loading={list.loading && !list.data}
+      empty="No API client yet."
+      columns={[
+        { label: 'Name', render: (c) => c.name },
+        { label: 'Client ID', render: (c) => <span class="mono">{c.client_id}</span> },
+        { label: 'Role', render: (c) => c.role },
+        { label: 'Created', render: (c) => fmtTime(c.createdAt) },
+      ]}
+      actions={
+        canWrite
+          ? (c) => (
+              <>
+                <Button class="btn-small" onClick={() => void rotate(c)}>
+                  New secret for {c.name}
+                </Button>
+                <Button class="btn-small" kind="danger" onClick={() => askDelete(c)}>
+                  Delete {c.name}
+                </Button>
+              </>
+            )
+          : undefined
+      }
+    >
       {secret && (
-        <div class="secret" role="status">
-          <p>
-            <strong>Copy the secret now: it is shown only once.</strong>
-          </p>
-          <p>
-            Client ID: <span class="mono">{secret.client_id}</span>
-          </p>
-          <p>
-            Client secret: <span class="mono">{secret.client_secret}</span>
-          </p>
-          <Button onClick={() => setSecret(undefined)}>I have copied the secret</Button>
-        </div>
+        <OnceSecret
+          what="secret"
+          lines={[
+            { label: 'Client ID', value: secret.client_id },
+            { label: 'Client secret', value: secret.client_secret },
+          ]}
+          onDismiss={() => setSecret(undefined)}
+        />
       )}
       {canWrite && (
-        <form onSubmit={create} aria-label="New API client" class="row">
-          <Field
-            spec={{ name: 'name', label: 'Client name', kind: 'text', required: true }}
-            value={v.name}
-            onInput={(name) => setV({ ...v, name })}
-          />
-          <Field
-            spec={{
-              name: 'role',
-              label: 'Role',
-              kind: 'select',
-              required: true,
-              options: [
-                { value: 'viewer', label: 'viewer (read only)' },
-                { value: 'admin', label: 'admin' },
-              ],
-            }}
-            value={v.role}
-            onInput={(role) => setV({ ...v, role })}
-          />
-          <button type="submit" class="btn btn-primary">
-            Create API client
-          </button>
-        </form>
+        <SchemaForm
+          inline
+          label="New API client"
+          fields={CLIENT_FIELDS}
+          values={v}
+          onChange={setV}
+          onSubmit={create}
+          submitLabel="Create API client"
+        />
       )}
-      <ErrorNote error={error} />
-      <Confirm
-        title="Delete API client"
-        open={!!doomed}
-        danger
-        confirmLabel="Delete API client"
-        onConfirm={() => doomed && void remove(doomed)}
-        onClose={() => setDoomed(undefined)}
-      >
-        <p>Delete {doomed?.name}? Programs using it can no longer sign in.</p>
-      </Confirm>
-    </Section>
+      {deleteDialog}
+    </ListSection>
   );
 }
 
 function AccessKeys() {
   const canWrite = useCanWrite();
   const list = useLoad(() => rest<{ items: AccessKey[] }>('GET', '/datahub/v1/access-keys?limit=200'));
-  const [name, setName] = useState('');
+  const [v, setV] = useState(() => initialValues(KEY_FIELDS));
   const [key, setKey] = useState<string>();
-  const [error, setError] = useState<string>();
-  const create = async (e: Event) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      const k = await rest<{ key: string }>('POST', '/datahub/v1/access-keys', { name });
-      setKey(k.key);
-      setName('');
-      list.reload();
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
-  const remove = async (k: AccessKey) => {
-    try {
-      await rest('DELETE', `/datahub/v1/access-keys/${k.id}`);
-      list.reload();
-    } catch (err) {
-      toastError(err);
-    }
+  const create = async (values: FormValues) => {
+    setKey((await rest<{ key: string }>('POST', '/datahub/v1/access-keys', values)).key);
+    setV(initialValues(KEY_FIELDS));
+    list.reload();
   };
   return (
-    <Section title="DataHub access keys">
-      <ErrorNote error={list.error} />
-      <Table
-        caption="DataHub access keys"
-        rows={list.data?.items ?? []}
-        rowKey={(k) => k.id}
-        empty="No access key yet."
-        columns={[
-          { label: 'Name', render: (k) => k.name },
-          { label: 'Key prefix', render: (k) => <span class="mono">{k.prefix}</span> },
-          { label: 'Publish', render: (k) => k.publish?.join(', ') ?? 'any' },
-          { label: 'Subscribe', render: (k) => k.subscribe?.join(', ') ?? 'any' },
-          ...(canWrite
-            ? [
-                {
-                  label: 'Actions',
-                  render: (k: AccessKey) => (
-                    <Button class="btn-small" kind="danger" onClick={() => void remove(k)}>
-                      Revoke {k.name}
-                    </Button>
-                  ),
-                },
-              ]
-            : []),
-        ]}
-      />
-      {key && (
-        <div class="secret" role="status">
-          <p>
-            <strong>Copy the key now: it is shown only once.</strong>
-          </p>
-          <p class="mono">{key}</p>
-          <Button onClick={() => setKey(undefined)}>I have copied the key</Button>
-        </div>
-      )}
+    <ListSection
+      title="DataHub access keys"
+      error={list.error}
+      caption="DataHub access keys"
+      rows={list.data?.items ?? []}
+      rowKey={(k) => k.id}
+      loading={list.loading && !list.data}
+      empty="No access key yet."
+      columns={[
+        { label: 'Name', render: (k) => k.name },
+        { label: 'Key prefix', render: (k) => <span class="mono">{k.prefix}</span> },
+        { label: 'Publish', render: (k) => k.publish?.join(', ') ?? 'any' },
+        { label: 'Subscribe', render: (k) => k.subscribe?.join(', ') ?? 'any' },
+      ]}
+      actions={
+        canWrite
+          ? (k) => (
+              <Button
+                class="btn-small"
+                kind="danger"
+                onClick={() =>
+                  void act(() => rest('DELETE', `/datahub/v1/access-keys/${k.id}`), undefined, list.reload)
+                }
+              >
+                Revoke {k.name}
+              </Button>
+            )
+          : undefined
+      }
+    >
+      {key && <OnceSecret what="key" lines={[{ value: key }]} onDismiss={() => setKey(undefined)} />}
       {canWrite && (
-        <form onSubmit={create} aria-label="New access key" class="row">
-          <Field
-            spec={{ name: 'keyName', label: 'Key name', kind: 'text', required: true }}
-            value={name}
-            onInput={setName}
-          />
-          <button type="submit" class="btn btn-primary">
-            Create access key
-          </button>
-        </form>
+        <SchemaForm
+          inline
+          label="New access key"
+          fields={KEY_FIELDS}
+          values={v}
+          onChange={setV}
+          onSubmit={create}
+          submitLabel="Create access key"
+        />
       )}
-      <ErrorNote error={error} />
-    </Section>
+    </ListSection>
   );
 }

@@ -1,17 +1,17 @@
 /** Digital twins: models and instances, each instance's state and its last payload (live over `DataAccess`). */
 import { useEffect, useState } from 'preact/hooks';
 import { TWINS } from '../../../src/client/twins.js';
-import { errorText, gql, PATHS } from '../../shared/api.js';
+import { gql, PATHS } from '../../shared/api.js';
 import { initialValues, SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
-import { Table } from '../../shared/table.js';
+import { ListSection } from '../../shared/table.js';
 import {
+  act,
   Badge,
   Button,
   ErrorNote,
   Page,
   Section,
   toast,
-  toastError,
   toneOf,
   useCanWrite,
   useInterval,
@@ -49,6 +49,11 @@ const MODEL_FIELDS: FieldSpec[] = [
   { name: 'Description', label: 'Model description', kind: 'text' },
 ];
 
+const INSTANCE_FIELDS: FieldSpec[] = [
+  { name: 'ModelID', label: 'Model of the instance', kind: 'select', required: true, options: [] },
+  { name: 'Name', label: 'Instance name', kind: 'text', required: true },
+];
+
 export default function Twins() {
   const canWrite = useCanWrite();
   const models = useLoad(() =>
@@ -66,8 +71,7 @@ export default function Twins() {
   >({});
   const [watching, setWatching] = useState<Instance>();
   const [values, setValues] = useState<FormValues>(() => initialValues(MODEL_FIELDS));
-  const [newInstance, setNewInstance] = useState<FormValues>({ ModelID: '', Name: '' });
-  const [error, setError] = useState<string>();
+  const [newInstance, setNewInstance] = useState<FormValues>(() => initialValues(INSTANCE_FIELDS));
   const list = instances.data?.ListInstances.Items ?? [];
   const refresh = () =>
     void Promise.all(
@@ -98,57 +102,56 @@ export default function Twins() {
     setValues(initialValues(MODEL_FIELDS));
     models.reload();
   };
-  const createInstance = async (e: Event) => {
-    e.preventDefault();
-    setError(undefined);
-    try {
-      await gql(PATHS.twins, TWINS.CreateInstance, {
-        input: { ModelID: newInstance.ModelID, Name: newInstance.Name },
-      });
-      toast(`Instance ${newInstance.Name} created`);
-      instances.reload();
-      models.reload();
-    } catch (err) {
-      setError(errorText(err));
-    }
+  const createInstance = async (v: FormValues) => {
+    await gql(PATHS.twins, TWINS.CreateInstance, { input: { ModelID: v.ModelID, Name: v.Name } });
+    toast(`Instance ${v.Name} created`);
+    setNewInstance(initialValues(INSTANCE_FIELDS));
+    instances.reload();
+    models.reload();
   };
-  const removeModel = async (m: Model) => {
-    try {
-      await gql(PATHS.twins, TWINS.DeleteModel, { input: { ID: m.ID } });
-      models.reload();
-      instances.reload();
-    } catch (err) {
-      toastError(err);
-    }
-  };
+  const removeModel = (m: Model) =>
+    act(
+      () => gql(PATHS.twins, TWINS.DeleteModel, { input: { ID: m.ID } }),
+      undefined,
+      () => {
+        models.reload();
+        instances.reload();
+      },
+    );
+  const instanceFields: FieldSpec[] = INSTANCE_FIELDS.map((f) =>
+    f.name === 'ModelID'
+      ? {
+          ...f,
+          options: (models.data?.ListModels.Items ?? []).map((m) => ({ value: m.ID, label: m.Name })),
+        }
+      : f,
+  );
   return (
     <Page title="Digital twins">
-      <Section title="Models">
-        <ErrorNote error={models.error} />
-        <Table
-          caption="Models"
-          rows={models.data?.ListModels.Items ?? []}
-          rowKey={(m) => m.ID}
-          empty="No model yet."
-          columns={[
-            { label: 'Model', render: (m) => m.Name },
-            { label: 'Assets', render: (m) => m.Assets },
-            { label: 'Instances', render: (m) => m.InstanceCount, numeric: true },
-            { label: 'Dynamic attributes', render: (m) => m.DynamicAttributeCount, numeric: true },
-            ...(canWrite
-              ? [
-                  {
-                    label: 'Actions',
-                    render: (m: Model) => (
-                      <Button class="btn-small" kind="danger" onClick={() => void removeModel(m)}>
-                        Delete model {m.Name}
-                      </Button>
-                    ),
-                  },
-                ]
-              : []),
-          ]}
-        />
+      <ListSection
+        title="Models"
+        error={models.error}
+        caption="Models"
+        rows={models.data?.ListModels.Items ?? []}
+        rowKey={(m) => m.ID}
+        loading={models.loading && !models.data}
+        empty="No model yet."
+        columns={[
+          { label: 'Model', render: (m) => m.Name },
+          { label: 'Assets', render: (m) => m.Assets },
+          { label: 'Instances', render: (m) => m.InstanceCount, numeric: true },
+          { label: 'Dynamic attributes', render: (m) => m.DynamicAttributeCount, numeric: true },
+        ]}
+        actions={
+          canWrite
+            ? (m) => (
+                <Button class="btn-small" kind="danger" onClick={() => void removeModel(m)}>
+                  Delete model {m.Name}
+                </Button>
+              )
+            : undefined
+        }
+      >
         {canWrite && (
           <SchemaForm
             label="New model"
@@ -157,69 +160,46 @@ export default function Twins() {
             onChange={setValues}
             onSubmit={createModel}
             submitLabel="Create model"
-            errorOf={errorText}
           />
         )}
-      </Section>
-      <Section title="Instances">
-        <ErrorNote error={instances.error} />
-        <Table
-          caption="Instances"
-          rows={list}
-          rowKey={(i) => i.ID}
-          empty="No instance yet."
-          columns={[
-            { label: 'Instance', render: (i) => i.Name },
-            { label: 'Model', render: (i) => i.ModelName },
-            { label: 'Topic', render: (i) => <span class="mono">{i.Topic}</span> },
-            {
-              label: 'State',
-              render: (i) =>
-                state[i.ID] && <Badge tone={toneOf(state[i.ID]!.State)}>{state[i.ID]!.State}</Badge>,
-            },
-            { label: 'Published', render: (i) => state[i.ID]?.Published ?? '–', numeric: true },
-            {
-              label: 'Actions',
-              render: (i) => (
-                <Button class="btn-small" onClick={() => setWatching(i)}>
-                  Watch {i.Name}
-                </Button>
-              ),
-            },
-          ]}
-        />
-        {canWrite && (
-          <form class="row" aria-label="New instance" onSubmit={createInstance}>
-            <div class="field">
-              <label for="twin-model">Model of the instance</label>
-              <select
-                id="twin-model"
-                value={newInstance.ModelID}
-                onChange={(e) => setNewInstance({ ...newInstance, ModelID: e.currentTarget.value })}
-              >
-                <option value="">Choose a model…</option>
-                {(models.data?.ListModels.Items ?? []).map((m) => (
-                  <option key={m.ID} value={m.ID}>
-                    {m.Name}
-                  </option>
-                ))}
-              </select>
-            </div>
-            <div class="field">
-              <label for="twin-name">Instance name</label>
-              <input
-                id="twin-name"
-                value={newInstance.Name}
-                onInput={(e) => setNewInstance({ ...newInstance, Name: e.currentTarget.value })}
-              />
-            </div>
-            <button type="submit" class="btn btn-primary">
-              Create instance
-            </button>
-          </form>
+      </ListSection>
+      <ListSection
+        title="Instances"
+        error={instances.error}
+        caption="Instances"
+        rows={list}
+        rowKey={(i) => i.ID}
+        loading={instances.loading && !instances.data}
+        empty="No instance yet."
+        columns={[
+          { label: 'Instance', render: (i) => i.Name },
+          { label: 'Model', render: (i) => i.ModelName },
+          { label: 'Topic', render: (i) => <span class="mono">{i.Topic}</span> },
+          {
+            label: 'State',
+            render: (i) =>
+              state[i.ID] && <Badge tone={toneOf(state[i.ID]!.State)}>{state[i.ID]!.State}</Badge>,
+          },
+          { label: 'Published', render: (i) => state[i.ID]?.Published ?? '–', numeric: true },
+        ]}
+        actions={(i) => (
+          <Button class="btn-small" onClick={() => setWatching(i)}>
+            Watch {i.Name}
+          </Button>
         )}
-        <ErrorNote error={error} />
-      </Section>
+      >
+        {canWrite && (
+          <SchemaForm
+            inline
+            label="New instance"
+            fields={instanceFields}
+            values={newInstance}
+            onChange={setNewInstance}
+            onSubmit={createInstance}
+            submitLabel="Create instance"
+          />
+        )}
+      </ListSection>
       {watching && <Payload instance={watching} onClose={() => setWatching(undefined)} />}
     </Page>
   );

@@ -66,11 +66,7 @@ export function managerCommands(
   run: (service: ManagerService, config: ManagerConfig) => void,
 ): Command {
   const manager = addServiceOptions(
-    program
-      .command('manager')
-      .description(
-        'the edge manager: fleet, activation, edge links and the bridge (see `millwright manager --help`)',
-      ),
+    program.command('manager').description('the edge manager: fleet, activation, edge links and the bridge'),
     'manager',
     MANAGER_OPTIONS,
   ).action(async () => {

@@ -19,14 +19,24 @@ export function addServiceOptions(
   for (const spec of specs) {
     const env = envName(service, spec.name);
     const shownDefault =
-      spec.default !== undefined && !spec.secret ? ` (default: ${String(spec.default)})` : '';
+      spec.default !== undefined && spec.default !== '' && !spec.secret
+        ? ` (default: ${String(spec.default)})`
+        : '';
     // A boolean takes `--x`, `--x=false`, `--x false` and `--no-x`; the value is checked with the
     // others (true/false, yes/no, on/off, 1/0), so that a bad one is named like any bad value.
     const flag =
       spec.type === 'bool'
         ? `--${prefix}${spec.name} [true|false]`
         : `--${prefix}${spec.name} <${spec.type === 'int' ? 'n' : 'value'}>`;
-    const opt = new Option(flag, `${spec.description}${shownDefault} [${env}]`);
+    // Under a prefix (`up --uns-tls-key`), a description naming another option of the service
+    // names it with the prefix (`PEM private key of --uns-tls-cert`).
+    const names = new Set(specs.map((x) => x.name));
+    const description = prefix
+      ? spec.description.replace(/--([a-z][a-z0-9-]*)/g, (m, n: string) =>
+          names.has(n) ? `--${prefix}${n}` : m,
+        )
+      : spec.description;
+    const opt = new Option(flag, `${description}${shownDefault} [${env}]`);
     if (spec.values) opt.choices(spec.values as string[]);
     // `--help` lists the options under their owner: the service's shell, then each module.
     const heading = spec.group ? `${spec.group[0]!.toUpperCase()}${spec.group.slice(1)}:` : undefined;

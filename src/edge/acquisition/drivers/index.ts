@@ -1,6 +1,7 @@
 /** Every driver this build can poll. */
 import type { DriverFactory } from '../types.js';
 import { generatorDriver } from './generator.js';
+import { logixDrivers } from './logix.js';
 import { modbusDrivers } from './modbus.js';
 import { mqttDriver } from './mqtt.js';
 import { opcuaDriver } from './opcua.js';
@@ -10,4 +11,5 @@ export const ACQUISITION_DRIVERS: DriverFactory[] = [
   ...modbusDrivers,
   mqttDriver,
   opcuaDriver,
+  ...logixDrivers,
 ];

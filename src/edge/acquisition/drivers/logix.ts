@@ -1,0 +1,689 @@
+/**
+ * The Logix Ethernet drivers (ControlLogix, CompactLogix over EtherNet/IP), on st-ethernet-ip:
+ * the library opens the EtherNet/IP session, wraps requests in Unconnected Send to the
+ * controller's slot, builds the CIP message paths and reads the tag list and templates (browse,
+ * and the symbol instances of `accessMode` 1). The read plan is this file's: the tags due are read
+ * by name (controller tags, `Program:<name>.` program tags, array elements, UDT members) in as few
+ * Multiple Service Packets as fit the 480-byte unconnected message, one Read Tag Fragmented series
+ * for a value too large for one; each tag gets its own CIP status (the library's tag-group reader
+ * keeps only some of them). Requests go one at a time on a connection.
+ *
+ * `accessMode` 1 (the default, part 2.4) addresses a tag by its symbol instance (class 0x6B) from
+ * the tag list read at connect; 0 by its symbolic name. With symbol instances a tag the controller
+ * no longer knows means its program changed: `PLCProgramChangeAction` says what follows (`Reload`
+ * the tag list, `Reconnect`, or `None`: the tags fail).
+ */
+import type { Controller as ControllerT, TagList as TagListT } from 'st-ethernet-ip';
+import type { BrowseNode } from '../../devicehub/index.js';
+import { bigToJson, coerce } from '../convert.js';
+import { errorText } from '../engine.js';
+import {
+  ReadFailure,
+  type DeviceSpec,
+  type DriverContext,
+  type DriverFactory,
+  type DriverSession,
+  type ReadResult,
+  type TagSpec,
+  type TagValue,
+} from '../types.js';
+
+type Lib = typeof import('st-ethernet-ip');
+let loaded: Promise<{ lib: Lib; config: { EIP_PORT: number } }> | undefined;
+const load = () =>
+  (loaded ??= Promise.all([import('st-ethernet-ip'), import('st-ethernet-ip/dist/config.js')]).then(
+    ([m, c]) => ({
+      lib: ((m as { default?: Lib }).default ?? m) as Lib,
+      config: ((c as { default?: { EIP_PORT: number } }).default ?? c) as { EIP_PORT: number },
+    }),
+  ));
+
+/** Largest unconnected request and reply data this driver builds or expects (Logix: 504). */
+const MAX_MESSAGE = 480;
+
+/** CIP atomic type codes and sizes, by the catalogue's value type. */
+const TYPES: Record<string, { code: number; size: number }> = {
+  bool: { code: 0xc1, size: 1 },
+  sint: { code: 0xc2, size: 1 },
+  int: { code: 0xc3, size: 2 },
+  dint: { code: 0xc4, size: 4 },
+  lint: { code: 0xc5, size: 8 },
+  usint: { code: 0xc6, size: 1 },
+  uint: { code: 0xc7, size: 2 },
+  udint: { code: 0xc8, size: 4 },
+  ulint: { code: 0xc9, size: 8 },
+  real: { code: 0xca, size: 4 },
+  lreal: { code: 0xcb, size: 8 },
+};
+const CODE_TYPE = new Map(Object.entries(TYPES).map(([name, t]) => [t.code, name]));
+const STRING_SIZE = 88;
+
+/** `Program:Main.Motor[2].Speed` as its scope and segments (names and element indexes). */
+export function parseTagName(name: string): { program: string | null; segments: Array<string | number> } {
+  let rest = name.trim();
+  let program: string | null = null;
+  const m = /^Program:([A-Za-z_][A-Za-z0-9_]*)\./i.exec(rest);
+  if (m) {
+    program = m[1]!;
+    rest = rest.slice(m[0].length);
+  }
+  const segments: Array<string | number> = [];
+  for (const part of rest.split('.')) {
+    const p = /^([A-Za-z_][A-Za-z0-9_:]*)(?:\[(\d+(?:\s*,\s*\d+)*)\])?$/.exec(part);
+    if (!p) throw new Error(`tag name ${JSON.stringify(name)}: cannot read ${JSON.stringify(part)}`);
+    segments.push(p[1]!);
+    if (p[2]) for (const i of p[2].split(',')) segments.push(Number(i));
+  }
+  return { program, segments };
+}
+
+interface Item {
+  index: number;
+  path: Buffer;
+  count: number;
+  request: number;
+  reply: number;
+}
+
+interface Plan {
+  generation: number;
+  batches: Item[][];
+  fragmented: Item[];
+  failed: Map<number, ReadFailure>;
+}
+
+const elementType = (valueType: string) => valueType.replace(/_array$/, '');
+const elementsOf = (tag: TagSpec) =>
+  tag.valueType.endsWith('_array') ? Math.max(1, Number(tag.props.arrayLength ?? 1) || 1) : 1;
+const replySize = (tag: TagSpec, count: number) =>
+  4 +
+  2 +
+  (elementType(tag.valueType) === 'string'
+    ? 2 + STRING_SIZE
+    : (TYPES[elementType(tag.valueType)]?.size ?? 4) * count);
+
+interface Reply {
+  status: number;
+  ext: number[];
+  data: Buffer;
+}
+
+function cipStatus(r: Reply): string {
+  const names: Record<number, string> = {
+    0x04: 'path segment error (tag name not understood)',
+    0x05: 'path destination unknown (no such tag)',
+    0x06: 'partial transfer',
+    0x08: 'service not supported',
+    0x11: 'reply data too large',
+    0x13: 'not enough data',
+    0x1e: 'embedded service error',
+    0xff: 'general error',
+  };
+  const ext = r.ext.length ? ` (extended 0x${r.ext.map((e) => e.toString(16)).join(', 0x')})` : '';
+  const detail =
+    r.ext[0] === 0x2107
+      ? ': data type does not match the tag'
+      : r.ext[0] === 0x2105
+        ? ': beyond the end of the tag'
+        : '';
+  return `CIP status 0x${r.status.toString(16).padStart(2, '0')} ${names[r.status] ?? ''}${ext}${detail}`.trim();
+}
+
+/** Only one connect at a time in the process: the library reads its port from a module setting. */
+let connecting: Promise<unknown> = Promise.resolve();
+
+class LogixSession implements DriverSession {
+  #lib: Lib | undefined;
+  #plc: ControllerT | undefined;
+  #tagList: TagListT | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #pending: { resolve: (r: Reply) => void; reject: (e: Error) => void } | undefined;
+  #closed = false;
+  #generation = 0;
+  readonly #plans = new WeakMap<readonly TagSpec[], Plan>();
+  readonly #handles = new Map<string, number>();
+  readonly #timeout: number;
+  readonly #instances: boolean;
+
+  constructor(
+    readonly device: DeviceSpec,
+    readonly ctx: DriverContext,
+  ) {
+    this.#timeout = Number(device.props.requestTimeoutMs ?? 2000) || 2000;
+    this.#instances = (device.props.accessMode ?? '1') === '1';
+  }
+
+  async connect(): Promise<void> {
+    const p = this.device.props;
+    const { plc, lib } = await openController(p, this.#timeout);
+    this.#lib = lib;
+    this.#plc = plc;
+    plc.on('close', () => {
+      this.#pending?.reject(new Error('connection closed'));
+      if (!this.#closed) this.ctx.lost(`connection to ${p.host}:${p.port ?? 44818} closed`);
+    });
+    try {
+      await withTimeout(plc.readControllerProps(), this.#timeout, 'reading the controller identity');
+      const want = p.fwVersion ?? '';
+      const have = plc.properties.version;
+      if (want && Number.parseInt(want, 10) !== Number.parseInt(have ?? '', 10))
+        this.ctx.logger?.warn(
+          { device: this.device.name, fwVersion: want, controller: have },
+          'logix: firmware differs',
+        );
+      if (this.#instances) await this.#loadTagList();
+    } catch (err) {
+      await this.close();
+      throw new Error(`${p.host}:${p.port ?? 44818}: ${errorText(err)}`);
+    }
+    this.#ownReplies();
+  }
+
+  /** The library's reply dispatch (for its tag list and template readers). */
+  async #loadTagList(): Promise<void> {
+    const plc = this.#plc!;
+    plc.removeAllListeners('SendRRData Received');
+    plc._initializeControllerEventHandlers();
+    const list = new this.#lib!.TagList();
+    await withTimeout(plc.getControllerTagList(list), this.#timeout * 10, 'reading the tag list');
+    this.#tagList = list;
+    this.#generation++;
+  }
+
+  /** This driver's dispatch: one request outstanding, its reply parsed here. */
+  #ownReplies(): void {
+    const plc = this.#plc!;
+    plc.removeAllListeners('SendRRData Received');
+    plc.on('SendRRData Received', (items: Array<{ data: Buffer }>) => {
+      const pending = this.#pending;
+      this.#pending = undefined;
+      const buf = items[1]?.data;
+      if (!pending || !buf || buf.length < 4) return;
+      const extLen = buf[3]!;
+      pending.resolve({
+        status: buf[2]!,
+        ext: Array.from({ length: extLen }, (_, i) => buf.readUInt16LE(4 + i * 2)),
+        data: buf.subarray(4 + extLen * 2),
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const plc = this.#plc;
+    this.#plc = undefined;
+    this.#pending?.reject(new Error('connection closed'));
+    if (plc) {
+      try {
+        plc.destroy();
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  /** One request at a time; a request unanswered in time leaves the connection unusable. */
+  #request(service: number, path: Buffer, data: Buffer): Promise<Reply> {
+    const run = this.#queue.then(
+      () =>
+        new Promise<Reply>((resolve, reject) => {
+          const plc = this.#plc;
+          if (!plc) return reject(new Error('not connected'));
+          const timer = setTimeout(() => {
+            this.#pending = undefined;
+            reject(new Error(`no answer within ${this.#timeout} ms`));
+          }, this.#timeout);
+          this.#pending = {
+            resolve: (r) => (clearTimeout(timer), resolve(r)),
+            reject: (e) => (clearTimeout(timer), reject(e)),
+          };
+          plc.write_cip(this.#lib!.EthernetIP.CIP.MessageRouter.build(service, path, data));
+        }),
+    );
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  #path(tag: TagSpec): Buffer {
+    const { DATA, LOGICAL } = this.#lib!.EthernetIP.CIP.EPATH.segments;
+    const { program, segments } = parseTagName(tag.props.tagName ?? '');
+    const parts: Buffer[] = [];
+    if (program) parts.push(DATA.build(`Program:${program}`));
+    let rest = segments;
+    if (this.#instances) {
+      const base = String(segments[0]);
+      const known = this.#tagList?.tags.find(
+        (t) =>
+          t.name.toLowerCase() === base.toLowerCase() &&
+          (t.program ?? null)?.toLowerCase() === program?.toLowerCase(),
+      );
+      if (!known) throw new Error(`${tag.props.tagName}: not in the controller's tag list`);
+      parts.push(
+        LOGICAL.build(LOGICAL.types.ClassID, 0x6b),
+        LOGICAL.build(LOGICAL.types.InstanceID, known.id),
+      );
+      rest = segments.slice(1);
+    }
+    for (const s of rest) parts.push(DATA.build(String(s)));
+    return Buffer.concat(parts);
+  }
+
+  #plan(tags: readonly TagSpec[]): Plan {
+    const cached = this.#plans.get(tags);
+    if (cached && cached.generation === this.#generation) return cached;
+    const plan: Plan = { generation: this.#generation, batches: [], fragmented: [], failed: new Map() };
+    let batch: Item[] = [];
+    let req = 2;
+    let rep = 2;
+    tags.forEach((tag, index) => {
+      let path: Buffer;
+      try {
+        path = this.#path(tag);
+      } catch (err) {
+        plan.failed.set(index, new ReadFailure(errorText(err)));
+        return;
+      }
+      const count = elementsOf(tag);
+      const item: Item = {
+        index,
+        path,
+        count,
+        request: 2 + path.length + 2 + 2,
+        reply: replySize(tag, count),
+      };
+      if (item.reply + 10 > MAX_MESSAGE) {
+        plan.fragmented.push(item);
+        return;
+      }
+      if (batch.length > 0 && (req + item.request > MAX_MESSAGE || rep + item.reply + 2 > MAX_MESSAGE)) {
+        plan.batches.push(batch);
+        batch = [];
+        req = 2;
+        rep = 2;
+      }
+      batch.push(item);
+      req += item.request + 2;
+      rep += item.reply + 2;
+    });
+    if (batch.length > 0) plan.batches.push(batch);
+    this.#plans.set(tags, plan);
+    return plan;
+  }
+
+  async read(
+    tags: readonly TagSpec[],
+    early?: (index: number, result: ReadResult) => void,
+  ): Promise<ReadResult[]> {
+    const plan = this.#plan(tags);
+    const out = new Array<ReadResult>(tags.length);
+    for (const [i, f] of plan.failed) out[i] = f;
+    let changed = false;
+    const done = (item: Item, r: Reply) => {
+      const tag = tags[item.index]!;
+      if (r.status !== 0) {
+        if (this.#instances && (r.status === 0x05 || r.status === 0x04)) changed = true;
+        out[item.index] = new ReadFailure(`${tag.props.tagName}: ${cipStatus(r)}`);
+      } else out[item.index] = this.#decode(tag, r.data, item.count);
+      early?.(item.index, out[item.index]!);
+    };
+    const { build } = this.#lib!.EthernetIP.CIP.MessageRouter;
+    for (const batch of plan.batches) {
+      if (batch.length === 1) {
+        const it = batch[0]!;
+        done(it, await this.#request(0x4c, it.path, u16(it.count)));
+        continue;
+      }
+      const requests = batch.map((it) => build(0x4c, it.path, u16(it.count)));
+      const r = await this.#request(0x0a, MESSAGE_ROUTER, multiple(requests));
+      if (r.status !== 0 && r.status !== 0x1e) {
+        for (const it of batch) done(it, r);
+        continue;
+      }
+      const replies = splitMultiple(r.data);
+      batch.forEach((it, k) => done(it, replies[k] ?? { status: 0x13, ext: [], data: Buffer.alloc(0) }));
+    }
+    for (const it of plan.fragmented) done(it, await this.#fragmented(it));
+    if (changed) await this.#programChanged();
+    return out;
+  }
+
+  async #fragmented(it: Item): Promise<Reply> {
+    const chunks: Buffer[] = [];
+    let header: Buffer | undefined;
+    let offset = 0;
+    for (;;) {
+      const d = Buffer.alloc(6);
+      d.writeUInt16LE(it.count, 0);
+      d.writeUInt32LE(offset, 2);
+      const r = await this.#request(0x52, it.path, d);
+      if (r.status !== 0 && r.status !== 0x06) return r;
+      const hl = r.data.readUInt16LE(0) === 0x02a0 ? 4 : 2;
+      header ??= r.data.subarray(0, hl);
+      const chunk = r.data.subarray(hl);
+      chunks.push(chunk);
+      offset += chunk.length;
+      if (r.status === 0 || chunk.length === 0) break;
+    }
+    return { status: 0, ext: [], data: Buffer.concat([header ?? Buffer.alloc(2), ...chunks]) };
+  }
+
+  async #programChanged(): Promise<void> {
+    const action = this.device.props.PLCProgramChangeAction ?? 'Reload';
+    if (action === 'None') return;
+    if (action === 'Reconnect')
+      throw new Error('the controller program changed (symbols unknown): reconnecting');
+    this.ctx.logger?.info({ device: this.device.name }, 'logix: program changed, reloading the tag list');
+    await this.#queue;
+    try {
+      await this.#loadTagList();
+    } finally {
+      this.#ownReplies();
+    }
+  }
+
+  #decode(tag: TagSpec, data: Buffer, count: number): ReadResult {
+    try {
+      const code = data.readUInt16LE(0);
+      const want = elementType(tag.valueType);
+      if (code === 0x02a0) {
+        this.#handles.set(tag.props.tagName ?? '', data.readUInt16LE(2));
+        const body = data.subarray(4);
+        if (want !== 'string')
+          return new ReadFailure(`${tag.props.tagName} is a structure; name one of its members`);
+        const len = Math.max(0, Math.min(body.readInt32LE(0), body.length - 4));
+        return body.subarray(4, 4 + len).toString('latin1');
+      }
+      const type = CODE_TYPE.get(code);
+      if (!type)
+        return new ReadFailure(`${tag.props.tagName}: CIP data type 0x${code.toString(16)} is not supported`);
+      const size = TYPES[type]!.size;
+      const values: TagValue[] = [];
+      for (let i = 0; i < count && 2 + (i + 1) * size <= data.length; i++)
+        values.push(atomic(type, data, 2 + i * size));
+      const as = (v: TagValue) =>
+        want === 'bool' ? v !== 0 && v !== '0' : want === 'string' ? String(v) : v;
+      if (tag.valueType.endsWith('_array')) return values.map(as);
+      return values.length ? as(values[0]!) : new ReadFailure(`${tag.props.tagName}: empty reply`);
+    } catch (err) {
+      return new ReadFailure(`${tag.props.tagName}: cannot decode: ${errorText(err)}`);
+    }
+  }
+
+  async write(tag: TagSpec, value: unknown): Promise<void> {
+    const name = tag.props.tagName ?? '';
+    const path = this.#path(tag);
+    const want = elementType(tag.valueType);
+    let data: Buffer;
+    if (want === 'string') {
+      let handle = this.#handles.get(name);
+      if (handle === undefined) {
+        const r = await this.#request(0x4c, path, u16(1));
+        if (r.status !== 0) throw new Error(`write ${name}: ${cipStatus(r)}`);
+        if (r.data.readUInt16LE(0) !== 0x02a0) throw new Error(`write ${name}: the tag is not a STRING`);
+        handle = r.data.readUInt16LE(2);
+        this.#handles.set(name, handle);
+      }
+      const text = Buffer.from(String(value), 'latin1').subarray(0, STRING_SIZE - 6);
+      const body = Buffer.alloc(STRING_SIZE);
+      body.writeInt32LE(text.length, 0);
+      text.copy(body, 4);
+      data = Buffer.concat([u16(0x02a0), u16(handle), u16(1), body]);
+    } else {
+      const t = TYPES[want];
+      if (!t) throw new Error(`value type ${tag.valueType} cannot be written`);
+      const values = Array.isArray(value) ? value : [value];
+      const body = Buffer.alloc(t.size * values.length);
+      values.forEach((v, i) => writeAtomic(want, body, i * t.size, coerce(v, want)));
+      data = Buffer.concat([u16(t.code), u16(values.length), body]);
+    }
+    const r = await this.#request(0x4d, path, data);
+    if (r.status !== 0) throw new Error(`write ${name}: ${cipStatus(r)}`);
+  }
+}
+
+const MESSAGE_ROUTER = Buffer.from([0x20, 0x02, 0x24, 0x01]);
+
+const u16 = (n: number) => {
+  const b = Buffer.alloc(2);
+  b.writeUInt16LE(n);
+  return b;
+};
+
+function multiple(requests: Buffer[]): Buffer {
+  const head = Buffer.alloc(2 + 2 * requests.length);
+  head.writeUInt16LE(requests.length, 0);
+  let off = head.length;
+  requests.forEach((r, i) => {
+    head.writeUInt16LE(off, 2 + i * 2);
+    off += r.length;
+  });
+  return Buffer.concat([head, ...requests]);
+}
+
+function splitMultiple(data: Buffer): Reply[] {
+  const n = data.readUInt16LE(0);
+  const out: Reply[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = data.readUInt16LE(2 + i * 2);
+    const end = i + 1 < n ? data.readUInt16LE(4 + i * 2) : data.length;
+    const r = data.subarray(start, end);
+    const extLen = r[3] ?? 0;
+    out.push({
+      status: r[2] ?? 0x13,
+      ext: Array.from({ length: extLen }, (_, k) => r.readUInt16LE(4 + k * 2)),
+      data: r.subarray(4 + extLen * 2),
+    });
+  }
+  return out;
+}
+
+function atomic(type: string, b: Buffer, o: number): TagValue {
+  switch (type) {
+    case 'bool':
+      return b[o] !== 0;
+    case 'sint':
+      return b.readInt8(o);
+    case 'usint':
+      return b.readUInt8(o);
+    case 'int':
+      return b.readInt16LE(o);
+    case 'uint':
+      return b.readUInt16LE(o);
+    case 'dint':
+      return b.readInt32LE(o);
+    case 'udint':
+      return b.readUInt32LE(o);
+    case 'lint':
+      return bigToJson(b.readBigInt64LE(o));
+    case 'ulint':
+      return bigToJson(b.readBigUInt64LE(o));
+    case 'real':
+      return b.readFloatLE(o);
+    default:
+      return b.readDoubleLE(o);
+  }
+}
+
+function writeAtomic(type: string, b: Buffer, o: number, v: TagValue): void {
+  const n = typeof v === 'boolean' ? Number(v) : Number(v);
+  switch (type) {
+    case 'bool':
+      b[o] = n ? 1 : 0;
+      return;
+    case 'sint':
+      b.writeInt8(n, o);
+      return;
+    case 'usint':
+      b.writeUInt8(n, o);
+      return;
+    case 'int':
+      b.writeInt16LE(n, o);
+      return;
+    case 'uint':
+      b.writeUInt16LE(n, o);
+      return;
+    case 'dint':
+      b.writeInt32LE(n, o);
+      return;
+    case 'udint':
+      b.writeUInt32LE(n, o);
+      return;
+    case 'lint':
+      b.writeBigInt64LE(BigInt(v as number | string), o);
+      return;
+    case 'ulint':
+      b.writeBigUInt64LE(BigInt(v as number | string), o);
+      return;
+    case 'real':
+      b.writeFloatLE(n, o);
+      return;
+    default:
+      b.writeDoubleLE(n, o);
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms ${what}`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** A library Controller with an EtherNet/IP session to the device (unconnected messaging). */
+async function openController(
+  p: Record<string, string>,
+  timeout: number,
+): Promise<{ plc: ControllerT; lib: Lib }> {
+  const { lib, config } = await load();
+  const plc = new lib.Controller(false, { unconnectedSendTimeout: Math.max(timeout, 100) });
+  plc.timeout_sp = timeout;
+  plc.on('error', () => undefined);
+  const port = Number(p.port ?? 44818) || 44818;
+  const attempt = connecting.then(async () => {
+    config.EIP_PORT = port;
+    await withTimeout(
+      plc.connect(p.host ?? '', Number(p.slot ?? 0), false),
+      timeout + 1000,
+      'opening the session',
+    );
+  });
+  connecting = attempt.catch(() => undefined);
+  try {
+    await attempt;
+  } catch (err) {
+    try {
+      plc.destroy();
+    } catch {
+      // not open
+    }
+    throw new Error(`cannot connect to ${p.host}:${port}: ${errorText(err)}`);
+  }
+  return { plc, lib };
+}
+
+const BROWSE_TYPES = new Set(Object.keys(TYPES));
+
+/** The tag list (controller and program tags), structures expanded into their members. */
+export async function browseLogix(props: Record<string, string>, arrays: boolean): Promise<BrowseNode[]> {
+  const timeout = Number(props.requestTimeoutMs ?? 2000) || 2000;
+  const { plc, lib } = await openController(props, timeout);
+  try {
+    const list = new lib.TagList();
+    await withTimeout(plc.getControllerTagList(list), timeout * 10, 'reading the tag list');
+    const templates = list.templates as Record<
+      string,
+      {
+        _name: string;
+        _members: Array<{
+          name: string;
+          info: number;
+          type: { code: number; structure: boolean; arrayDims: number };
+        }>;
+      }
+    >;
+    const leaf = (
+      name: string,
+      code: number,
+      structure: boolean,
+      dims: number,
+      length: number,
+    ): BrowseNode[] => {
+      const t = templates[code];
+      if (structure && t) {
+        if (t._name === 'STRING') return [node(name, 'string')];
+        if (dims > 0 || name.split('.').length > 4) return [];
+        return t._members
+          .filter((m) => !m.name.startsWith('ZZZZZZZZZZ') && !m.name.startsWith('__'))
+          .flatMap((m) => leaf(`${name}.${m.name}`, m.type.code, m.type.structure, m.type.arrayDims, m.info));
+      }
+      const type = CODE_TYPE.get(code);
+      if (!type || !BROWSE_TYPES.has(type)) return [];
+      if (dims === 0) return [node(name, type)];
+      if (!arrays || !['bool', 'sint', 'int', 'dint', 'real', 'usint', 'uint', 'udint'].includes(type))
+        return [];
+      return [node(name, `${type}_array`, length)];
+    };
+    const folders = new Map<string, BrowseNode[]>();
+    for (const t of list.tags) {
+      if (t.type.reserved || t.name.startsWith('__') || t.name.startsWith('Program:')) continue;
+      const scope = t.program ? `Program:${t.program}` : 'Controller';
+      const full = t.program ? `Program:${t.program}.${t.name}` : t.name;
+      const nodes = folders.get(scope) ?? [];
+      let length = 1;
+      if (t.type.arrayDims > 0 && !t.program && arrays) {
+        try {
+          const dims = await withTimeout(
+            plc.getAttributeSingle(0x6b, t.id, 8),
+            timeout,
+            'reading array dimensions',
+          );
+          length = dims.readUInt32LE(0) || 1;
+        } catch {
+          length = 1;
+        }
+      }
+      nodes.push(...leaf(full, t.type.code, t.type.structure, t.type.arrayDims, length));
+      folders.set(scope, nodes);
+    }
+    return [...folders].map(([Name, Children]) => ({
+      Name,
+      Description: Name === 'Controller' ? 'controller tags' : 'program tags',
+      Children,
+    }));
+  } finally {
+    try {
+      plc.destroy();
+    } catch {
+      // gone
+    }
+  }
+}
+
+function node(tagName: string, valueType: string, arrayLength?: number): BrowseNode {
+  const Properties = [{ Name: 'tagName', Value: tagName }];
+  if (arrayLength !== undefined)
+    Properties.push({ Name: 'arrayLength', Value: String(Math.min(arrayLength, 4096)) });
+  return {
+    Name: tagName,
+    Description: `${tagName} (${valueType})`,
+    RegisterName: 'R',
+    ValueType: valueType,
+    Properties,
+  };
+}
+
+export const logixDrivers: DriverFactory[] = [
+  {
+    key: 'logix-ethernet',
+    create: (device, ctx) => new LogixSession(device, ctx),
+    browse: async (device) => browseLogix(device.properties, true),
+  },
+  {
+    key: 'logix-ethernet-advanced',
+    create: (device, ctx) => new LogixSession(device, ctx),
+    browse: async (device) => browseLogix(device.properties, false),
+  },
+];

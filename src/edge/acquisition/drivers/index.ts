@@ -1,5 +1,6 @@
 /** Every driver this build can poll. */
 import type { DriverFactory } from '../types.js';
+import { bacnetDriver } from './bacnet.js';
 import { generatorDriver } from './generator.js';
 import { logixDrivers } from './logix.js';
 import { modbusDrivers } from './modbus.js';
@@ -12,4 +13,5 @@ export const ACQUISITION_DRIVERS: DriverFactory[] = [
   mqttDriver,
   opcuaDriver,
   ...logixDrivers,
+  bacnetDriver,
 ];

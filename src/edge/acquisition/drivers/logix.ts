@@ -136,8 +136,11 @@ class LogixSession implements DriverSession {
   #lib: Lib | undefined;
   #plc: ControllerT | undefined;
   #tagList: TagListT | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
-  #pending: { resolve: (r: Reply) => void; reject: (e: Error) => void } | undefined;
+  /** Requests sent and not answered yet, oldest first (the controller answers in order). */
+  #inflight: Array<{ resolve: (r: Reply) => void; reject: (e: Error) => void }> = [];
+  /** Requests wait for this (a tag list reload has the connection to itself). */
+  #gate: Promise<unknown> = Promise.resolve();
+  #broken: string | undefined;
   #closed = false;
   #generation = 0;
   readonly #plans = new WeakMap<readonly TagSpec[], Plan>();
@@ -159,7 +162,7 @@ class LogixSession implements DriverSession {
     this.#lib = lib;
     this.#plc = plc;
     plc.on('close', () => {
-      this.#pending?.reject(new Error('connection closed'));
+      this.#fail('connection closed');
       if (!this.#closed) this.ctx.lost(`connection to ${p.host}:${p.port ?? 44818} closed`);
     });
     try {
@@ -195,8 +198,7 @@ class LogixSession implements DriverSession {
     const plc = this.#plc!;
     plc.removeAllListeners('SendRRData Received');
     plc.on('SendRRData Received', (items: Array<{ data: Buffer }>) => {
-      const pending = this.#pending;
-      this.#pending = undefined;
+      const pending = this.#inflight.shift();
       const buf = items[1]?.data;
       if (!pending || !buf || buf.length < 4) return;
       const extLen = buf[3]!;
@@ -212,7 +214,7 @@ class LogixSession implements DriverSession {
     this.#closed = true;
     const plc = this.#plc;
     this.#plc = undefined;
-    this.#pending?.reject(new Error('connection closed'));
+    this.#fail('connection closed');
     if (plc) {
       try {
         plc.destroy();
@@ -222,26 +224,32 @@ class LogixSession implements DriverSession {
     }
   }
 
-  /** One request at a time; a request unanswered in time leaves the connection unusable. */
-  #request(service: number, path: Buffer, data: Buffer): Promise<Reply> {
-    const run = this.#queue.then(
-      () =>
-        new Promise<Reply>((resolve, reject) => {
-          const plc = this.#plc;
-          if (!plc) return reject(new Error('not connected'));
-          const timer = setTimeout(() => {
-            this.#pending = undefined;
-            reject(new Error(`no answer within ${this.#timeout} ms`));
-          }, this.#timeout);
-          this.#pending = {
-            resolve: (r) => (clearTimeout(timer), resolve(r)),
-            reject: (e) => (clearTimeout(timer), reject(e)),
-          };
-          plc.write_cip(this.#lib!.EthernetIP.CIP.MessageRouter.build(service, path, data));
-        }),
-    );
-    this.#queue = run.catch(() => undefined);
-    return run;
+  /** Every request in flight fails; the connection is not used again. */
+  #fail(reason: string): void {
+    this.#broken ??= reason;
+    for (const p of this.#inflight.splice(0)) p.reject(new Error(reason));
+  }
+
+  /**
+   * Sends a request; several may be in flight (answers come in order on the connection). A
+   * request unanswered in time leaves the connection unusable: later answers could not be matched.
+   */
+  async #request(service: number, path: Buffer, data: Buffer): Promise<Reply> {
+    await this.#gate;
+    return this.#send(service, path, data);
+  }
+
+  #send(service: number, path: Buffer, data: Buffer): Promise<Reply> {
+    return new Promise<Reply>((resolve, reject) => {
+      const plc = this.#plc;
+      if (!plc || this.#broken) return reject(new Error(this.#broken ?? 'not connected'));
+      const timer = setTimeout(() => this.#fail(`no answer within ${this.#timeout} ms`), this.#timeout);
+      this.#inflight.push({
+        resolve: (r) => (clearTimeout(timer), resolve(r)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+      plc.write_cip(this.#lib!.EthernetIP.CIP.MessageRouter.build(service, path, data));
+    });
   }
 
   #path(tag: TagSpec): Buffer {
@@ -327,21 +335,30 @@ class LogixSession implements DriverSession {
       early?.(item.index, out[item.index]!);
     };
     const { build } = this.#lib!.EthernetIP.CIP.MessageRouter;
-    for (const batch of plan.batches) {
+    const one = async (batch: Item[]) => {
       if (batch.length === 1) {
         const it = batch[0]!;
         done(it, await this.#request(0x4c, it.path, u16(it.count)));
-        continue;
+        return;
       }
       const requests = batch.map((it) => build(0x4c, it.path, u16(it.count)));
       const r = await this.#request(0x0a, MESSAGE_ROUTER, multiple(requests));
       if (r.status !== 0 && r.status !== 0x1e) {
         for (const it of batch) done(it, r);
-        continue;
+        return;
       }
       const replies = splitMultiple(r.data);
       batch.forEach((it, k) => done(it, replies[k] ?? { status: 0x13, ext: [], data: Buffer.alloc(0) }));
+    };
+    // Up to WINDOW requests in flight: the controller works on one while the edge publishes another.
+    let failure: unknown;
+    const running: Array<Promise<void>> = [];
+    for (const batch of plan.batches) {
+      running.push(one(batch).catch((err: unknown) => void (failure ??= err)));
+      if (running.length >= WINDOW) await running.shift();
     }
+    await Promise.all(running);
+    if (failure !== undefined) throw failure;
     for (const it of plan.fragmented) done(it, await this.#fragmented(it));
     if (changed) await this.#programChanged();
     return out;
@@ -373,12 +390,16 @@ class LogixSession implements DriverSession {
     if (action === 'Reconnect')
       throw new Error('the controller program changed (symbols unknown): reconnecting');
     this.ctx.logger?.info({ device: this.device.name }, 'logix: program changed, reloading the tag list');
-    await this.#queue;
-    try {
-      await this.#loadTagList();
-    } finally {
-      this.#ownReplies();
-    }
+    const reload = (async () => {
+      while (this.#inflight.length > 0) await new Promise((r) => setTimeout(r, 5));
+      try {
+        await this.#loadTagList();
+      } finally {
+        this.#ownReplies();
+      }
+    })();
+    this.#gate = reload.catch(() => undefined);
+    await reload;
   }
 
   #decode(tag: TagSpec, data: Buffer, count: number): ReadResult {
@@ -442,6 +463,8 @@ class LogixSession implements DriverSession {
 }
 
 const MESSAGE_ROUTER = Buffer.from([0x20, 0x02, 0x24, 0x01]);
+/** Requests in flight at once during a read. */
+const WINDOW = 4;
 
 const u16 = (n: number) => {
   const b = Buffer.alloc(2);
@@ -552,6 +575,26 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * The library parses one encapsulation packet per TCP read; with several requests in flight a
+ * read can hold more than one answer, or part of one. Packets are split here, by their length.
+ */
+function reframe(plc: ControllerT): void {
+  const handle = (plc as unknown as { _handleDataEvent: (b: Buffer) => void })._handleDataEvent;
+  plc.removeAllListeners('data');
+  let buf: Buffer = Buffer.alloc(0);
+  plc.on('data', (chunk: Buffer) => {
+    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    while (buf.length >= 24) {
+      const len = 24 + buf.readUInt16LE(2);
+      if (buf.length < len) break;
+      const packet = buf.subarray(0, len);
+      buf = buf.subarray(len);
+      handle.call(plc, packet);
+    }
+  });
+}
+
 /** A library Controller with an EtherNet/IP session to the device (unconnected messaging). */
 async function openController(
   p: Record<string, string>,
@@ -562,6 +605,7 @@ async function openController(
   plc.timeout_sp = timeout;
   plc.on('error', () => undefined);
   const port = Number(p.port ?? 44818) || 44818;
+  reframe(plc);
   const attempt = connecting.then(async () => {
     config.EIP_PORT = port;
     await withTimeout(

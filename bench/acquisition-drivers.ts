@@ -197,7 +197,8 @@ async function libraryCase(kind: 'logix' | 'bacnet') {
     plc.destroy();
   } else {
     const m = await import('@bacnet-js/client');
-    const Client = m.default.default;
+    const d = m.default as unknown as { default?: unknown };
+    const Client = (typeof d === 'function' ? d : d.default) as typeof m.default.default;
     const client = new Client({ port: await freePort(), apduTimeout: 3000 });
     await new Promise((r) => setTimeout(r, 100));
     const receiver = { address: `127.0.0.1:${peer.port}` };

@@ -289,8 +289,7 @@ export class LogixPeer {
         // Get_Attribute_Single: a symbol's array dimensions (attribute 8)
         const inst = num(seg, 'instance');
         const t = this.tags.find((x) => x.program === null && x.instance === inst);
-        if (cls !== 0x6b || !t || num(seg, 'attribute') !== 8)
-          throw new CipError(0x14);
+        if (cls !== 0x6b || !t || num(seg, 'attribute') !== 8) throw new CipError(0x14);
         return { status: 0, body: Buffer.concat([u32(t.array ? t.count : 0), u32(0), u32(0)]) };
       }
       case 0x55:

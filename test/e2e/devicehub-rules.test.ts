@@ -634,7 +634,10 @@ describe('DeviceHub 4.4.x rules (contract part 2.4)', () => {
     assert.deepEqual(
       pollable,
       [
+        'BACnet/IP',
         'Generator',
+        'Logix Ethernet',
+        'Logix Ethernet Advanced',
         'Modbus ASCII',
         'Modbus RTU',
         'Modbus RTU over TCP',

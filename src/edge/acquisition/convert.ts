@@ -12,8 +12,25 @@ const INT = new Set(['int16', 'int32', 'int64', 'sint', 'byte', 'int8']);
 const UINT = new Set(['uint16', 'uint32', 'uint64']);
 const FLOAT = new Set(['float32', 'float64']);
 
+/** PLC type names (IEC 61131-3, as the Logix drivers name them) as the generic value types. */
+const PLC_TYPES: Record<string, string> = {
+  int: 'int16',
+  dint: 'int32',
+  lint: 'int64',
+  usint: 'byte',
+  uint: 'uint16',
+  udint: 'uint32',
+  ulint: 'uint64',
+  real: 'float32',
+  lreal: 'float64',
+};
+/** The generic value type of a PLC type name (`dint` → `int32`); other names unchanged. */
+export const plainType = (valueType: string): string => PLC_TYPES[valueType] ?? valueType;
+
 /** The payload `datatype` of a value type (wire notes: int64, uint64, float64, string, bool...). */
-export function datatypeOf(valueType: string): string {
+export function datatypeOf(type: string): string {
+  const valueType = plainType(type);
+  if (valueType.endsWith('_array')) return 'json';
   if (INT.has(valueType)) return 'int64';
   if (UINT.has(valueType)) return 'uint64';
   if (FLOAT.has(valueType)) return 'float64';
@@ -188,7 +205,14 @@ const RANGES: Record<string, [number, number]> = {
  * A written value (from JSON) as the tag's type; throws a TypeError naming the problem when the
  * value does not fit.
  */
-export function coerce(value: unknown, valueType: string): TagValue {
+export function coerce(value: unknown, type: string): TagValue {
+  const valueType = plainType(type);
+  if (valueType.endsWith('_array')) {
+    const element = valueType.slice(0, -'_array'.length);
+    if (!Array.isArray(value))
+      throw new TypeError(`${JSON.stringify(value)} is not an array (value type ${type})`);
+    return value.map((v) => coerce(v, element));
+  }
   if (valueType === 'string') return typeof value === 'string' ? value : JSON.stringify(value);
   if (valueType === 'json') return value as TagValue;
   if (valueType === 'bool' || valueType === 'bit') {

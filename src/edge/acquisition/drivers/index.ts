@@ -1,6 +1,8 @@
 /** Every driver this build can poll. */
 import type { DriverFactory } from '../types.js';
+import { bacnetDriver } from './bacnet.js';
 import { generatorDriver } from './generator.js';
+import { logixDrivers } from './logix.js';
 import { modbusDrivers } from './modbus.js';
 import { mqttDriver } from './mqtt.js';
 import { opcuaDriver } from './opcua.js';
@@ -14,4 +16,6 @@ export const ACQUISITION_DRIVERS: DriverFactory[] = [
   opcuaDriver,
   s7Driver,
   snmpDriver,
+  ...logixDrivers,
+  bacnetDriver,
 ];

@@ -4,6 +4,7 @@
  * catalogue has 207 drivers; this one holds only drivers it can describe faithfully (see
  * docs/devicehub.md), and each says whether this build can poll it.
  */
+import { bacnetDrivers } from './bacnet.js';
 import { generatorDrivers } from './generator.js';
 import { finsDrivers } from './fins.js';
 import { instrumentDrivers } from './instruments.js';
@@ -34,6 +35,7 @@ export const DRIVERS: readonly DriverDef[] = Object.freeze(
     ...serialPlcDrivers,
     ...instrumentDrivers,
     ...miscDrivers,
+    ...bacnetDrivers,
   ].sort((a, b) => a.name.localeCompare(b.name)),
 );
 

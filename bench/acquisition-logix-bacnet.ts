@@ -1,0 +1,239 @@
+/**
+ * bench/acquisition-logix-bacnet: the Logix Ethernet and BACnet/IP drivers at full speed, each beside
+ * its protocol library's own tight loop against the same peer. For each driver: a peer in a child
+ * process (the test peers of test/helpers/peers/: our own Logix tag server; a BACnet device on
+ * @bacnet-js/client), the edge (`millwright edge`) with one device whose tags are polled at an
+ * interval shorter than a read cycle takes (so the edge reads as fast as it can; ticks that find
+ * the previous read running are skipped), and a NATS subscriber counting the values delivered.
+ * Measured over a window: values per second delivered, requests per read cycle (at the peer),
+ * edge CPU. Then the library alone: st-ethernet-ip's own TagGroup reader (Multiple Service
+ * Packets) over the same tags; @bacnet-js/client's readPropertyMultiple over the same properties
+ * in the same batches; nothing published.
+ *
+ *   npm run bench -- acquisition-logix-bacnet [--tags 1000] [--objects 200] [--seconds 10] [--warmup 5]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EdgeClient } from '../src/client/index.js';
+import { cleanEnv, runCliJson, startCli } from '../test/helpers/cli.js';
+import { freePort } from '../test/helpers/util.js';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const TAGS = arg('tags', 1000);
+const OBJECTS = arg('objects', 200);
+const SECONDS = arg('seconds', 10);
+const WARMUP = arg('warmup', 5);
+const BATCH = 40;
+
+// --- the peers' process: prints {"port"} then answers "stats" lines with its counters ------------
+const serve = process.argv.indexOf('--serve');
+if (serve > 0) {
+  const kind = process.argv[serve + 1];
+  let stats: () => unknown;
+  let port: number;
+  if (kind === 'logix') {
+    const { LogixPeer, CIP } = await import('../test/helpers/peers/logix.js');
+    const peer = new LogixPeer();
+    for (let i = 0; i < TAGS; i++) peer.add(`T${i}`, CIP.DINT).data.writeInt32LE(i);
+    port = await peer.start();
+    stats = () => ({ requests: peer.requests, reads: peer.tagReads });
+  } else {
+    const { BacnetPeer } = await import('../test/helpers/peers/bacnet.js');
+    const peer = new BacnetPeer(77);
+    for (let i = 0; i < OBJECTS; i++) peer.add({ type: 2, instance: i, name: `AV${i}`, value: i });
+    port = await peer.start(await freePort());
+    stats = () => ({ requests: peer.served.readPropertyMultiple, reads: peer.propertyReads });
+  }
+  process.stdout.write(`${JSON.stringify({ port })}\n`);
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line === 'stats') process.stdout.write(`${JSON.stringify(stats())}\n`);
+  }
+  process.exit(0);
+}
+
+interface Peer {
+  port: number;
+  stats(): Promise<{ requests: number; reads: number }>;
+  stop(): void;
+}
+
+async function startPeer(kind: 'logix' | 'bacnet'): Promise<Peer> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      import.meta.filename,
+      '--serve',
+      kind,
+      '--tags',
+      String(TAGS),
+      '--objects',
+      String(OBJECTS),
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async () => JSON.parse((await lines.next()).value as string) as Record<string, number>;
+  const { port } = await next();
+  return {
+    port: port!,
+    stats: async () => {
+      child.stdin!.write('stats\n');
+      return (await next()) as { requests: number; reads: number };
+    },
+    stop: () => child.kill('SIGTERM'),
+  };
+}
+
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+const sleep = (s: number) => new Promise((r) => setTimeout(r, s * 1000));
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+async function edgeCase(kind: 'logix' | 'bacnet') {
+  const peer = await startPeer(kind);
+  const dataDir = mkdtempSync(join(tmpdir(), 'mw-bench-drivers-'));
+  const env = {
+    ...cleanEnv(),
+    MILLWRIGHT_EDGE_DATA_DIR: dataDir,
+    MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password',
+    MILLWRIGHT_EDGE_DATAHUB_PORT: '0',
+    MILLWRIGHT_EDGE_DATAHUB_HOST: '127.0.0.1',
+  };
+  const cred = runCliJson(['edge', 'api-client', 'create', '--name', 'bench'], env);
+  const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
+    env,
+    inheritStderr: true,
+  });
+  const ready = edge.ready.services.edge!;
+  const api = new EdgeClient({
+    url: ready.url,
+    natsUrl: ready.natsUrl!,
+    credentials: { clientId: cred.client_id, clientSecret: cred.client_secret },
+    insecure: true,
+  });
+  const gql = (q: string, v?: Record<string, unknown>): Promise<any> => api.graphql('/devicehub/v2', q, v);
+  const nc = await api.nats({ connect: { maxPingOut: 100 } });
+  let received = 0;
+  nc.subscribe('devicehub.raw.>', { callback: () => received++ });
+  const props =
+    kind === 'logix'
+      ? { host: '127.0.0.1', port: String(peer.port) }
+      : {
+          host: '127.0.0.1',
+          port: String(peer.port),
+          localPort: String(await freePort()),
+          useCov: 'false',
+          maxPropertiesPerRequest: String(BATCH),
+        };
+  const dev = (
+    await gql(`mutation($in: CreateDeviceRequest!) { CreateDevice(input: $in) { ID } }`, {
+      in: {
+        Name: `${kind}-1`,
+        DriverID: kind === 'logix' ? 'Logix Ethernet' : 'BACnet/IP',
+        Properties: Object.entries(props).map(([Key, Value]) => ({ Key, Value })),
+      },
+    })
+  ).CreateDevice.ID;
+  const n = kind === 'logix' ? TAGS : OBJECTS;
+  await gql(`mutation($in: [CreateRegisterRequest!]!) { CreateRegisters(input: $in) { ID } }`, {
+    in: Array.from({ length: n }, (_, i) => ({
+      DeviceID: dev,
+      Name: kind === 'logix' ? 'R' : 'AV',
+      TagName: `t${i}`,
+      ValueType: kind === 'logix' ? 'dint' : 'float32',
+      IntervalMs: 10,
+      Properties:
+        kind === 'logix' ? [{ Name: 'tagName', Value: `T${i}` }] : [{ Name: 'address', Value: String(i) }],
+    })),
+  });
+  await sleep(WARMUP);
+  const s0 = await peer.stats();
+  const c0 = cpuSeconds(edge.pid);
+  const r0 = received;
+  const t0 = performance.now();
+  await sleep(SECONDS);
+  const wall = (performance.now() - t0) / 1000;
+  const values = (received - r0) / wall;
+  const cpu = (cpuSeconds(edge.pid) - c0) / wall;
+  const s1 = await peer.stats();
+  const cycles = (s1.reads - s0.reads) / n;
+  await nc.close();
+  api.close();
+  await edge.stop();
+  peer.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  return { values, cpu, perCycle: (s1.requests - s0.requests) / cycles };
+}
+
+async function libraryCase(kind: 'logix' | 'bacnet') {
+  const peer = await startPeer(kind);
+  let values = 0;
+  const until = Date.now() + SECONDS * 1000;
+  const t0 = performance.now();
+  if (kind === 'logix') {
+    const m = await import('st-ethernet-ip');
+    const lib = ((m as unknown as { default?: typeof m }).default ?? m) as typeof m;
+    const config = (await import('st-ethernet-ip/dist/config.js')) as { default?: { EIP_PORT: number } };
+    (config.default ?? (config as unknown as { EIP_PORT: number })).EIP_PORT = peer.port;
+    const plc = new lib.Controller(false);
+    await plc.connect('127.0.0.1', 0, false);
+    const group = new lib.TagGroup();
+    for (let i = 0; i < TAGS; i++) group.add(new lib.Tag(`T${i}`));
+    while (Date.now() < until) {
+      await plc.readTagGroup(group);
+      values += TAGS;
+    }
+    plc.destroy();
+  } else {
+    const m = await import('@bacnet-js/client');
+    const d = m.default as unknown as { default?: unknown };
+    const Client = (typeof d === 'function' ? d : d.default) as typeof m.default.default;
+    const client = new Client({ port: await freePort(), apduTimeout: 3000 });
+    await new Promise((r) => setTimeout(r, 100));
+    const receiver = { address: `127.0.0.1:${peer.port}` };
+    while (Date.now() < until) {
+      for (let k = 0; k < OBJECTS; k += BATCH) {
+        const batch = Array.from({ length: Math.min(BATCH, OBJECTS - k) }, (_, j) => ({
+          objectId: { type: 2, instance: k + j },
+          properties: [{ id: 85, index: 0xffffffff }],
+        }));
+        const r = await client.readPropertyMultiple(receiver, batch);
+        values += r.values.length;
+      }
+    }
+    client.close();
+  }
+  const rate = values / ((performance.now() - t0) / 1000);
+  peer.stop();
+  return rate;
+}
+
+const rows: string[] = [];
+for (const kind of ['logix', 'bacnet'] as const) {
+  const load0 = loadavg()[0]!.toFixed(2);
+  const edge = await edgeCase(kind);
+  const lib = await libraryCase(kind);
+  rows.push(
+    `| ${kind === 'logix' ? `Logix Ethernet, ${fmt(TAGS)} DINT tags` : `BACnet/IP, ${fmt(OBJECTS)} analog values (RPM of ${BATCH})`} | ${fmt(edge.values)} | ${edge.perCycle.toFixed(1)} | ${(edge.cpu * 100).toFixed(0)}% | ${fmt(lib)} | ${((edge.values / lib) * 100).toFixed(0)}% | ${load0} |`,
+  );
+}
+console.log(
+  `\nbench/acquisition-logix-bacnet: tags at IntervalMs 10 (the edge reads as fast as it can); window ${SECONDS} s after ${WARMUP} s; ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}\n`,
+);
+console.log(
+  '| driver, load | edge: values/s delivered to a NATS subscriber | requests per read cycle | edge CPU (one core = 100%) | library tight loop, values/s | edge / library | load average (1 min) at start |',
+);
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const r of rows) console.log(r);
+process.exit(0);

@@ -33,7 +33,6 @@ test(`CSV export of ${N} records with the manager under 200 MiB`, { timeout: 600
   const dataDir = dirs.make();
   const database = await openManagerDatabase({ dataDir, databaseUrl: undefined });
   try {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the audit table's rows, as the repository types them
     const db = typed<{ audit_record: any; audit_head: any }>(database.db);
     let prev = '0'.repeat(64);
     const t0 = Date.parse('2026-01-01');

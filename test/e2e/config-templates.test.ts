@@ -162,7 +162,17 @@ describe('saved templates, modes and snapshots', () => {
     const b = await ok(call('/config/templates', { json: { name: 'b' } }), 201);
     assert.deepEqual(
       a.sections,
-      ['analytics', 'auth', 'datahub', 'devicehub', 'integrations', 'logForwarding', 'opcua', 'twins']
+      [
+        'analytics',
+        'auth',
+        'datahub',
+        'devicehub',
+        'history',
+        'integrations',
+        'logForwarding',
+        'opcua',
+        'twins',
+      ]
         .filter((s) => a.sections.includes(s))
         .sort((x: string, y: string) => a.sections.indexOf(x) - a.sections.indexOf(y)),
     );

@@ -84,6 +84,26 @@ export async function serviceCommands(program: Command): Promise<void> {
 }
 
 /** `millwright up`: the UNS first (the edge's UNS feed connects to it), then the edge, then the manager. */
+/**
+ * `--log-level` and `--log-format` given to `up` hold for every service, unless a service has its
+ * own (`--uns-log-format`, MILLWRIGHT_UNS_LOG_FORMAT...).
+ */
+function sharedLogFlags(
+  config: { logLevel: string; logFormat: string },
+  sources: Record<string, 'flag' | 'env' | 'file' | 'default'>,
+  prefix: string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [option, value] of [
+    ['log-level', config.logLevel],
+    ['log-format', config.logFormat],
+  ] as const) {
+    const variable = `MILLWRIGHT_${prefix}_${option.toUpperCase().replace(/-/g, '_')}`;
+    if (sources[option] !== 'default' && process.env[variable] === undefined) out[option] = value;
+  }
+  return out;
+}
+
 function upCommand(program: Command): void {
   const up = addServiceOptions(
     addServiceOptions(
@@ -115,19 +135,7 @@ function upCommand(program: Command): void {
     // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
     // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
     const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-    // `--log-level` and `--log-format` given to `up` hold for every service, unless a service has
-    // its own (`--uns-log-format`, MILLWRIGHT_UNS_LOG_FORMAT...).
-    const shared = (prefix: string): Record<string, string> => {
-      const out: Record<string, string> = {};
-      for (const [option, value] of [
-        ['log-level', config.logLevel],
-        ['log-format', config.logFormat],
-      ] as const) {
-        const variable = `MILLWRIGHT_${prefix}_${option.toUpperCase().replace(/-/g, '_')}`;
-        if (sources[option] !== 'default' && process.env[variable] === undefined) out[option] = value;
-      }
-      return out;
-    };
+    const shared = (prefix: string) => sharedLogFlags(config, sources, prefix);
     const unsFlags = {
       host: config.host,
       ...shared('UNS'),

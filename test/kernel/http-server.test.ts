@@ -154,7 +154,7 @@ test('a non-finite number anywhere in query, params or body is a 400 naming wher
   // Ajv coerces a query number from its schema: `Infinity` passes it as a number.
   app.post(
     '/any/:n',
-    { schema: { querystring: Type.Object({ limit: Type.Optional(Type.Number()) }) } },
+    { schema: { querystring: Type.Object({ n: Type.Optional(Type.Number()) }) } },
     async (request) => ({ ok: true, body: request.body }),
   );
   await app.ready();
@@ -164,7 +164,7 @@ test('a non-finite number anywhere in query, params or body is a 400 naming wher
     ['/any/1', '{"a":{"b":[1,2,1e309]},"c":"x"}', 'body a.b[2] must be a finite number'],
     ['/any/1', '[{"x":1},{"y":-1e400}]', 'body [1].y must be a finite number'],
     ['/any/1', '1e309', 'body must be a finite number'],
-    ['/any/1?limit=Infinity', '{}', 'querystring limit must be a finite number'],
+    ['/any/1?n=Infinity', '{}', 'querystring n must be a finite number'],
     ['/any/1', '{"a":{"b":[1,2,3]},"c":"1e309","d":null}', null],
   ];
   for (const [url, body, message] of cases) {

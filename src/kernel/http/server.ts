@@ -197,27 +197,7 @@ export async function createHttpApp(
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     },
   );
-  const routes: RouteInfo[] = [];
-  app.addHook('onRoute', (r) => {
-    const querySchema = r.schema?.querystring as { properties?: object } | undefined;
-    const query = Object.keys(querySchema?.properties ?? {});
-    for (const method of [r.method].flat()) {
-      routes.push({ method, url: r.url ?? r.path, permission: r.config?.permission, query });
-    }
-    // Paging parameters are checked the same way on every route that declares one (paging/rest.ts).
-    const paging = pagingCheckOf(querySchema);
-    if (paging) {
-      const check: preValidationHookHandler = (request, _reply, done) => {
-        try {
-          checkPagingQuery(request.query as Record<string, unknown>, paging);
-          done();
-        } catch (err) {
-          done(err as Error);
-        }
-      };
-      r.preValidation = [...(r.preValidation ? [r.preValidation].flat() : []), check];
-    }
-  });
+  const routes = recordRoutes(app);
   routeLists.set(app, routes);
   await app.register(cookie);
   installErrorHandler(app);
@@ -446,4 +426,33 @@ function logRequestLine(request: FastifyRequest, reply: FastifyReply, done: () =
       'request completed',
     );
   done();
+}
+
+/**
+ * Lists the app's routes as they are added (for the route inventory), and installs the paging
+ * check on every route that declares paging parameters (paging/rest.ts).
+ */
+function recordRoutes(app: FastifyInstance): RouteInfo[] {
+  const routes: RouteInfo[] = [];
+  app.addHook('onRoute', (r) => {
+    const querySchema = r.schema?.querystring as { properties?: object } | undefined;
+    const query = Object.keys(querySchema?.properties ?? {});
+    for (const method of [r.method].flat()) {
+      routes.push({ method, url: r.url ?? r.path, permission: r.config?.permission, query });
+    }
+    // Paging parameters are checked the same way on every route that declares one (paging/rest.ts).
+    const paging = pagingCheckOf(querySchema);
+    if (paging) {
+      const check: preValidationHookHandler = (request, _reply, done) => {
+        try {
+          checkPagingQuery(request.query as Record<string, unknown>, paging);
+          done();
+        } catch (err) {
+          done(err as Error);
+        }
+      };
+      r.preValidation = [...(r.preValidation ? [r.preValidation].flat() : []), check];
+    }
+  });
+  return routes;
 }

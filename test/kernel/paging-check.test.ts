@@ -103,9 +103,10 @@ describe('listInMemory: runList semantics on an array', () => {
       run({ filter: 'name:contains:PUMP' }).items.map((r) => r.id),
       ['c', 'a'],
     );
+    // Code-point order, as SQLite's BINARY collation sorts runList's text columns: 'pump 1' > 'Valve' > 'Pump 2'.
     assert.deepEqual(
       run({ sort: 'name:desc' }).items.map((r) => r.id),
-      ['b', 'a', 'c', 'd'],
+      ['a', 'b', 'c', 'd'],
     );
     assert.deepEqual(
       run({ sort: 'n:asc' }).items.map((r) => r.id),

@@ -48,7 +48,7 @@ if ((top === 'edge' || top === 'uns') && sub !== undefined && CLIENT_COMMANDS[to
     .enablePositionalOptions();
   await clientCommands(top, parent, sub);
 } else {
-  await (await import('./services.js')).serviceCommands(program);
+  await (await import('./services.js')).serviceCommands(program, top);
 }
 
 try {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { TWINS } from '../../src/client/index.js';
 import { startLiveEdge, whileProbing, wsClient, type LiveEdge, type WsClient } from '../helpers/live-edge.js';
-import { checkProcess, params, tokenSoup } from './support.js';
+import { alive as processAlive, checkProcess, params, tokenSoup } from './support.js';
 
 /** Longest stall tolerated: a probe request answered within it while an evaluation runs. */
 const STALL_MS = 1000;
@@ -147,7 +147,13 @@ const scriptShapes = fc.oneof(
 let inflight: Promise<unknown> = Promise.resolve();
 function tracked<A extends unknown[]>(run: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return (...args) => {
-    const p = run(...args);
+    const p = run(...args).catch((err: unknown) => {
+      // A dead edge explains every later failure: say so with its last output, and the input.
+      if (!processAlive(e.p.pid)) {
+        throw new Error(`the edge died on ${JSON.stringify(args).slice(0, 300)}:\n${e.p.output().slice(-2000)}\nstderr: ${e.p.stderr().slice(-2000)}`);
+      }
+      throw err;
+    });
     inflight = p.catch(() => undefined);
     return p;
   };

@@ -90,6 +90,8 @@ export interface CliProcess {
   ready: ReadyLine;
   /** Everything the process printed on its standard output so far. */
   output(): string;
+  /** Everything the process printed on its standard error so far (a crash's last words). */
+  stderr(): string;
   /** SIGTERM, then the exit code (null when a signal ended the process). */
   stop(): Promise<number | null>;
   /** Resolves when the process has exited (by any means). */
@@ -153,6 +155,7 @@ export async function startCli(
     exited,
     ready,
     output: () => out,
+    stderr: () => err,
     stop: () =>
       new Promise<number | null>((resolve) => {
         child.removeAllListeners('exit');

@@ -7,6 +7,9 @@
  *   the form that never returns is cut too.
  * - `TestProcessorScript` returning 20 MiB per message over 250 messages is refused with the
  *   output bound, the edge's resident memory staying under 600 MiB (it died of heap exhaustion).
+ * - An expression allocating past its heap in one step (`$string([1..9999999])`) fails with the
+ *   memory bound; the edge lives on (V8 aborted the whole process: the sandbox now runs in a
+ *   process of its own).
  * - A deeply recursive script is the script's `Failure` `stack` (a GraphQL internal error before),
  *   also when the recursion is QuickJS's own C code overflowing the host stack; the next test runs.
  */
@@ -79,6 +82,19 @@ describe('expressions and scripts run bounded', () => {
     const huge = await playground('$count([1..10000000].($ * 2))');
     assert.match(huge.Error, /time limit exceeded|memory limit exceeded/);
     assert.equal((await playground('1 + 1')).Output, 2);
+  });
+
+  test('an expression that outgrows its heap in one step fails with the memory bound; the edge lives on', async () => {
+    // One JSONata step allocating hundreds of MiB in a native call: past a worker thread's heap
+    // limit faster than V8 can stop the thread, which aborted the whole edge before the sandbox ran
+    // in a process of its own (found by the fuzz suite).
+    for (const expression of ['$string([1..9999999])', '[1..9999999].$string()', '[1..9999999].{"a": $}']) {
+      const r = await playground(expression);
+      assert.equal(r.Output, null, expression);
+      assert.match(r.Error, /memory limit exceeded|time limit exceeded/, expression);
+      await e.probe();
+    }
+    assert.equal((await playground('1 + 1')).Output, 2, 'the next evaluation runs');
   });
 
   test('a playground output past the output bound is refused', async () => {

@@ -73,6 +73,11 @@ test('payload along the hierarchy, with a transformation, a static attribute and
   ]);
   const i = await service.createInstance({ ModelID: m.id, Name: 'p1' });
   await settle();
+  // The first evaluation starts the expression sandbox (a process of its own): seconds on a loaded
+  // machine, which would age the value below past StaleAfterMs. Warm it up first.
+  const warm = nextOn(i.topic, 60_000);
+  hub.publish('devicehub.raw.gen.p', { success: true, value: 100000, timestamp: Date.now() });
+  assert.equal((await warm).data.Process.Bar, 1);
   const payload = nextOn(i.topic);
   hub.publish('devicehub.raw.gen.p', { success: true, value: 250000, timestamp: Date.now() });
   const got = await payload;

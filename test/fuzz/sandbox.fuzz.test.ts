@@ -23,6 +23,12 @@ before(async () => {
   ws = await wsClient(e, '/digital-twins', e.viewer);
 });
 after(async () => {
+  // A dead edge fails every case after it: its last words say why.
+  if (e && !processAlive(e.p.pid)) {
+    console.error(
+      `the edge died (${JSON.stringify(e.p.exitStatus())}); stdout:\n${e.p.output().slice(-3000)}\nstderr:\n${e.p.stderr().slice(-3000)}`,
+    );
+  }
   ws?.ws.close();
   await e?.stop();
 });
@@ -150,7 +156,9 @@ function tracked<A extends unknown[]>(run: (...args: A) => Promise<void>): (...a
     const p = run(...args).catch((err: unknown) => {
       // A dead edge explains every later failure: say so with its last output, and the input.
       if (!processAlive(e.p.pid)) {
-        throw new Error(`the edge died on ${JSON.stringify(args).slice(0, 300)}:\n${e.p.output().slice(-2000)}\nstderr: ${e.p.stderr().slice(-2000)}`);
+        throw new Error(
+          `the edge died on ${JSON.stringify(args).slice(0, 300)}:\n${e.p.output().slice(-2000)}\nstderr: ${e.p.stderr().slice(-2000)}`,
+        );
       }
       throw err;
     });

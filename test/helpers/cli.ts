@@ -92,6 +92,8 @@ export interface CliProcess {
   output(): string;
   /** Everything the process printed on its standard error so far (a crash's last words). */
   stderr(): string;
+  /** How the process ended: its exit code or the signal that killed it (both null while it runs). */
+  exitStatus(): { code: number | null; signal: string | null };
   /** SIGTERM, then the exit code (null when a signal ended the process). */
   stop(): Promise<number | null>;
   /** Resolves when the process has exited (by any means). */
@@ -156,6 +158,7 @@ export async function startCli(
     ready,
     output: () => out,
     stderr: () => err,
+    exitStatus: () => ({ code: child.exitCode, signal: child.signalCode }),
     stop: () =>
       new Promise<number | null>((resolve) => {
         child.removeAllListeners('exit');

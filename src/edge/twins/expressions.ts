@@ -3,8 +3,13 @@
  * the playground) is evaluated in a worker thread of a kernel `WorkerPool`, never on the edge's
  * main loop, within the bounds below; a bound hit is the evaluation's error, naming the bound.
  * Evaluations of many messages are batched into one message to a worker.
+ *
+ * The pool runs in a process of its own (`HostedPool`): a JSONata step can allocate past a worker
+ * thread's heap limit faster than V8 stops the thread (`[1..9999999].$string()`), and V8 then aborts
+ * the whole process; in its own process, that ends only the sandbox, and the evaluation fails with
+ * the memory bound.
  */
-import { WorkerPool } from '../../kernel/sandbox/index.js';
+import { HostedPool } from '../../kernel/sandbox/index.js';
 
 export interface ExpressionLimits {
   /** Wall time of one evaluation, ms (JSONata's guardrail; the worker is replaced past it). */
@@ -35,11 +40,11 @@ export interface ExpressionJob {
 
 export class ExpressionSandbox {
   readonly limits: ExpressionLimits;
-  readonly #pool: WorkerPool<ExpressionJob, string>;
+  readonly #pool: HostedPool<ExpressionJob, string>;
 
   constructor(limits: Partial<ExpressionLimits> = {}) {
     this.limits = { ...DEFAULT_EXPRESSION_LIMITS, ...limits };
-    this.#pool = new WorkerPool<ExpressionJob, string>({
+    this.#pool = new HostedPool<ExpressionJob, string>({
       script: new URL('./expression-worker.js', import.meta.url),
       what: 'expression',
       size: this.limits.workers,

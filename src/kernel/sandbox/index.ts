@@ -63,6 +63,19 @@ export interface WorkerPoolOptions<J = unknown> {
   prelude?: () => Array<{ job: J; deadlineMs: number }>;
 }
 
+/** What runs jobs: a `WorkerPool` (threads of this process) or a `HostedPool` (a process of its own). */
+export interface JobPool<J, R> {
+  /** Runs `job` within `deadlineMs` of wall time from when a worker starts it. */
+  run(job: J, deadlineMs: number): Promise<R>;
+  /** Starts a worker ahead of the first job. */
+  warm(): void;
+  close(): Promise<void>;
+  /** Jobs waiting. */
+  readonly queued: number;
+  /** Workers replaced after a bound or a crash. */
+  readonly replaced: number;
+}
+
 /** The worker's reply for one job. */
 export type JobReply<R> = { ok: true; value: R } | { ok: false; error: string; bound?: SandboxBound };
 
@@ -85,7 +98,7 @@ interface Slot<J, R> {
 const GRACE_MS = 250;
 const WATCH_MS = 25;
 
-export class WorkerPool<J, R> {
+export class WorkerPool<J, R> implements JobPool<J, R> {
   readonly #o: Required<Pick<WorkerPoolOptions<J>, 'maxQueue' | 'maxBatch'>> & WorkerPoolOptions<J>;
   readonly #slots: Slot<J, R>[] = [];
   #queue: Pending<J, R>[] = [];
@@ -261,3 +274,5 @@ export class WorkerPool<J, R> {
     }
   }
 }
+
+export { HostedPool } from './hosted.js';

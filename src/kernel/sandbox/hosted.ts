@@ -105,6 +105,7 @@ export class HostedPool<J, R> implements JobPool<J, R> {
     this.#host = undefined;
     if (host && host.exitCode === null && host.signalCode === null) {
       const gone = new Promise<void>((r) => host.once('exit', () => r()));
+      host.ref(); // an idle host is unreferenced: its exit must keep this process waiting for it
       host.kill('SIGKILL');
       await gone;
     }

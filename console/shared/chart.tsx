@@ -16,6 +16,8 @@ export function Trend(props: {
 }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | undefined>(undefined);
+  const latest = useRef(props.points);
+  latest.current = props.points;
   useEffect(() => {
     let dead = false;
     void import('uplot').then((mod) => {
@@ -40,6 +42,8 @@ export function Trend(props: {
         [[], []],
         box.current,
       );
+      // The points known by now (the history arrived while uPlot was loading).
+      plot.current.setData(columns(latest.current));
     });
     return () => {
       dead = true;
@@ -48,7 +52,19 @@ export function Trend(props: {
     };
   }, [props.label]);
   useEffect(() => {
-    plot.current?.setData([props.points.map((p) => p[0]), props.points.map((p) => p[1])]);
+    plot.current?.setData(columns(props.points));
   });
-  return <div ref={box} class="trend" role="img" aria-label={`Trend of ${props.label}`} />;
+  return (
+    <div
+      ref={box}
+      class="trend"
+      role="img"
+      aria-label={`Trend of ${props.label}`}
+      data-points={props.points.length}
+    />
+  );
+}
+
+function columns(points: [number, number][]): [number[], number[]] {
+  return [points.map((p) => p[0]), points.map((p) => p[1])];
 }

@@ -247,12 +247,14 @@ export function Dialog(props: {
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId('dlg');
+  // After every render, not only when `open` changes: a dialog closed by Escape (the platform's
+  // own close) and opened again before its `close` event re-rendered keeps `open` true throughout.
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
     if (props.open && !d.open) d.showModal();
     if (!props.open && d.open) d.close();
-  }, [props.open]);
+  });
   return (
     <dialog ref={ref} class="dialog" aria-labelledby={id} onClose={props.onClose}>
       {props.open && (

@@ -20,6 +20,7 @@ import { eventually, skipUnless } from '../helpers/util.js';
 import {
   axe,
   browserSkip,
+  clippedContent,
   focusShown,
   launchBrowser,
   newContext,
@@ -79,6 +80,7 @@ async function checkPage(name: string): Promise<void> {
   assert.deepEqual(watched.errors, [], `script errors on ${name}`);
   const serious = seriousViolations(await axe(page));
   assert.deepEqual(serious, [], `axe-core on ${name}`);
+  assert.deepEqual(await clippedContent(page), [], `content cut off or overlapping on ${name}`);
 }
 
 async function go(path: string, heading: string | RegExp): Promise<void> {
@@ -179,6 +181,60 @@ describe('the edge console in Chromium', { skip }, () => {
       'the Modbus value 1234 on screen',
     );
     await checkPage('07-live');
+  });
+
+  test("a tag's trend with history present: the chart draws the history's points", async () => {
+    // The history (issue 36) has recorded gen1.sine since it was created (polled every 200 ms).
+    const buckets = await eventually(async () => {
+      const n = await page.evaluate(async () => {
+        const q = new URLSearchParams({
+          tag: 'gen1.sine',
+          from: String(Date.now() - 3_600_000),
+          to: String(Date.now()),
+        });
+        const r = await fetch(`/history/aggregate?${q}`);
+        const body = (await r.json()) as { series: { buckets: unknown[] }[] };
+        return body.series[0]?.buckets.length ?? 0;
+      });
+      assert.ok(n >= 2, `history buckets of gen1.sine: ${n}`);
+      return n;
+    }, 20_000);
+    await go('/live', 'Live values');
+    await page.getByRole('button', { name: 'Trend sine' }).click();
+    const region = page.getByRole('region', { name: 'Trend of gen1.sine' });
+    await region.waitFor();
+    // The caption counts the history's buckets; the chart holds them (and live values after).
+    await eventually(async () => {
+      const m = /\((\d+) buckets\)/.exec((await region.textContent()) ?? '');
+      assert.ok(m && Number(m[1]) >= 2, `caption: ${await region.textContent()}`);
+      return true;
+    }, 15_000);
+    const chart = page.getByRole('img', { name: 'Trend of gen1.sine' });
+    await eventually(
+      async () => Number(await chart.getAttribute('data-points')) >= buckets,
+      15_000,
+      'points',
+    );
+    // Drawn: the series' colour (#1d5fbf) covers pixels of the canvas along a line.
+    const drawn = await eventually(async () => {
+      const n = await chart.locator('canvas').evaluate((c: HTMLCanvasElement) => {
+        const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let hits = 0;
+        for (let i = 0; i < d.length; i += 4)
+          if (
+            Math.abs(d[i]! - 0x1d) < 40 &&
+            Math.abs(d[i + 1]! - 0x5f) < 40 &&
+            Math.abs(d[i + 2]! - 0xbf) < 40
+          )
+            hits++;
+        return hits;
+      });
+      assert.ok(n > 200, `series pixels on the canvas: ${n}`);
+      return n;
+    }, 15_000);
+    assert.ok(drawn > 200);
+    await checkPage('07b-live-trend');
+    await page.getByRole('button', { name: 'Close the trend' }).click();
   });
 
   test('a write from the Live values page reaches the Modbus server', async () => {
@@ -456,6 +512,13 @@ describe('the edge console in Chromium', { skip }, () => {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       await screenshot(page, `phone-${name}`);
       assert.ok(overflow <= 1, `${name} is ${overflow} px wider than the phone`);
+      // Nothing cut off inside the page either (a table narrower than its content, an ellipsis,
+      // a box sticking out) and nothing overlapping.
+      assert.deepEqual(
+        await clippedContent(page),
+        [],
+        `content cut off or overlapping on the phone's ${name}`,
+      );
     };
     for (const [path, heading] of [
       ['/overview', 'Overview'],
@@ -541,9 +604,18 @@ describe('the edge console in Chromium', { skip }, () => {
         await viewer.getByRole('heading', { level: 1, name: heading }).waitFor();
         await settled(viewer);
         await viewer.getByText(shows, { exact: true }).or(viewer.getByLabel(shows)).first().waitFor();
-        // Not checked: a live value on an API client's screen. The edge authenticates a
-        // subscription's WebSocket upgrade, which a browser cannot send a bearer token with, so a
-        // console signed in with an API client gets no live values (docs/console.md, known gap).
+        if (path === '/live') {
+          // Live values with an API client's token: the browser cannot send it on the WebSocket
+          // upgrade, so the console sends it in connection_init, which the edge checks.
+          const sine = viewer.getByLabel('Value of gen1.sine');
+          const first = await eventually(async () => {
+            const t = (await sine.textContent())?.trim();
+            assert.ok(t && t !== '–', `a live value for the API client: ${t}`);
+            return t;
+          }, 15_000);
+          await eventually(async () => (await sine.textContent())?.trim() !== first, 15_000, 'it moves');
+          await screenshot(viewer, '17b-viewer-live');
+        }
         const controls = await viewer
           .getByRole('button', {
             name: /^(add|create|delete|write|import|apply|start|stop|upload|save|remove|rotate|new|roll|revoke|sync|browse|change|preview|show preview|test)\b/i,

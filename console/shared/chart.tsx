@@ -29,7 +29,9 @@ export function Trend(props: {
           width,
           height: props.height ?? 240,
           series: [{}, { label: props.label, stroke: '#1d5fbf', width: 2 }],
-          axes: [{ stroke: '#333' }, { stroke: '#333' }],
+          // One line of time per tick (uPlot's default adds a second line with the date, which
+          // the first tick centres half outside the chart).
+          axes: [{ stroke: '#333', values: (u, splits) => tickLabels(u, splits) }, { stroke: '#333' }],
           hooks: {
             setSelect: [
               (u) => {
@@ -67,4 +69,26 @@ export function Trend(props: {
 
 function columns(points: [number, number][]): [number[], number[]] {
   return [points.map((p) => p[0]), points.map((p) => p[1])];
+}
+
+const clock = new Intl.DateTimeFormat('en-GB', {
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hour12: false,
+});
+const clockMinutes = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hour12: false });
+const dayAndTime = new Intl.DateTimeFormat('en-GB', {
+  day: '2-digit',
+  month: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  hour12: false,
+});
+
+/** Tick labels of the time axis: seconds within 10 minutes, minutes within 2 days, else the day too. */
+function tickLabels(u: uPlot, splits: number[]): string[] {
+  const span = (u.scales.x?.max ?? 0) - (u.scales.x?.min ?? 0);
+  const f = span <= 600 ? clock : span <= 2 * 86_400 ? clockMinutes : dayAndTime;
+  return splits.map((s) => f.format(new Date(s * 1000)));
 }

@@ -256,7 +256,14 @@ export function Dialog(props: {
     if (!props.open && d.open) d.close();
   });
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby={id} onClose={props.onClose}>
+    <dialog
+      ref={ref}
+      class="dialog"
+      aria-labelledby={id}
+      // The platform's close event comes a task later: by then the dialog may have been opened
+      // again (Escape, then Enter on the button at once), and that opening must stand.
+      onClose={() => !ref.current?.open && props.onClose()}
+    >
       {props.open && (
         <>
           <h2 id={id}>{props.title}</h2>

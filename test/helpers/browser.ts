@@ -192,7 +192,8 @@ export async function clippedContent(page: Page): Promise<string[]> {
     const hiddenText = (el: Element): boolean => {
       for (let e: Element | null = el; e; e = e.parentElement) {
         const r = e.getBoundingClientRect();
-        if (r.width <= 1 || r.height <= 1) return true;
+        // A 1-px box, or one put left of the window (a skip link until it has the focus).
+        if (r.width <= 1 || r.height <= 1 || r.right <= 0) return true;
         if (e.classList.contains('sr-only')) return true;
       }
       return false;

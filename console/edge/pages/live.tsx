@@ -194,29 +194,32 @@ export default function Live() {
           aria-label="Live values table"
           tabIndex={0}
         >
-          <table class="live">
+          {/* Two-line rows on a phone (styles.css): the roles keep the table's semantics there. */}
+          <table class="live" role="table">
             <caption class="sr-only">Live values</caption>
-            <thead>
-              <tr>
-                <th scope="col" class="wide-only">
+            <thead role="rowgroup">
+              <tr role="row">
+                <th role="columnheader" scope="col" class="wide-only">
                   Device
                 </th>
-                <th scope="col">Tag</th>
-                <th scope="col" class="num col-value">
+                <th role="columnheader" scope="col">
+                  Tag
+                </th>
+                <th role="columnheader" scope="col" class="num col-value">
                   Value
                 </th>
-                <th scope="col" class="col-state">
+                <th role="columnheader" scope="col" class="col-state">
                   State
                 </th>
-                <th scope="col" class="wide-only col-since">
+                <th role="columnheader" scope="col" class="wide-only col-since">
                   Since
                 </th>
-                <th scope="col" class="col-actions">
+                <th role="columnheader" scope="col" class="col-actions">
                   Actions
                 </th>
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
               {/* The spacers are one cell (no colspan): a colspan would count the phone's hidden
                   columns, and the table's width would be shared with columns nobody sees. */}
               <tr class="spacer" aria-hidden="true">
@@ -272,19 +275,25 @@ const LiveRow = memo(function LiveRow(props: {
 }) {
   const { row: r, status: s } = props;
   return (
-    <tr>
-      <td class="wide-only">{r.DeviceName}</td>
-      <td class="live-tag">
+    <tr role="row">
+      <td role="cell" class="wide-only">
+        {r.DeviceName}
+      </td>
+      <td role="cell" class="live-tag">
         {/* On a phone the Device column is hidden: the tag says its device. */}
         <span class="narrow-only">{r.DeviceName}.</span>
         {r.TagName}
       </td>
-      <td class="num mono live-value" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
+      <td role="cell" class="num mono live-value" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
         {fmtValue(s?.Value)}
       </td>
-      <td class="live-state">{s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}</td>
-      <td class="wide-only">{fmtTime(s?.Timestamp)}</td>
-      <td class="live-actions">
+      <td role="cell" class="live-state">
+        {s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}
+      </td>
+      <td role="cell" class="wide-only">
+        {fmtTime(s?.Timestamp)}
+      </td>
+      <td role="cell" class="live-actions">
         <div class="actions">
           {/* The visible word starts the accessible name (WCAG label in name). */}
           <Button class="btn-small" aria-label={`Trend ${r.TagName}`} onClick={() => props.onTrend(r)}>

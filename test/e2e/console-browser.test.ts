@@ -528,7 +528,15 @@ describe('the edge console in Chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Sync now' }).click();
     // The tree is loaded again when the sync ends: the devices' folders, plc1's opened.
     const tree = page.getByRole('region', { name: 'OPC UA address space' });
-    await tree.getByRole('button').first().waitFor({ timeout: 60_000 });
+    // 10,000 tags to sync: a while on a loaded machine.
+    await page
+      .getByText(/Last sync\s*(Succeeded|Failed)/)
+      .waitFor({ timeout: 180_000 })
+      .catch(async (err: unknown) => {
+        await screenshot(page, 'failed-opcua-sync');
+        throw err;
+      });
+    await tree.getByRole('button').first().waitFor({ timeout: 30_000 });
     const plc1 = tree.getByRole('button', { name: /plc1$/ });
     // Under a root folder, opened first when the devices are not at the top.
     if (!(await plc1.isVisible())) await tree.getByRole('button').first().click();
@@ -562,7 +570,7 @@ describe('the edge console in Chromium', { skip }, () => {
           WorkspaceID: ws,
           Name: 'sine-avg',
           Kind: 'window',
-          Parameters: { inputs: [{ subject: 'devicehub.raw.gen1.sine' }], statistic: 'avg', windowCount: 5 },
+          Parameters: { inputs: [{ subject: 'devicehub.raw.gen1.sine' }], statistic: 'mean', windowCount: 5 },
           Position: { X: 40, Y: 60 },
         },
       });

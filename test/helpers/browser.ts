@@ -174,8 +174,9 @@ export async function settled(page: Page, ms = 20_000): Promise<void> {
  * the window at the left or right, an element whose content is wider or taller than its box while
  * it hides or scrolls the overflow (text cut with an ellipsis, a table wider than its wrapper), and
  * two elements with text or controls that overlap. Only what is rendered and visible counts;
- * screen-reader-only text (a 1-px clipped box), form fields (their own text scrolls inside) and
- * the containers made to scroll vertically (a virtualized list, a log) are left out.
+ * screen-reader-only text (a 1-px clipped box), form fields (their own text scrolls inside), the
+ * containers made to scroll vertically (a virtualized list) and a canvas marked `data-scrolls`
+ * (the analytics graph, panned by scrolling) are left out.
  */
 export async function clippedContent(page: Page): Promise<string[]> {
   return page.evaluate(() => {
@@ -226,7 +227,9 @@ export async function clippedContent(page: Page): Promise<string[]> {
         );
       const s = getComputedStyle(el);
       const h = el as HTMLElement;
-      const cutsX = s.overflowX !== 'visible' && h.scrollWidth > h.clientWidth + 1;
+      // A canvas made to be panned (`data-scrolls`, the analytics graph) scrolls on purpose.
+      const pans = h.dataset.scrolls !== undefined;
+      const cutsX = !pans && s.overflowX !== 'visible' && h.scrollWidth > h.clientWidth + 1;
       const cutsY =
         s.overflowY !== 'visible' &&
         s.overflowY !== 'auto' &&

@@ -172,7 +172,7 @@ export default function Opcua() {
       <Section title="Address space">
         <div class="tree" role="region" aria-label="OPC UA address space">
           {/* Loaded again when a sync ends: the nodes it added or removed. */}
-          <NodeList key={run ? `${run.ID}:${run.State}` : 'none'} />
+          <NodeList key={`${run?.ID}:${run?.State}:${st?.Nodes.Synced}`} />
         </div>
       </Section>
       <Section title="Server settings">

@@ -8,7 +8,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -24,9 +24,11 @@ import {
   focusShown,
   launchBrowser,
   newContext,
+  SCREENSHOTS,
   screenshot,
   seriousViolations,
   settled,
+  type AxeViolation,
   tabTo,
   watchPage,
 } from '../helpers/browser.js';
@@ -43,6 +45,8 @@ let page: Page;
 let watched: ReturnType<typeof watchPage>;
 let plcId = '';
 const modbus = new ModbusPeer(1024);
+/** Every page's axe-core violations (any impact), written to .test-output/console/axe-report.json. */
+const axeReport: { page: string; violations: AxeViolation[] }[] = [];
 const broker = new Mosquitto();
 
 before(async () => {
@@ -80,6 +84,8 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  writeFileSync(join(SCREENSHOTS, 'axe-report.json'), JSON.stringify(axeReport, null, 2));
   await browser?.close();
   await edge?.stop();
   await modbus.stop();
@@ -93,8 +99,9 @@ async function checkPage(name: string): Promise<void> {
   await screenshot(page, name);
   assert.deepEqual(watched.csp, [], `CSP violations on ${name}`);
   assert.deepEqual(watched.errors, [], `script errors on ${name}`);
-  const serious = seriousViolations(await axe(page));
-  assert.deepEqual(serious, [], `axe-core on ${name}`);
+  const violations = await axe(page);
+  axeReport.push({ page: name, violations });
+  assert.deepEqual(seriousViolations(violations), [], `axe-core on ${name}`);
   assert.deepEqual(await clippedContent(page), [], `content cut off or overlapping on ${name}`);
 }
 
@@ -242,10 +249,65 @@ describe('the edge console in Chromium', { skip }, () => {
     await checkPage('09-csv-import');
   });
 
-  test("the log tail shows the edge's entries", async () => {
+  test('the log tail: a new entry appears while the page is open; the level, component and text filters', async () => {
     await go('/logs', 'Logs');
-    await page.locator('table tbody tr').first().waitFor();
-    assert.ok((await page.locator('table tbody tr').count()) > 0);
+    const rows = page.locator('table tbody tr');
+    await rows.first().waitFor();
+    // A new entry while the page is open: an API client made from the page (edge.auth logs it).
+    const name = `tail-${Date.now()}`;
+    const status = await page.evaluate(async (clientName) => {
+      const csrf = decodeURIComponent(document.cookie.match(/(?:^|; )csrfToken=([^;]*)/)?.[1] ?? '');
+      const res = await fetch('/auth/v3/api-clients', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+        body: JSON.stringify({ name: clientName, role: 'viewer' }),
+      });
+      return res.status;
+    }, name);
+    assert.equal(status, 201);
+    await page.locator('tbody').getByText(name).first().waitFor({ timeout: 15_000 });
+    const column = (label: string) =>
+      page.$$eval(`tbody td[data-label="${label}"]`, (cells) =>
+        cells.map((c) => c.textContent?.trim() ?? ''),
+      );
+    // The component filter: only edge.auth's entries.
+    await page.getByLabel('Component').fill('edge.auth');
+    await page.getByLabel('Component').press('Tab');
+    await eventually(async () => {
+      const components = await column('Component');
+      assert.ok(components.length > 0 && components.every((c) => c === 'edge.auth'), components.join(', '));
+      return true;
+    }, 15_000);
+    // The text filter (it searches the messages): the API clients' creations, the new one among them.
+    await page.getByLabel('Text', { exact: true }).fill('api client created');
+    await page.getByLabel('Text', { exact: true }).press('Tab');
+    await eventually(async () => {
+      const messages = await column('Message');
+      assert.ok(
+        messages.length >= 1 &&
+          messages.every((m) => m.includes('api client created')) &&
+          messages.some((m) => m.includes(name)),
+        messages.join(' | '),
+      );
+      return true;
+    }, 15_000);
+    await checkPage('10-logs-filtered');
+    // The level filter: warnings and worse only, whatever the component.
+    await page.getByLabel('Text', { exact: true }).fill('');
+    await page.getByLabel('Text', { exact: true }).press('Tab');
+    await page.getByLabel('Component').fill('');
+    await page.getByLabel('Component').press('Tab');
+    await page.getByLabel('Minimum level').selectOption('warn');
+    await eventually(async () => {
+      const levels = await column('Level');
+      assert.ok(
+        levels.every((l) => ['warn', 'error', 'fatal'].includes(l)),
+        levels.join(', '),
+      );
+      return true;
+    }, 15_000);
+    await page.getByLabel('Minimum level').selectOption('info');
+    await rows.first().waitFor();
     await checkPage('10-logs');
   });
 
@@ -623,6 +685,10 @@ describe('the edge console in Chromium', { skip }, () => {
       // Nothing cut off inside the page either (a table narrower than its content, an ellipsis,
       // a box sticking out) and nothing overlapping.
       problems.push(...(await clippedContent(page)).map((p) => `${name}: ${p}`));
+      // axe-core on the phone layout too (tables as cards, the menu).
+      const violations = await axe(page);
+      axeReport.push({ page: `phone-${name}`, violations });
+      problems.push(...seriousViolations(violations).map((v) => `${name}: axe-core ${v}`));
     };
     for (const [path, heading] of [
       ['/overview', 'Overview'],

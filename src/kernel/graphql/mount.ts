@@ -197,10 +197,7 @@ export async function mountGraphql<TContext extends object = object>(
   }
 
   await app.register(async (endpoint) => {
-    if (subscriptions) {
-      refuseDeepSocketDocuments(endpoint.websocketServer);
-      authenticateOnConnectionInit(endpoint.websocketServer);
-    }
+    if (subscriptions) guardSockets(endpoint.websocketServer);
     // Every route of this endpoint (POST, GET, the upgrade GET, Fastify's HEAD) is declared with
     // the permission; the authentication hook reads it from `routeOptions.config`. The upgrade
     // GET may carry its credentials in `connection_init` instead (when the service's hook allows).
@@ -303,6 +300,15 @@ function documentHooks(
     const errors = validate(currentSchema, document, [...specifiedRules, ...rules]);
     if (errors[0]) throw errors[0];
   });
+}
+
+/**
+ * The checks of a subscription socket's messages. Each wraps the socket's `emit` on `connection`,
+ * the later one outside: the credentials of connection_init are checked before anything else.
+ */
+function guardSockets(wss: WebSocketServer): void {
+  refuseDeepSocketDocuments(wss);
+  authenticateOnConnectionInit(wss);
 }
 
 const guardedServers = new WeakSet<object>();

@@ -105,7 +105,6 @@ interface Opts {
   max?: number;
 }
 
-
 function make(
   type: PropertyType,
   name: string,

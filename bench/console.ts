@@ -108,8 +108,9 @@ async function run(index: number): Promise<{ longest: number; tasks: number; row
     });
     const page = await context.newPage();
     await page.goto(`${url}/`);
-    // The admin's first-run sign-in (session cookie): a browser cannot send an API client's
-    // bearer token with a WebSocket upgrade, so only a cookie session gets live values.
+    // The admin's first-run sign-in (session cookie), as a plant engineer's first visit. (An API
+    // client's console gets live values too since its token goes in connection_init; the figures
+    // up to 27 November 10:00 measured no live updates, see docs/performance.md.)
     const first = edge.ready.services.edge!.firstRun!.password!;
     await page.getByLabel('User name').fill('admin');
     await page.getByLabel(/^Password/).fill(first);

@@ -247,14 +247,23 @@ export function Dialog(props: {
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId('dlg');
+  // After every render, not only when `open` changes: a dialog closed by Escape (the platform's
+  // own close) and opened again before its `close` event re-rendered keeps `open` true throughout.
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
     if (props.open && !d.open) d.showModal();
     if (!props.open && d.open) d.close();
-  }, [props.open]);
+  });
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby={id} onClose={props.onClose}>
+    <dialog
+      ref={ref}
+      class="dialog"
+      aria-labelledby={id}
+      // The platform's close event comes a task later: by then the dialog may have been opened
+      // again (Escape, then Enter on the button at once), and that opening must stand.
+      onClose={() => !ref.current?.open && props.onClose()}
+    >
       {props.open && (
         <>
           <h2 id={id}>{props.title}</h2>

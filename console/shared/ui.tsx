@@ -18,6 +18,22 @@ export function useCanWrite(): boolean {
   return useContext(CallerContext)?.role === 'admin';
 }
 
+/** Whether the window matches a media query (`(max-width: 760px)`: the phone layout), kept current. */
+export function useMedia(query: string): boolean {
+  const [matches, setMatches] = useState(() => matchMedia(query).matches);
+  useEffect(() => {
+    const m = matchMedia(query);
+    const on = () => setMatches(m.matches);
+    on();
+    m.addEventListener('change', on);
+    return () => m.removeEventListener('change', on);
+  }, [query]);
+  return matches;
+}
+
+/** The phone layout's media query (the one of styles.css). */
+export const NARROW = '(max-width: 760px)';
+
 // --- toasts ---------------------------------------------------------------------------------
 
 interface Toast {

@@ -2,7 +2,9 @@
  * GraphQL subscriptions over a WebSocket (`graphql-transport-ws`, which the edge's endpoints
  * speak), one socket per endpoint shared by the page's subscriptions. The browser sends the
  * session cookie with the upgrade, and `connection_init` carries the CSRF token (the `csrfToken`
- * cookie, which the edge asks of cookie-authenticated subscriptions) and, with an API client, its token.
+ * cookie, which the edge asks of cookie-authenticated subscriptions) and, with an API client, its
+ * token as `Authorization` (a browser cannot set that header on the upgrade; the edge checks it
+ * on connection_init like the header, see src/kernel/http/socket-auth.ts).
  */
 import { readCookie } from '../../src/client/fetch-transport.js';
 import { edge } from './api.js';
@@ -46,7 +48,10 @@ async function connect(path: string): Promise<Socket> {
       ws.send(
         JSON.stringify({
           type: 'connection_init',
-          payload: { ...(csrf ? { 'X-CSRF-Token': csrf } : {}), ...(authorization ? { authorization } : {}) },
+          payload: {
+            ...(csrf ? { 'X-CSRF-Token': csrf } : {}),
+            ...(authorization ? { Authorization: authorization } : {}),
+          },
         }),
       ),
     );

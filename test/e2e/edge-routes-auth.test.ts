@@ -4,7 +4,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertEveryRouteNeedsCredentials } from '../helpers/routes.js';
+import { assertEveryRouteNeedsCredentials, assertEverySocketNeedsCredentials } from '../helpers/routes.js';
 import { startTestEdge, type TestEdge } from '../helpers/edge.js';
 
 /** The only routes open without credentials: token, login and discovery, health and version. */
@@ -34,6 +34,11 @@ after(() => t.stop());
 test('every route but the open ones answers 401 without credentials', async () => {
   const checked = await assertEveryRouteNeedsCredentials(t.edge.app, t.call, OPEN_ROUTES);
   assert.ok(checked >= 15, `checked ${checked} routes`);
+});
+
+test('every subscription socket refuses an anonymous connection_init (close 4401)', async () => {
+  const checked = await assertEverySocketNeedsCredentials(t.edge.app, t.url.replace(/^http/, 'ws'));
+  assert.ok(checked >= 5, `checked ${checked} socket routes`);
 });
 
 test('the open routes answer without credentials', async () => {

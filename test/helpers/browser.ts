@@ -168,3 +168,96 @@ export async function settled(page: Page, ms = 20_000): Promise<void> {
     )
     .catch(() => undefined);
 }
+
+/**
+ * Content the page cuts off, described (empty when nothing is): an element that sticks out of
+ * the window at the left or right, an element whose content is wider or taller than its box while
+ * it hides or scrolls the overflow (text cut with an ellipsis, a table wider than its wrapper), and
+ * two elements with text or controls that overlap. Only what is rendered and visible counts;
+ * screen-reader-only text (a 1-px clipped box), form fields (their own text scrolls inside), the
+ * containers made to scroll vertically (a virtualized list) and a canvas marked `data-scrolls`
+ * (the analytics graph, panned by scrolling) are left out.
+ */
+export async function clippedContent(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    const describe = (el: Element) => {
+      const h = el as HTMLElement;
+      const cls =
+        typeof h.className === 'string' && h.className ? `.${h.className.trim().split(/\s+/).join('.')}` : '';
+      const label = h.getAttribute('aria-label') ?? (h.innerText ?? '').trim().replace(/\s+/g, ' ');
+      return `${el.tagName.toLowerCase()}${cls} "${label.slice(0, 40)}"`;
+    };
+    const width = document.documentElement.clientWidth;
+    const formField = (el: Element) => /^(INPUT|SELECT|TEXTAREA|OPTION|CANVAS|SVG)$/i.test(el.tagName);
+    const hiddenText = (el: Element): boolean => {
+      for (let e: Element | null = el; e; e = e.parentElement) {
+        const r = e.getBoundingClientRect();
+        // A 1-px box, or one put left of the window (a skip link until it has the focus).
+        if (r.width <= 1 || r.height <= 1 || r.right <= 0) return true;
+        if (e.classList.contains('sr-only')) return true;
+      }
+      return false;
+    };
+    const visible = (el: Element) => {
+      const s = getComputedStyle(el);
+      const r = el.getBoundingClientRect();
+      return s.visibility !== 'hidden' && s.display !== 'none' && r.width > 0 && r.height > 0;
+    };
+    // Scrolled out of a scrolling container (a virtualized list's rows below its window): not shown.
+    const inView = (el: Element): boolean => {
+      const r = el.getBoundingClientRect();
+      for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+        const s = getComputedStyle(e);
+        if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+        const c = e.getBoundingClientRect();
+        if (r.bottom <= c.top || r.top >= c.bottom || r.right <= c.left || r.left >= c.right) return false;
+      }
+      return true;
+    };
+    const all = [...document.querySelectorAll('body *')].filter(
+      (el) => !formField(el) && visible(el) && inView(el),
+    );
+    for (const el of all) {
+      if (hiddenText(el) || el.closest('svg, dialog:not([open])')) continue;
+      const r = el.getBoundingClientRect();
+      if (r.right > width + 1 || r.left < -1)
+        problems.push(
+          `${describe(el)} sticks out of the window (${Math.round(r.left)}..${Math.round(r.right)} of ${width})`,
+        );
+      const s = getComputedStyle(el);
+      const h = el as HTMLElement;
+      // A canvas made to be panned (`data-scrolls`, the analytics graph) scrolls on purpose.
+      const pans = h.dataset.scrolls !== undefined;
+      const cutsX = !pans && s.overflowX !== 'visible' && h.scrollWidth > h.clientWidth + 1;
+      const cutsY =
+        s.overflowY !== 'visible' &&
+        s.overflowY !== 'auto' &&
+        s.overflowY !== 'scroll' &&
+        h.scrollHeight > h.clientHeight + 1;
+      if (cutsX || cutsY)
+        problems.push(
+          `${describe(el)} cuts its content (${h.scrollWidth}x${h.scrollHeight} in ${h.clientWidth}x${h.clientHeight})`,
+        );
+    }
+    // Overlaps: the boxes of leaf texts and controls, pairwise within a neighbourhood.
+    const leaves = all.filter(
+      (el) =>
+        !hiddenText(el) &&
+        (/^(BUTTON|A|LABEL|INPUT|SELECT|TEXTAREA|IMG)$/.test(el.tagName) ||
+          [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent!.trim() !== '')),
+    );
+    const boxes = leaves.map((el) => ({ el, r: el.getBoundingClientRect() }));
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i]!;
+        const b = boxes[j]!;
+        if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
+        const x = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+        const y = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+        if (x > 2 && y > 2) problems.push(`${describe(a.el)} overlaps ${describe(b.el)}`);
+      }
+    }
+    return problems;
+  });
+}

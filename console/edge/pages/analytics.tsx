@@ -183,7 +183,8 @@ function Graph(props: { workspaceId: string; onScript: (p: Processor) => void })
       }
     >
       <ErrorNote error={list.error} />
-      <div class="graph">
+      {/* A canvas wider than a phone: it scrolls (with the keyboard too, once focused). */}
+      <div class="graph" tabIndex={0} role="region" aria-label="Processor graph" data-scrolls="both">
         <svg
           ref={svg}
           width={width}

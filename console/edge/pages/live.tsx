@@ -19,8 +19,10 @@ import {
   Section,
   toast,
   toneOf,
+  NARROW,
   useCanWrite,
   useLoad,
+  useMedia,
 } from '../../shared/ui.js';
 import type { TagStatus } from '../devicehub.js';
 import { subscribe } from '../../shared/ws.js';
@@ -32,7 +34,9 @@ interface Row {
   ValueType: string;
 }
 
+/** A row's height (styles.css): one line at 1280 px; two on a phone (the tag, then value, state, actions). */
 const ROW_HEIGHT = 37;
+const NARROW_ROW_HEIGHT = 66;
 /** Rows rendered beyond the visible ones, above and below. */
 const OVERSCAN = 3;
 /** Rows added a frame when a new list is first rendered. */
@@ -90,19 +94,20 @@ export default function Live() {
   const trend = useRef(new Map<string, [number, number][]>());
   const [, setFrame] = useState(0);
   const box = useRef<HTMLDivElement>(null);
+  const rowHeight = useMedia(NARROW) ? NARROW_ROW_HEIGHT : ROW_HEIGHT;
 
   const onScroll = () => {
     const el = box.current;
     if (!el) return;
     // A few rows of margin on each side: each row is some twenty layout objects.
-    const first = Math.max(0, Math.floor(el.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const first = Math.max(0, Math.floor(el.scrollTop / rowHeight) - OVERSCAN);
     const last = Math.min(
       rows.length,
-      Math.floor(el.scrollTop / ROW_HEIGHT) + Math.ceil(el.clientHeight / ROW_HEIGHT) + OVERSCAN,
+      Math.floor(el.scrollTop / rowHeight) + Math.ceil(el.clientHeight / rowHeight) + OVERSCAN,
     );
     if (first !== range.first || last !== range.last) setRange({ first, last });
   };
-  useEffect(onScroll, [rows.length]);
+  useEffect(onScroll, [rows.length, rowHeight]);
 
   // The visible rows (and the charted tag) are followed over the TagValues subscription, at most
   // at the chosen rate; after a scroll, the subscription is replaced once the scrolling settles.
@@ -189,29 +194,36 @@ export default function Live() {
           aria-label="Live values table"
           tabIndex={0}
         >
-          <table>
+          {/* Two-line rows on a phone (styles.css): the roles keep the table's semantics there. */}
+          <table class="live" role="table">
             <caption class="sr-only">Live values</caption>
-            <thead>
-              <tr>
-                <th scope="col" class="wide-only">
+            <thead role="rowgroup">
+              <tr role="row">
+                <th role="columnheader" scope="col" class="wide-only">
                   Device
                 </th>
-                <th scope="col">Tag</th>
-                <th scope="col" class="num">
+                <th role="columnheader" scope="col">
+                  Tag
+                </th>
+                <th role="columnheader" scope="col" class="num col-value">
                   Value
                 </th>
-                <th scope="col">State</th>
-                <th scope="col" class="wide-only">
+                <th role="columnheader" scope="col" class="col-state">
+                  State
+                </th>
+                <th role="columnheader" scope="col" class="wide-only col-since">
                   Since
                 </th>
-                <th scope="col" class="col-actions">
+                <th role="columnheader" scope="col" class="col-actions">
                   Actions
                 </th>
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
+              {/* The spacers are one cell (no colspan): a colspan would count the phone's hidden
+                  columns, and the table's width would be shared with columns nobody sees. */}
               <tr class="spacer" aria-hidden="true">
-                <td colSpan={6} style={{ height: `${range.first * ROW_HEIGHT}px` }} />
+                <td style={{ height: `${range.first * rowHeight}px` }} />
               </tr>
               {rendered.map((r) => (
                 <LiveRow
@@ -225,9 +237,8 @@ export default function Live() {
               ))}
               <tr class="spacer" aria-hidden="true">
                 <td
-                  colSpan={6}
                   style={{
-                    height: `${Math.max(0, rows.length - range.first - rendered.length) * ROW_HEIGHT}px`,
+                    height: `${Math.max(0, rows.length - range.first - rendered.length) * rowHeight}px`,
                   }}
                 />
               </tr>
@@ -264,19 +275,25 @@ const LiveRow = memo(function LiveRow(props: {
 }) {
   const { row: r, status: s } = props;
   return (
-    <tr>
-      <td class="wide-only">{r.DeviceName}</td>
-      <td>
+    <tr role="row">
+      <td role="cell" class="wide-only">
+        {r.DeviceName}
+      </td>
+      <td role="cell" class="live-tag">
         {/* On a phone the Device column is hidden: the tag says its device. */}
         <span class="narrow-only">{r.DeviceName}.</span>
         {r.TagName}
       </td>
-      <td class="num mono" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
+      <td role="cell" class="num mono live-value" aria-label={`Value of ${r.DeviceName}.${r.TagName}`}>
         {fmtValue(s?.Value)}
       </td>
-      <td>{s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}</td>
-      <td class="wide-only">{fmtTime(s?.Timestamp)}</td>
-      <td>
+      <td role="cell" class="live-state">
+        {s && <Badge tone={toneOf(s.State)}>{s.State}</Badge>}
+      </td>
+      <td role="cell" class="wide-only">
+        {fmtTime(s?.Timestamp)}
+      </td>
+      <td role="cell" class="live-actions">
         <div class="actions">
           {/* The visible word starts the accessible name (WCAG label in name). */}
           <Button class="btn-small" aria-label={`Trend ${r.TagName}`} onClick={() => props.onTrend(r)}>

@@ -141,21 +141,32 @@ export default function Logs() {
           </Button>
         </div>
         <div class="table-wrap">
-          <table>
+          {/* Cards on a phone (styles.css): the roles keep the table's semantics there. */}
+          <table role="table" class="cards">
             <caption class="sr-only">Log entries, oldest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Level</th>
-                <th scope="col">Component</th>
-                <th scope="col">Message</th>
+            <thead role="rowgroup">
+              <tr role="row">
+                <th role="columnheader" scope="col">
+                  Time
+                </th>
+                <th role="columnheader" scope="col">
+                  Level
+                </th>
+                <th role="columnheader" scope="col">
+                  Component
+                </th>
+                <th role="columnheader" scope="col">
+                  Message
+                </th>
               </tr>
             </thead>
-            <tbody aria-live={tailing ? 'off' : undefined}>
+            <tbody role="rowgroup" aria-live={tailing ? 'off' : undefined}>
               {entries.map((e) => (
-                <tr key={e.timestamp}>
-                  <td class="mono">{fmtTime(e.timestamp)}</td>
-                  <td>
+                <tr key={e.timestamp} role="row">
+                  <td role="cell" data-label="Time" class="mono">
+                    {fmtTime(e.timestamp)}
+                  </td>
+                  <td role="cell" data-label="Level">
                     <Badge
                       tone={
                         e.level === 'error' || e.level === 'fatal'
@@ -168,12 +179,16 @@ export default function Logs() {
                       {e.level}
                     </Badge>
                   </td>
-                  <td>{e.component}</td>
-                  <td>
-                    {e.message}
-                    {Object.keys(e.fields).length > 0 && (
-                      <div class="muted mono">{JSON.stringify(e.fields).slice(0, 300)}</div>
-                    )}
+                  <td role="cell" data-label="Component">
+                    {e.component}
+                  </td>
+                  <td role="cell" data-label="Message">
+                    <div>
+                      {e.message}
+                      {Object.keys(e.fields).length > 0 && (
+                        <div class="muted mono log-fields">{JSON.stringify(e.fields).slice(0, 300)}</div>
+                      )}
+                    </div>
                   </td>
                 </tr>
               ))}

@@ -171,7 +171,8 @@ export default function Opcua() {
       </Section>
       <Section title="Address space">
         <div class="tree" role="region" aria-label="OPC UA address space">
-          <NodeList />
+          {/* Loaded again when a sync ends: the nodes it added or removed. */}
+          <NodeList key={`${run?.ID}:${run?.State}:${st?.Nodes.Synced}`} />
         </div>
       </Section>
       <Section title="Server settings">
@@ -197,22 +198,28 @@ export default function Opcua() {
   );
 }
 
+/** One level of the address space: its folders and devices (which open), then its tags. */
 function NodeList(props: { parent?: string }) {
-  const nodes = useLoad(
-    () =>
-      gql<{ GetFolderItems: { Items: Node[]; Total: number } }>(
-        P,
-        'query F($input: GetFolderItemsRequest) { GetFolderItems(input: $input) { Total Items { Ref Name Kind NodeID ValueType SyncState HasChildren } } }',
-        {
-          input: { ...(props.parent ? { ParentRef: props.parent } : {}), Limit: 200 },
-        },
-      ),
-    [props.parent],
-  );
+  const NODE = 'Total Items { Ref Name Kind NodeID ValueType SyncState HasChildren }';
+  const nodes = useLoad(async () => {
+    const input = { ...(props.parent ? { ParentRef: props.parent } : {}), Limit: 200 };
+    const r = await gql<{
+      Folders: { Items: Node[]; Total: number };
+      Tags: { Items: Node[]; Total: number };
+    }>(
+      P,
+      `query F($folders: GetChildFoldersPageRequest, $tags: GetFolderItemsRequest) { Folders: GetChildFoldersPage(input: $folders) { ${NODE} } Tags: GetFolderItems(input: $tags) { ${NODE} } }`,
+      { folders: input, tags: input },
+    );
+    return {
+      items: [...r.Folders.Items, ...r.Tags.Items],
+      total: r.Folders.Total + r.Tags.Total,
+    };
+  }, [props.parent]);
   const [open, setOpen] = useState<Record<string, boolean>>({});
   if (nodes.error) return <ErrorNote error={nodes.error} />;
   if (!nodes.data) return <p class="muted">Loading…</p>;
-  const items = nodes.data.GetFolderItems.Items;
+  const { items, total } = nodes.data;
   if (items.length === 0) return <p class="muted">Empty.</p>;
   return (
     <ul>
@@ -235,6 +242,11 @@ function NodeList(props: { parent?: string }) {
           {open[n.Ref] && <NodeList parent={n.Ref} />}
         </li>
       ))}
+      {total > items.length && (
+        <li class="muted">
+          The first {items.length} of {total} nodes.
+        </li>
+      )}
     </ul>
   );
 }

@@ -3,7 +3,9 @@
  * viewer may not change state) plus the edge's rules: the admin's first-run session may do nothing
  * but the bootstrap steps until they are done; a call bridged by the manager runs as the manager
  * caller's role at most (carried in the link's frame, never trusted from a header), and its state
- * changes of the edge's credentials and device management need that role to be admin.
+ * changes of the edge's credentials and device management need that role to be admin. A GraphQL
+ * subscription's WebSocket may bring its credentials in `connection_init` instead of the upgrade
+ * (`src/kernel/http/socket-auth.ts`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -19,6 +21,9 @@ export { routePermission };
 
 export function installAuthHook(app: FastifyInstance, auth: AuthService): void {
   installKernelAuthHook(app, {
+    // A browser cannot set Authorization on a WebSocket upgrade: an API client's token signed in
+    // to the console comes in the subscription's connection_init, checked like the header.
+    socketInitAuth: true,
     authenticate: async (request) => {
       const ctx = await auth.authenticate(request.headers.authorization, request.cookies?.[SESSION_COOKIE]);
       return ctx && bridged(request, ctx);

@@ -7,6 +7,7 @@
  * Millwright namespace below: the same on every install and release, never a readable slug.
  */
 import { createHash } from 'node:crypto';
+import { propertyLabel } from '../../kernel/labels.js';
 
 /** Namespace of provider IDs (a fixed random UUID; never change it). */
 export const PROVIDER_NAMESPACE = '6f1d2c9e-4b7a-4e55-9a0c-3d8f1b2e7c41';
@@ -85,7 +86,7 @@ const p = (
   extra: Partial<PropertyDef> = {},
 ): PropertyDef => ({
   name,
-  label: extra.label ?? name.replace(/([A-Z])/g, ' $1').replace(/^./, (c) => c.toUpperCase()),
+  label: extra.label ?? propertyLabel(name, description),
   description,
   type,
   ...extra,

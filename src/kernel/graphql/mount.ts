@@ -30,7 +30,8 @@
  * What every endpoint gets:
  * - `POST <path>` with a JSON body `{ query, variables, operationName }`; `GET <path>` for queries;
  *   with `subscriptions`, the same `GET <path>` upgrades to a WebSocket speaking `graphql-ws` or
- *   `graphql-transport-ws`. GraphiQL is off.
+ *   `graphql-transport-ws`. GraphiQL is off. A service whose hook allows it (`socketInitAuth`)
+ *   takes a socket's credentials from its `connection_init` payload (`socket-auth.ts`).
  * - Every route of the endpoint carries `config: { permission }` (`read` unless told otherwise),
  *   which the service's authentication hook reads; the upgrade GET goes through that hook too.
  * - Resolver context: `auth` (`request.auth`, from the upgrade request for subscriptions),
@@ -78,6 +79,7 @@ import {
   type QueryLimits,
 } from './limits.js';
 import { isMutation, VIEWER_MUTATION_MESSAGE } from './permission.js';
+import { authenticateOnConnectionInit } from './socket-auth.js';
 
 /** What every resolver receives (plus what `options.context` returns). */
 export interface GraphqlContext {
@@ -195,11 +197,12 @@ export async function mountGraphql<TContext extends object = object>(
   }
 
   await app.register(async (endpoint) => {
-    if (subscriptions) refuseDeepSocketDocuments(endpoint.websocketServer);
+    if (subscriptions) guardSockets(endpoint.websocketServer);
     // Every route of this endpoint (POST, GET, the upgrade GET, Fastify's HEAD) is declared with
-    // the permission; the authentication hook reads it from `routeOptions.config`.
+    // the permission; the authentication hook reads it from `routeOptions.config`. The upgrade
+    // GET may carry its credentials in `connection_init` instead (when the service's hook allows).
     endpoint.addHook('onRoute', (route) => {
-      route.config = { ...route.config, permission };
+      route.config = { ...route.config, permission, ...(route.wsHandler ? { socketInitAuth: true } : {}) };
     });
     if (subscriptions) endpoint.addHook('onResponse', closeRefusedUpgrade);
     // The body or query string of a request, before the route schema coerces it (123 would become
@@ -297,6 +300,15 @@ function documentHooks(
     const errors = validate(currentSchema, document, [...specifiedRules, ...rules]);
     if (errors[0]) throw errors[0];
   });
+}
+
+/**
+ * The checks of a subscription socket's messages. Each wraps the socket's `emit` on `connection`,
+ * the later one outside: the credentials of connection_init are checked before anything else.
+ */
+function guardSockets(wss: WebSocketServer): void {
+  refuseDeepSocketDocuments(wss);
+  authenticateOnConnectionInit(wss);
 }
 
 const guardedServers = new WeakSet<object>();

@@ -41,6 +41,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     permission?: Permission;
     /**
+     * A WebSocket upgrade of this route may come without credentials and send them in its
+     * `connection_init` payload (GraphQL subscriptions; see `socket-auth.ts`).
+     */
+    socketInitAuth?: boolean;
+    /**
      * The manager's audit trail (`src/manager/audit/`): `false` for a route that records nothing
      * (a call another manager forwards, recorded where it was made); an object names the record's
      * action or target when the default (derived from the method and the path) does not fit.

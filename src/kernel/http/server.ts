@@ -292,6 +292,8 @@ export interface RouteInfo {
   permission: string | undefined;
   /** The query parameters its query string schema declares (none without a schema). */
   query: string[];
+  /** It also answers WebSocket upgrades (a GraphQL endpoint's subscriptions). */
+  socket: boolean;
 }
 
 const routeLists = new WeakMap<FastifyInstance, RouteInfo[]>();
@@ -438,7 +440,13 @@ function recordRoutes(app: FastifyInstance): RouteInfo[] {
     const querySchema = r.schema?.querystring as { properties?: object } | undefined;
     const query = Object.keys(querySchema?.properties ?? {});
     for (const method of [r.method].flat()) {
-      routes.push({ method, url: r.url ?? r.path, permission: r.config?.permission, query });
+      routes.push({
+        method,
+        url: r.url ?? r.path,
+        permission: r.config?.permission,
+        query,
+        socket: r.wsHandler !== undefined,
+      });
     }
     // Paging parameters are checked the same way on every route that declares one (paging/rest.ts).
     const paging = pagingCheckOf(querySchema);

@@ -5,6 +5,7 @@
  * applies them to every driver alike.
  */
 import { createHash } from 'node:crypto';
+import { propertyLabel } from '../../../kernel/labels.js';
 
 /** Kinds of property value (GraphQL `ValueTypeEnum`). */
 export type PropertyType =
@@ -104,9 +105,6 @@ interface Opts {
   max?: number;
 }
 
-const labelOf = (name: string) =>
-  name.charAt(0).toUpperCase() + name.slice(1).replace(/([a-z0-9])([A-Z])/g, '$1 $2');
-
 function make(
   type: PropertyType,
   name: string,
@@ -116,7 +114,7 @@ function make(
 ) {
   const def: PropertyDef = {
     name,
-    label: o.label ?? labelOf(name),
+    label: o.label ?? propertyLabel(name, description),
     description,
     type,
     required: o.required ?? false,
@@ -164,7 +162,7 @@ export const column = (
   o: { readOnly?: boolean; allowEmpty?: boolean; label?: string; listValues?: ListValue[] } = {},
 ): TableColumn => ({
   name,
-  label: o.label ?? labelOf(name),
+  label: o.label ?? propertyLabel(name),
   valueType,
   readOnly: o.readOnly ?? false,
   allowEmpty: o.allowEmpty ?? false,

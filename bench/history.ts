@@ -139,7 +139,18 @@ async function ingest() {
   clearInterval(timer);
   appendFileSync(file, lines.join(''));
   const floorCpu = (cpuMs() - c0) / (performance.now() - t0);
-  return { published, st, bytes, files, peak, histCpu, moveCpuS, published2, floorBytes: size(file), floorCpu };
+  return {
+    published,
+    st,
+    bytes,
+    files,
+    peak,
+    histCpu,
+    moveCpuS,
+    published2,
+    floorBytes: size(file),
+    floorCpu,
+  };
 }
 
 async function queries() {

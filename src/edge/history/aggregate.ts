@@ -15,7 +15,12 @@ export interface ValueColumns {
 }
 
 /** Rows grouped by tag (ascending), each tag's rows in time order. */
-function groupByTag(c: ValueColumns): { tags: number[]; starts: number[]; ts: Float64Array; v: Float64Array } {
+function groupByTag(c: ValueColumns): {
+  tags: number[];
+  starts: number[];
+  ts: Float64Array;
+  v: Float64Array;
+} {
   const n = c.tag.length;
   // Dense index of each row's tag (rows of a tag mostly come together: the last one is cached).
   const index = new Map<number, number>();

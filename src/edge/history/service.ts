@@ -121,9 +121,11 @@ export class HistoryService {
     if (!this.#opening) return this.#maintaining;
     const opening = this.#opening;
     this.#maintaining = this.#maintaining.then(() =>
-      opening.then(() => this.#store.maintain(now, this.#retention).catch((err: unknown) => {
-        this.#o.logger?.error({ err }, 'history: maintenance failed');
-      })),
+      opening.then(() =>
+        this.#store.maintain(now, this.#retention).catch((err: unknown) => {
+          this.#o.logger?.error({ err }, 'history: maintenance failed');
+        }),
+      ),
     );
     return this.#maintaining;
   }

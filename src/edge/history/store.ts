@@ -46,7 +46,17 @@ export interface ScanQuery {
 }
 
 /** Aggregate rows column by column (the worker hands them over as typed arrays; `twa` NaN where none). */
-export const AGGREGATE_COLUMNS = ['tag', 'bucket', 'first', 'last', 'min', 'max', 'mean', 'count', 'twa'] as const;
+export const AGGREGATE_COLUMNS = [
+  'tag',
+  'bucket',
+  'first',
+  'last',
+  'min',
+  'max',
+  'mean',
+  'count',
+  'twa',
+] as const;
 export type AggregateColumns = Record<(typeof AGGREGATE_COLUMNS)[number], Float64Array>;
 
 export function aggregateRows(c: AggregateColumns): AggregateRow[] {

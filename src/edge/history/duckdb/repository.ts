@@ -508,7 +508,9 @@ export class DuckStore implements HistoryStore {
     ];
     for (const s of this.#segs) {
       for (const table of COLD_TABLES)
-        parts.push(`select count(*)::DOUBLE, min(${COLD_TS})::DOUBLE, max(${COLD_TS})::DOUBLE from ${s.alias}.${table}`);
+        parts.push(
+          `select count(*)::DOUBLE, min(${COLD_TS})::DOUBLE, max(${COLD_TS})::DOUBLE from ${s.alias}.${table}`,
+        );
       parts.push(`select count(*)::DOUBLE, min(ts)::DOUBLE, max(ts)::DOUBLE from ${s.alias}.cold_text`);
     }
     const r = (

@@ -4,7 +4,13 @@
  */
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { DOUBLE, DuckDBDataChunk, INTEGER, type DuckDBAppender, type DuckDBResult } from '@duckdb/node-api';
+import {
+  DOUBLE,
+  DuckDBDataChunk,
+  INTEGER,
+  type DuckDBAppender,
+  type DuckDBMaterializedResult,
+} from '@duckdb/node-api';
 
 export type FileKind = 'hot' | 'seg';
 
@@ -78,25 +84,16 @@ export function appendColumns(
 }
 
 /** The DOUBLE columns of a result (no NULLs: the SQL coalesces them to NaN), as typed arrays. */
-export async function readDoubles(result: DuckDBResult, columns: number): Promise<Float64Array[]> {
-  const parts: Float64Array[][] = Array.from({ length: columns }, () => []);
-  let rows = 0;
-  for (;;) {
-    const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) break;
-    rows += chunk.rowCount;
+export function readDoubles(result: DuckDBMaterializedResult, columns: number): Float64Array[] {
+  const out = Array.from({ length: columns }, () => new Float64Array(result.rowCount));
+  let at = 0;
+  for (let k = 0; k < result.chunkCount; k++) {
+    const chunk = result.getChunk(k);
     for (let c = 0; c < columns; c++) {
-      const vec = chunk.getColumnVector(c) as unknown as ItemsVector;
-      parts[c]!.push(Float64Array.from(vec.items));
+      // The vector's items: a view of the chunk's data (copied into the column here).
+      out[c]!.set((chunk.getColumnVector(c) as unknown as ItemsVector).items, at);
     }
+    at += chunk.rowCount;
   }
-  return parts.map((p) => {
-    const out = new Float64Array(rows);
-    let at = 0;
-    for (const a of p) {
-      out.set(a, at);
-      at += a.length;
-    }
-    return out;
-  });
+  return out;
 }

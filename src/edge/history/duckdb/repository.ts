@@ -350,10 +350,10 @@ export class DuckStore implements HistoryStore {
   async aggregateColumns(q: AggregateQuery): Promise<AggregateColumns> {
     if (q.bucketMs % SEG_MS !== 0) {
       const sql = `select tag::DOUBLE, ts::DOUBLE, v from (${this.#source(q.tags, q.from, q.to, true)})`;
-      const [tag, ts, v] = await readDoubles(await this.#c.run(sql), 3);
+      const [tag, ts, v] = readDoubles(await this.#c.run(sql), 3);
       return bucketize({ tag: tag!, ts: ts!, v: v! }, q.bucketMs, q.end);
     }
-    const cols = await readDoubles(await this.#c.run(this.#minutesSql(q)), AGGREGATE_COLUMNS.length);
+    const cols = readDoubles(await this.#c.run(this.#minutesSql(q)), AGGREGATE_COLUMNS.length);
     return Object.fromEntries(AGGREGATE_COLUMNS.map((name, i) => [name, cols[i]!])) as AggregateColumns;
   }
 

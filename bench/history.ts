@@ -11,13 +11,13 @@
  * last hour bucketed to 60 points (whole minutes) and to 1,000 points (5 s). Retention: a store
  * capped at --cap MiB (16) written with ten times that (random values), its largest size on disk.
  *
- *   npm run bench -- history [--seconds 60] [--cap 16]
+ *   npm run bench -- history [--seconds 60] [--cap 16] [--unaligned]
  */
-import { appendFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataHub } from '../src/edge/datahub/index.js';
-import { DuckWorkerStore, HistoryService, type HistoryStore } from '../src/edge/history/index.js';
+import { DuckStore, DuckWorkerStore, HistoryService, type HistoryStore } from '../src/edge/history/index.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,6 +25,7 @@ const arg = (name: string, dflt: number) => {
 };
 const SECONDS = arg('seconds', 60);
 const CAP_MB = arg('cap', 16);
+const ALIGNED = !process.argv.includes('--unaligned');
 const DEVICES = 10;
 const PER = 10_000;
 const dir = mkdtempSync(join(tmpdir(), 'mw-bench-history-'));
@@ -36,6 +37,14 @@ const cpuMs = () => {
 const size = (p: string) => {
   try {
     return statSync(p).size;
+  } catch {
+    return 0;
+  }
+};
+/** Every file of a store's directory. */
+const dirSize = (d: string) => {
+  try {
+    return readdirSync(d).reduce((a, f) => a + size(join(d, f)), 0);
   } catch {
     return 0;
   }
@@ -85,12 +94,18 @@ async function publishLoad(hub: DataHub, seconds: number): Promise<number> {
 async function ingest() {
   // History.
   const hub = new DataHub();
-  const path = join(dir, 'ingest.duckdb');
-  const h = service(hub, new DuckWorkerStore({ path, memoryMb: 256 }));
+  const path = join(dir, 'ingest');
+  const h = service(hub, new DuckWorkerStore({ dir: path, memoryMb: 256 }));
   await h.start();
+  // The run starts on a minute (unless --unaligned): its 60 s are one whole minute of a long run,
+  // without the partial minutes at a run's two ends (see docs/performance.md for both).
+  if (ALIGNED) await sleep(60_000 - (Date.now() % 60_000) + 20);
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, dirSize(path))), 1000);
   let c0 = cpuMs();
   let t0 = performance.now();
   const published = await publishLoad(hub, SECONDS);
+  clearInterval(sampler);
   await h.flush();
   await h.maintain();
   const histCpu = (cpuMs() - c0) / (performance.now() - t0);
@@ -100,7 +115,10 @@ async function ingest() {
   const moveCpuS = (cpuMs() - m0) / 1000;
   const st = await h.status();
   await h.close();
-  const bytes = size(path) + size(`${path}.wal`);
+  const bytes = dirSize(path);
+  const files = readdirSync(path)
+    .map((f) => `${f} ${(size(join(path, f)) / 1048576).toFixed(2)}`)
+    .join(', ');
   // Floor: the same values as JSON lines in a plain file.
   const hub2 = new DataHub();
   const file = join(dir, 'floor.jsonl');
@@ -121,11 +139,23 @@ async function ingest() {
   clearInterval(timer);
   appendFileSync(file, lines.join(''));
   const floorCpu = (cpuMs() - c0) / (performance.now() - t0);
-  return { published, st, bytes, histCpu, moveCpuS, published2, floorBytes: size(file), floorCpu };
+  return {
+    published,
+    st,
+    bytes,
+    files,
+    peak,
+    histCpu,
+    moveCpuS,
+    published2,
+    floorBytes: size(file),
+    floorCpu,
+  };
 }
 
 async function queries() {
-  const store = new DuckWorkerStore({ path: join(dir, 'query.duckdb'), memoryMb: 256 });
+  const qdir = join(dir, 'query');
+  const store = new DuckWorkerStore({ dir: qdir, memoryMb: 256 });
   const hub = new DataHub();
   const h = service(hub, store);
   await h.start();
@@ -154,16 +184,28 @@ async function queries() {
   const hundred = await time(() => h.aggregate({ tags, from: now - 3_600_000, to: now, points: 1000 }), 20);
   const hundredMin = await time(() => h.aggregate({ tags, from: now - 3_600_000, to: now, points: 60 }), 20);
   await h.close();
-  return { one, hundred, hundredMin };
+  // The same queries on the store in this thread (no worker round trip, no service).
+  const direct = new DuckStore({ dir: qdir, memoryMb: 256 });
+  const ids = await direct.open();
+  const id = (n: string) => ids.get(n)!;
+  const q1 = { tags: [id('Q.day')], from: now - day, to: now, bucketMs: 120_000, end: now };
+  const q100 = { tags: tags.map(id), from: now - 3_600_000, to: now, end: now };
+  const oneD = await time(() => direct.aggregateColumns(q1), 50);
+  const hundredD = await time(() => direct.aggregateColumns({ ...q100, bucketMs: 5000 }), 20);
+  const hundredMinD = await time(() => direct.aggregateColumns({ ...q100, bucketMs: 60_000 }), 20);
+  await direct.close();
+  return { one, hundred, hundredMin, oneD, hundredD, hundredMinD };
 }
 
 async function retention() {
-  const path = join(dir, 'capped.duckdb');
+  const path = join(dir, 'capped');
   const cap = CAP_MB * 1024 * 1024;
   const hub = new DataHub();
-  const h = service(hub, new DuckWorkerStore({ path, memoryMb: 128 }), cap);
+  const h = service(hub, new DuckWorkerStore({ dir: path, memoryMb: 128 }), cap);
   await h.start();
+  await h.maintain();
   let max = 0;
+  let batchMax = 0;
   let written = 0;
   const t = Date.now() - 86_400_000;
   let s = 0;
@@ -172,15 +214,17 @@ async function retention() {
     for (let k = 0; k < 50_000; k++, s++)
       hub.publish(`devicehub.raw.R.t${k % 500}`, { timestamp: t + s * 10, value: Math.random() });
     written += 50_000;
+    const before = dirSize(path);
     await h.flush();
-    if (written % 250_000 === 0) await h.maintain();
-    max = Math.max(max, size(path) + size(`${path}.wal`));
+    const after = dirSize(path);
+    batchMax = Math.max(batchMax, after - before);
+    max = Math.max(max, after);
   }
   await h.maintain();
-  max = Math.max(max, size(path) + size(`${path}.wal`));
+  max = Math.max(max, dirSize(path));
   const st = await h.status();
   await h.close();
-  return { cap, max, written, kept: st.values, deleted: st.deletedBySize };
+  return { cap, max, batchMax, written, kept: st.values, deleted: st.deletedBySize };
 }
 
 try {
@@ -192,7 +236,7 @@ try {
   const r = await retention();
   const mb = (b: number) => (b / 1048576).toFixed(1);
   console.log(
-    `\nbench/history (${SECONDS} s, load average at start ${load}, after ${loadavg()
+    `\nbench/history (${SECONDS} s${ALIGNED ? ' from a whole minute' : ', unaligned'}, load average at start ${load}, after ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')})\n`,
   );
@@ -203,11 +247,14 @@ try {
     `| CPU of the process (cores, publishing included) | ${i.histCpu.toFixed(2)} | ${i.floorCpu.toFixed(2)} |`,
   );
   console.log(`| bytes on disk | ${mb(i.bytes)} MiB | ${mb(i.floorBytes)} MiB |`);
+  console.log(`| largest size during the run (hot file included) | ${mb(i.peak)} MiB | |`);
+  console.log(`| files at the end (MiB) | ${i.files} | |`);
   console.log(
     `| bytes per value | ${(i.bytes / i.published).toFixed(2)} | ${(i.floorBytes / i.published2).toFixed(2)} |`,
   );
   console.log(`| CPU of the last move (worker, s) | ${i.moveCpuS.toFixed(2)} | |`);
   console.log(`| values lost | ${i.published - i.st.values} (dropped ${i.st.dropped}) | 0 |`);
+  const ms = (t: { p50: number; p99: number }) => `${t.p50.toFixed(1)} ms | ${t.p99.toFixed(1)} ms`;
   console.log('\n| query | p50 | p99 | target |\n|---|---|---|---|');
   console.log(
     `| one tag, 24 h at 1/s, 1,000 buckets | ${q.one.p50.toFixed(1)} ms | ${q.one.p99.toFixed(1)} ms | p99 < 50 ms |`,
@@ -218,10 +265,14 @@ try {
   console.log(
     `| 100 tags, last hour, 1,000 buckets | ${q.hundred.p50.toFixed(1)} ms | ${q.hundred.p99.toFixed(1)} ms | < 200 ms |`,
   );
+  console.log(`| store alone (same thread): one tag, 24 h | ${ms(q.oneD)} | |`);
+  console.log(`| store alone: 100 tags, hour, 60 buckets | ${ms(q.hundredMinD)} | |`);
+  console.log(`| store alone: 100 tags, hour, 1,000 buckets | ${ms(q.hundredD)} | |`);
   console.log('\n| retention | value |\n|---|---|');
   console.log(
     `| cap | ${mb(r.cap)} MiB |\n| values written | ${r.written} |\n| largest size on disk | ${mb(r.max)} MiB |`,
   );
+  console.log(`| largest growth of one batch (50,000 values) | ${mb(r.batchMax)} MiB |`);
   console.log(`| values kept at the end / deleted by size | ${r.kept} / ${r.deleted} |`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,9 @@
  * opens and holds every value older than one second before the kill.
  *
  * The child is this file run with HISTORY_CRASH_DIR set: a DataHub and the history service,
- * publishing 1,000 tags every 100 ms.
+ * publishing 1,000 tags every 100 ms. It also moves its values to segments every 700 ms (as if a
+ * minute had passed: each move rotates the hot file), so that the kill lands in moves as well:
+ * the reopened store finishes an interrupted move, without losing or doubling a value.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,7 +25,7 @@ if (process.env.HISTORY_CRASH_DIR) {
   const hub = new DataHub();
   const history = new HistoryService({
     hub,
-    store: new DuckWorkerStore({ path: join(process.env.HISTORY_CRASH_DIR, 'history.duckdb'), memoryMb: 64 }),
+    store: new DuckWorkerStore({ dir: join(process.env.HISTORY_CRASH_DIR, 'history'), memoryMb: 64 }),
     policies: [],
     retention: { maxAgeMs: 0, maxBytes: 0 },
     flushMs: 250,
@@ -33,6 +35,7 @@ if (process.env.HISTORY_CRASH_DIR) {
     maxPending: 2_000_000,
   });
   await history.start();
+  setInterval(() => void history.maintain(Date.now() + 65_000), 700);
   const t0 = Math.ceil(Date.now() / TICK) * TICK;
   process.stdout.write(`start ${t0}\n`);
   let i = 0;
@@ -67,7 +70,7 @@ if (process.env.HISTORY_CRASH_DIR) {
       child.kill('SIGKILL');
       await new Promise((r) => child.once('exit', r));
 
-      const store = new DuckStore({ path: join(dir, 'history.duckdb'), memoryMb: 64 });
+      const store = new DuckStore({ dir: join(dir, 'history'), memoryMb: 64 });
       const tags = await store.open();
       try {
         assert.equal(tags.size, TAGS);

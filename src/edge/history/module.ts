@@ -62,7 +62,7 @@ export const historyModule: EdgeModule<'history', typeof historyOptions> = {
     if (c.history) {
       const store: HistoryStore = c.historyDatabaseUrl
         ? new PgStore(c.historyDatabaseUrl)
-        : new DuckWorkerStore({ path: join(ctx.dataDir, 'history.duckdb'), memoryMb: c.historyMemoryMb });
+        : new DuckWorkerStore({ dir: join(ctx.dataDir, 'history'), memoryMb: c.historyMemoryMb });
       service = new HistoryService({
         hub: ctx.module('datahub').hub,
         store,
@@ -74,6 +74,7 @@ export const historyModule: EdgeModule<'history', typeof historyOptions> = {
         batchSize: 65_536,
         maxTags: c.historyMaxTags,
         maxPending: 2_000_000,
+        lazy: !c.historyDatabaseUrl,
       });
       try {
         await service.start();

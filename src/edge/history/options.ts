@@ -7,7 +7,7 @@ export const historyOptions = Type.Object({
   historyDatabaseUrl: Option.string({
     default: '',
     description:
-      'postgres://... : keep the history in PostgreSQL instead of the embedded DuckDB file <data-dir>/history.duckdb (scale-out)',
+      'postgres://... : keep the history in PostgreSQL instead of the embedded DuckDB files in <data-dir>/history/ (scale-out)',
   }),
   historyFlushMs: Option.int({
     minimum: 10,

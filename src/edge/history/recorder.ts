@@ -14,8 +14,12 @@ export interface RecorderOptions {
   hub: DataHub;
   store: HistoryStore;
   logger?: Logger | undefined;
-  /** Known tags (name → id), from the store. */
-  tags: Map<string, number>;
+  /**
+   * Known tags (name → id), from the store; undefined: the store is not open yet, values wait
+   * (at most `maxPending`) until `open(tags)`, and `onWaiting` is called at the first one.
+   */
+  tags?: Map<string, number> | undefined;
+  onWaiting?: (() => void) | undefined;
   policies: PolicyTable;
   flushMs: number;
   /** Values one batch holds at most (a full batch is flushed at once). */
@@ -40,7 +44,10 @@ export class Recorder {
   readonly #o: RecorderOptions;
   readonly #states = new Map<string, TagState>();
   readonly #names = new Map<number, string>();
+  #tags = new Map<string, number>();
   #nextId = 1;
+  /** Values that came before the store was open (undefined once it is). */
+  #early: Message[] | undefined;
   #sub: Subscription | undefined;
   #timer: NodeJS.Timeout | undefined;
   #tag: Int32Array;
@@ -63,13 +70,23 @@ export class Recorder {
 
   constructor(o: RecorderOptions) {
     this.#o = o;
-    for (const [name, id] of o.tags) {
-      this.#names.set(id, name);
-      if (id >= this.#nextId) this.#nextId = id + 1;
-    }
+    if (o.tags) this.open(o.tags);
+    else this.#early = [];
     this.#tag = new Int32Array(o.batchSize);
     this.#ts = new Float64Array(o.batchSize);
     this.#v = new Float64Array(o.batchSize);
+  }
+
+  /** The store is open: its tags are known, the values that waited are taken now. */
+  open(tags: Map<string, number>): void {
+    this.#tags = tags;
+    for (const [name, id] of tags) {
+      this.#names.set(id, name);
+      if (id >= this.#nextId) this.#nextId = id + 1;
+    }
+    const early = this.#early ?? [];
+    this.#early = undefined;
+    for (const m of early) this.#onValue(m);
   }
 
   start(): void {
@@ -80,7 +97,7 @@ export class Recorder {
 
   /** The id of a tag name (`Device.Tag`), or undefined when the history has never seen it. */
   idOf(name: string): number | undefined {
-    return this.#o.tags.get(name);
+    return this.#tags.get(name);
   }
 
   nameOf(id: number): string {
@@ -88,7 +105,7 @@ export class Recorder {
   }
 
   get tagNames(): string[] {
-    return [...this.#o.tags.keys()];
+    return [...this.#tags.keys()];
   }
 
   setPolicies(table: PolicyTable): void {
@@ -100,6 +117,12 @@ export class Recorder {
   }
 
   #onValue(msg: Message): void {
+    if (this.#early) {
+      if (this.#early.length === 0) this.#o.onWaiting?.();
+      if (this.#early.length < this.#o.maxPending) this.#early.push(msg);
+      else this.counters.dropped++;
+      return;
+    }
     this.counters.received++;
     const p = msg.data as { success?: unknown; timestamp?: unknown; value?: unknown } | null;
     if (p === null || typeof p !== 'object' || p instanceof Uint8Array || p.success === false) {
@@ -116,7 +139,7 @@ export class Recorder {
       this.counters.skipped++;
       return;
     } else v = JSON.stringify(raw);
-    const ts = typeof p.timestamp === 'number' ? p.timestamp : Date.now();
+    const ts = Math.floor(typeof p.timestamp === 'number' ? p.timestamp : Date.now());
     const state = this.#states.get(msg.subject) ?? this.#track(msg.subject);
     if (state === undefined) {
       this.counters.dropped++;
@@ -143,10 +166,10 @@ export class Recorder {
     const name = subject.slice(RAW_PREFIX.length);
     const dot = name.indexOf('.');
     if (dot < 0) return undefined;
-    let id = this.#o.tags.get(name);
+    let id = this.#tags.get(name);
     if (id === undefined) {
       id = this.#nextId++;
-      this.#o.tags.set(name, id);
+      this.#tags.set(name, id);
       this.#names.set(id, name);
       this.#newTags.push([id, name]);
     }

@@ -77,8 +77,8 @@ export async function historyRoutes(
   app.get(
     '/history/tags',
     { config: { permission: read }, schema: { response: { 200: TagsReplySchema } } },
-    () => ({
-      tags: history.tags(),
+    async () => ({
+      tags: await history.tags(),
     }),
   );
 

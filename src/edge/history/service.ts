@@ -7,7 +7,7 @@ import { badRequest } from '../../kernel/errors.js';
 import { bucketOf } from './buckets.js';
 import { PolicyTable, type HistoryPolicy } from './policy.js';
 import { Recorder, type RecorderCounters, type RecorderOptions } from './recorder.js';
-import type { HistoryStore, Retention, Sample, StoreStats } from './store.js';
+import type { AggregateColumns, AggregateRow, HistoryStore, Retention, Sample, StoreStats } from './store.js';
 
 /** Tags one query names at most. */
 export const MAX_QUERY_TAGS = 1000;
@@ -54,6 +54,11 @@ export interface HistoryServiceOptions extends Omit<RecorderOptions, 'tags' | 'p
   maintainMs: number;
   policies: HistoryPolicy[];
   logger?: Logger | undefined;
+  /**
+   * Open the store at the first value to record (or the first query), not at start: an edge that
+   * records nothing starts no DuckDB thread. Values meanwhile wait (at most `maxPending`).
+   */
+  lazy?: boolean | undefined;
 }
 
 export class HistoryService {
@@ -64,6 +69,7 @@ export class HistoryService {
   #timer: NodeJS.Timeout | undefined;
   #maintaining: Promise<void> = Promise.resolve();
   #retention: Retention;
+  #opening: Promise<void> | undefined;
 
   constructor(o: HistoryServiceOptions) {
     this.#o = o;
@@ -73,11 +79,33 @@ export class HistoryService {
   }
 
   async start(): Promise<void> {
-    const tags = await this.#store.open();
-    this.#recorder = new Recorder({ ...this.#o, tags, policies: this.#policies });
+    this.#recorder = new Recorder({
+      ...this.#o,
+      tags: undefined,
+      policies: this.#policies,
+      onWaiting: () => void this.#open().catch(() => undefined),
+    });
     this.#recorder.start();
+    if (!this.#o.lazy) await this.#open();
     this.#timer = setInterval(() => void this.maintain(), this.#o.maintainMs);
     this.#timer.unref();
+  }
+
+  /** Opens the store once (its tags then reach the recorder); a failure is logged and kept. */
+  #open(): Promise<void> {
+    this.#opening ??= this.#store.open().then(
+      (tags) => this.#rec.open(tags),
+      (err: unknown) => {
+        this.#o.logger?.error({ err }, 'history: the store could not be opened');
+        throw err;
+      },
+    );
+    return this.#opening;
+  }
+
+  /** True once the store is open (or opening). */
+  get opened(): boolean {
+    return this.#opening !== undefined;
   }
 
   get #rec(): Recorder {
@@ -90,16 +118,21 @@ export class HistoryService {
    * compacts the minutes in progress too (benches, tests).
    */
   maintain(now = Date.now()): Promise<void> {
+    if (!this.#opening) return this.#maintaining;
+    const opening = this.#opening;
     this.#maintaining = this.#maintaining.then(() =>
-      this.#store.maintain(now, this.#retention).catch((err: unknown) => {
-        this.#o.logger?.error({ err }, 'history: maintenance failed');
-      }),
+      opening.then(() =>
+        this.#store.maintain(now, this.#retention).catch((err: unknown) => {
+          this.#o.logger?.error({ err }, 'history: maintenance failed');
+        }),
+      ),
     );
     return this.#maintaining;
   }
 
   /** Writes the values gathered so far (tests, benches; the recorder does it every `flushMs`). */
-  flush(): Promise<void> {
+  async flush(): Promise<void> {
+    if (this.#opening) await this.#opening;
     return this.#rec.flush();
   }
 
@@ -121,18 +154,21 @@ export class HistoryService {
   }
 
   async status(): Promise<HistoryStatus> {
+    await this.#open();
     return { ...(await this.#store.stats()), ...this.#rec.counters, retention: this.retention };
   }
 
   /** Tag names the history holds, sorted. */
-  tags(): string[] {
+  async tags(): Promise<string[]> {
+    await this.#open();
     return this.#rec.tagNames.sort();
   }
 
-  #ids(names: string[]): number[] {
+  async #ids(names: string[]): Promise<number[]> {
     if (names.length === 0) throw badRequest('tag: name at least one tag (Device.Tag)');
     if (names.length > MAX_QUERY_TAGS)
       throw badRequest(`tag: at most ${MAX_QUERY_TAGS} tags per query, got ${names.length}`);
+    await this.#open();
     const ids: number[] = [];
     for (const n of names) {
       const id = this.#rec.idOf(n);
@@ -155,7 +191,7 @@ export class HistoryService {
     checkRange(q);
     if (!Number.isInteger(q.limit) || q.limit < 1 || q.limit > MAX_RAW_LIMIT)
       throw badRequest(`limit must be an integer from 1 to ${MAX_RAW_LIMIT}, got ${String(q.limit)}`);
-    const ids = this.#ids(q.tags);
+    const ids = await this.#ids(q.tags);
     if (ids.length === 0) return { items: [], total: 0 };
     const page = await this.#store.raw({
       tags: ids,
@@ -172,14 +208,32 @@ export class HistoryService {
   ): Promise<{ bucketMs: number; series: HistorySeries[] }> {
     checkRange(q);
     const bucketMs = bucketOf(q.from, q.to, q.points, q.bucketMs);
-    const ids = this.#ids(q.tags);
+    const ids = await this.#ids(q.tags);
     const byTag = new Map<string, HistoryBucket[]>(q.tags.map((t) => [t, []]));
     if (ids.length > 0) {
       const end = Math.min(q.to, Date.now());
-      const rows = await this.#store.aggregate({ tags: ids, from: q.from, to: q.to, bucketMs, end });
-      for (const r of rows) {
-        const { tag, bucket, ...rest } = r;
-        byTag.get(this.#rec.nameOf(tag))?.push({ ts: bucket, ...rest });
+      const aq = { tags: ids, from: q.from, to: q.to, bucketMs, end };
+      const c = this.#store.aggregateColumns
+        ? await this.#store.aggregateColumns(aq)
+        : columnsOf(await this.#store.aggregate(aq));
+      let list: HistoryBucket[] | undefined;
+      let listTag = NaN;
+      for (let i = 0; i < c.tag.length; i++) {
+        if (c.tag[i] !== listTag) {
+          listTag = c.tag[i]!;
+          list = byTag.get(this.#rec.nameOf(listTag));
+        }
+        const twa = c.twa[i]!;
+        list?.push({
+          ts: c.bucket[i]!,
+          first: c.first[i]!,
+          last: c.last[i]!,
+          min: c.min[i]!,
+          max: c.max[i]!,
+          mean: c.mean[i]!,
+          count: c.count[i]!,
+          twa: Number.isNaN(twa) ? null : twa,
+        });
       }
     }
     return { bucketMs, series: [...byTag].map(([tag, buckets]) => ({ tag, buckets })) };
@@ -188,7 +242,7 @@ export class HistoryService {
   /** The last value of each tag at or before `at`. */
   async last(tags: string[], at: number): Promise<HistoryValue[]> {
     if (!Number.isFinite(at)) throw badRequest('at must be a time');
-    const ids = this.#ids(tags);
+    const ids = await this.#ids(tags);
     if (ids.length === 0) return [];
     return (await this.#store.last(ids, at)).map((s) => this.#value(s));
   }
@@ -196,7 +250,7 @@ export class HistoryService {
   /** Every value of the tags over the range, tag by tag in time order, a page at a time. */
   async *export(q: TimeRange): AsyncGenerator<HistoryValue[]> {
     checkRange(q);
-    for (const id of this.#ids(q.tags)) {
+    for (const id of await this.#ids(q.tags)) {
       let from = q.from;
       let skip = 0;
       for (;;) {
@@ -213,10 +267,26 @@ export class HistoryService {
 
   async close(): Promise<void> {
     clearInterval(this.#timer);
+    if (this.#opening) await this.#opening.catch(() => undefined);
     await this.#recorder?.stop();
     await this.#maintaining;
     await this.#store.close();
   }
+}
+
+function columnsOf(rows: AggregateRow[]): AggregateColumns {
+  const col = (f: (r: AggregateRow) => number) => Float64Array.from(rows, f);
+  return {
+    tag: col((r) => r.tag),
+    bucket: col((r) => r.bucket),
+    first: col((r) => r.first),
+    last: col((r) => r.last),
+    min: col((r) => r.min),
+    max: col((r) => r.max),
+    mean: col((r) => r.mean),
+    count: col((r) => r.count),
+    twa: col((r) => r.twa ?? NaN),
+  };
 }
 
 function checkRange(q: { from: number; to: number }): void {

@@ -45,6 +45,39 @@ export interface ScanQuery {
   limit: number;
 }
 
+/** Aggregate rows column by column (the worker hands them over as typed arrays; `twa` NaN where none). */
+export const AGGREGATE_COLUMNS = [
+  'tag',
+  'bucket',
+  'first',
+  'last',
+  'min',
+  'max',
+  'mean',
+  'count',
+  'twa',
+] as const;
+export type AggregateColumns = Record<(typeof AGGREGATE_COLUMNS)[number], Float64Array>;
+
+export function aggregateRows(c: AggregateColumns): AggregateRow[] {
+  const out: AggregateRow[] = new Array<AggregateRow>(c.tag.length);
+  for (let i = 0; i < c.tag.length; i++) {
+    const twa = c.twa[i]!;
+    out[i] = {
+      tag: c.tag[i]!,
+      bucket: c.bucket[i]!,
+      first: c.first[i]!,
+      last: c.last[i]!,
+      min: c.min[i]!,
+      max: c.max[i]!,
+      mean: c.mean[i]!,
+      count: c.count[i]!,
+      twa: Number.isNaN(twa) ? null : twa,
+    };
+  }
+  return out;
+}
+
 export interface AggregateQuery extends RangeQuery {
   bucketMs: number;
   /** Where the last value of a bucket stops counting for the time-weighted mean: min(to, now). */
@@ -94,6 +127,8 @@ export interface HistoryStore {
   raw(q: RawQuery): Promise<{ items: Sample[]; total: number }>;
   scan(q: ScanQuery): Promise<Sample[]>;
   aggregate(q: AggregateQuery): Promise<AggregateRow[]>;
+  /** The same as typed columns (no object per bucket on the way), where the store has it. */
+  aggregateColumns?(q: AggregateQuery): Promise<AggregateColumns>;
   /** The last value of each tag at or before `at` (tags without one left out). */
   last(tags: number[], at: number): Promise<Sample[]>;
   /** Compaction, retention by age and by size: run every few seconds. */

@@ -74,7 +74,7 @@ test('buckets: a nice width from the range and the point budget; a given bucket 
 
 test('DuckDB store: raw, aggregates (first, last, min, max, mean, count, time-weighted), last before, after compaction', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mw-history-'));
-  const store = new DuckStore({ path: join(dir, 'h.duckdb'), memoryMb: 64 });
+  const store = new DuckStore({ dir: join(dir, 'h'), memoryMb: 64 });
   try {
     assert.equal((await store.open()).size, 0);
     const base = 1_700_000_000_000 - (1_700_000_000_000 % 60_000);

@@ -307,7 +307,7 @@ test('item 3: usage mistakes are one line naming the fix, without a stack trace'
   for (const r of [property, rule, typo, refused, tls]) assert.doesNotMatch(r.stderr, /\n\s+at /, r.stderr);
 });
 
-test('item 7: a second `up` on the same data starts the UNS before its feed connects: no ECONNREFUSED warning', async () => {
+test('item 7: a second `up` on the same data, OPC UA on: no ECONNREFUSED and no node-opcua warning, no WARN line at all', async () => {
   await up.stop();
   up = await startCli(
     [
@@ -322,11 +322,29 @@ test('item 7: a second `up` on the same data starts the UNS before its feed conn
       '0',
       '--manager-admin-port',
       '0',
+      // The OPC UA server on (a free port): node-opcua printed NODE-OPCUA-W27 on Node 20 after
+      // the ready line (kernel/node-opcua.ts).
+      '--opcua-enabled',
+      'true',
+      '--opcua-port',
+      '0',
+      '--opcua-host',
+      '127.0.0.1',
       '--log-format',
       'pretty',
     ],
     { env, timeoutMs: 120_000 },
   );
-  await eventually(() => up.output().includes('millwright-ready'), 10_000);
-  assert.doesNotMatch(up.output(), /ECONNREFUSED/);
+  // Everything the start does after the ready line: the OPC UA server listens, the UNS feed
+  // (which connected before the UNS listened, with ECONNREFUSED warnings) is connected.
+  await eventually(
+    () =>
+      /opcua server listening/.test(up.output()) && /integration state .*state=Connected/.test(up.output()),
+    90_000,
+    'the OPC UA server listening and the UNS feed connected',
+  );
+  const out = up.output();
+  assert.doesNotMatch(out, /ECONNREFUSED/);
+  assert.doesNotMatch(out, /NODE-OPCUA|security-revert/);
+  assert.doesNotMatch(out, /^\S+ (WARN|ERROR)/m, out);
 });

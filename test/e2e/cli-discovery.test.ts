@@ -353,9 +353,9 @@ test('item 7: a second `up` on the same data, OPC UA on: no ECONNREFUSED, no nod
   assert.doesNotMatch(out, /NODE-OPCUA|security-revert/);
   // The one warning left is one a user can act on: the FINS device made above, said once (item 4).
   const warnings = out.split('\n').filter((l) => /^\S+ (WARN|ERROR)/.test(l));
-  assert.deepEqual(
-    warnings.map((l) => l.replace(/^\S+ /, '').slice(0, 60)),
-    ['WARN  edge.acquisition: driver "FINS Ethernet" does not acquire'],
-    out,
+  assert.equal(warnings.length, 1, out);
+  assert.match(
+    warnings[0]!,
+    /WARN {2}edge\.acquisition: driver "FINS Ethernet" does not acquire in this build/,
   );
 });

@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 
 const root = join(import.meta.dirname, '..');
 const arg = (name) => {

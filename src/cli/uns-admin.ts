@@ -41,10 +41,15 @@ async function withStores<T>(cmd: Command, fn: (stores: Stores) => Promise<T>): 
     const accounts = new AccountService(new AccountRepository(database.db), logger);
     await accounts.refresh();
     const out = await fn({ identity, accounts });
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(out, isoDates, 2)}\n`);
   } finally {
     await database.close();
   }
+}
+
+/** Times as the UNS API prints them (ISO 8601), not the stores' epoch milliseconds. */
+function isoDates(key: string, value: unknown): unknown {
+  return key.endsWith('At') && typeof value === 'number' ? new Date(value).toISOString() : value;
 }
 
 /** `--rule 'plant/#:PubSub'` (repeatable): a topic filter and a permission. */

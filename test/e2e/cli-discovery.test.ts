@@ -141,8 +141,9 @@ test('`edge device create`, `edge watch`, `edge write`, `uns watch`: no address 
   assert.equal(wrote.code, 0, wrote.stderr);
   assert.equal((JSON.parse(wrote.stdout) as { success: boolean }).success, true, wrote.stdout);
 
-  // The UNS `up` started (its feed publishes the tag), not Mosquitto on 1883.
-  await ok([
+  // The UNS `up` started (its feed publishes the tag), not Mosquitto on 1883. Times in ISO 8601
+  // as the API prints them (item 9), not epoch milliseconds.
+  const account = await ok([
     'uns',
     'account',
     'create',
@@ -153,6 +154,10 @@ test('`edge device create`, `edge watch`, `edge write`, `uns watch`: no address 
     '--rule',
     '#:Sub',
   ]);
+  assert.match(
+    (JSON.parse(account) as { createdAt: unknown }).createdAt as string,
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+  );
   const unsEnv = { MILLWRIGHT_UNS_USERNAME: 'watcher', MILLWRIGHT_UNS_PASSWORD: 'watcher-pass' };
   const seen = await eventually(
     async () => {
@@ -307,7 +312,7 @@ test('item 3: usage mistakes are one line naming the fix, without a stack trace'
   for (const r of [property, rule, typo, refused, tls]) assert.doesNotMatch(r.stderr, /\n\s+at /, r.stderr);
 });
 
-test('item 7: a second `up` on the same data starts the UNS before its feed connects: no ECONNREFUSED warning', async () => {
+test('item 7: a second `up` on the same data, OPC UA on: no ECONNREFUSED, no node-opcua warning, no warning a user cannot act on', async () => {
   await up.stop();
   up = await startCli(
     [
@@ -322,11 +327,35 @@ test('item 7: a second `up` on the same data starts the UNS before its feed conn
       '0',
       '--manager-admin-port',
       '0',
+      // The OPC UA server on (a free port): node-opcua printed NODE-OPCUA-W27 on Node 20 after
+      // the ready line (kernel/node-opcua.ts).
+      '--opcua-enabled',
+      'true',
+      '--opcua-port',
+      '0',
+      '--opcua-host',
+      '127.0.0.1',
       '--log-format',
       'pretty',
     ],
     { env, timeoutMs: 120_000 },
   );
-  await eventually(() => up.output().includes('millwright-ready'), 10_000);
-  assert.doesNotMatch(up.output(), /ECONNREFUSED/);
+  // Everything the start does after the ready line: the OPC UA server listens, the UNS feed
+  // (which connected before the UNS listened, with ECONNREFUSED warnings) is connected.
+  await eventually(
+    () =>
+      /opcua server listening/.test(up.output()) && /integration state .*state=Connected/.test(up.output()),
+    90_000,
+    'the OPC UA server listening and the UNS feed connected',
+  );
+  const out = up.output();
+  assert.doesNotMatch(out, /ECONNREFUSED/);
+  assert.doesNotMatch(out, /NODE-OPCUA|security-revert/);
+  // The one warning left is one a user can act on: the FINS device made above, said once (item 4).
+  const warnings = out.split('\n').filter((l) => /^\S+ (WARN|ERROR)/.test(l));
+  assert.equal(warnings.length, 1, out);
+  assert.match(
+    warnings[0]!,
+    /WARN {2}edge\.acquisition: driver "FINS Ethernet" does not acquire in this build/,
+  );
 });

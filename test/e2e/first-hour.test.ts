@@ -133,8 +133,16 @@ test('the CLI: usage errors exit 2, help texts say what each command is, `up` sh
   assert.match(upHelp.stdout, /--uns-port <n>/);
   assert.match(upHelp.stdout, /--uns-mqtt-port <n>/);
   assert.match(upHelp.stdout, /--manager-port <n>/);
+  // Issue 35, item 9: no empty default, a prefixed option names prefixed options, no help
+  // text that sends the reader to itself.
+  assert.doesNotMatch(upHelp.stdout, /\(default: \)/);
+  assert.match(upHelp.stdout, /--uns-tls-key <value> +PEM private key of --uns-tls-cert /);
+  assert.match(upHelp.stdout, /--manager-tls-key <value> +PEM private key of --manager-tls-cert /);
+  const managerHelp = await runCli(['manager', '--help']);
+  assert.doesNotMatch(managerHelp.stdout, /millwright manager --help/);
   const top = await runCli(['--help']);
   assert.doesNotMatch(top.stdout, /see `millwright edge --help`/);
+  assert.doesNotMatch(top.stdout, /see `millwright manager --help`/);
   assert.match(top.stdout, /unified namespace/);
 });
 

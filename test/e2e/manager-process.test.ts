@@ -109,8 +109,14 @@ test('enrol, kill, restart, and a changed manager certificate', async () => {
   // Restarted on the same data directory: the link comes back by itself.
   edge = await start(edgeArgs, 'edge');
   await eventually(online, 15_000, 'online after restart');
-  const history = await api(`/api/v1/device/${deviceId}/connections`);
-  assert.equal(history.body.total, 2);
+  // The link the kill ended and the one after the restart; a loaded machine can miss three 300 ms
+  // heartbeats and open one more (issue 35, item 6: counted, not a failure). One link is open.
+  const history = await api(`/api/v1/device/${deviceId}/connections?limit=100`);
+  assert.ok(history.body.total >= 2, history.text);
+  const open = (history.body.items as { disconnectedAt: string | null }[]).filter(
+    (c) => c.disconnectedAt === null,
+  );
+  assert.equal(open.length, 1, history.text);
 
   // The manager comes back on the same ports with another certificate: the edge refuses it.
   await mgr.proc.stop();

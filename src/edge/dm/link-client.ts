@@ -93,8 +93,11 @@ export class LinkClient {
     this.#connect();
   }
 
-  /** Closes the link; `reason` is what the manager logs (a move or an unenrolment is not a stop). */
-  async stop(reason = 'edge stopping'): Promise<void> {
+  /**
+   * Closes the link; `reason` is what the manager logs (a move or an unenrolment is not a stop);
+   * `code` LINK_CLOSE_MOVED asks the manager to retire this device record (the edge moved).
+   */
+  async stop(reason = 'edge stopping', code = 1001): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retryTimer);
     clearInterval(this.#hbTimer);
@@ -103,7 +106,7 @@ export class LinkClient {
     if (ws && ws.readyState !== ws.CLOSED) {
       await new Promise<void>((resolve) => {
         ws.once('close', () => resolve());
-        ws.close(1001, reason);
+        ws.close(code, reason);
         setTimeout(() => {
           ws.terminate();
           resolve();

@@ -25,6 +25,7 @@ import {
   pinnedConnection,
   type Fingerprint,
 } from '../../kernel/link/pinned.js';
+import { LINK_CLOSE_MOVED } from '../../kernel/link/protocol.js';
 import type { AuthService } from '../auth/index.js';
 import { EDGE_API_VERSION } from '../versions/index.js';
 import { hostFacts } from '../../kernel/host.js';
@@ -224,7 +225,16 @@ export class DmService {
         `cannot reach the manager at ${url}: ${(err as Error).message}`,
       );
     }
-    await this.#forget();
+    // The old link closes as a move: its manager retires the old device record (when that manager
+    // is this one, the activation above retired it already).
+    await this.#forget(
+      enrolledAs
+        ? {
+            code: LINK_CLOSE_MOVED,
+            reason: `edge moved: enrolled again as device ${answer.deviceId} at ${url}`,
+          }
+        : undefined,
+    );
     await this.#settings.put('manager_url', url);
     await this.#settings.put('fingerprint', fingerprint);
     await this.#settings.put('device_id', answer.deviceId);
@@ -243,8 +253,8 @@ export class DmService {
     this.#log.info('left the manager');
   }
 
-  async #forget(): Promise<void> {
-    await this.#link?.stop('edge leaves this manager');
+  async #forget(close?: { code: number; reason: string }): Promise<void> {
+    await this.#link?.stop(close?.reason ?? 'edge leaves this manager', close?.code);
     this.#link = null;
     const tokenId = await this.#get('token_id');
     if (tokenId) await this.#auth.revokeApiToken(tokenId).catch(() => undefined);

@@ -66,7 +66,7 @@ export type FromWorker =
   /** The address space holds tree `seq` (`nodes` mounted). */
   | { t: 'reconciled'; seq: number; nodes: number; ms: number }
   | { t: 'failed'; error: string }
-  | { t: 'log'; level: 'info' | 'warn' | 'error'; msg: string; data: Record<string, unknown> }
+  | { t: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; msg: string; data: Record<string, unknown> }
   | { t: 'user'; id: number; username: string; password: string }
   | { t: 'write'; id: number; tagId: string; value: unknown }
   | { t: 'rpc'; id: number; ok: true; value: unknown }

@@ -31,6 +31,7 @@ import type {
 } from './ua-protocol.js';
 import type { OpcuaNode } from './types.js';
 import { uaDataType } from './data-types.js';
+import { loadNodeOpcua } from '../../kernel/node-opcua.js';
 
 type Opcua = typeof import('node-opcua');
 
@@ -45,7 +46,7 @@ interface Mounted {
 
 const port = parentPort!;
 const send = (m: FromWorker) => port.postMessage(m);
-const log = (level: 'info' | 'warn' | 'error', data: Record<string, unknown>, msg: string) =>
+const log = (level: 'debug' | 'info' | 'warn' | 'error', data: Record<string, unknown>, msg: string) =>
   send({ t: 'log', level, msg, data });
 const yieldNow = () => new Promise<void>((r) => setImmediate(r));
 
@@ -343,7 +344,11 @@ class UaWorker {
 
 /** node-opcua loaded, its server made and initialised (the standard nodeset loaded). */
 async function create(data: UaWorkerData): Promise<UaWorker> {
-  const o = await import('node-opcua');
+  const o = await loadNodeOpcua({
+    debug: (msg) => log('debug', {}, msg),
+    warn: (msg) => log('warn', {}, msg),
+    error: (msg) => log('error', {}, msg),
+  });
   const settings = data.settings;
   mkdirSync(data.pkiDir, { recursive: true });
   // node-opcua-pki guards its folder with a `mutex` file; a process that stopped while it held it

@@ -26,6 +26,11 @@ export const LINK_FEATURE_INLINE = 'inline';
 /** Most headers in a bridged request or response. */
 export const LINK_MAX_HEADERS = 200;
 export const LINK_PATH = '/dm/link';
+/**
+ * The close code of an edge that enrolled again (a move, `"move": true`): the manager retires the
+ * device record of that link (the link proved it is that device), instead of keeping it offline.
+ */
+export const LINK_CLOSE_MOVED = 4001;
 
 export type LinkHeaders = Record<string, string | string[]>;
 

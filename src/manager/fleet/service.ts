@@ -449,15 +449,24 @@ export class FleetService {
     this.#targets.forget(id);
     this.#log.info({ deviceId: id, projectId: code.project_id, name }, 'device activated');
     // An edge that moved: its old record is retired (removed), not left offline for ever.
-    if (req.replaces && (await this.verifyLink(req.replaces.deviceId, req.replaces.linkSecret))) {
-      await this.#repo.deleteDevice(req.replaces.deviceId);
-      this.#targets.forget(req.replaces.deviceId);
-      this.#log.info({ deviceId: req.replaces.deviceId, by: id }, 'device retired: the edge enrolled again');
-    }
+    if (req.replaces && (await this.verifyLink(req.replaces.deviceId, req.replaces.linkSecret)))
+      await this.retireMoved(req.replaces.deviceId, `the edge enrolled again as device ${id}`);
     return { deviceId: id, projectId: code.project_id, companyId: project.company_id, linkSecret };
   }
 
   // --- what the link needs ----------------------------------------------------------------------
+
+  /**
+   * Retires the record of a device whose edge enrolled again (moved to another record of this
+   * manager or to another manager): removed, not left offline for ever. Only on the device's own
+   * proof (its link secret at activation, or its authenticated link closing as a move).
+   */
+  async retireMoved(deviceId: string, why: string): Promise<void> {
+    this.#targets.forget(deviceId);
+    if (await this.#repo.deleteDevice(deviceId))
+      this.#log.info({ deviceId, why }, 'device retired: the edge moved');
+    this.#targets.forget(deviceId);
+  }
 
   /** The device of a link credential, or null. */
   async verifyLink(deviceId: string, secret: string): Promise<{ id: string; projectId: string } | null> {

@@ -11,6 +11,7 @@ import type { WebSocket } from 'ws';
 import { AppError, ERRORS } from '../../kernel/errors.js';
 import {
   LINK_CHUNK,
+  LINK_CLOSE_MOVED,
   LINK_FEATURE_INLINE,
   LINK_INLINE_MAX,
   bodyFrame,
@@ -334,6 +335,7 @@ export class LinkHub {
     const why = reason || (code === 1006 ? 'connection lost' : `closed (${code})`);
     this.#o.logger.info({ deviceId: link.deviceId, code, reason: why }, 'edge unlinked');
     try {
+      if (code === LINK_CLOSE_MOVED) return await this.#o.fleet.retireMoved(link.deviceId, why);
       await this.#o.fleet.linkDown(link.deviceId, link.connectionId, why, this.#links.has(link.deviceId));
     } catch (err) {
       this.#o.logger.warn({ err, deviceId: link.deviceId }, 'recording the end of a link failed');

@@ -8,6 +8,8 @@
  * on first use. node-opcua is loaded on first use (it is large), not when the edge starts.
  */
 import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { loadNodeOpcua } from '../../../kernel/node-opcua.js';
 import type {
   ClientSession,
   ClientSubscription,
@@ -33,8 +35,13 @@ import {
 } from '../types.js';
 
 type Opcua = typeof import('node-opcua');
-let loaded: Promise<Opcua> | undefined;
-const load = (): Promise<Opcua> => (loaded ??= import('node-opcua'));
+/** node-opcua (loaded on first use), its own messages in the edge's log (kernel/node-opcua.ts). */
+const load = (logger: Logger | undefined): Promise<Opcua> =>
+  loadNodeOpcua({
+    debug: (msg) => logger?.debug(msg),
+    warn: (msg) => (logger ? logger.warn(msg) : console.warn(msg)),
+    error: (msg) => (logger ? logger.error(msg) : console.error(msg)),
+  });
 
 const managers = new Map<string, Promise<OPCUACertificateManager>>();
 async function certificateManager(o: Opcua, dataDir: string): Promise<OPCUACertificateManager> {
@@ -69,6 +76,10 @@ async function openSession(
   const policy = mode === 'None' ? 'None' : (props.securityPolicy ?? 'None');
   if (mode !== 'None' && policy === 'None')
     throw new Error(`securityMode ${mode} needs a securityPolicy other than None`);
+  if (policy === 'Basic128Rsa15')
+    throw new Error(
+      `securityPolicy Basic128Rsa15 (deprecated) decrypts with RSA PKCS#1 v1.5, which Node ${process.version} refuses (CVE-2023-46809): use Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss`,
+    );
   const client = o.OPCUAClient.create({
     applicationName: 'Millwright',
     applicationUri: 'urn:millwright:edge:acquisition',
@@ -142,7 +153,7 @@ class OpcuaSession implements DriverSession {
   ) {}
 
   async connect(): Promise<void> {
-    this.#o = await load();
+    this.#o = await load(this.ctx.logger);
     this.#conn = await openSession(this.#o, this.device.props, this.ctx.dataDir, (reason) => {
       this.#lost = true;
       if (!this.#closed) this.ctx.lost(reason);
@@ -270,8 +281,9 @@ export async function browseOpcua(
   props: Record<string, string>,
   dataDir: string,
   limit = 5000,
+  logger?: Logger,
 ): Promise<BrowseNode[]> {
-  const o = await load();
+  const o = await load(logger);
   const { client, session } = await openSession(o, props, dataDir);
   let count = 0;
   try {

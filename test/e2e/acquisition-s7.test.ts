@@ -87,7 +87,7 @@ describe('acquisition: S7', () => {
         name,
         nextMessage(e.nc, `devicehub.raw.plc1.${name}`, () => true, 15_000),
       );
-    const r0 = peer.reads;
+    const r0 = (await peer.stats()).reads;
     const made = await e.createTags(
       dev,
       want.map(([TagName, Name, ValueType, Properties]) => ({
@@ -109,8 +109,9 @@ describe('acquisition: S7', () => {
     assert.equal(missing.success, false);
     assert.match(missing.error, /DB9/);
     // 18 tags in 8 areas: one ReadVar request of 8 items (the PDU is 480 bytes).
-    assert.equal(peer.reads - r0, 1, `read requests for one cycle: ${peer.reads - r0}`);
-    assert.equal(peer.readItems >= 8, true);
+    const { reads, readItems } = await peer.stats();
+    assert.equal(reads - r0, 1, `read requests for one cycle: ${reads - r0}`);
+    assert.equal(readItems >= 8, true);
   });
 
   test('writes of each type land in the server (read back with snap7) and read again', async () => {

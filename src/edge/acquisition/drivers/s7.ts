@@ -69,6 +69,8 @@ const P_REMOTE_PORT = 2;
 const P_PING_TIMEOUT = 3;
 const P_SEND_TIMEOUT = 4;
 const P_RECV_TIMEOUT = 5;
+/** Calls a run longer than one PDU is read in (each of whole PDU-sized requests). */
+const LARGE_CALLS = 4;
 /** snap7's bit word length, for writing one bit. */
 const WL_BIT = 0x01;
 
@@ -228,8 +230,8 @@ class S7Session implements DriverSession {
   /**
    * The plan's requests one at a time on the connection, each next request sent before the answer
    * in hand is decoded and handed over: the native client waits for the PLC while this thread
-   * decodes and publishes. A run larger than one PDU is read in PDU-sized parts the same way (as
-   * many requests as snap7's own split would make), its tags handed over as soon as their bytes are in.
+   * decodes and publishes. A run larger than one PDU is read in a few parts the same way (as many
+   * requests in all as snap7's own split makes), its tags handed over as soon as their bytes are in.
    */
   async read(
     tags: readonly TagSpec[],
@@ -289,8 +291,12 @@ class S7Session implements DriverSession {
     fail: (item: ReadItem, reason: string, from?: number) => void,
   ): Promise<void> {
     const unit = isCell(item.area) ? 2 : 1;
-    // snap7 splits a long read into parts of (PDU - 18) bytes: the same parts here.
-    const part = Math.max(1, Math.floor((conn.pdu - 18) / unit));
+    // snap7 splits a long read into requests of (PDU - 18) bytes. The run is read in about four
+    // calls of whole requests each: few enough wake-ups of this thread per cycle, while the
+    // values of one call are published the next call's requests are on the wire.
+    const perRequest = Math.max(1, Math.floor((conn.pdu - 18) / unit));
+    const requests = Math.ceil(item.count / perRequest);
+    const part = perRequest * Math.ceil(requests / LARGE_CALLS);
     let buf = this.#buffers.get(item);
     if (!buf) {
       buf = Buffer.alloc(item.count * unit);

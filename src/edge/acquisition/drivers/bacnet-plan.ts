@@ -59,15 +59,15 @@ export function valueBytes(ref: Ref, valueType: string, length: number): number 
   if (valueType === 'string') return Math.max(length, 16) * 2 + 5;
   if (ref.property !== PRESENT_VALUE) return 32;
   if (valueType === 'float64') return 10;
-  return 5; // REAL, ENUMERATED, Unsigned or Signed of up to 32 bits; an error takes 6 (below)
+  return 5; // REAL, ENUMERATED, Unsigned or Signed of up to 32 bits; an error at most 5 beyond its tags (below)
 }
 
 /** Answer bytes of an object's head and tail: object identifier (5), opening and closing tag [1]. */
 const OBJECT_BYTES = 7;
-/** Answer bytes around a property's value: context tag [2] (2-4), opening and closing tag [4] or [5]. */
-const PROPERTY_BYTES = 6;
-/** An error instead of the value: two enumerated values of up to 3 bytes each. */
-const ERROR_BYTES = 6;
+/** Answer bytes around a property's value: context tag [2] with the identifier, opening and closing tag [4]. */
+const propertyBytes = (id: number) => (id < 256 ? 4 : id < 65536 ? 5 : 7);
+/** An error instead of the value, beyond the bytes counted for tag [4]: its tag [5] instead, class and code (2-3 bytes each). */
+const ERROR_BYTES = 5;
 
 export interface PlanInput {
   /** Tag index and where it reads. */
@@ -105,7 +105,7 @@ export function planBatches({ refs, budget, maxProperties }: PlanInput): Batch[]
   for (const o of objects.values()) {
     let planned: PlannedObject | undefined;
     for (const p of o.props.values()) {
-      const cost = PROPERTY_BYTES + Math.max(p.bytes, ERROR_BYTES);
+      const cost = propertyBytes(p.id) + Math.max(p.bytes, ERROR_BYTES);
       const head = planned ? 0 : OBJECT_BYTES;
       if (!cur || (cur.size > 0 && (cur.size + 1 > limit || cur.bytes + head + cost > budget))) {
         cur = fresh();

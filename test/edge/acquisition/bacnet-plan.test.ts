@@ -18,6 +18,7 @@ import {
   type Batch,
   type Ref,
 } from '../../../src/edge/acquisition/drivers/bacnet-plan.js';
+import { InvokeTable } from '../../../src/edge/acquisition/drivers/bacnet-socket.js';
 
 const RPM = (
   createRequire(import.meta.url)('@bacnet-js/client/dist/lib/services/ReadPropertyMultiple.js') as {
@@ -127,4 +128,27 @@ test('too long: Abort reasons 1, 4, 11; others are not', () => {
   assert.equal(apduCode(1476), 5);
   assert.equal(apduCode(480), 3);
   assert.equal(apduCode(500), 3);
+});
+
+test('invoke table: an id used again within the timeout is answered (the library lost it); a silent one times out', async () => {
+  const t = new InvokeTable(300);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const first = t.add(7);
+  assert.equal(t.resolve(7, null, 'a'), true);
+  assert.equal(await first, 'a');
+  await sleep(200);
+  // The counter came round: id 7 again, answered after the first request's expiry time.
+  const second = t.add(7);
+  await sleep(150);
+  assert.equal(t.resolve(7, null, 'b'), true);
+  assert.equal(await second, 'b');
+  const silent = assert.rejects(t.add(7), /ERR_TIMEOUT/);
+  await silent;
+  const refused = t.add(8);
+  assert.equal(t.resolve(8, new Error('BacnetAbort - Reason:4')), true);
+  await assert.rejects(refused, /Reason:4/);
+  assert.equal(t.resolve(99, null, 'x'), false);
+  const closing = assert.rejects(t.add(9), /ERR_TIMEOUT/);
+  t.clear(true);
+  await closing;
 });

@@ -3,6 +3,13 @@
  * local port shared by every device of the process that uses that port, and a bound on the
  * confirmed requests in flight on a socket (the library matches answers by invoke id alone, 0-254,
  * not by the device's address, so no more than that may wait at once).
+ *
+ * The library's own request table (`RequestManager`) loses a request when its invoke id comes
+ * round again within the APDU timeout (more than 255 requests in that time on one socket: 85 a
+ * second at 3 s): the expiry sweep of the earlier, answered request deletes the later one's entry,
+ * whose promise then never settles (its answer is dropped as unknown). A read waiting on it waits
+ * for ever. `InvokeTable` replaces it on every client made here: one entry per invoke id, its own
+ * timer, settled exactly once.
  */
 import type { BACNetAppData } from '@bacnet-js/client';
 
@@ -34,12 +41,60 @@ export interface Shared {
 }
 const sockets = new Map<number, Promise<Shared>>();
 
+type Settle = { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout };
+
+/** The library's request table (add, resolve, clear), without its invoke-id reuse bug (above). */
+export class InvokeTable {
+  readonly #byId = new Map<number, Settle>();
+  constructor(readonly delay: number) {}
+
+  add(invokeId: number): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      // An id still waiting when it comes round again: that request has waited 255 requests long.
+      this.#settle(invokeId, new Error('ERR_TIMEOUT'));
+      const timer = setTimeout(
+        () => this.#settle(invokeId, new Error('ERR_TIMEOUT'), undefined, timer),
+        this.delay,
+      );
+      this.#byId.set(invokeId, { resolve, reject, timer });
+    });
+  }
+
+  resolve(invokeId: number, err: Error | null, result?: unknown): boolean {
+    return this.#settle(invokeId, err, result);
+  }
+
+  clear(force?: boolean): void {
+    if (!force) return;
+    for (const id of [...this.#byId.keys()]) this.#settle(id, new Error('ERR_TIMEOUT'));
+  }
+
+  #settle(invokeId: number, err: Error | null, result?: unknown, only?: NodeJS.Timeout): boolean {
+    const entry = this.#byId.get(invokeId);
+    if (!entry || (only && entry.timer !== only)) return false;
+    this.#byId.delete(invokeId);
+    clearTimeout(entry.timer);
+    if (err) entry.reject(err);
+    else entry.resolve(result);
+    return true;
+  }
+}
+
+/** Puts an `InvokeTable` in place of a client's own request table. */
+export function fixRequests(client: Client, timeout: number): Client {
+  (client as unknown as { _requestManager: InvokeTable })._requestManager = new InvokeTable(timeout);
+  return client;
+}
+
 export async function acquire(lib: Lib, localPort: number, timeout: number): Promise<Shared> {
   const key = localPort;
   let s = sockets.get(key);
   if (!s) {
     s = new Promise<Shared>((resolve, reject) => {
-      const client = new lib.default({ port: localPort, apduTimeout: timeout }) as Client;
+      const client = fixRequests(
+        new lib.default({ port: localPort, apduTimeout: timeout }) as Client,
+        timeout,
+      );
       const shared: Shared = { client, refs: 0, inflight: 0, waiting: [], cov: new Map() };
       const fail = (err: Error) => {
         sockets.delete(key);

@@ -72,7 +72,7 @@ const s7Case: Case = {
     return {
       props: { host: '127.0.0.1', port: String(peer.port), ReconnectInterval: '1' },
       tags,
-      requests: async () => peer.reads,
+      requests: async () => (await peer.stats()).reads,
       async ceiling(seconds) {
         const snap7 = createRequire(import.meta.url)('node-snap7') as { S7Client: new () => Snap7Client };
         const c = new snap7.S7Client();

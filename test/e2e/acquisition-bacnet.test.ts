@@ -141,6 +141,68 @@ describe('acquisition: BACnet/IP', () => {
     assert.match(err.error, /WRITE_ACCESS_DENIED|Code:40/);
   });
 
+  test('a small device (APDU 480, no segmentation, slow answers): requests packed to its APDU, several in flight, a too-long answer split', async () => {
+    const small = new BacnetPeer(480);
+    small.maxApdu = 480;
+    small.replyDelayMs = 20;
+    const long = (k: number) => `Zone ${k} supply air temperature setpoint, north wing, level ${k % 7}`;
+    for (let k = 0; k < 300; k++) small.add({ type: 2, instance: k, name: long(k), value: k * 1.5 });
+    const smallPort = await freePort();
+    await small.start(smallPort);
+    try {
+      const dev = await e.createDevice('small', 'BACnet/IP', {
+        host: '127.0.0.1',
+        port: String(smallPort),
+        localPort: String(await freePort()),
+        useCov: 'false',
+        requestTimeoutMs: '2000',
+      });
+      const seen = new Map<string, unknown>();
+      const sub = e.nc.subscribe('devicehub.raw.small.>', {
+        callback: (_err, m) => {
+          const p = m.json<{ success: boolean; value: unknown }>();
+          if (p.success) seen.set(m.subject.slice('devicehub.raw.small.'.length), p.value);
+        },
+      });
+      await e.nc.flush();
+      await e.createTags(dev, [
+        ...Array.from({ length: 300 }, (_, k) => ({
+          Name: 'AV',
+          TagName: `v${k}`,
+          ValueType: 'float32',
+          IntervalMs: 1000,
+          Properties: { address: String(k) },
+        })),
+        // Names longer than the plan's estimate: the device aborts, the request is split.
+        ...Array.from({ length: 40 }, (_, k) => ({
+          Name: 'AV',
+          TagName: `n${k}`,
+          ValueType: 'string',
+          IntervalMs: 1000,
+          Properties: { address: String(k), property: '77' },
+        })),
+      ]);
+      await eventually(() => seen.size === 340, 30_000, 'all 340 values');
+      for (let k = 0; k < 300; k++) assert.equal(seen.get(`v${k}`), k * 1.5);
+      for (let k = 0; k < 40; k++) assert.equal(seen.get(`n${k}`), long(k));
+      // A REAL present value takes 16 bytes of an answer: about 26 objects fill one of 480 bytes.
+      // Requests went out several at a time; the names' requests were split once, and stay split.
+      assert.ok(small.maxOutstanding >= 2, `requests in flight at once: ${small.maxOutstanding}`);
+      assert.ok(small.aborts > 0, 'the too-long request was aborted');
+      const a0 = small.aborts;
+      const r0 = small.served.readPropertyMultiple;
+      const p0 = small.propertyReads;
+      await eventually(() => small.served.readPropertyMultiple - r0 >= 40, 20_000, 'two more cycles');
+      assert.equal(small.aborts, a0, 'no abort after the split');
+      const perRequest = (small.propertyReads - p0) / (small.served.readPropertyMultiple - r0);
+      assert.ok(perRequest >= 10, `properties per request ${perRequest.toFixed(1)}`);
+      sub.unsubscribe();
+      await e.ok(`mutation($in: [ID!]!) { DeleteDevices(IDs: $in) }`, { in: [dev] });
+    } finally {
+      await small.stop();
+    }
+  });
+
   test('the device stopped fails the tags (COV and polled); started again they come back', async () => {
     const polled = nextMessage(e.nc, 'devicehub.raw.ahu2.temp', (p) => p.success === false, 15_000);
     const pushed = nextMessage(e.nc, 'devicehub.raw.ahu1.ZoneTemp', (p) => p.success === false, 20_000);

@@ -87,7 +87,7 @@ describe('acquisition: S7', () => {
         name,
         nextMessage(e.nc, `devicehub.raw.plc1.${name}`, () => true, 15_000),
       );
-    const r0 = peer.reads;
+    const r0 = (await peer.stats()).reads;
     const made = await e.createTags(
       dev,
       want.map(([TagName, Name, ValueType, Properties]) => ({
@@ -109,8 +109,9 @@ describe('acquisition: S7', () => {
     assert.equal(missing.success, false);
     assert.match(missing.error, /DB9/);
     // 18 tags in 8 areas: one ReadVar request of 8 items (the PDU is 480 bytes).
-    assert.equal(peer.reads - r0, 1, `read requests for one cycle: ${peer.reads - r0}`);
-    assert.equal(peer.readItems >= 8, true);
+    const { reads, readItems } = await peer.stats();
+    assert.equal(reads - r0, 1, `read requests for one cycle: ${reads - r0}`);
+    assert.equal(readItems >= 8, true);
   });
 
   test('writes of each type land in the server (read back with snap7) and read again', async () => {
@@ -150,6 +151,41 @@ describe('acquisition: S7', () => {
     // A value the tag cannot hold is refused before it reaches the PLC.
     const r = await e.nc.request('devicehub.command.plc1.c8', sc.encode('1000'), { timeout: 5000 });
     assert.match(r.json<{ error: string }>().error, /counter value/);
+  });
+
+  test('a run longer than a PDU (DB3, 4,096 INTs): PDU-sized requests, every value from its own address', async () => {
+    const big = await e.createDevice('plc3', 'S7', { host: '127.0.0.1', port: String(peer.port) });
+    const got = new Map<number, number>();
+    const sub = e.nc.subscribe('devicehub.raw.plc3.>', {
+      callback: (_err, m) => {
+        const p = m.json<{ success: boolean; value: number }>();
+        if (p.success) got.set(Number(m.subject.slice('devicehub.raw.plc3.w'.length)), p.value);
+      },
+    });
+    await e.nc.flush();
+    const r0 = (await peer.stats()).reads;
+    const made = await e.createTags(
+      big,
+      Array.from({ length: 4096 }, (_, i) => ({
+        TagName: `w${i}`,
+        Name: 'DB',
+        ValueType: 'int16',
+        Properties: { dbNumber: '3', address: String(i * 2) },
+        IntervalMs: 60_000,
+      })),
+    );
+    await eventually(() => got.size === 4096, 20_000, 'all 4,096 values');
+    // The server writes (2i + tick) & 0x7fff at DB3.DBW(2i) every 100 ms: every value less its own
+    // offset gives the tick of the part it came in, a few ticks apart at most; a value from a wrong
+    // place would be hundreds off (a part is 462 bytes).
+    const ticks = [...got].map(([i, v]) => (v - 2 * i) & 0x7fff);
+    const spread = Math.max(...ticks) - Math.min(...ticks);
+    assert.ok(spread <= 50, `ticks ${Math.min(...ticks)}..${Math.max(...ticks)}`);
+    // 8,192 bytes at 462 a request (PDU 480): 18 requests for the cycle.
+    assert.equal((await peer.stats()).reads - r0, 18);
+    sub.unsubscribe();
+    await e.ok(`mutation($in: [ID!]!) { DeleteDevices(IDs: $in) }`, { in: [big] });
+    assert.equal(made.length, 4096);
   });
 
   test('the server killed: the tags fail; restarted: the device reconnects and reads again', async () => {

@@ -4,8 +4,13 @@
  * of 127.0.0.1): Who-Is (answered by I-Am to the asker), ReadProperty, ReadPropertyMultiple (each
  * property with its own error), WriteProperty with a 16-level priority array on commandable
  * objects, and SubscribeCOV (unconfirmed notifications on every change, and one at subscription).
+ * Like a small device it has a maximum APDU (`maxApdu`, announced in its I-Am and as the Device's
+ * Max_APDU_Length_Accepted) and no segmentation: a ReadPropertyMultiple whose answer would not fit
+ * is answered by an Abort "segmentation not supported". `replyDelayMs` delays every answer (a slow
+ * device), and `maxOutstanding` records how many requests were waiting for their answer at once.
  * bacpypes3 (the issue's suggestion) is a PyPI package, and PyPI is not reachable here.
  */
+import { createRequire } from 'node:module';
 import bacnet, {
   ApplicationTag,
   ErrorClass,
@@ -41,6 +46,17 @@ interface Sub {
 
 const key = (o: BACNetObjectID) => `${o.type}:${o.instance}`;
 
+/** The library's own encoder of a ReadPropertyMultiple answer, to measure one before sending it. */
+const RPM = (
+  createRequire(import.meta.url)('@bacnet-js/client/dist/lib/services/ReadPropertyMultiple.js') as {
+    default: { encodeAcknowledge(buffer: { buffer: Buffer; offset: number }, values: unknown[]): void };
+  }
+).default;
+/** The library's transport and raw send, for the Abort it has no method for. */
+interface Internals {
+  _transport: { getMaxPayload(): number; send(buffer: Buffer, length: number, address?: string): void };
+}
+
 export class BacnetPeer {
   readonly objects = new Map<string, PeerObject>();
   readonly subs: Sub[] = [];
@@ -50,6 +66,14 @@ export class BacnetPeer {
   propertyReads = 0;
   port = 0;
   offerCov = true;
+  /** The largest APDU this device sends or takes (no segmentation). */
+  maxApdu = 1476;
+  /** Milliseconds before every confirmed answer. */
+  replyDelayMs = 0;
+  /** Requests answered by an Abort (answer too long); the most requests waiting at once. */
+  aborts = 0;
+  maxOutstanding = 0;
+  #outstanding = 0;
   #client: Bacnet | undefined;
 
   constructor(readonly deviceId = 1234) {}
@@ -91,6 +115,12 @@ export class BacnetPeer {
     });
     this.#client = client;
     this.port = port;
+    // The library sizes its send buffers by the transport's payload (1482: an APDU of 1476 and the
+    // BVLC and NPDU heads) and announces that same number in its I-Am as the maximum APDU; here the
+    // I-Am announces this device's `maxApdu` and the buffers stay large enough for the heads.
+    const transport = (client as unknown as Internals)._transport;
+    let announcing = false;
+    transport.getMaxPayload = () => (announcing ? this.maxApdu : Math.max(this.maxApdu + 16, 1482));
     client.on('error', () => undefined);
     client.on('whoIs', (c) => {
       this.served.whoIs++;
@@ -101,7 +131,12 @@ export class BacnetPeer {
         (this.deviceId < lowLimit || this.deviceId > highLimit)
       )
         return;
-      client.iAmResponse(c.header!.sender, this.deviceId, Segmentation.NO_SEGMENTATION, 260);
+      announcing = true;
+      try {
+        client.iAmResponse(c.header!.sender, this.deviceId, Segmentation.NO_SEGMENTATION, 260);
+      } finally {
+        announcing = false;
+      }
     });
     client.on('readProperty', (c) => {
       this.served.readProperty++;
@@ -113,6 +148,8 @@ export class BacnetPeer {
     });
     client.on('readPropertyMultiple', (c) => {
       this.served.readPropertyMultiple++;
+      this.#outstanding++;
+      this.maxOutstanding = Math.max(this.maxOutstanding, this.#outstanding);
       const values = c.payload.properties.map((spec) => ({
         objectId: spec.objectId,
         values: spec.properties.map((p) => {
@@ -126,7 +163,20 @@ export class BacnetPeer {
           };
         }),
       }));
-      client.readPropertyMultipleResponse(c.header!.sender, c.invokeId!, values as never);
+      const scratch = { buffer: Buffer.alloc(65536), offset: 0 };
+      RPM.encodeAcknowledge(scratch, values);
+      const send = () => {
+        this.#outstanding--;
+        if (!this.#client) return;
+        // A complex ACK's header is 3 bytes: the answer must fit in one APDU of this device.
+        if (scratch.offset + 3 > this.maxApdu) {
+          this.aborts++;
+          return this.#abort(c.header!.sender.address!, c.invokeId!, 4);
+        }
+        client.readPropertyMultipleResponse(c.header!.sender, c.invokeId!, values as never);
+      };
+      if (this.replyDelayMs > 0) setTimeout(send, this.replyDelayMs);
+      else send();
     });
     client.on('writeProperty', (c) => {
       this.served.writeProperty++;
@@ -192,12 +242,22 @@ export class BacnetPeer {
     await new Promise((r) => setTimeout(r, 50));
   }
 
+  /** An Abort PDU (BVLC original unicast, NPDU, APDU type 7 from the server) with its reason. */
+  #abort(address: string, invokeId: number, reason: number): void {
+    const pdu = Buffer.from([0x81, 0x0a, 0x00, 0x09, 0x01, 0x00, 0x71, invokeId, reason]);
+    (this.#client as unknown as Internals | undefined)?._transport.send(pdu, pdu.length, address);
+  }
+
   #read(objectId: BACNetObjectID, prop: number): { values: BACNetAppData[] } | { error: [number, number] } {
     if (objectId.type === ObjectType.DEVICE) {
       if (objectId.instance !== this.deviceId && objectId.instance !== 4194303)
         return { error: [ErrorClass.OBJECT, ErrorCode.UNKNOWN_OBJECT] };
       if (prop === PropertyIdentifier.OBJECT_NAME)
         return { values: [{ type: ApplicationTag.CHARACTER_STRING, value: 'millwright-test-device' }] };
+      if (prop === PropertyIdentifier.MAX_APDU_LENGTH_ACCEPTED)
+        return { values: [{ type: ApplicationTag.UNSIGNED_INTEGER, value: this.maxApdu }] };
+      if (prop === PropertyIdentifier.SEGMENTATION_SUPPORTED)
+        return { values: [{ type: ApplicationTag.ENUMERATED, value: Segmentation.NO_SEGMENTATION }] };
       if (prop === PropertyIdentifier.OBJECT_LIST)
         return {
           values: [

@@ -2,12 +2,14 @@
  * An S7 peer: snap7's own server (node-snap7's `S7Server`) in a child process of its own, so that a
  * test can kill it (SIGKILL) and start it again on the same port. It serves DB1 and DB2 (256 bytes
  * each; DB3 of 8,192 bytes for benches), 64 bytes of markers, inputs and outputs, and timers and counters, preset as the script
- * says. In front of it, in the test's process, a TCP relay counts the S7 read requests
- * (and their items) that pass, for the tests and benches of request grouping.
+ * says. In front of it, in the same child process (never in the test's or bench's own process, whose
+ * event loop the client under test may need), a TCP relay counts the S7 read requests (and their
+ * items) that pass, for the tests and benches of request grouping (`stats()`). Killing the
+ * server kills its relay too: the edge's connection drops as at a power loss, and the relay's port
+ * refuses connections until `start()` again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
-import { createServer, Socket, type Server } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,8 +51,38 @@ s.RegisterArea(s.srvAreaTM, tm);
 const ct = Buffer.alloc(64); ct.writeUInt16BE(0x0042, 4);  // C8: 42
 s.RegisterArea(s.srvAreaCT, ct);
 if (!s.StartTo('127.0.0.1')) { console.error('cannot start: ' + s.ErrorText(s.LastError())); process.exit(1); }
-console.log('ready');
-process.stdin.resume();
+// The relay: TPKT frames (version 3, length in bytes 2-3), COTP DT (3 bytes), S7 header at 7;
+// a job (ROSCTR 1) with function 4 (ReadVar) is a read request, byte 18 its item count.
+const net = require('node:net');
+let reads = 0, readItems = 0;
+const relay = net.createServer((client) => {
+  const server = net.connect(Number(process.argv[2]), '127.0.0.1');
+  client.setNoDelay(true); server.setNoDelay(true);
+  const end = () => { client.destroy(); server.destroy(); };
+  client.on('error', end).on('close', end);
+  server.on('error', end).on('close', end);
+  let pending = Buffer.alloc(0);
+  client.on('data', (b) => {
+    pending = pending.length ? Buffer.concat([pending, b]) : b;
+    while (pending.length >= 4 && pending.length >= pending.readUInt16BE(2)) {
+      const len = pending.readUInt16BE(2);
+      if (len > 18 && pending[7] === 0x32 && pending[8] === 0x01 && pending[17] === 0x04) {
+        reads++;
+        readItems += pending[18];
+      }
+      pending = pending.subarray(len);
+    }
+    server.write(b);
+  });
+  server.on('data', (b) => client.write(b));
+});
+relay.listen(Number(process.argv[4]), '127.0.0.1', () => console.log('ready'));
+let line = '';
+process.stdin.on('data', (b) => {
+  line += b.toString();
+  for (let i; (i = line.indexOf('\\n')) >= 0; line = line.slice(i + 1))
+    if (line.slice(0, i) === 'stats') console.log(JSON.stringify({ reads, readItems }));
+});
 process.stdin.on('end', () => process.exit(0));
 `;
 
@@ -60,29 +92,48 @@ export class S7Peer {
   serverPort = 0;
   /** The relay's port: what the edge connects to. */
   port = 0;
-  /** Read requests (ReadVar jobs) relayed, and their items. */
-  reads = 0;
-  readItems = 0;
   #proc: ChildProcess | undefined;
-  #relay: Server | undefined;
-  #sockets = new Set<Socket>();
   #log = '';
+  #stats: Array<(s: { reads: number; readItems: number }) => void> = [];
 
   async start(): Promise<number> {
     if (!this.serverPort) this.serverPort = await freePort();
+    if (!this.port) this.port = await freePort();
     const file = join(this.dir, 's7-server.cjs');
     writeFileSync(file, SCRIPT);
-    const proc = spawn(process.execPath, [file, String(this.serverPort), require.resolve('node-snap7')], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      [file, String(this.serverPort), require.resolve('node-snap7'), String(this.port)],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     this.#proc = proc;
-    proc.stdout?.on('data', (b: Buffer) => (this.#log += b.toString()));
+    let out = '';
+    proc.stdout?.on('data', (b: Buffer) => {
+      this.#log += b.toString();
+      out += b.toString();
+      for (let i; (i = out.indexOf('\n')) >= 0; out = out.slice(i + 1)) {
+        const line = out.slice(0, i);
+        if (line.startsWith('{'))
+          this.#stats.shift()?.(JSON.parse(line) as { reads: number; readItems: number });
+      }
+    });
     proc.stderr?.on('data', (b: Buffer) => (this.#log += b.toString()));
     await eventually(() => this.#log.includes('ready') || proc.exitCode !== null, 15_000, 'S7 server start');
     if (!this.#log.includes('ready')) throw new Error(`S7 server did not start: ${this.#log}`);
-    await eventually(() => portOpen(this.serverPort), 10_000, `S7 server on ${this.serverPort}`);
-    if (!this.#relay) await this.#startRelay();
+    await eventually(() => portOpen(this.port), 10_000, `S7 relay on ${this.port}`);
     return this.port;
+  }
+
+  /** Read requests (ReadVar jobs) relayed since the server's start, and their items. */
+  stats(): Promise<{ reads: number; readItems: number }> {
+    const proc = this.#proc;
+    if (!proc) return Promise.reject(new Error('the S7 server is not running'));
+    return new Promise((resolve) => {
+      this.#stats.push(resolve);
+      proc.stdin!.write('stats\n');
+    });
   }
 
   /** Kills the server (SIGKILL) and cuts the relayed connections, as a power loss would. */
@@ -94,50 +145,10 @@ export class S7Peer {
       p.kill('SIGKILL');
       await gone;
     }
-    for (const s of this.#sockets) s.destroy();
-    this.#sockets.clear();
     this.#log = '';
   }
 
   async stop(): Promise<void> {
     await this.kill();
-    const r = this.#relay;
-    this.#relay = undefined;
-    if (r) await new Promise((res) => r.close(res));
-  }
-
-  async #startRelay(): Promise<void> {
-    this.port = await freePort();
-    const relay = createServer((client) => {
-      const server = new Socket();
-      this.#sockets.add(client).add(server);
-      const end = () => {
-        client.destroy();
-        server.destroy();
-        this.#sockets.delete(client);
-        this.#sockets.delete(server);
-      };
-      client.on('error', end).on('close', end);
-      server.on('error', end).on('close', end);
-      let pending: Buffer = Buffer.alloc(0);
-      client.on('data', (b: Buffer) => {
-        pending = pending.length ? Buffer.concat([pending, b]) : b;
-        // TPKT frames: version 3, length in bytes 2-3; COTP DT (3 bytes); S7 header at 7.
-        while (pending.length >= 4 && pending.length >= pending.readUInt16BE(2)) {
-          const len = pending.readUInt16BE(2);
-          const f = pending.subarray(0, len);
-          if (len > 18 && f[7] === 0x32 && f[8] === 0x01 && f[17] === 0x04) {
-            this.reads++;
-            this.readItems += f[18]!;
-          }
-          pending = pending.subarray(len);
-        }
-        server.write(b);
-      });
-      server.on('data', (b: Buffer) => client.write(b));
-      server.connect(this.serverPort, '127.0.0.1');
-    });
-    await new Promise<void>((r) => relay.listen(this.port, '127.0.0.1', r));
-    this.#relay = relay;
   }
 }

@@ -1,9 +1,11 @@
 /**
  * The BACnet/IP driver, on @bacnet-js/client: the device is found by Who-Is (its instance given or
- * the first to answer), its Protocol_Services_Supported read once; the tags due are read with
- * ReadPropertyMultiple (at most `maxPropertiesPerRequest` properties a request; ReadProperty one by
- * one when the device lacks it), each property with its own error; a write is a WriteProperty at
- * the tag's `priority`. With `useCov` and a device that offers SubscribeCOV, the Present_Value tags
+ * the first to answer; its I-Am gives its maximum APDU), its Protocol_Services_Supported read once;
+ * the tags due are read with ReadPropertyMultiple, as many properties a request as the device's
+ * APDU holds in one unsegmented answer (`bacnet-plan.ts`; `maxPropertiesPerRequest` caps it), up to
+ * `maxConcurrentRequests` requests in flight at once (each with its own invoke id; 1: one at a
+ * time), ReadProperty when the device lacks ReadPropertyMultiple; each property with its own error;
+ * a write is a WriteProperty at the tag's `priority`. With `useCov` and a device that offers SubscribeCOV, the Present_Value tags
  * are subscribed (unconfirmed notifications, renewed at half their lifetime) instead of polled, and
  * the device is asked its name every 5 s so that an outage is seen without polls.
  *
@@ -14,6 +16,27 @@
 import type { BACNetObjectID, BACNetAppData } from '@bacnet-js/client';
 import type { BrowseNode } from '../../devicehub/index.js';
 import { coerce } from '../convert.js';
+import {
+  MAX_APDU_BIP,
+  PRESENT_VALUE,
+  apduCode,
+  planBatches,
+  splitBatch,
+  tooLong,
+  valueBytes,
+  type Batch,
+  type Ref,
+} from './bacnet-plan.js';
+import {
+  acquire,
+  inSlot,
+  load,
+  names,
+  release,
+  type Client,
+  type Lib,
+  type Shared,
+} from './bacnet-socket.js';
 import { errorText } from '../engine.js';
 import {
   ReadFailure,
@@ -27,19 +50,7 @@ import {
   type ValueSink,
 } from '../types.js';
 
-type Lib = typeof import('@bacnet-js/client');
-type Client = InstanceType<Lib['default']>;
-let loaded: Promise<Lib> | undefined;
-/** Set once loaded: error class and code names for messages. */
-let names: Pick<Lib, 'ErrorClass' | 'ErrorCode'> | undefined;
-const load = () =>
-  (loaded ??= import('@bacnet-js/client').then((m) => {
-    const lib = m as Lib & { default: Lib['default'] | Lib };
-    // The package is CommonJS: its classes and enums sit on the default export.
-    const out = ('ObjectType' in lib.default ? lib.default : lib) as Lib;
-    names = out;
-    return out;
-  }));
+let nextProcessId = 1;
 
 /** Object types by register name (ASHRAE 135 numbers), as the catalogue names them. */
 const OBJECT_TYPES: Record<string, number> = {
@@ -54,64 +65,28 @@ const OBJECT_TYPES: Record<string, number> = {
   MSV: 19,
 };
 const REGISTERS = new Map(Object.entries(OBJECT_TYPES).map(([k, v]) => [v, k]));
-const PRESENT_VALUE = 85;
 const OBJECT_NAME = 77;
 const OBJECT_LIST = 76;
 const SERVICES_SUPPORTED = 97;
 const DEVICE = 8;
+const MAX_APDU_ACCEPTED = 62;
 const HEARTBEAT_MS = 5000;
+/** Bytes of an answer's APDU before its service data (complex ACK header), with a margin. */
+const ACK_HEAD = 8;
 
-/** One UDP socket per local port, shared by the devices of the process. */
-interface Shared {
-  client: Client;
-  refs: number;
-  cov: Map<number, (values: Array<{ property: { id: number }; value: BACNetAppData[] }>) => void>;
-}
-const sockets = new Map<number, Promise<Shared>>();
-let nextProcessId = 1;
+/** The answer size this edge accepts (MaxApduLengthAccepted code 5, 1476 octets). */
+const APDU_ACCEPTED = apduCode(MAX_APDU_BIP);
 
-async function acquire(lib: Lib, localPort: number, timeout: number): Promise<Shared> {
-  const key = localPort;
-  let s = sockets.get(key);
-  if (!s) {
-    s = new Promise<Shared>((resolve, reject) => {
-      const client = new lib.default({ port: localPort, apduTimeout: timeout }) as Client;
-      const shared: Shared = { client, refs: 0, cov: new Map() };
-      const fail = (err: Error) => {
-        sockets.delete(key);
-        client.close();
-        reject(new Error(`cannot listen on UDP port ${localPort}: ${err.message}`));
-      };
-      client.once('error', fail);
-      client.once('listening', () => {
-        client.off('error', fail);
-        client.on('error', () => undefined);
-        resolve(shared);
-      });
-      client.on('covNotifyUnconfirmed', (c) =>
-        shared.cov.get(c.payload.subscriberProcessId)?.(c.payload.values),
-      );
-    });
-    sockets.set(key, s);
-    s.catch(() => sockets.delete(key));
-  }
-  const shared = await s;
-  shared.refs++;
-  return Object.assign(shared, { key });
-}
-
-function release(shared: Shared & { key?: number }): void {
-  if (--shared.refs > 0) return;
-  if (shared.key !== undefined) sockets.delete(shared.key);
-  shared.client.close();
+interface Plan {
+  batches: Batch[];
+  /** The same properties one by one (devices without ReadPropertyMultiple). */
+  singles: Array<{ i: number; ref: Ref }>;
+  invalid: Array<[number, string]>;
+  /** Requests split during the read in progress (too long for the device), applied after it. */
+  splits: Map<Batch, [Batch, Batch]>;
 }
 
 const isTimeout = (err: unknown) => errorText(err).includes('ERR_TIMEOUT');
-
-interface Ref {
-  object: BACNetObjectID;
-  property: number;
-}
 
 function refOf(tag: TagSpec): Ref {
   const type = OBJECT_TYPES[tag.register];
@@ -156,9 +131,14 @@ class BacnetSession implements DriverSession {
   #closed = false;
   #subs = new Map<string, { process: number; tags: TagSpec[] }>();
   #timers: NodeJS.Timeout[] = [];
+  /** The device's maximum APDU (from its I-Am or Max_APDU_Length_Accepted), at most 1476. */
+  #apdu = 480;
+  /** Read plans by tag list (the engine passes the same array each tick), for this connection. */
+  #plans = new WeakMap<readonly TagSpec[], Plan>();
   readonly #timeout: number;
   readonly #retries: number;
-  readonly #batch: number;
+  readonly #maxProps: number;
+  readonly #concurrency: number;
 
   constructor(
     readonly device: DeviceSpec,
@@ -166,7 +146,8 @@ class BacnetSession implements DriverSession {
   ) {
     this.#timeout = Number(device.props.requestTimeoutMs ?? 3000) || 3000;
     this.#retries = Number(device.props.retryRequestCount ?? 0) || 0;
-    this.#batch = Number(device.props.maxPropertiesPerRequest ?? 40) || 40;
+    this.#maxProps = Number(device.props.maxPropertiesPerRequest ?? 0) || 0;
+    this.#concurrency = Math.max(1, Math.min(16, Number(device.props.maxConcurrentRequests ?? 4) || 4));
   }
 
   get #receiver() {
@@ -176,6 +157,7 @@ class BacnetSession implements DriverSession {
   async connect(): Promise<void> {
     const p = this.device.props;
     this.#lib = await load();
+    this.#plans = new WeakMap();
     this.#address = `${p.host}:${Number(p.port ?? 47808) || 47808}`;
     this.#shared = await acquire(this.#lib, Number(p.localPort ?? 47808), this.#timeout);
     try {
@@ -199,13 +181,14 @@ class BacnetSession implements DriverSession {
     const found = new Promise<number | undefined>((resolve) => {
       const timer = setTimeout(() => done(undefined), this.#timeout);
       const onIam = (c: {
-        payload: { address: string; deviceId: number };
+        payload: { address: string; deviceId: number; maxApdu?: number };
         header?: { sender: { address?: string } };
       }) => {
         const from = c.header?.sender.address ?? c.payload.address;
         const sameHost = from?.split(':')[0] === this.#address.split(':')[0];
         if ((instance < 0 || c.payload.deviceId === instance) && (sameHost || instance >= 0)) {
           if (!sameHost && from) this.#address = from;
+          if (Number(c.payload.maxApdu) >= 50) this.#apdu = Math.min(MAX_APDU_BIP, Number(c.payload.maxApdu));
           done(c.payload.deviceId);
         }
       };
@@ -222,6 +205,11 @@ class BacnetSession implements DriverSession {
     if (instance < 0)
       throw new Error(`no I-Am within ${this.#timeout} ms (set deviceInstance to read it directly)`);
     await this.#call((c) => c.readProperty(this.#receiver, { type: DEVICE, instance }, OBJECT_NAME));
+    const max = await this.#call((c) =>
+      c.readProperty(this.#receiver, { type: DEVICE, instance }, MAX_APDU_ACCEPTED),
+    ).catch(() => undefined);
+    const n = Number(max?.values[0]?.value);
+    if (n >= 50) this.#apdu = Math.min(MAX_APDU_BIP, n);
     return instance;
   }
 
@@ -232,7 +220,7 @@ class BacnetSession implements DriverSession {
       const shared = this.#shared;
       if (!shared || this.#closed) throw new Error('not connected');
       try {
-        return await fn(shared.client);
+        return await inSlot(shared, () => fn(shared.client));
       } catch (err) {
         if (!isTimeout(err) || attempt++ >= this.#retries) throw err;
       }
@@ -259,66 +247,133 @@ class BacnetSession implements DriverSession {
     release(shared);
   }
 
+  #plan(tags: readonly TagSpec[]): Plan {
+    let plan = this.#plans.get(tags);
+    if (plan) return plan;
+    plan = { batches: [], singles: [], invalid: [], splits: new Map() };
+    const refs: Array<{ i: number; ref: Ref; bytes: number }> = [];
+    tags.forEach((tag, i) => {
+      try {
+        const ref = refOf(tag);
+        refs.push({ i, ref, bytes: valueBytes(ref, tag.valueType, Number(tag.props.length ?? 0) || 0) });
+      } catch (err) {
+        plan!.invalid.push([i, errorText(err)]);
+      }
+    });
+    plan.singles = refs;
+    plan.batches = planBatches({ refs, budget: this.#apdu - ACK_HEAD, maxProperties: this.#maxProps });
+    this.#plans.set(tags, plan);
+    return plan;
+  }
+
+  /**
+   * The tags' values: the plan's requests, up to `maxConcurrentRequests` in flight (a worker takes
+   * the next request as soon as its answer is in); each result handed over as its answer arrives.
+   */
   async read(
     tags: readonly TagSpec[],
     early?: (index: number, result: ReadResult) => void,
   ): Promise<ReadResult[]> {
     const out = new Array<ReadResult>(tags.length);
-    const refs: Array<{ i: number; ref: Ref }> = [];
-    tags.forEach((tag, i) => {
-      try {
-        refs.push({ i, ref: refOf(tag) });
-      } catch (err) {
-        out[i] = new ReadFailure(errorText(err));
-      }
-    });
-    for (let k = 0; k < refs.length; k += this.#rpm ? this.#batch : 1) {
-      const batch = refs.slice(k, k + (this.#rpm ? this.#batch : 1));
-      try {
-        if (!this.#rpm) {
-          const { i, ref } = batch[0]!;
-          const r = await this.#call((c) => c.readProperty(this.#receiver, ref.object, ref.property));
-          out[i] = convert(r.values, tags[i]!.valueType);
-        } else {
-          await this.#readMultiple(batch, tags, out);
+    const plan = this.#plan(tags);
+    const hand = (i: number, result: ReadResult) => {
+      out[i] = result;
+      early?.(i, result);
+    };
+    for (const [i, reason] of plan.invalid) hand(i, new ReadFailure(reason));
+    const jobs = this.#rpm ? plan.batches.length : plan.singles.length;
+    let next = 0;
+    let failed = false;
+    const worker = async () => {
+      while (next < jobs && !failed) {
+        const k = next++;
+        try {
+          if (this.#rpm) await this.#readBatch(plan, plan.batches[k]!, tags, hand);
+          else await this.#readSingle(plan.singles[k]!, tags, hand);
+        } catch (err) {
+          failed = true;
+          throw err;
         }
-      } catch (err) {
-        if (isTimeout(err) || this.#closed)
-          throw new Error(`no answer from ${this.#address}: ${errorText(err)}`);
-        const failure = new ReadFailure(errorText(err));
-        for (const { i } of batch) out[i] = failure;
       }
-      for (const { i } of batch) early?.(i, out[i]!);
+    };
+    const workers = Array.from({ length: Math.min(this.#concurrency, jobs) }, worker);
+    try {
+      await Promise.all(workers);
+    } finally {
+      if (plan.splits.size > 0) {
+        // Requests the device found too long are replaced by their halves from now on.
+        const expand = (b: Batch): Batch[] => plan.splits.get(b)?.flatMap(expand) ?? [b];
+        plan.batches = plan.batches.flatMap(expand);
+        plan.splits.clear();
+      }
     }
     return out;
   }
 
-  async #readMultiple(
-    batch: Array<{ i: number; ref: Ref }>,
+  /** A timeout (after the retries) or a closed session fails the whole read: the device is away. */
+  #away(err: unknown): Error | undefined {
+    return isTimeout(err) || this.#closed
+      ? new Error(`no answer from ${this.#address}: ${errorText(err)}`)
+      : undefined;
+  }
+
+  async #readSingle(
+    { i, ref }: { i: number; ref: Ref },
     tags: readonly TagSpec[],
-    out: ReadResult[],
+    hand: (i: number, r: ReadResult) => void,
   ): Promise<void> {
-    const specs = new Map<
-      string,
-      { objectId: BACNetObjectID; properties: Array<{ id: number; index: number }> }
-    >();
-    for (const { ref } of batch) {
-      const k = `${ref.object.type}:${ref.object.instance}`;
-      const s = specs.get(k) ?? { objectId: ref.object, properties: [] };
-      if (!s.properties.some((p) => p.id === ref.property))
-        s.properties.push({ id: ref.property, index: 0xffffffff });
-      specs.set(k, s);
+    try {
+      const r = await this.#call((c) => c.readProperty(this.#receiver, ref.object, ref.property));
+      hand(i, convert(r.values, tags[i]!.valueType));
+    } catch (err) {
+      const away = this.#away(err);
+      if (away) throw away;
+      hand(i, new ReadFailure(errorText(err)));
     }
-    const r = await this.#call((c) => c.readPropertyMultiple(this.#receiver, [...specs.values()]));
-    const values = new Map<string, BACNetAppData[]>();
-    for (const obj of r.values)
-      for (const p of obj.values)
-        values.set(`${obj.objectId.type}:${obj.objectId.instance}:${p.id}`, p.value);
-    for (const { i, ref } of batch) {
-      const v = values.get(`${ref.object.type}:${ref.object.instance}:${ref.property}`);
-      out[i] = v
-        ? convert(v, tags[i]!.valueType)
-        : new ReadFailure('the device did not answer this property');
+  }
+
+  async #readBatch(
+    plan: Plan,
+    b: Batch,
+    tags: readonly TagSpec[],
+    hand: (i: number, r: ReadResult) => void,
+  ): Promise<void> {
+    let r: Awaited<ReturnType<Client['readPropertyMultiple']>>;
+    try {
+      r = await this.#call((c) => c.readPropertyMultiple(this.#receiver, b.spec, { maxApdu: APDU_ACCEPTED }));
+    } catch (err) {
+      const away = this.#away(err);
+      if (away) throw away;
+      if (b.size > 1 && tooLong(errorText(err))) {
+        const halves = splitBatch(b);
+        plan.splits.set(b, halves);
+        for (const h of halves) await this.#readBatch(plan, h, tags, hand);
+        return;
+      }
+      const failure = new ReadFailure(errorText(err));
+      for (const o of b.objects) for (const p of o.props) for (const i of p.tags) hand(i, failure);
+      return;
+    }
+    // The answer lists the objects and properties in the request's order; looked up when not.
+    for (let k = 0; k < b.objects.length; k++) {
+      const o = b.objects[k]!;
+      let got = r.values[k];
+      if (got?.objectId.type !== o.objectId.type || got.objectId.instance !== o.objectId.instance)
+        got = r.values.find(
+          (x) => x.objectId.type === o.objectId.type && x.objectId.instance === o.objectId.instance,
+        );
+      for (let j = 0; j < o.props.length; j++) {
+        const p = o.props[j]!;
+        let v = got?.values[j];
+        if (v?.id !== p.id) v = got?.values.find((x) => x.id === p.id);
+        for (const i of p.tags)
+          hand(
+            i,
+            v
+              ? convert(v.value, tags[i]!.valueType)
+              : new ReadFailure('the device did not answer this property'),
+          );
+      }
     }
   }
 
@@ -412,13 +467,14 @@ class BacnetSession implements DriverSession {
       .filter((o) => REGISTERS.has(o.type))
       .slice(0, 5000);
     const names = new Map<string, string>();
-    for (let k = 0; k < objects.length; k += this.#batch) {
-      const batch = objects.slice(k, k + this.#batch);
+    const refs = objects.map((object, i) => {
+      const ref = { object, property: OBJECT_NAME };
+      return { i, ref, bytes: valueBytes(ref, 'string', 32) };
+    });
+    const batches = planBatches({ refs, budget: this.#apdu - ACK_HEAD, maxProperties: this.#maxProps });
+    for (const batch of batches) {
       const r = await this.#call((c) =>
-        c.readPropertyMultiple(
-          this.#receiver,
-          batch.map((objectId) => ({ objectId, properties: [{ id: OBJECT_NAME, index: 0xffffffff }] })),
-        ),
+        c.readPropertyMultiple(this.#receiver, batch.spec, { maxApdu: APDU_ACCEPTED }),
       );
       for (const o of r.values) {
         const v = o.values[0]?.value[0];

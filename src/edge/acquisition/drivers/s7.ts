@@ -69,6 +69,8 @@ const P_REMOTE_PORT = 2;
 const P_PING_TIMEOUT = 3;
 const P_SEND_TIMEOUT = 4;
 const P_RECV_TIMEOUT = 5;
+/** Calls a run longer than one PDU is read in (each of whole PDU-sized requests). */
+const LARGE_CALLS = 4;
 /** snap7's bit word length, for writing one bit. */
 const WL_BIT = 0x01;
 
@@ -180,6 +182,8 @@ class S7Session implements DriverSession {
   readonly #device: DeviceSpec;
   readonly #ctx: DriverContext;
   readonly #plans = new WeakMap<readonly TagSpec[], ReadPlan>();
+  /** A long run's bytes, assembled from its parts (one buffer per planned run, reused each cycle). */
+  readonly #buffers = new WeakMap<ReadItem, Buffer>();
   #conn: S7Connection | undefined;
   #closed = false;
 
@@ -223,6 +227,12 @@ class S7Session implements DriverSession {
     }
   }
 
+  /**
+   * The plan's requests one at a time on the connection, each next request sent before the answer
+   * in hand is decoded and handed over: the native client waits for the PLC while this thread
+   * decodes and publishes. A run larger than one PDU is read in a few parts the same way (as many
+   * requests in all as snap7's own split makes), its tags handed over as soon as their bytes are in.
+   */
   async read(
     tags: readonly TagSpec[],
     early?: (index: number, result: ReadResult) => void,
@@ -231,44 +241,94 @@ class S7Session implements DriverSession {
     if (!conn) throw new Error('not connected');
     const plan = this.#plan(tags, conn.pdu);
     const out = new Array<ReadResult>(tags.length);
-    for (const [i, reason] of plan.invalid) out[i] = new ReadFailure(reason);
-    const hand = (item: ReadItem, data: Buffer | null, failure?: string) => {
-      for (const i of item.tags) {
-        if (failure !== undefined || !data) out[i] = new ReadFailure(failure ?? 'no data');
-        else {
-          const a = plan.addresses[i]!;
-          const offset = (a.start - item.start) * (isCell(item.area) ? 2 : 1);
-          try {
-            out[i] = decodeS7(tags[i]!, data, offset);
-          } catch (err) {
-            out[i] = new ReadFailure(`cannot decode ${tags[i]!.valueType}: ${errorText(err)}`);
-          }
-        }
-        early?.(i, out[i]!);
+    const one = (i: number, result: ReadResult) => {
+      out[i] = result;
+      early?.(i, result);
+    };
+    for (const [i, reason] of plan.invalid) one(i, new ReadFailure(reason));
+    const decode = (item: ReadItem, i: number, data: Buffer) => {
+      const offset = (plan.addresses[i]!.start - item.start) * (isCell(item.area) ? 2 : 1);
+      try {
+        one(i, decodeS7(tags[i]!, data, offset));
+      } catch (err) {
+        one(i, new ReadFailure(`cannot decode ${tags[i]!.valueType}: ${errorText(err)}`));
       }
     };
-    for (const request of plan.requests) {
+    const fail = (item: ReadItem, reason: string, from = 0) => {
+      const failure = new ReadFailure(reason);
+      for (let k = from; k < item.tags.length; k++) one(item.tags[k]!, failure);
+    };
+    const requests = plan.requests;
+    let pending = requests.length > 0 ? conn.readMulti(requests[0]!) : undefined;
+    for (let r = 0; r < requests.length; r++) {
+      const request = requests[r]!;
+      let results: Array<{ Result: number; Data: Buffer | null }>;
       try {
-        const results = await conn.readMulti(request);
-        request.forEach((item, k) => {
-          const r = results[k];
-          if (r && r.Result === 0) hand(item, r.Data);
-          else hand(item, null, `read ${itemName(item)}: ${conn.errorText(r?.Result ?? 0)}`);
-        });
+        results = await pending!;
       } catch (err) {
         this.#check(err);
-        for (const item of request) hand(item, null, `read ${itemName(item)}: ${errorText(err)}`);
+        for (const item of request) fail(item, `read ${itemName(item)}: ${errorText(err)}`);
+        pending = r + 1 < requests.length ? conn.readMulti(requests[r + 1]!) : undefined;
+        continue;
       }
+      pending = r + 1 < requests.length ? conn.readMulti(requests[r + 1]!) : undefined;
+      request.forEach((item, k) => {
+        const res = results[k];
+        if (res && res.Result === 0 && res.Data) for (const i of item.tags) decode(item, i, res.Data);
+        else fail(item, `read ${itemName(item)}: ${conn.errorText(res?.Result ?? 0)}`);
+      });
     }
-    for (const item of plan.large) {
-      try {
-        hand(item, await conn.readArea(item.area, item.db, item.start, item.count));
-      } catch (err) {
-        this.#check(err);
-        hand(item, null, `read ${itemName(item)}: ${errorText(err)}`);
-      }
-    }
+    for (const item of plan.large) await this.#readLarge(conn, item, plan, decode, fail);
     return out;
+  }
+
+  /** A run longer than one PDU, in PDU-sized parts; its tags (in address order) handed over as their bytes arrive. */
+  async #readLarge(
+    conn: S7Connection,
+    item: ReadItem,
+    plan: ReadPlan,
+    decode: (item: ReadItem, i: number, data: Buffer) => void,
+    fail: (item: ReadItem, reason: string, from?: number) => void,
+  ): Promise<void> {
+    const unit = isCell(item.area) ? 2 : 1;
+    // snap7 splits a long read into requests of (PDU - 18) bytes. The run is read in about four
+    // calls of whole requests each: few enough wake-ups of this thread per cycle, while the
+    // values of one call are published the next call's requests are on the wire.
+    const perRequest = Math.max(1, Math.floor((conn.pdu - 18) / unit));
+    const requests = Math.ceil(item.count / perRequest);
+    const part = perRequest * Math.ceil(requests / LARGE_CALLS);
+    let buf = this.#buffers.get(item);
+    if (!buf) {
+      buf = Buffer.alloc(item.count * unit);
+      this.#buffers.set(item, buf);
+      // The item's tags by the end of their bytes, so that each is handed over once its bytes are in.
+      const end = (i: number) => plan.addresses[i]!.start - item.start + plan.addresses[i]!.count;
+      item.tags.sort((a, b) => end(a) - end(b));
+    }
+    const read = (at: number) =>
+      conn.readArea(item.area, item.db, item.start + at, Math.min(part, item.count - at));
+    let pending: Promise<Buffer> | undefined = read(0);
+    let next = 0;
+    for (let at = 0; at < item.count;) {
+      let data: Buffer;
+      try {
+        data = await pending!;
+      } catch (err) {
+        this.#check(err);
+        fail(item, `read ${itemName(item)}: ${errorText(err)}`, next);
+        return;
+      }
+      const done = Math.min(at + part, item.count);
+      pending = done < item.count ? read(done) : undefined;
+      data.copy(buf, at * unit);
+      at = done;
+      for (; next < item.tags.length; next++) {
+        const i = item.tags[next]!;
+        const a = plan.addresses[i]!;
+        if (a.start - item.start + a.count > at) break;
+        decode(item, i, buf);
+      }
+    }
   }
 
   async write(tag: TagSpec, value: unknown): Promise<void> {

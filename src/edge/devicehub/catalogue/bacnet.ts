@@ -63,11 +63,16 @@ export const bacnetDrivers: DriverDef[] = [
         max: 86400,
         default: 300,
       }),
-      prop.uint('maxPropertiesPerRequest', 'properties read in one ReadPropertyMultiple', {
-        min: 1,
-        max: 200,
-        default: 40,
-      }),
+      prop.uint(
+        'maxPropertiesPerRequest',
+        "properties read in one ReadPropertyMultiple at most (0: as many as the device's maximum APDU holds)",
+        { min: 0, max: 1000, default: 0 },
+      ),
+      prop.uint(
+        'maxConcurrentRequests',
+        'read requests in flight to the device at once (1: one at a time, for devices that take one)',
+        { min: 1, max: 16, default: 4 },
+      ),
       ...timing({ requestTimeoutMs: 3000 }),
     ],
     registers: BACNET_OBJECT_TYPES.map(([name, , description, types]) =>

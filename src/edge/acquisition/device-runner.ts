@@ -74,6 +74,8 @@ interface Group {
   /** Replaced, never changed in place: drivers cache their read plan by this array. */
   tags: TagSpec[];
   timer: NodeJS.Timeout | undefined;
+  /** A tick came while the group's read still ran: the next read starts as soon as it ends. */
+  missed?: boolean;
 }
 
 /** Per tag: what was last published (PublishCoV) and the tag's state (GetTagStatus). */
@@ -392,9 +394,14 @@ export class DeviceRunner {
 
   async #tick(g: Group): Promise<void> {
     if (this.#busy.has(g.intervalMs)) {
+      // A read longer than the interval: counted, and the next read follows it at once (one
+      // catch-up read, however many ticks it missed), so a device slower than its interval is
+      // polled back to back rather than every other tick.
       this.status.overruns++;
+      g.missed = true;
       return;
     }
+    g.missed = false;
     const session = this.#session;
     if (this.state !== 'connected' || !session) {
       if (this.state === 'failed') {
@@ -413,6 +420,11 @@ export class DeviceRunner {
       this.#busy.delete(g.intervalMs);
     }
     if (done) this.status.latency.observe(performance.now() - t0);
+    if (done && g.missed)
+      setImmediate(() => {
+        // Unless a tick of the interval started the next read meanwhile, or the group was replaced.
+        if (g.missed && this.#groups.get(g.intervalMs) === g) void this.#tick(g);
+      });
   }
 
   /** One driver read of `tags`, each result published once; answers whether it completed. */

@@ -43,6 +43,8 @@ function scripted(opts: { failures: number; readMs: number }) {
   const log = {
     connects: [] as number[],
     reads: 0,
+    /** Milliseconds spent inside reads. */
+    busyMs: 0,
     concurrent: 0,
     maxConcurrent: 0,
     ctx: undefined as DriverContext | undefined,
@@ -61,7 +63,9 @@ function scripted(opts: { failures: number; readMs: number }) {
         log.reads++;
         log.concurrent++;
         log.maxConcurrent = Math.max(log.maxConcurrent, log.concurrent);
+        const t0 = performance.now();
         await new Promise((r) => setTimeout(r, opts.readMs));
+        log.busyMs += performance.now() - t0;
         log.concurrent--;
         return tags.map(() => 1);
       },
@@ -155,5 +159,43 @@ test('a slow device: one read per group at a time, overruns counted', async () =
   assert.equal(log.maxConcurrent, 1);
   assert.ok(st.overruns > 0);
   assert.ok(log.reads >= 3);
+  await service.deleteDevices([dev.ID]);
+});
+
+test('a device slower than its interval is read back to back, not every other tick', async () => {
+  const hub = new DataHub();
+  // Reads of 25 ms every 20 ms: skipping the ticks that come during a read (the old scheduler)
+  // kept the device busy 25 ms of every 40 (62%); the catch-up read keeps it busy all the time.
+  const { factory, log } = scripted({ failures: 0, readMs: 25 });
+  const engine = new AcquisitionEngine({ hub, devicehub: readModel, drivers: [factory], dataDir: dir });
+  const dev = await service.createDevice({
+    Name: 'd3',
+    DriverID: 'Modbus TCP',
+    Properties: [{ Key: 'host', Value: '127.0.0.1' }],
+  });
+  await service.createRegisters([
+    {
+      DeviceID: dev.ID,
+      Name: 'HR',
+      TagName: 't',
+      ValueType: 'uint16',
+      IntervalMs: 20,
+      Properties: [{ Name: 'address', Value: '0' }],
+    },
+  ]);
+  await engine.start();
+  after(() => engine.stop());
+  await eventually(() => log.reads >= 2, 10_000, 'reading');
+  const reads0 = log.reads;
+  const busy0 = log.busyMs;
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, 1500));
+  const share = (log.busyMs - busy0) / (performance.now() - t0);
+  await engine.stop();
+  assert.equal(log.maxConcurrent, 1);
+  assert.ok(
+    share > 0.85,
+    `the device was read ${(share * 100).toFixed(0)}% of the time (${log.reads - reads0} reads)`,
+  );
   await service.deleteDevices([dev.ID]);
 });

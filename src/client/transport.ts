@@ -23,6 +23,9 @@ export interface TransportOptions extends TlsOptions {
 
 export type { ClientResponse, RequestOptions } from './http.js';
 
+/** A request that failed on a kept-alive connection the server had closed (sent again once). */
+class StaleSocketError extends Error {}
+
 /** The node implementation of `HttpTransport`: http/https with keep-alive agents. */
 export class Transport implements HttpTransport {
   readonly #https: HttpsAgent;
@@ -55,6 +58,31 @@ export class Transport implements HttpTransport {
     }
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     const target = new URL(url);
+    try {
+      return await this.#send(method, target, headers, body);
+    } catch (err) {
+      // A kept-alive connection the server closed as idle just as this request went out on it
+      // (the race of every keep-alive client): nothing reached the server, send it again once on
+      // a new connection.
+      if (err instanceof StaleSocketError) {
+        // Its idle companions are as old: drop them, so that the second try opens a connection.
+        const agent = target.protocol === 'https:' ? this.#https : this.#http;
+        for (const list of Object.values(agent.freeSockets))
+          for (const socket of list ?? []) socket.destroy();
+        return this.#send(method, target, headers, body, true);
+      }
+      throw err;
+    }
+  }
+
+  #send(
+    method: string,
+    target: URL,
+    headers: Record<string, string>,
+    body: string | Uint8Array | undefined,
+    fresh = false,
+  ): Promise<ClientResponse> {
+    const url = target.href;
     const secure = target.protocol === 'https:';
     return new Promise<ClientResponse>((resolve, reject) => {
       const req = (secure ? httpsRequest : httpRequest)(
@@ -72,7 +100,10 @@ export class Transport implements HttpTransport {
         },
       );
       req.on('timeout', () => req.destroy(new Error(`no answer within ${this.#timeoutMs} ms`)));
-      req.on('error', (err) => reject(new ConnectionError(url, err)));
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (!fresh && req.reusedSocket && err.code === 'ECONNRESET') reject(new StaleSocketError());
+        else reject(new ConnectionError(url, err));
+      });
       req.end(body);
     });
   }

@@ -21,6 +21,8 @@ import { defaultListSpec } from './manager-list.js';
 import type { ReadyService } from '../kernel/ready.js';
 import type { EdgeService } from '../edge/service.js';
 import { addServiceOptions, resolveOptions } from './options.js';
+import { MILLWRIGHT_VERSION } from '../kernel/version.js';
+import { ready, refuseStrayWords, stopOnSignals } from './service-run.js';
 
 const STORE_OPTIONS = MANAGER_OPTIONS.filter((o) => o.name === 'data-dir' || o.name === 'database-url');
 
@@ -58,6 +60,19 @@ async function withStores<T>(
   } finally {
     await database.close();
   }
+}
+
+/**
+ * `millwright manager` and its subcommands, run as a command of their own: src/cli/main.ts loads
+ * only this file (and the manager) for them, not the edge and the UNS (tens of MiB of memory).
+ */
+export function managerServiceCommands(program: Command): void {
+  const manager = managerCommands(program, (service, config) => {
+    process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceManager(service, config)}`);
+    ready({ manager: managerReady(service, config) });
+    stopOnSignals([service]);
+  });
+  refuseStrayWords(manager);
 }
 
 /** `millwright manager` and its subcommands, on `program`. */

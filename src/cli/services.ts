@@ -11,23 +11,17 @@ import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
 import { edgeConfigCommands } from './edge-config.js';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../kernel/config.js';
-import { didYouMean } from './hints.js';
+import { loadConfig } from '../kernel/config.js';
 import { UNS_OPTIONS, toUnsConfig, type UnsConfig } from '../uns/service.js';
 import { startUns, type UnsService } from '../uns/service.js';
 import { unsAdminCommands } from './uns-admin.js';
 import { startUnsFeed } from './uns-feed.js';
-import {
-  formatReadyLine,
-  removeReadyRecords,
-  writeReadyRecords,
-  type ReadyLine,
-  type ReadyService,
-} from '../kernel/ready.js';
-import { announceManager, enrolLocalEdge, managerCommands, managerReady } from './manager.js';
+import type { ReadyService } from '../kernel/ready.js';
+import { announceManager, enrolLocalEdge, managerReady, managerServiceCommands } from './manager.js';
 import { MANAGER_OPTIONS, toManagerConfig } from '../manager/service.js';
 import { startManager } from '../manager/service.js';
 import { clientCommands } from './client-commands.js';
+import { ready, refuseStrayWords, stopOnSignals } from './service-run.js';
 
 /** The UNS's and the manager's options under `up`: `--uns-<option>`, `--manager-<option>` (not --host). */
 const UP_UNS_OPTIONS = UNS_OPTIONS.filter((o) => o.name !== 'host');
@@ -75,12 +69,9 @@ export async function serviceCommands(program: Command): Promise<void> {
   unsAdminCommands(uns);
   await clientCommands('uns', uns);
 
-  managerCommands(program, (service, config) => {
-    process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceManager(service, config)}`);
-    ready({ manager: managerReady(service, config) });
-    stopOnSignals([service]);
-  });
   for (const cmd of program.commands) if (cmd.commands.length > 0) refuseStrayWords(cmd);
+  // The manager refuses its own stray words (src/cli/manager.ts).
+  managerServiceCommands(program);
 }
 
 /** `millwright up`: the UNS first (the edge's UNS feed connects to it), then the edge, then the manager. */
@@ -195,38 +186,6 @@ function upCommand(program: Command): void {
   });
 }
 
-/**
- * A service command runs its service when no subcommand matches: a mistyped subcommand (`edge
- * devices list`) would be an excess argument, answered with the whole help. Instead: one line,
- * with the subcommand it probably meant.
- */
-function refuseStrayWords(cmd: Command): void {
-  cmd.allowExcessArguments(true);
-  cmd.hook('preAction', (_self, action) => {
-    if (action !== cmd || cmd.args.length === 0) return;
-    const word = cmd.args[0]!;
-    const guess = didYouMean(
-      word,
-      cmd.commands.map((c) => c.name()),
-    );
-    throw new ConfigError(
-      `unknown command "${cmd.name()} ${word}"${guess ? ` (did you mean "${cmd.name()} ${guess}"?)` : ''}; \`millwright ${cmd.name()} --help\` lists its commands`,
-    );
-  });
-}
-
-/** The machine-readable ready line (src/kernel/ready.ts), printed once everything is up. */
-function ready(services: ReadyLine['services']): void {
-  const line = { version: MILLWRIGHT_VERSION, pid: process.pid, services };
-  // Beside the line, in each data directory: where the CLI's client commands find the services.
-  records.push(...writeReadyRecords(line));
-  process.stdout.write(`${formatReadyLine(line)}\n`);
-}
-
-/** The ready records this process wrote, removed when it stops. */
-const records: string[] = [];
-process.on('exit', () => removeReadyRecords(records));
-
 function portOf(url: string): number {
   return Number(new URL(url).port);
 }
@@ -339,45 +298,3 @@ function edgeCredentials(edge: EdgeService): string[] {
   }
   return [];
 }
-
-/**
- * SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the stores, exit 0. The
- * handlers are installed before anything starts, so that a signal during start-up stops the
- * services as soon as they are up instead of killing the process half-way. A second signal exits
- * at once.
- */
-const running: { close(): Promise<void> }[] = [];
-let stopRequested: string | null = null;
-let stopping = false;
-
-function stopOnSignals(services: { close(): Promise<void> }[]): void {
-  running.push(...services);
-  if (stopRequested) stopAll(stopRequested);
-}
-
-function stopAll(signal: string): void {
-  if (stopping) return;
-  stopping = true;
-  process.stdout.write(`${signal}: stopping\n`);
-  removeReadyRecords(records);
-  Promise.all(running.map((s) => s.close())).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`error while stopping: ${(err as Error).message}\n`);
-      process.exit(1);
-    },
-  );
-}
-
-function onSignal(signal: string): void {
-  if (stopRequested) {
-    process.stderr.write(`${signal} again: exiting at once\n`);
-    process.exit(1);
-  }
-  stopRequested = signal;
-  // Before a service is up (an admin command, or start-up), the signal waits for stopOnSignals.
-  if (running.length > 0) stopAll(signal);
-}
-
-process.on('SIGTERM', () => onSignal('SIGTERM'));
-process.on('SIGINT', () => onSignal('SIGINT'));

@@ -12,7 +12,8 @@
 import { closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type PgModule from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type Dialect, type Transaction } from 'kysely';
 import { RequestScope, outsideScope, runInScope, scopedDialect, type ScopedDriver } from './request-scope.js';
 
@@ -69,10 +70,20 @@ export interface ModuleMigrations {
   migrations: Migration[];
 }
 
-// PostgreSQL returns int8 and numeric as strings by default; Millwright stores epoch milliseconds
-// and counters in bigint columns, all well inside Number.MAX_SAFE_INTEGER.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
+let pgLoaded: typeof PgModule | undefined;
+
+/**
+ * The pg driver, loaded with the first PostgreSQL database (a service on SQLite never loads it:
+ * it costs memory). PostgreSQL returns int8 and numeric as strings by default; Millwright stores
+ * epoch milliseconds and counters in bigint columns, all well inside Number.MAX_SAFE_INTEGER.
+ */
+export function pgDriver(): typeof PgModule {
+  if (pgLoaded) return pgLoaded;
+  const pg = createRequire(import.meta.url)('pg') as typeof PgModule;
+  pg.types.setTypeParser(20, (v) => Number(v));
+  pg.types.setTypeParser(1700, (v) => Number(v));
+  return (pgLoaded = pg);
+}
 
 /** The kernel's own table (the migrations applied). */
 interface KernelTables {
@@ -101,7 +112,7 @@ export class Database {
       if (!/^postgres(ql)?:\/\//.test(options.url)) {
         throw new Error(`unsupported database URL "${redactUrl(options.url)}": expected postgres://...`);
       }
-      const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+      const pool = new (pgDriver().Pool)({ connectionString: options.url, max: options.poolSize ?? 10 });
       // An idle client that loses its server must not crash the process; the next query fails instead.
       pool.on('error', () => undefined);
       return new Database(new PostgresDialect({ pool }), 'postgres');

@@ -123,6 +123,9 @@ export async function pdfExport(
   let page = 0;
   const footer = () => {
     page++;
+    // Below the bottom margin: pdfkit would start a new page for it unless the margin is lifted.
+    const margin = doc.page.margins.bottom;
+    doc.page.margins.bottom = 0;
     doc
       .fontSize(7)
       .fillColor('#555')
@@ -131,6 +134,7 @@ export async function pdfExport(
         align: 'right',
         lineBreak: false,
       });
+    doc.page.margins.bottom = margin;
     doc.fillColor('black');
   };
   const tableHeader = (y: number) => {

@@ -181,7 +181,8 @@ export function managerCommands(
         {
           module: 'admin',
           action: 'api-tokens.create',
-          target: (out) => (out ? `id=${out.id}` : `name=${tcreate.opts<{ name: string }>().name}`),
+          // As the admin API records it: the name given (the id is in the answer).
+          target: () => `name=${tcreate.opts<{ name: string }>().name}`,
           details: tcreate.opts(),
         },
       ),

@@ -90,6 +90,40 @@ interface KernelTables {
   mw_migration: { module: string; name: string; applied_at: number };
 }
 
+/** Prepared statements kept per SQLite connection, by SQL text (the least recently used go). */
+export const SQLITE_STATEMENT_CACHE = 256;
+
+/**
+ * The connection as Kysely sees it, with its prepared statements kept: Kysely prepares every query
+ * anew, which costs as much as running a small one. A kept statement busy in an iteration (a
+ * streamed query) is not handed out again; a fresh one is prepared instead. SQLite recompiles a
+ * kept statement by itself after a schema change.
+ */
+function cachedStatements(db: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (source: string): SQLite.Statement => {
+    const kept = cache.get(source);
+    if (kept && !kept.busy) {
+      cache.delete(source);
+      cache.set(source, kept);
+      return kept;
+    }
+    const stmt = db.prepare(source);
+    if (!kept) {
+      if (cache.size >= SQLITE_STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
+      cache.set(source, stmt);
+    }
+    return stmt;
+  };
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === 'prepare') return prepare;
+      const v = Reflect.get(target, key, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
 export class Database {
   readonly db: Db;
   readonly dialect: DialectName;
@@ -125,7 +159,7 @@ export class Database {
     // Another process (the CLI while the service runs) may hold the write lock for a moment.
     sqlite.pragma('busy_timeout = 5000');
     return new Database(
-      new SqliteDialect({ database: sqlite }),
+      new SqliteDialect({ database: cachedStatements(sqlite) }),
       'sqlite',
       options.sqlitePath === ':memory:' ? undefined : options.sqlitePath,
     );

@@ -135,7 +135,7 @@ test(
         const s = (chunk as Buffer).toString('utf8');
         bytes += s.length;
         for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) lines++;
-        tail = (tail + s).slice(-400);
+        tail = (tail + s).slice(-2000);
       }
     } finally {
       clearInterval(timer);
@@ -144,8 +144,10 @@ test(
     console.log(
       `# exported ${lines} lines, ${(bytes / 1048576).toFixed(0)} MiB; manager RSS ${base.toFixed(0)} MiB at ready, peak ${peak.toFixed(0)} MiB (limit ${RSS_LIMIT_MIB})`,
     );
-    assert.equal(lines, N + 1, 'a header line and one line per record');
+    // The N records written beforehand, then the CLI's creation of the export token (seq N + 1).
+    assert.equal(lines, N + 2, 'a header line and one line per record');
     assert.match(tail, new RegExp(`\\n${N},[^\\n]*,${actionOf(N)},[^\\n]*deviceId=d${N},`));
+    assert.match(tail, new RegExp(`\\n${N + 1},[^\\n]*,cli:[^\\n]*,admin,api-tokens\\.create,CLI,name=export,`));
     assert.ok(peak < RSS_LIMIT_MIB, `the manager's RSS peaked at ${peak.toFixed(0)} MiB`);
   },
 );
@@ -180,7 +182,7 @@ test(
       maxBuffer: 256 * 1024 * 1024,
     }).toString();
     assert.match(text, /Millwright edge manager: audit trail/);
-    assert.match(text, new RegExp(`Chain head: record ${N}, hash [0-9a-f]{64}`));
+    assert.match(text, new RegExp(`Chain head: record ${N + 1}, hash [0-9a-f]{64}`));
     assert.match(text, /Filters: to=2026-/);
     assert.match(text, new RegExp(`${PDF_RECORDS} record\\(s\\)\\.`));
     // Every record's line, in order: its seq, time, action and target.

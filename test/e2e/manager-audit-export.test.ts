@@ -147,7 +147,10 @@ test(
     // The N records written beforehand, then the CLI's creation of the export token (seq N + 1).
     assert.equal(lines, N + 2, 'a header line and one line per record');
     assert.match(tail, new RegExp(`\\n${N},[^\\n]*,${actionOf(N)},[^\\n]*deviceId=d${N},`));
-    assert.match(tail, new RegExp(`\\n${N + 1},[^\\n]*,cli:[^\\n]*,admin,api-tokens\\.create,CLI,name=export,`));
+    assert.match(
+      tail,
+      new RegExp(`\\n${N + 1},[^\\n]*,cli:[^\\n]*,admin,api-tokens\\.create,CLI,name=export,`),
+    );
     assert.ok(peak < RSS_LIMIT_MIB, `the manager's RSS peaked at ${peak.toFixed(0)} MiB`);
   },
 );

@@ -112,14 +112,16 @@ export class MqttPublisher {
     this.close();
     this.#key = key;
     const conn = import('mqtt')
-      .then(({ default: mqtt }) => mqtt.connectAsync(settings.url, {
-        clientId: `millwright-manager-${randomUUID().slice(0, 12)}`,
-        ...(settings.username ? { username: settings.username } : {}),
-        ...(settings.password ? { password: box.open(settings.password) } : {}),
-        rejectUnauthorized: settings.rejectUnauthorized,
-        connectTimeout: SEND_TIMEOUT_MS,
-        reconnectPeriod: 0,
-      }))
+      .then(({ default: mqtt }) =>
+        mqtt.connectAsync(settings.url, {
+          clientId: `millwright-manager-${randomUUID().slice(0, 12)}`,
+          ...(settings.username ? { username: settings.username } : {}),
+          ...(settings.password ? { password: box.open(settings.password) } : {}),
+          rejectUnauthorized: settings.rejectUnauthorized,
+          connectTimeout: SEND_TIMEOUT_MS,
+          reconnectPeriod: 0,
+        }),
+      )
       .then((c) => {
         c.on('error', () => undefined);
         return c;

@@ -11,7 +11,7 @@ import { addServiceOptions, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
 import { edgeConfigCommands } from './edge-config.js';
 import { clientCommands } from './client-commands.js';
-import { portOf, ready, stopOnSignals } from './run-service.js';
+import { portOf, ready, stopOnSignals } from './service-run.js';
 
 /** Adds `edge` and its subcommands to `program`. */
 export async function edgeCommand(program: Command): Promise<void> {

@@ -47,6 +47,9 @@ if ((top === 'edge' || top === 'uns') && sub !== undefined && CLIENT_COMMANDS[to
     .description(top === 'edge' ? 'the edge service' : 'the unified namespace service')
     .enablePositionalOptions();
   await clientCommands(top, parent, sub);
+} else if (top === 'manager') {
+  // The manager and its administration commands: the manager's modules alone.
+  (await import('./manager.js')).managerServiceCommands(program);
 } else {
   await (await import('./services.js')).serviceCommands(program, top);
 }

@@ -21,6 +21,12 @@ import { defaultListSpec } from './manager-list.js';
 import type { ReadyService } from '../kernel/ready.js';
 import type { EdgeService } from '../edge/service.js';
 import { addServiceOptions, resolveOptions } from './options.js';
+import { userInfo } from 'node:os';
+import type { Database } from '../kernel/db/index.js';
+import { AppError } from '../kernel/errors.js';
+import { AuditRepository, AuditService } from '../manager/audit/index.js';
+import { MILLWRIGHT_VERSION } from '../kernel/version.js';
+import { ready, refuseStrayWords, stopOnSignals } from './service-run.js';
 
 const STORE_OPTIONS = MANAGER_OPTIONS.filter((o) => o.name === 'data-dir' || o.name === 'database-url');
 
@@ -37,9 +43,30 @@ function storeCommand(parent: Command, name: string, description: string): Comma
   return addServiceOptions(parent.command(name).description(description), 'manager', STORE_OPTIONS);
 }
 
+/** A change a CLI command makes, as the audit trail records it (the API's action names). */
+interface CliChange<T> {
+  module: string;
+  action: string;
+  /** What it acted on, from its input or its answer (never a secret). */
+  target: (out: T | undefined) => string | null;
+  /** The command's input worth keeping (never a secret). */
+  details?: Record<string, unknown>;
+  projectId?: string;
+}
+
+/** The person behind a CLI change: the operating-system user that ran it. */
+function cliActor(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? 'unknown';
+  }
+}
+
 async function withStores<T>(
   cmd: Command,
   fn: (s: { auth: ManagerAuthService; fleet: FleetService }) => Promise<T>,
+  change?: CliChange<T>,
 ): Promise<void> {
   const values = resolveOptions(cmd, 'manager', STORE_OPTIONS);
   const dataDir = values['data-dir'] as string;
@@ -53,11 +80,72 @@ async function withStores<T>(
     const fleet = new FleetService(new FleetRepository(database), SecretBox.forDataDir(dataDir), logger, {
       activationTtl: 24 * 3600,
     });
-    const out = await fn({ auth, fleet });
+    const out = change
+      ? await recorded(database, new AuditService(new AuditRepository(database), logger), change, () =>
+          fn({ auth, fleet }),
+        )
+      : await fn({ auth, fleet });
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {
     await database.close();
   }
+}
+
+/**
+ * Runs a CLI change in one transaction with its audit record (origin `CLI`, actor
+ * `cli:<os user>`), as the manager records an API call: a failed change leaves no change and one
+ * record with outcome `failure`.
+ */
+async function recorded<T>(
+  database: Database,
+  audit: AuditService,
+  change: CliChange<T>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const user = cliActor();
+  const input = {
+    actor: `cli:${user}`,
+    actorName: user,
+    module: change.module,
+    action: change.action,
+    origin: 'CLI' as const,
+    projectId: change.projectId ?? null,
+    details: { command: `manager ${change.action}`, ...change.details },
+  };
+  const scope = database.openScope();
+  let out: T;
+  try {
+    out = await database.runInScope(scope, fn);
+  } catch (err) {
+    await scope.finish(false);
+    await audit
+      .record({
+        ...input,
+        target: change.target(undefined),
+        outcome: 'failure',
+        status: err instanceof AppError ? err.status : null,
+        details: { ...input.details, error: err instanceof AppError ? err.code : 'error' },
+      })
+      .catch(() => undefined); // the change's own error is the one to report
+    throw err;
+  }
+  await scope.finish(true, async () => {
+    await audit.record({ ...input, target: change.target(out), outcome: 'success' });
+  });
+  return out;
+}
+
+/**
+ * `millwright manager` and its subcommands, run as a command of their own: src/cli/main.ts loads
+ * only this file (and the manager) for them, not the edge and the UNS (tens of MiB of memory).
+ */
+export function managerServiceCommands(program: Command): void {
+  const manager = managerCommands(program, (service, config) => {
+    process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceManager(service, config)}`);
+    ready({ manager: managerReady(service, config) });
+    stopOnSignals([service]);
+  });
+  refuseStrayWords(manager);
 }
 
 /** `millwright manager` and its subcommands, on `program`. */
@@ -76,83 +164,9 @@ export function managerCommands(
   });
   manager.enablePositionalOptions();
 
-  const tokens = manager.command('token').description('long-lived API tokens (X-AuthToken)');
-  const tcreate = storeCommand(tokens, 'create', 'create a token; prints JSON with `token` (shown once)')
-    .requiredOption('--name <name>', 'a name for people')
-    .addOption(
-      new Option('--role <role>', 'global role of the token').choices([...MANAGER_ROLES]).default('admin'),
-    )
-    .option('--user <username>', "the token acts with this user's roles instead of a role of its own")
-    .action(() =>
-      withStores(tcreate, ({ auth }) => {
-        const o = tcreate.opts<{ name: string; role: 'admin'; user?: string }>();
-        return auth.createToken(o.name, o.role, o.user);
-      }),
-    );
-  const tlist = storeCommand(tokens, 'list', 'list the tokens (never their secrets)').action(() =>
-    withStores(tlist, ({ auth }) => auth.listTokens(defaultListSpec())),
-  );
-  const trevoke = storeCommand(tokens, 'revoke', 'revoke a token')
-    .requiredOption('--id <id>', 'the token id')
-    .action(() =>
-      withStores(trevoke, async ({ auth }) => {
-        await auth.revokeToken(trevoke.opts<{ id: string }>().id);
-        return { revoked: trevoke.opts<{ id: string }>().id };
-      }),
-    );
-  const trotate = storeCommand(tokens, 'rotate', 'a new secret for a token; the old one stops working')
-    .requiredOption('--id <id>', 'the token id')
-    .action(() => withStores(trotate, ({ auth }) => auth.rotateToken(trotate.opts<{ id: string }>().id)));
-
-  const users = manager.command('user').description('console users and their roles');
-  const ucreate = storeCommand(users, 'create', 'create a user')
-    .requiredOption('--username <name>', 'the user name')
-    .requiredOption('--password <password>', 'the password (at least 8 characters)')
-    .action(() =>
-      withStores(ucreate, ({ auth }) => {
-        const o = ucreate.opts<{ username: string; password: string }>();
-        return auth.createUser(o.username, o.password);
-      }),
-    );
-  const ugrant = storeCommand(users, 'grant', 'grant a role, globally or on a company or project')
-    .requiredOption('--username <name>', 'the user name')
-    .addOption(new Option('--role <role>', 'the role').choices([...MANAGER_ROLES]).makeOptionMandatory())
-    .option('--company-id <id>', 'scope: one company')
-    .option('--project-id <id>', 'scope: one project')
-    .action(() =>
-      withStores(ugrant, ({ auth }) => {
-        const o = ugrant.opts<{ username: string; role: 'admin'; companyId?: string; projectId?: string }>();
-        return auth.grant(o.username, o.role, { companyId: o.companyId, projectId: o.projectId });
-      }),
-    );
-
-  const company = manager.command('company').description('companies');
-  const ccreate = storeCommand(company, 'create', 'create a company')
-    .requiredOption('--name <name>', 'the company name')
-    .action(() =>
-      withStores(ccreate, ({ fleet }) => fleet.createCompany(CLI, ccreate.opts<{ name: string }>().name)),
-    );
-  const project = manager.command('project').description('projects');
-  const pcreate = storeCommand(project, 'create', 'create a project in a company')
-    .requiredOption('--company-name <name>', 'the company name')
-    .requiredOption('--name <name>', 'the project name')
-    .action(() =>
-      withStores(pcreate, ({ fleet }) => {
-        const o = pcreate.opts<{ companyName: string; name: string }>();
-        return fleet.createProject(CLI, { companyName: o.companyName }, o.name);
-      }),
-    );
-  const codes = manager.command('activation-code').description('activation codes for edges');
-  const acreate = storeCommand(codes, 'create', 'create activation codes (single use, expiring)')
-    .requiredOption('--project-id <id>', 'the project the edge joins')
-    .option('--ttl <seconds>', 'lifetime in seconds', '86400')
-    .option('--count <n>', 'how many', '1')
-    .action(() =>
-      withStores(acreate, ({ fleet }) => {
-        const o = acreate.opts<{ projectId: string; ttl: string; count: string }>();
-        return fleet.createCodes(CLI, o.projectId, { count: Number(o.count), ttlSeconds: Number(o.ttl) });
-      }),
-    );
+  tokenCommands(manager);
+  userCommands(manager);
+  fleetCommands(manager);
   return manager;
 }
 
@@ -208,4 +222,161 @@ export async function enrolLocalEdge(edge: EdgeService, manager: ManagerService)
   await dm.confirm(tx);
   const enrolled = await dm.activate(code!.code, 'local edge');
   return enrolled.deviceId;
+}
+
+/** `manager token create|list|revoke|rotate`. */
+function tokenCommands(manager: Command): void {
+  const tokens = manager.command('token').description('long-lived API tokens (X-AuthToken)');
+  const tcreate = storeCommand(tokens, 'create', 'create a token; prints JSON with `token` (shown once)')
+    .requiredOption('--name <name>', 'a name for people')
+    .addOption(
+      new Option('--role <role>', 'global role of the token').choices([...MANAGER_ROLES]).default('admin'),
+    )
+    .option('--user <username>', "the token acts with this user's roles instead of a role of its own")
+    .action(() =>
+      withStores(
+        tcreate,
+        ({ auth }) => {
+          const o = tcreate.opts<{ name: string; role: 'admin'; user?: string }>();
+          return auth.createToken(o.name, o.role, o.user);
+        },
+        {
+          module: 'admin',
+          action: 'api-tokens.create',
+          // As the admin API records it: the name given (the id is in the answer).
+          target: () => `name=${tcreate.opts<{ name: string }>().name}`,
+          details: tcreate.opts(),
+        },
+      ),
+    );
+  const tlist = storeCommand(tokens, 'list', 'list the tokens (never their secrets)').action(() =>
+    withStores(tlist, ({ auth }) => auth.listTokens(defaultListSpec())),
+  );
+  const trevoke = storeCommand(tokens, 'revoke', 'revoke a token')
+    .requiredOption('--id <id>', 'the token id')
+    .action(() =>
+      withStores(
+        trevoke,
+        async ({ auth }) => {
+          await auth.revokeToken(trevoke.opts<{ id: string }>().id);
+          return { revoked: trevoke.opts<{ id: string }>().id };
+        },
+        {
+          module: 'admin',
+          action: 'api-tokens.delete',
+          target: () => `id=${trevoke.opts<{ id: string }>().id}`,
+        },
+      ),
+    );
+  const trotate = storeCommand(tokens, 'rotate', 'a new secret for a token; the old one stops working')
+    .requiredOption('--id <id>', 'the token id')
+    .action(() =>
+      withStores(trotate, ({ auth }) => auth.rotateToken(trotate.opts<{ id: string }>().id), {
+        module: 'admin',
+        action: 'api-tokens.rotate',
+        target: () => `id=${trotate.opts<{ id: string }>().id}`,
+      }),
+    );
+}
+
+/** `manager user create|grant`. */
+function userCommands(manager: Command): void {
+  const users = manager.command('user').description('console users and their roles');
+  const ucreate = storeCommand(users, 'create', 'create a user')
+    .requiredOption('--username <name>', 'the user name')
+    .requiredOption('--password <password>', 'the password (at least 8 characters)')
+    .action(() =>
+      withStores(
+        ucreate,
+        ({ auth }) => {
+          const o = ucreate.opts<{ username: string; password: string }>();
+          return auth.createUser(o.username, o.password);
+        },
+        {
+          module: 'admin',
+          action: 'users.create',
+          target: () => `username=${ucreate.opts<{ username: string }>().username}`,
+        },
+      ),
+    );
+  const ugrant = storeCommand(users, 'grant', 'grant a role, globally or on a company or project')
+    .requiredOption('--username <name>', 'the user name')
+    .addOption(new Option('--role <role>', 'the role').choices([...MANAGER_ROLES]).makeOptionMandatory())
+    .option('--company-id <id>', 'scope: one company')
+    .option('--project-id <id>', 'scope: one project')
+    .action(() =>
+      withStores(
+        ugrant,
+        ({ auth }) => {
+          const o = ugrant.opts<{
+            username: string;
+            role: 'admin';
+            companyId?: string;
+            projectId?: string;
+          }>();
+          return auth.grant(o.username, o.role, { companyId: o.companyId, projectId: o.projectId });
+        },
+        {
+          module: 'admin',
+          action: 'user.project.roles.create',
+          target: () => `username=${ugrant.opts<{ username: string }>().username}`,
+          details: ugrant.opts(),
+        },
+      ),
+    );
+}
+
+/** `manager company create`, `manager project create`, `manager activation-code create`. */
+function fleetCommands(manager: Command): void {
+  const company = manager.command('company').description('companies');
+  const ccreate = storeCommand(company, 'create', 'create a company')
+    .requiredOption('--name <name>', 'the company name')
+    .action(() =>
+      withStores(ccreate, ({ fleet }) => fleet.createCompany(CLI, ccreate.opts<{ name: string }>().name), {
+        module: 'fleet',
+        action: 'company.create',
+        target: () => `companyName=${ccreate.opts<{ name: string }>().name}`,
+      }),
+    );
+  const project = manager.command('project').description('projects');
+  const pcreate = storeCommand(project, 'create', 'create a project in a company')
+    .requiredOption('--company-name <name>', 'the company name')
+    .requiredOption('--name <name>', 'the project name')
+    .action(() =>
+      withStores(
+        pcreate,
+        ({ fleet }) => {
+          const o = pcreate.opts<{ companyName: string; name: string }>();
+          return fleet.createProject(CLI, { companyName: o.companyName }, o.name);
+        },
+        {
+          module: 'fleet',
+          action: 'project.create',
+          target: () => `name=${pcreate.opts<{ name: string }>().name}`,
+          details: pcreate.opts(),
+        },
+      ),
+    );
+  const codes = manager.command('activation-code').description('activation codes for edges');
+  const acreate = storeCommand(codes, 'create', 'create activation codes (single use, expiring)')
+    .requiredOption('--project-id <id>', 'the project the edge joins')
+    .option('--ttl <seconds>', 'lifetime in seconds', '86400')
+    .option('--count <n>', 'how many', '1')
+    .action(() =>
+      withStores(
+        acreate,
+        ({ fleet }) => {
+          const o = acreate.opts<{ projectId: string; ttl: string; count: string }>();
+          return fleet.createCodes(CLI, o.projectId, { count: Number(o.count), ttlSeconds: Number(o.ttl) });
+        },
+        {
+          module: 'fleet',
+          action: 'activation.code.create',
+          // The codes are credentials: the record names the project, not them.
+          target: () => `projectId=${acreate.opts<{ projectId: string }>().projectId}`,
+          projectId: acreate.opts<{ projectId: string }>().projectId,
+          details: acreate.opts(),
+        },
+      ),
+    );
 }

@@ -10,7 +10,7 @@ import { UNS_OPTIONS, startUns, toUnsConfig, type UnsConfig, type UnsService } f
 import { addServiceOptions, resolveOptions } from './options.js';
 import { unsAdminCommands } from './uns-admin.js';
 import { clientCommands } from './client-commands.js';
-import { portOf, ready, stopOnSignals } from './run-service.js';
+import { portOf, ready, stopOnSignals } from './service-run.js';
 
 /** Adds `uns` and its subcommands to `program`. */
 export async function unsCommand(program: Command): Promise<void> {

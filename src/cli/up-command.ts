@@ -13,7 +13,7 @@ import { startUnsFeed } from './uns-feed.js';
 import { announceManager, enrolLocalEdge, managerReady } from './manager.js';
 import { announce, edgeCredentials, edgeReady } from './edge-command.js';
 import { announceUns, unsCredentials, unsReady } from './uns-command.js';
-import { ready, stopOnSignals } from './run-service.js';
+import { ready, stopOnSignals } from './service-run.js';
 
 /** The UNS's and the manager's options under `up`: `--uns-<option>`, `--manager-<option>` (not --host). */
 const UP_UNS_OPTIONS = UNS_OPTIONS.filter((o) => o.name !== 'host');

@@ -1,24 +1,37 @@
 /**
- * Acceptance: the CSV export of 1,000,000 audit records streams from a real `millwright manager`
- * process whose resident memory stays under 200 MiB (read from /proc while the export runs).
- * The records are written straight into the chain's table beforehand (sealed as the service
- * seals them), so the test measures the export, not a million requests.
+ * Acceptance (issue 27): the CSV export of 1,000,000 audit records streams from a real
+ * `millwright manager` process whose resident memory stays under 200 MiB (read from /proc every
+ * 100 ms while the export runs), and a PDF report of 10,000 records that pdftotext reads back
+ * whole (every record's line, in order, and every page number).
+ *
+ * The records are written straight into the chain's table beforehand (sealed as the service seals
+ * them, through better-sqlite3's prepared statement: seconds, where a million requests would take
+ * an hour), so the test measures the exports, not the writes.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { after, test } from 'node:test';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import SQLite from 'better-sqlite3';
 import { request } from 'undici';
-import { typed } from '../../src/kernel/db/index.js';
 import { openManagerDatabase } from '../../src/manager/service.js';
 import { hashOf } from '../../src/manager/audit/index.js';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../helpers/cli.js';
 import { insecureAgent } from '../helpers/edge.js';
 
-// The acceptance size takes minutes on a loaded 2-core machine (most of it writing the rows):
-// MILLWRIGHT_TEST_AUDIT_RECORDS=1000000 runs it; the suite's default is 100,000.
-const N = Number(process.env.MILLWRIGHT_TEST_AUDIT_RECORDS ?? 100_000);
+// MILLWRIGHT_TEST_AUDIT_RECORDS overrides the acceptance size (a smaller one while investigating).
+const N = Number(process.env.MILLWRIGHT_TEST_AUDIT_RECORDS ?? 1_000_000);
+/** The issue's bound on the manager's resident memory during the export. */
+const RSS_LIMIT_MIB = 200;
+const PDF_RECORDS = Math.min(10_000, N);
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const ACTIONS = ['company.create', 'project.update', 'device.pretty-names.create', 'token.create', 'sign-in'];
+const actionOf = (seq: number) => ACTIONS[seq % ACTIONS.length]!;
+
 const dirs = tempDirs('mw-audit-export-');
 let proc: CliProcess | undefined;
+let token = '';
 after(async () => {
   await proc?.stop();
   dirs.removeAll();
@@ -29,71 +42,80 @@ function rssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : 0;
 }
 
-/** The manager's RSS at ready and at its peak during the export (MiB). */
-const rss = { base: 0, peak: 0 };
+/** Writes records 1..n, chained, into the manager's SQLite file (migrated first). */
+async function seed(dataDir: string, n: number): Promise<void> {
+  await (await openManagerDatabase({ dataDir, databaseUrl: undefined })).close();
+  const db = new SQLite(join(dataDir, 'manager.db'));
+  try {
+    const insert = db.prepare(
+      `INSERT INTO audit_record (seq, id, at, actor, actor_name, company_id, project_id, module, action,
+         origin, target, outcome, status, request_id, details, legacy_id, prev_hash, hash)
+       VALUES (@seq, @id, @at, @actor, @actor_name, @company_id, @project_id, @module, @action,
+         @origin, @target, @outcome, @status, @request_id, @details, @legacy_id, @prev_hash, @hash)`,
+    );
+    let prev = '0'.repeat(64);
+    const batch = db.transaction((from: number, to: number) => {
+      for (let seq = from; seq <= to; seq++) {
+        const row = {
+          seq,
+          id: `r${seq}`,
+          at: T0 + seq * 1000,
+          actor: 'token:bulk',
+          actor_name: 'bulk',
+          company_id: null,
+          project_id: 'p1',
+          module: 'fleet',
+          action: actionOf(seq),
+          origin: 'API',
+          target: `deviceId=d${seq}`,
+          outcome: 'success',
+          status: 200,
+          request_id: `req-${seq}`,
+          details: '{}',
+          legacy_id: null,
+          prev_hash: prev,
+        };
+        const hash = hashOf(row);
+        insert.run({ ...row, hash });
+        prev = hash;
+      }
+    });
+    for (let from = 1; from <= n; from += 10_000) batch(from, Math.min(n, from + 9_999));
+    db.prepare('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1').run(n, prev);
+  } finally {
+    db.close();
+  }
+}
+
+before(async () => {
+  const dataDir = dirs.make();
+  await seed(dataDir, N);
+  const env = cleanEnv();
+  token = runCliJson(['manager', 'token', 'create', '--data-dir', dataDir, '--name', 'export'], env)
+    .token as string;
+  proc = await startCli(
+    [
+      'manager',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--admin-port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'warn',
+    ],
+    { env, timeoutMs: 60_000 },
+  );
+});
 
 test(
-  `CSV export of ${N} records in constant memory (RSS growth under 48 MiB)`,
-  { timeout: 600_000 },
+  `CSV export of ${N} records with the manager's RSS under ${RSS_LIMIT_MIB} MiB`,
+  { timeout: 900_000 },
   async () => {
-    const dataDir = dirs.make();
-    const database = await openManagerDatabase({ dataDir, databaseUrl: undefined });
-    try {
-      const db = typed<{ audit_record: any; audit_head: any }>(database.db);
-      let prev = '0'.repeat(64);
-      const t0 = Date.parse('2026-01-01');
-      for (let start = 1; start <= N; start += 1000) {
-        const rows: Record<string, unknown>[] = [];
-        for (let seq = start; seq < start + 1000 && seq <= N; seq++) {
-          const row = {
-            seq,
-            id: `r${seq}`,
-            at: t0 + seq,
-            actor: 'token:bulk',
-            actor_name: 'bulk',
-            company_id: null,
-            project_id: 'p1',
-            module: 'fleet',
-            action: 'device.pretty-names.create',
-            origin: 'API',
-            target: `deviceId=d${seq % 100}`,
-            outcome: 'success',
-            status: 200,
-            request_id: `req-${seq}`,
-            details: '{}',
-            legacy_id: null,
-            prev_hash: prev,
-          };
-          const hash = hashOf(row);
-          rows.push({ ...row, hash });
-          prev = hash;
-        }
-        await db.transaction().execute((trx) => trx.insertInto('audit_record').values(rows).execute());
-      }
-      await db.updateTable('audit_head').set({ seq: N, hash: prev }).where('id', '=', 1).execute();
-    } finally {
-      await database.close();
-    }
-    const env = cleanEnv();
-    const token = runCliJson(['manager', 'token', 'create', '--data-dir', dataDir, '--name', 'export'], env)
-      .token as string;
-    proc = await startCli(
-      [
-        'manager',
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--admin-port',
-        '0',
-        '--data-dir',
-        dataDir,
-        '--log-level',
-        'warn',
-      ],
-      { env, timeoutMs: 60_000 },
-    );
-    const pid = proc.pid;
+    const pid = proc!.pid;
     const base = rssMiB(pid);
     let peak = base;
     const timer = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 100);
@@ -102,7 +124,7 @@ test(
     let tail = '';
     try {
       const res = await request(
-        `${proc.ready.services.manager!.adminUrl}/admin/v1/logs/v2/export?format=csv`,
+        `${proc!.ready.services.manager!.adminUrl}/admin/v1/logs/v2/export?format=csv`,
         {
           headers: { 'x-authtoken': token },
           dispatcher: insecureAgent,
@@ -113,30 +135,84 @@ test(
         const s = (chunk as Buffer).toString('utf8');
         bytes += s.length;
         for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) lines++;
-        tail = (tail + s).slice(-400);
+        tail = (tail + s).slice(-2000);
       }
     } finally {
       clearInterval(timer);
     }
+    peak = Math.max(peak, rssMiB(pid));
     console.log(
-      `# exported ${lines} lines, ${(bytes / 1048576).toFixed(0)} MiB; manager RSS ${base.toFixed(0)} MiB at ready, peak ${peak.toFixed(0)} MiB`,
+      `# exported ${lines} lines, ${(bytes / 1048576).toFixed(0)} MiB; manager RSS ${base.toFixed(0)} MiB at ready, peak ${peak.toFixed(0)} MiB (limit ${RSS_LIMIT_MIB})`,
     );
-    assert.equal(lines, N + 1, 'a header line and one line per record');
-    assert.match(tail, new RegExp(`\\n${N},`));
-    Object.assign(rss, { base, peak });
-    assert.ok(
-      peak - base < 48,
-      `the manager's RSS grew by ${(peak - base).toFixed(0)} MiB during the export`,
+    // The N records written beforehand, then the CLI's creation of the export token (seq N + 1).
+    assert.equal(lines, N + 2, 'a header line and one line per record');
+    assert.match(tail, new RegExp(`\\n${N},[^\\n]*,${actionOf(N)},[^\\n]*deviceId=d${N},`));
+    assert.match(
+      tail,
+      new RegExp(`\\n${N + 1},[^\\n]*,cli:[^\\n]*,admin,api-tokens\\.create,CLI,name=export,`),
     );
+    assert.ok(peak < RSS_LIMIT_MIB, `the manager's RSS peaked at ${peak.toFixed(0)} MiB`);
   },
 );
 
-// Issue 27 asks for the manager's RSS under 200 MiB during the export. The manager is at about
-// 180 MiB when ready (all its modules loaded), so this is not met yet: reported, not failing the run.
 test(
-  'the manager stays under 200 MiB of RSS during the export',
-  { todo: 'issue 27: the manager is at about 180 MiB at ready; the export adds about 27 MiB' },
-  () => {
-    assert.ok(rss.peak > 0 && rss.peak < 200, `the manager's RSS peaked at ${rss.peak.toFixed(0)} MiB`);
+  `a PDF report of ${PDF_RECORDS} records that pdftotext reads back whole`,
+  { timeout: 300_000 },
+  async () => {
+    assert.ok(
+      (() => {
+        try {
+          execFileSync('pdftotext', ['-v'], { stdio: 'ignore' });
+          return true;
+        } catch {
+          return false;
+        }
+      })(),
+      'pdftotext is required (Debian poppler-utils, installed by .ci/run)',
+    );
+    // Records 1..PDF_RECORDS by their time (record seq is at T0 + seq s).
+    const to = new Date(T0 + PDF_RECORDS * 1000).toISOString();
+    const res = await request(
+      `${proc!.ready.services.manager!.adminUrl}/admin/v1/logs/v2/export?format=pdf&to=${encodeURIComponent(to)}`,
+      { headers: { 'x-authtoken': token }, dispatcher: insecureAgent },
+    );
+    assert.equal(res.statusCode, 200);
+    const pdf = Buffer.from(await res.body.arrayBuffer());
+    assert.equal(pdf.subarray(0, 5).toString(), '%PDF-');
+    const file = join(dirs.make(), 'report.pdf');
+    writeFileSync(file, pdf);
+    const text = execFileSync('pdftotext', ['-layout', file, '-'], {
+      maxBuffer: 256 * 1024 * 1024,
+    }).toString();
+    assert.match(text, /Millwright edge manager: audit trail/);
+    assert.match(text, new RegExp(`Chain head: record ${N + 1}, hash [0-9a-f]{64}`));
+    assert.match(text, /Filters: to=2026-/);
+    assert.match(text, new RegExp(`${PDF_RECORDS} record\\(s\\)\\.`));
+    // Every record's line, in order: its seq, time, action and target.
+    const seen: number[] = [];
+    for (const line of text.split('\n')) {
+      const m =
+        /^\s*(\d+)\s+(2026-\S+ \S+)\s+bulk\s+fleet\s+(\S+)\s+API\s+deviceId=d(\d+)\s+success 200\s*$/.exec(
+          line,
+        );
+      if (!m) continue;
+      const seq = Number(m[1]);
+      assert.equal(m[2], new Date(T0 + seq * 1000).toISOString().replace('T', ' '), `record ${seq}'s time`);
+      assert.equal(m[3], actionOf(seq), `record ${seq}'s action`);
+      assert.equal(Number(m[4]), seq, `record ${seq}'s target`);
+      seen.push(seq);
+    }
+    assert.equal(seen.length, PDF_RECORDS, 'one line per record');
+    assert.ok(
+      seen.every((s, i) => s === i + 1),
+      'the records in chain order, none missing',
+    );
+    // Every page carries its number; pdftotext separates pages with a form feed.
+    const pages = text.split('\f').filter((p) => p.trim());
+    assert.ok(pages.length > 100, `${pages.length} pages`);
+    pages.forEach((p, i) => assert.match(p, new RegExp(`Page ${i + 1}\\b`), `page ${i + 1}'s number`));
+    console.log(
+      `# PDF: ${PDF_RECORDS} records, ${pages.length} pages, ${(pdf.length / 1048576).toFixed(1)} MiB`,
+    );
   },
 );

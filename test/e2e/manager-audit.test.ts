@@ -3,7 +3,9 @@
  * (walked from the route inventory, so routes added by any module are covered) writes exactly one
  * record; a failed change writes no change and one `failure` record; a change whose record cannot
  * be written does not happen; tampering with a row makes verify name it; the CSV and PDF exports
- * (the PDF read back with pdftotext); the deprecated routes, settings and the older store's move.
+ * (the PDF read back with pdftotext); the deprecated routes, settings and the older store's move;
+ * token changes (admin API and CLI) and edges' link sign-ins recorded without secrets; on SQLite a
+ * call waiting on an edge holds no write lock.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,7 +14,11 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { listRoutes } from '../../src/kernel/http/server.js';
 import { sql } from '../../src/kernel/db/index.js';
-import { startTestManager, type TestManager } from '../helpers/manager.js';
+import { userInfo } from 'node:os';
+import WebSocket from 'ws';
+import { activationCode, makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
+import { cleanEnv, runCli, runCliJson } from '../helpers/cli.js';
+import { SimEdge } from '../helpers/sim-edge.js';
 import { have } from '../helpers/util.js';
 
 let m: TestManager;
@@ -185,6 +191,159 @@ test('CSV export and a PDF report that pdftotext reads back', async (t) => {
   assert.match(text, /Filters: module=fleet/);
   assert.match(text, /company\.create/);
   assert.match(text, /Page 1/);
+});
+
+/** The newest records of `query` (a logs/v2 filter), newest first. */
+async function records(query: string): Promise<any[]> {
+  return (await m.admin(`/admin/v1/logs/v2?${query}&sort=seq:desc&limit=50`)).body.items;
+}
+
+/** Polls until `query` matches at least `n` records (sign-ins are recorded just after the answer). */
+async function eventually(query: string, n: number): Promise<any[]> {
+  for (let i = 0; i < 100; i++) {
+    const items = await records(query);
+    if (items.length >= n) return items;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return records(query);
+}
+
+test('token changes are recorded, by the admin API and by the CLI, never with a secret', async () => {
+  const made = await m.admin('/admin/v1/api-tokens', { json: { name: 'tok-a' } });
+  assert.equal(made.status, 201);
+  const created = await newest();
+  assert.equal(created.action, 'api-tokens.create');
+  assert.equal(created.actorName, 'test-admin');
+  assert.equal(created.target, 'name=tok-a');
+  const rotated = await m.admin(`/admin/v1/api-tokens/${made.body.id}/rotate`, { method: 'POST' });
+  assert.equal((await newest()).action, 'api-tokens.rotate');
+  assert.equal((await m.admin(`/admin/v1/api-tokens/${made.body.id}`, { method: 'DELETE' })).status, 204);
+  const revoked = await newest();
+  assert.equal(revoked.action, 'api-tokens.delete');
+  assert.equal(revoked.target, `id=${made.body.id}`);
+  const user = await m.admin('/admin/v1/users', { json: { username: 'auditee', password: 'pass-word-123' } });
+  assert.equal(user.status, 201);
+  assert.equal((await newest()).action, 'users.create');
+
+  // The CLI on the manager's data directory while the manager runs: same actions, origin CLI,
+  // the operating-system user as the actor, in the chain the manager writes to.
+  const me = userInfo().username;
+  const cli = runCliJson(
+    ['manager', 'token', 'create', '--data-dir', m.dataDir, '--name', 'tok-cli'],
+    cleanEnv(),
+  );
+  runCliJson(['manager', 'token', 'rotate', '--data-dir', m.dataDir, '--id', cli.id], cleanEnv());
+  runCliJson(['manager', 'token', 'revoke', '--data-dir', m.dataDir, '--id', cli.id], cleanEnv());
+  const wrong = await runCli([
+    'manager',
+    'token',
+    'revoke',
+    '--data-dir',
+    m.dataDir,
+    '--id',
+    'no-such-token',
+  ]);
+  assert.notEqual(wrong.code, 0);
+  const byCli = await records('origin=CLI');
+  assert.deepEqual(
+    byCli.slice(0, 4).map((r) => [r.action, r.outcome, r.target]),
+    [
+      ['api-tokens.delete', 'failure', 'id=no-such-token'],
+      ['api-tokens.delete', 'success', `id=${cli.id}`],
+      ['api-tokens.rotate', 'success', `id=${cli.id}`],
+      ['api-tokens.create', 'success', 'name=tok-cli'],
+    ],
+  );
+  assert.equal(byCli[0].status, 404);
+  for (const r of byCli) {
+    assert.equal(r.actor, `cli:${me}`);
+    assert.equal(r.module, 'admin');
+  }
+  // No secret anywhere in the trail: the tokens answered once, the user's password.
+  const all = JSON.stringify(await records('module=admin'));
+  for (const secret of [made.body.token, rotated.body.token, cli.token, 'pass-word-123'])
+    assert.ok(!all.includes(secret), 'a secret is in the audit trail');
+  assert.equal((await m.admin('/admin/v1/logs/v2/verify')).body.ok, true);
+});
+
+test("edges' sign-ins on the link are recorded: success, and a wrong secret (bounded), no secret", async () => {
+  const { projectId } = await makeProject(m, 'signin-co', 'signin-p');
+  const edge = new SimEdge();
+  await edge.activate(m.url, await activationCode(m, projectId));
+  await edge.connect();
+  try {
+    const actor = `device:${edge.deviceId}`;
+    const ok = await eventually(`action=link.sign-in&actor=${actor}&outcome=success`, 1);
+    assert.equal(ok.length, 1);
+    assert.equal(ok[0].module, 'link');
+    assert.equal(ok[0].projectId, projectId);
+    assert.equal(ok[0].target, `deviceId=${edge.deviceId}`);
+    // A wrong secret for this device: 401, one failure record; a second within the minute is
+    // counted on the next record, not written; an unknown device id writes nothing.
+    const refused = (id: string, secret: string) =>
+      new Promise<number>((resolve, reject) => {
+        const ws = new WebSocket(`${m.url.replace(/^http/, 'ws')}/dm/link`, {
+          headers: { 'x-device-id': id, 'x-device-secret': secret },
+          rejectUnauthorized: false,
+        });
+        ws.on('unexpected-response', (_req, res) => {
+          resolve(res.statusCode ?? 0);
+          ws.terminate();
+        });
+        ws.on('open', () => reject(new Error('a wrong secret linked')));
+        ws.on('error', () => undefined);
+      });
+    assert.equal(await refused(edge.deviceId, 'not-the-secret-1'), 401);
+    assert.equal(await refused(edge.deviceId, 'not-the-secret-2'), 401);
+    const nobody = 'z'.repeat(25);
+    assert.equal(await refused(nobody, 'whatever-secret'), 401);
+    const failed = await eventually(`action=link.sign-in&actor=${actor}&outcome=failure`, 1);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await records(`action=link.sign-in&actor=${actor}&outcome=failure`)).length, 1);
+    assert.equal(failed[0].status, 401);
+    assert.equal(failed[0].details.error, 'wrong link secret');
+    assert.equal((await records(`actor=device:${nobody}`)).length, 0);
+    const text = JSON.stringify(await records('action=link.sign-in'));
+    for (const secret of [edge.linkSecret, 'not-the-secret-1', 'not-the-secret-2'])
+      assert.ok(!text.includes(secret), 'a link secret is in the audit trail');
+  } finally {
+    await edge.stop();
+  }
+});
+
+test('SQLite: a mutating call waiting on an edge holds no write lock; other changes commit meanwhile', async () => {
+  const { projectId } = await makeProject(m, 'lock-co', 'lock-p');
+  const edge = new SimEdge({ applyMs: 5000 });
+  await edge.activate(m.url, await activationCode(m, projectId));
+  await edge.connect();
+  try {
+    const base = `/api/v1/edge/${projectId}/${edge.deviceId}`;
+    const session = await m.call(`${base}/config/session`, { json: { doc: 1 } });
+    assert.equal(session.status, 201, session.text);
+    // A bridged PUT the edge answers after 5 s (its apply), recorded with the bridged call.
+    let slowDone = false;
+    const slow = m
+      .call(`${base}/config/template/${session.body.id}`, { method: 'PUT', json: { name: 'slow-apply' } })
+      .finally(() => (slowDone = true));
+    for (let i = 0; i < 200 && ![...edge.saved.values()].includes('slow-apply'); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    assert.ok([...edge.saved.values()].includes('slow-apply'), 'the edge has the call');
+    // While the edge works: another change and its record commit.
+    const during = await m.call('/api/v1/company', { json: { companyName: 'while-the-edge-works' } });
+    assert.equal(during.status, 201);
+    assert.equal(slowDone, false, 'the change had to wait for the bridged call');
+    const duringRecord = await newest();
+    assert.equal(duringRecord.target, 'companyName=while-the-edge-works');
+    const res = await slow;
+    assert.equal(res.status, 200, res.text);
+    const bridged = await newest();
+    assert.equal(bridged.action, 'edge.update');
+    assert.match(bridged.target, new RegExp(`deviceId=${edge.deviceId}`));
+    assert.ok(bridged.seq > duringRecord.seq);
+    assert.equal(bridged.details.method, 'PUT');
+  } finally {
+    await edge.stop();
+  }
 });
 
 test('settings, the request log, retention and the older store moved in', async () => {

@@ -12,7 +12,8 @@
 import { closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type PgModule from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type Dialect, type Transaction } from 'kysely';
 import { RequestScope, outsideScope, runInScope, scopedDialect, type ScopedDriver } from './request-scope.js';
 
@@ -69,14 +70,58 @@ export interface ModuleMigrations {
   migrations: Migration[];
 }
 
-// PostgreSQL returns int8 and numeric as strings by default; Millwright stores epoch milliseconds
-// and counters in bigint columns, all well inside Number.MAX_SAFE_INTEGER.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
+let pgLoaded: typeof PgModule | undefined;
+
+/**
+ * The pg driver, loaded with the first PostgreSQL database (a service on SQLite never loads it:
+ * it costs memory). PostgreSQL returns int8 and numeric as strings by default; Millwright stores
+ * epoch milliseconds and counters in bigint columns, all well inside Number.MAX_SAFE_INTEGER.
+ */
+export function pgDriver(): typeof PgModule {
+  if (pgLoaded) return pgLoaded;
+  const pg = createRequire(import.meta.url)('pg') as typeof PgModule;
+  pg.types.setTypeParser(20, (v) => Number(v));
+  pg.types.setTypeParser(1700, (v) => Number(v));
+  return (pgLoaded = pg);
+}
 
 /** The kernel's own table (the migrations applied). */
 interface KernelTables {
   mw_migration: { module: string; name: string; applied_at: number };
+}
+
+/** Prepared statements kept per SQLite connection, by SQL text (the least recently used go). */
+export const SQLITE_STATEMENT_CACHE = 256;
+
+/**
+ * The connection as Kysely sees it, with its prepared statements kept: Kysely prepares every query
+ * anew, which costs as much as running a small one. A kept statement busy in an iteration (a
+ * streamed query) is not handed out again; a fresh one is prepared instead. SQLite recompiles a
+ * kept statement by itself after a schema change.
+ */
+function cachedStatements(db: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (source: string): SQLite.Statement => {
+    const kept = cache.get(source);
+    if (kept && !kept.busy) {
+      cache.delete(source);
+      cache.set(source, kept);
+      return kept;
+    }
+    const stmt = db.prepare(source);
+    if (!kept) {
+      if (cache.size >= SQLITE_STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
+      cache.set(source, stmt);
+    }
+    return stmt;
+  };
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === 'prepare') return prepare;
+      const v = Reflect.get(target, key, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }
 
 export class Database {
@@ -101,7 +146,7 @@ export class Database {
       if (!/^postgres(ql)?:\/\//.test(options.url)) {
         throw new Error(`unsupported database URL "${redactUrl(options.url)}": expected postgres://...`);
       }
-      const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+      const pool = new (pgDriver().Pool)({ connectionString: options.url, max: options.poolSize ?? 10 });
       // An idle client that loses its server must not crash the process; the next query fails instead.
       pool.on('error', () => undefined);
       return new Database(new PostgresDialect({ pool }), 'postgres');
@@ -114,7 +159,7 @@ export class Database {
     // Another process (the CLI while the service runs) may hold the write lock for a moment.
     sqlite.pragma('busy_timeout = 5000');
     return new Database(
-      new SqliteDialect({ database: sqlite }),
+      new SqliteDialect({ database: cachedStatements(sqlite) }),
       'sqlite',
       options.sqlitePath === ':memory:' ? undefined : options.sqlitePath,
     );

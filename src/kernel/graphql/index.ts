@@ -2,3 +2,4 @@
 export * from './mount.js';
 export * from './limits.js';
 export * from './permission.js';
+export * from './defaults.js';

@@ -80,6 +80,7 @@ import {
 } from './limits.js';
 import { isMutation, VIEWER_MUTATION_MESSAGE } from './permission.js';
 import { authenticateOnConnectionInit } from './socket-auth.js';
+import { graphqlDefaultsOf } from './defaults.js';
 
 /** What every resolver receives (plus what `options.context` returns). */
 export interface GraphqlContext {
@@ -419,24 +420,6 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** GraphQL limits a service sets once for every endpoint of an app (its options). */
-export interface GraphqlDefaults {
-  maxQueryBytes?: number;
-  maxAliases?: number;
-  maxFields?: number;
-  cacheBytes?: number;
-}
-
-const kGraphqlDefaults = Symbol.for('millwright.graphqlDefaults');
-
-/**
- * Sets the defaults of every GraphQL endpoint mounted on `app` later (a service calls it with
- * its configuration); a mount option still wins.
- */
-export function setGraphqlDefaults(app: FastifyInstance, defaults: GraphqlDefaults): void {
-  (app as unknown as Record<symbol, GraphqlDefaults>)[kGraphqlDefaults] = defaults;
-}
-
 /**
  * A service's check of a subscription's WebSocket: the upgrade request (authenticated by the
  * service's hook) and the `connection_init` payload; throws an `AppError` to refuse the
@@ -453,10 +436,6 @@ export function setGraphqlConnectionCheck(app: FastifyInstance, check: GraphqlCo
 
 function connectionCheckOf(app: FastifyInstance): GraphqlConnectionCheck | undefined {
   return (app as unknown as Record<symbol, GraphqlConnectionCheck | undefined>)[kConnectionCheck];
-}
-
-function graphqlDefaultsOf(app: FastifyInstance): GraphqlDefaults {
-  return (app as unknown as Record<symbol, GraphqlDefaults | undefined>)[kGraphqlDefaults] ?? {};
 }
 
 function positiveInteger(value: number, name: string): number {

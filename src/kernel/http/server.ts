@@ -27,7 +27,7 @@ import { AppError, ERRORS } from '../errors.js';
 import { ConfigError, PortInUseError } from '../config.js';
 import { Value } from '@sinclair/typebox/value';
 import { HTTP_OPTIONS, type GraphqlConfig, type HttpConfig } from '../service/options.js';
-import { setGraphqlDefaults } from '../graphql/mount.js';
+import { setGraphqlDefaults } from '../graphql/defaults.js';
 
 export interface HttpAppOptions {
   logger: Logger;

@@ -4,10 +4,12 @@
  * time; each carries the notification's id (`X-Millwright-Delivery`, the e-mail's Message-ID, the
  * MQTT payload's `deliveryId`), so a receiver can recognise the rare repeat after a crash between
  * a peer's acceptance and the commit of SENT.
+ *
+ * nodemailer and mqtt are loaded on the first send, not with the manager (their modules cost the
+ * manager's memory whether or not any incident setting names a channel).
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import nodemailer from 'nodemailer';
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import type { SecretBox } from '../../kernel/secret-box.js';
 import type { MqttSettings, SmtpSettings } from './settings.js';
 
@@ -62,6 +64,7 @@ export async function sendEmail(
   to: string[],
   notice: Notice,
 ): Promise<void> {
+  const nodemailer = (await import('nodemailer')).default;
   const transport = nodemailer.createTransport({
     host: smtp.host,
     port: smtp.port,
@@ -108,15 +111,17 @@ export class MqttPublisher {
     }
     this.close();
     this.#key = key;
-    const conn = mqtt
-      .connectAsync(settings.url, {
-        clientId: `millwright-manager-${randomUUID().slice(0, 12)}`,
-        ...(settings.username ? { username: settings.username } : {}),
-        ...(settings.password ? { password: box.open(settings.password) } : {}),
-        rejectUnauthorized: settings.rejectUnauthorized,
-        connectTimeout: SEND_TIMEOUT_MS,
-        reconnectPeriod: 0,
-      })
+    const conn = import('mqtt')
+      .then(({ default: mqtt }) =>
+        mqtt.connectAsync(settings.url, {
+          clientId: `millwright-manager-${randomUUID().slice(0, 12)}`,
+          ...(settings.username ? { username: settings.username } : {}),
+          ...(settings.password ? { password: box.open(settings.password) } : {}),
+          rejectUnauthorized: settings.rejectUnauthorized,
+          connectTimeout: SEND_TIMEOUT_MS,
+          reconnectPeriod: 0,
+        }),
+      )
       .then((c) => {
         c.on('error', () => undefined);
         return c;

@@ -4,7 +4,6 @@
  * drawn with pdfkit page by page as rows arrive.
  */
 import { Readable } from 'node:stream';
-import PDFDocument from 'pdfkit';
 import type { AuditFilter, AuditRepository, AuditRow } from './repository.js';
 
 /** The most records one PDF report holds (a CSV has no bound). */
@@ -90,19 +89,43 @@ const PDF_COLUMNS: { title: string; width: number; value: (r: AuditRow) => strin
   { title: 'Outcome', width: 70, value: (r) => `${r.outcome}${r.status ? ` ${r.status}` : ''}` },
 ];
 
-/** The PDF report of the matching records (`PDF_MAX_RECORDS` at most), streamed as pages fill. */
-export function pdfExport(
+/**
+ * The PDF report of the matching records (`PDF_MAX_RECORDS` at most), streamed as pages fill and
+ * back-pressured: pdfkit pushes whatever is drawn into its own buffer, so its output goes through
+ * `out`, and drawing waits at the end of a page while `out` is full (a slow reader holds a page
+ * or two in memory, not the report). pdfkit is loaded with the first report, not with the manager.
+ */
+export async function pdfExport(
   repo: AuditRepository,
   filter: AuditFilter,
   head: { seq: number; hash: string },
   filters: Record<string, string>,
-): Readable {
+): Promise<Readable> {
+  const PDFDocument = (await import('pdfkit')).default;
   const doc = new PDFDocument({ size: 'A4', layout: 'landscape', margin: 30, bufferPages: false });
+  let wake: (() => void) | null = null;
+  let full = false;
+  const out = new Readable({
+    read() {
+      full = false;
+      wake?.();
+      wake = null;
+    },
+  });
+  doc.on('data', (chunk: Buffer) => {
+    if (!out.push(chunk)) full = true;
+  });
+  doc.on('end', () => out.push(null));
+  const drained = () =>
+    full && !out.destroyed ? new Promise<void>((resolve) => (wake = resolve)) : Promise.resolve();
   const left = 30;
   const bottom = doc.page.height - 40;
   let page = 0;
   const footer = () => {
     page++;
+    // Below the bottom margin: pdfkit would start a new page for it unless the margin is lifted.
+    const margin = doc.page.margins.bottom;
+    doc.page.margins.bottom = 0;
     doc
       .fontSize(7)
       .fillColor('#555')
@@ -111,6 +134,7 @@ export function pdfExport(
         align: 'right',
         lineBreak: false,
       });
+    doc.page.margins.bottom = margin;
     doc.fillColor('black');
   };
   const tableHeader = (y: number) => {
@@ -122,6 +146,11 @@ export function pdfExport(
     }
     doc.font('Helvetica');
     return y + 12;
+  };
+  const newPage = async () => {
+    await drained();
+    doc.addPage();
+    footer();
   };
   void (async () => {
     try {
@@ -135,9 +164,9 @@ export function pdfExport(
       footer();
       let n = 0;
       for await (const r of repo.scan(filter, 1000, PDF_MAX_RECORDS)) {
+        if (out.destroyed) return; // the reader went away
         if (y > bottom) {
-          doc.addPage();
-          footer();
+          await newPage();
           y = tableHeader(30);
         }
         let x = left;
@@ -150,8 +179,7 @@ export function pdfExport(
         n++;
       }
       if (y > bottom) {
-        doc.addPage();
-        footer();
+        await newPage();
         y = 30;
       }
       doc
@@ -159,9 +187,8 @@ export function pdfExport(
         .text(`${n} record(s)${n === PDF_MAX_RECORDS ? ` (the report's limit)` : ''}.`, left, y + 6);
       doc.end();
     } catch (err) {
-      doc.emit('error', err);
-      doc.end();
+      out.destroy(err as Error);
     }
   })();
-  return doc as unknown as Readable;
+  return out;
 }

@@ -2,12 +2,13 @@
  * The audit trail on the manager's seam. `start` installs the recording hook on the main API and
  * on the admin console API before any module mounts a route (every module's `start` runs before
  * any `mount`), so every route of every module, this one's and later ones' included, is recorded
- * without code of its own (see hook.ts); it listens to the bridge's calls; `listening` starts the
- * housekeeping job.
+ * without code of its own (see hook.ts); it listens to the bridge's calls and to the edges' link
+ * sign-ins (sign-ins.ts); `listening` starts the housekeeping job.
  */
 import type { ManagerModule } from '../modules.js';
 import { ActivityBuffer } from './activity.js';
 import { bridgedCallListener, installAuditHook } from './hook.js';
+import { linkSignInListener } from './sign-ins.js';
 import { auditMigrations } from './migrations/index.js';
 import { auditOptions } from './options.js';
 import { AuditRepository } from './repository.js';
@@ -24,7 +25,7 @@ export const auditModule: ManagerModule<'audit', typeof auditOptions> = {
   name: 'audit',
   options: auditOptions,
   migrations: auditMigrations,
-  requires: ['admin', 'bridge'],
+  requires: ['admin', 'bridge', 'link'],
   async start(ctx) {
     const log = ctx.logger;
     const audit = new AuditService(new AuditRepository(ctx.database), log);
@@ -37,6 +38,8 @@ export const auditModule: ManagerModule<'audit', typeof auditOptions> = {
       installAuditHook(ctx.module('admin').app, { ...common, origin: 'CONSOLE' });
       const off = ctx.module('bridge').onBridgedCall(bridgedCallListener(audit, log));
       ctx.defer('audit bridge listener', () => void off());
+      const offSignIn = ctx.module('link').onSignIn(linkSignInListener(audit, log));
+      ctx.defer('audit sign-in listener', () => void offSignIn());
     }
     return audit;
   },

@@ -1,5 +1,5 @@
 /** The audit trail's tables; no other module reads or writes them. */
-import { sql, type Database, type Kysely } from '../../kernel/db/index.js';
+import { currentScope, sql, type Database, type Kysely } from '../../kernel/db/index.js';
 import { SettingsTable } from '../../kernel/db/settings.js';
 import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
 
@@ -108,6 +108,26 @@ export const ACTIVITY_LIST: ListDefinition = {
 /** A new record as the service seals it, given its place in the chain. */
 export type Sealer = (seq: number, prevHash: string) => AuditRow;
 
+/**
+ * The statements of an append, on `db` (a transaction already). Written as plain SQL: they run on
+ * every change the manager makes, and the query builder cost as much as the statements.
+ */
+async function appendIn(db: Kysely<AuditTables>, seal: Sealer): Promise<AuditRow> {
+  const head = (
+    await sql<{
+      seq: number;
+      hash: string;
+    }>`update audit_head set seq = seq + 1 where id = 1 returning seq, hash`.execute(db)
+  ).rows[0];
+  if (!head) throw new Error('the audit chain has no head row');
+  const r = seal(Number(head.seq), head.hash);
+  await sql`insert into audit_record (seq, id, at, actor, actor_name, company_id, project_id, module, action, origin, target, outcome, status, request_id, details, legacy_id, prev_hash, hash) values (${r.seq}, ${r.id}, ${r.at}, ${r.actor}, ${r.actor_name}, ${r.company_id}, ${r.project_id}, ${r.module}, ${r.action}, ${r.origin}, ${r.target}, ${r.outcome}, ${r.status}, ${r.request_id}, ${r.details}, ${r.legacy_id}, ${r.prev_hash}, ${r.hash})`.execute(
+    db,
+  );
+  await sql`update audit_head set hash = ${r.hash} where id = 1`.execute(db);
+  return r;
+}
+
 export class AuditRepository {
   readonly database: Database;
   readonly #db: Kysely<AuditTables>;
@@ -120,23 +140,14 @@ export class AuditRepository {
   }
 
   /**
-   * Appends one record at the chain's end, in one transaction (a savepoint of the request's when
-   * one is entered). The head row's update holds its row lock until the commit, so two appenders
-   * (two managers on one PostgreSQL) take turns and the chain never forks.
+   * Appends one record at the chain's end, in one transaction: the request's when one is entered
+   * (its commit or rollback covers the record with the change; no savepoint of its own, two
+   * statements fewer per call), else its own. The head row's update holds its row lock until the
+   * commit, so two appenders (two managers on one PostgreSQL) take turns and the chain never forks.
    */
   append(seal: Sealer): Promise<AuditRow> {
-    return this.#db.transaction().execute(async (trx) => {
-      const head = await trx
-        .updateTable('audit_head')
-        .set((eb) => ({ seq: eb('seq', '+', 1) }))
-        .where('id', '=', 1)
-        .returning(['seq', 'hash'])
-        .executeTakeFirstOrThrow();
-      const row = seal(Number(head.seq), head.hash);
-      await trx.insertInto('audit_record').values(row).execute();
-      await trx.updateTable('audit_head').set({ hash: row.hash }).where('id', '=', 1).execute();
-      return row;
-    });
+    if (currentScope()) return appendIn(this.#db, seal);
+    return this.#db.transaction().execute((trx) => appendIn(trx, seal));
   }
 
   head(): Promise<HeadRow> {

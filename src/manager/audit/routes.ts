@@ -75,7 +75,7 @@ function exportRoute(app: FastifyInstance, path: string, audit: AuditService, sc
         .type('application/pdf')
         .header('content-disposition', `attachment; filename="audit-${stamp}.pdf"`);
       return reply.send(
-        pdfExport(audit.repo, f, { seq: Number(head.seq), hash: head.hash }, shownFilters(q)),
+        await pdfExport(audit.repo, f, { seq: Number(head.seq), hash: head.hash }, shownFilters(q)),
       );
     }
     throw badRequest(`format must be csv or pdf, got "${q.format}"`);

@@ -10,6 +10,7 @@
  */
 import { Readable } from 'node:stream';
 import { AppError, ERRORS } from '../../kernel/errors.js';
+import { currentScope } from '../../kernel/db/index.js';
 import { BRIDGE_TARGET_CACHE_SIZE, type FleetService } from '../fleet/index.js';
 import type { LinkHub } from '../link/index.js';
 import type { BridgeActor } from '../../kernel/link/protocol.js';
@@ -102,6 +103,15 @@ export class BridgeService {
     const credential = known ?? (await this.fleet.edgeCredential(deviceId));
     if (!credential) throw new AppError(ERRORS.notFound, `device "${deviceId}" not found`);
     const actor = call.actor ?? managerActor('manager');
+    // A request's transaction begins at its first write and ends with its answer: on SQLite it
+    // holds the database's one writer meanwhile. No handler writes before it calls an edge (test/
+    // e2e/manager-audit.test.ts shows changes committing while a call waits); one that did would
+    // block every other change for the edge's answer, hence the warning.
+    if (currentScope()?.begun)
+      this.#log?.warn(
+        { deviceId, path: call.path.split('?')[0] },
+        'an edge call made after a write of the same request: its write transaction waits for the edge',
+      );
     const res = await this.hub.request(deviceId, {
       method: call.method,
       path: call.path,

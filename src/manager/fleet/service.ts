@@ -470,10 +470,23 @@ export class FleetService {
 
   /** The device of a link credential, or null. */
   async verifyLink(deviceId: string, secret: string): Promise<{ id: string; projectId: string } | null> {
-    if (!/^[a-z0-9]{25}$/.test(deviceId)) return null;
+    return (await this.checkLink(deviceId, secret)).device;
+  }
+
+  /**
+   * A link sign-in: the device when the secret is its own; else null, and whether the claimed
+   * device exists (a wrong secret for a real device is recorded in the audit trail; an unknown id
+   * is an anonymous refusal).
+   */
+  async checkLink(
+    deviceId: string,
+    secret: string,
+  ): Promise<{ device: { id: string; projectId: string } | null; known: boolean }> {
+    if (!/^[a-z0-9]{25}$/.test(deviceId)) return { device: null, known: false };
     const row = await this.#repo.getDevice(deviceId);
-    if (!row || !secretMatches(secret, row.link_secret_hash)) return null;
-    return { id: row.id, projectId: row.project_id };
+    if (!row) return { device: null, known: false };
+    if (!secretMatches(secret, row.link_secret_hash)) return { device: null, known: true };
+    return { device: { id: row.id, projectId: row.project_id }, known: true };
   }
 
   /** The credential the edge issued for bridged calls, decrypted. */

@@ -103,6 +103,15 @@ class Link {
   }
 }
 
+/** An edge's sign-in at `/dm/link` (its device id and link secret), without the secret. */
+export interface LinkSignIn {
+  deviceId: string;
+  projectId: string | null;
+  ok: boolean;
+  remote: string | null;
+  at: number;
+}
+
 export class LinkHub {
   readonly #o: LinkHubOptions;
   readonly #links = new Map<string, Link>();
@@ -110,6 +119,7 @@ export class LinkHub {
   /** One timer for every bridged request's deadline (instead of a timer per request). */
   readonly #deadlines: NodeJS.Timeout;
   readonly #linkedListeners: ((deviceId: string) => void)[] = [];
+  readonly #signInListeners = new Set<(event: LinkSignIn) => void>();
   #closed = false;
 
   constructor(options: LinkHubOptions) {
@@ -134,6 +144,26 @@ export class LinkHub {
   /** The devices whose link this process holds (the task runner claims only their subtasks). */
   linkedDevices(): string[] {
     return [...this.#links.keys()];
+  }
+
+  /**
+   * Calls `listener` on each sign-in of an edge at `/dm/link`: a success, or a wrong secret for a
+   * device that exists (the audit trail records them; an unknown device id is not reported).
+   */
+  onSignIn(listener: (event: LinkSignIn) => void): () => void {
+    this.#signInListeners.add(listener);
+    return () => this.#signInListeners.delete(listener);
+  }
+
+  /** Reports a sign-in to the listeners (`onSignIn`). */
+  signedIn(event: LinkSignIn): void {
+    for (const l of this.#signInListeners) {
+      try {
+        l(event);
+      } catch (err) {
+        this.#o.logger.warn({ err }, 'a sign-in listener failed');
+      }
+    }
   }
 
   /** Calls `listener` each time a device's link is up (after its welcome). */

@@ -83,7 +83,16 @@ export async function linkRoutes(app: FastifyInstance, options: { hub: LinkHub; 
         const id = header(request.headers['x-device-id']);
         const secret = header(request.headers['x-device-secret']);
         if (!id || !secret) throw unauthorized('the edge link needs X-Device-Id and X-Device-Secret');
-        const device = await fleet.verifyLink(id, secret);
+        const { device, known } = await fleet.checkLink(id, secret);
+        if (known) {
+          hub.signedIn({
+            deviceId: id,
+            projectId: device?.projectId ?? null,
+            ok: device !== null,
+            remote: request.ip ?? null,
+            at: Date.now(),
+          });
+        }
         if (!device) throw unauthorized('unknown device or wrong link secret');
         request.linkDevice = device.id;
       },

@@ -4,7 +4,8 @@
  * `(tag, ts, v, s)` with an index on `(tag, ts)`; a hypertable when the `timescaledb` extension is
  * installed in the database). SQL of the PostgreSQL store lives here.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from '../../../kernel/db/index.js';
 import type {
   AggregateQuery,
   AggregateRow,
@@ -26,7 +27,7 @@ export class PgStore implements HistoryStore {
   #deletedBySize = 0;
 
   constructor(url: string) {
-    this.#pool = new pg.Pool({ connectionString: url, max: 4 });
+    this.#pool = new (pgDriver().Pool)({ connectionString: url, max: 4 });
     this.#pool.on('error', () => undefined);
   }
 

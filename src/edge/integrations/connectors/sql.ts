@@ -13,7 +13,8 @@
  * `msg_id` is unique and a replayed row is skipped (`ON CONFLICT DO NOTHING` / `INSERT IGNORE`),
  * so that a batch sent again after a lost commit answer is stored once: the peer deduplicates.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from '../../../kernel/db/index.js';
 import mysql from 'mysql2/promise';
 import type { Connector, ConnectorContext, OutMessage } from './types.js';
 import { reasonOf } from './types.js';
@@ -45,7 +46,7 @@ export class PostgresConnector implements Connector {
   }
 
   async connect(): Promise<void> {
-    const client = new pg.Client({
+    const client = new (pgDriver().Client)({
       connectionString: String(this.#ctx.config.url),
       connectionTimeoutMillis: 10_000,
     });

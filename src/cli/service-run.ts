@@ -1,11 +1,33 @@
 /**
- * What every service command shares once its service is up: the ready line and the ready records
- * beside it, and stopping on SIGTERM/SIGINT. Light on purpose: each service command
- * (edge-command.ts, uns-command.ts, manager-command.ts, up-command.ts) imports it, and only the
- * command being run imports its service (src/cli/services.ts).
+ * What every service command shares: the ready line and records, stopping on signals, and the
+ * refusal of stray words. Light on purpose (no service is imported here): `millwright manager`
+ * loads the manager alone (src/cli/main.ts), not the edge and the UNS.
  */
-import { formatReadyLine, removeReadyRecords, writeReadyRecords, type ReadyLine } from '../kernel/ready.js';
+import type { Command } from 'commander';
+import { ConfigError } from '../kernel/config.js';
 import { MILLWRIGHT_VERSION } from '../kernel/version.js';
+import { formatReadyLine, removeReadyRecords, writeReadyRecords, type ReadyLine } from '../kernel/ready.js';
+import { didYouMean } from './hints.js';
+
+/**
+ * A service command runs its service when no subcommand matches: a mistyped subcommand (`edge
+ * devices list`) would be an excess argument, answered with the whole help. Instead: one line,
+ * with the subcommand it probably meant.
+ */
+export function refuseStrayWords(cmd: Command): void {
+  cmd.allowExcessArguments(true);
+  cmd.hook('preAction', (_self, action) => {
+    if (action !== cmd || cmd.args.length === 0) return;
+    const word = cmd.args[0]!;
+    const guess = didYouMean(
+      word,
+      cmd.commands.map((c) => c.name()),
+    );
+    throw new ConfigError(
+      `unknown command "${cmd.name()} ${word}"${guess ? ` (did you mean "${cmd.name()} ${guess}"?)` : ''}; \`millwright ${cmd.name()} --help\` lists its commands`,
+    );
+  });
+}
 
 /** The machine-readable ready line (src/kernel/ready.ts), printed once everything is up. */
 export function ready(services: ReadyLine['services']): void {
@@ -18,10 +40,6 @@ export function ready(services: ReadyLine['services']): void {
 /** The ready records this process wrote, removed when it stops. */
 const records: string[] = [];
 process.on('exit', () => removeReadyRecords(records));
-
-export function portOf(url: string): number {
-  return Number(new URL(url).port);
-}
 
 /**
  * SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the stores, exit 0. The
@@ -64,3 +82,8 @@ function onSignal(signal: string): void {
 
 process.on('SIGTERM', () => onSignal('SIGTERM'));
 process.on('SIGINT', () => onSignal('SIGINT'));
+
+/** The port of a service's URL. */
+export function portOf(url: string): number {
+  return Number(new URL(url).port);
+}

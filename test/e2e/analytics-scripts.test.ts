@@ -240,7 +240,9 @@ describe('script isolation', () => {
     const p = await script(
       'params',
       'function onMessage(m, p, v) { console.log("unit", v.unit); return { value: m.value + p.timeoutMs, metadata: { unit: v.unit } } }',
-      { timeoutMs: 40 },
+      // Generous: a per-message limit of tens of ms failed this script on a machine loaded by
+      // other test files (issue 35, item 6); the parameter only has to reach the script.
+      { timeoutMs: 2000 },
     );
     const out = collect(e.nc, `analytics.publish.${p.ID}`);
     // The gateway handles a SUB before it answers the PING of a flush: the collector is subscribed.
@@ -248,7 +250,7 @@ describe('script isolation', () => {
     e.nc.publish('test.script.params', JSON.stringify({ value: 2 }));
     const got = await eventually(() => out.items[0], 3000, 'params output');
     out.stop();
-    assert.equal(got.value, 42);
+    assert.equal(got.value, 2002);
     assert.deepEqual(got.metadata, { unit: 'bar' });
     assert.deepEqual((await state(p.ID)).Console, ['unit bar']);
   });

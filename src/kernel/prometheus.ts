@@ -121,7 +121,7 @@ export function writeProcessMetrics(out: PrometheusWriter): PrometheusWriter {
   out.family(
     'nodejs_eventloop_delay_max_seconds',
     'gauge',
-    'largest event-loop delay (starvation included)',
+    'largest event-loop delay since the service answered (starvation included)',
     [[undefined, loop.delayMaxMs / 1000]],
   );
   return out;

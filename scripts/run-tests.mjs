@@ -104,8 +104,20 @@ function link(target, path) {
   symlinkSync(target, path);
 }
 
+/** Removes the links whose source is gone (a file deleted or renamed since the last run). */
+function prune(dir) {
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const st = lstatSync(p);
+    if (st.isSymbolicLink() && !existsSync(p)) rmSync(p);
+    else if (st.isDirectory()) prune(p);
+  }
+}
+
 /** Links into .test-build/ what tsc does not write there (see the head of this file). */
 function mirror() {
+  for (const dir of COMPILED) prune(join(OUT, dir));
   for (const name of readdirSync(root)) {
     if (name === '.git' || name === '.test-build' || COMPILED.includes(name)) continue;
     link(join(root, name), join(OUT, name));

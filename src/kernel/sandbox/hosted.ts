@@ -131,6 +131,8 @@ export class HostedPool<J, R> implements JobPool<J, R> {
     host.send({ t: 'init', options: { ...rest, script: script.href } } satisfies HostRequest);
     host.on('message', (m: HostReply) => this.#onReply(m));
     host.once('exit', (code, signal) => this.#onExit(host, code, signal));
+    // A send to a host that just died fails here; its exit (above) fails the jobs it held.
+    host.on('error', () => undefined);
     // The host keeps this process alive only while it holds jobs (see #hold).
     this.#refHost(host, this.#inFlight.size > 0);
     return host;

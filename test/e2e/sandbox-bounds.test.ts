@@ -94,7 +94,16 @@ describe('expressions and scripts run bounded', () => {
       assert.match(r.Error, /memory limit exceeded|time limit exceeded/, expression);
       await e.probe();
     }
-    assert.equal((await playground('1 + 1')).Output, 2, 'the next evaluation runs');
+    // The sandbox process that died held what was sent to it meanwhile (those fail with the bound);
+    // the next evaluations run on a new one.
+    let next: any;
+    for (let i = 0; i < 10; i++) {
+      next = await playground('1 + 1');
+      if (next.Output === 2) break;
+      assert.match(next.Error, /memory limit exceeded|sandbox process ended/, 'only a lost sandbox fails it');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.equal(next.Output, 2, `the next evaluations run: ${JSON.stringify(next)}`);
   });
 
   test('a playground output past the output bound is refused', async () => {

@@ -133,13 +133,27 @@ export default function Opcua() {
     try {
       await gql(P, `mutation { SyncNodes { ${RUN} } }`);
       toast('Sync started');
+      sync.reload();
     } catch (err) {
       toastError(err);
     }
   };
   const s = settings.data?.GetServerSettings;
   const st = sync.data?.GetSyncStatus;
-  const run = lastRun ?? st?.LastSync ?? undefined;
+  // The live status, unless the status read since is of the same run and further on (a
+  // subscription that dropped, or an update it missed, must not leave "Running" on screen).
+  const read = st?.LastSync ?? undefined;
+  const run =
+    lastRun && read && read.ID === lastRun.ID && lastRun.State === 'Running' && read.State !== 'Running'
+      ? read
+      : (lastRun ?? read);
+  const running = st?.Running === true || run?.State === 'Running';
+  // While a sync runs, the status is read again every 2 s besides the live updates.
+  useEffect(() => {
+    if (!running) return;
+    const timer = setInterval(() => sync.reload(), 2000);
+    return () => clearInterval(timer);
+  }, [running]);
   return (
     <Page title="OPC UA server">
       <div class="stats">

@@ -405,7 +405,9 @@ export async function rawMqtt(port: number): Promise<RawMqtt> {
     socket,
     received: () => buf,
     isClosed: () => closed,
-    async connack(ms = 5000) {
+    // Generous: the CONNACK only has to come (a password check is tens of ms of scrypt, and a
+    // CI machine running four test files at once gave the UNS under attack less than that).
+    async connack(ms = 20_000) {
       const until = Date.now() + ms;
       while (buf.length < 4) {
         if (closed) throw new Error('closed before CONNACK');

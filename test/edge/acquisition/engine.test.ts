@@ -132,12 +132,10 @@ test('connect failures back off exponentially up to the cap; then connected; a l
   await service.deleteDevices([dev.ID]);
 });
 
-test('a slow device: one read per group at a time, overruns counted', async () => {
-  const hub = new DataHub();
-  const { factory, log } = scripted({ failures: 0, readMs: 60 });
-  const engine = new AcquisitionEngine({ hub, devicehub: readModel, drivers: [factory], dataDir: dir });
+/** A Modbus TCP device with one holding-register tag polled every `intervalMs`. */
+async function oneTagDevice(Name: string, IntervalMs: number) {
   const dev = await service.createDevice({
-    Name: 'd2',
+    Name,
     DriverID: 'Modbus TCP',
     Properties: [{ Key: 'host', Value: '127.0.0.1' }],
   });
@@ -147,10 +145,18 @@ test('a slow device: one read per group at a time, overruns counted', async () =
       Name: 'HR',
       TagName: 't',
       ValueType: 'uint16',
-      IntervalMs: 10,
+      IntervalMs,
       Properties: [{ Name: 'address', Value: '0' }],
     },
   ]);
+  return dev;
+}
+
+test('a slow device: one read per group at a time, overruns counted', async () => {
+  const hub = new DataHub();
+  const { factory, log } = scripted({ failures: 0, readMs: 60 });
+  const engine = new AcquisitionEngine({ hub, devicehub: readModel, drivers: [factory], dataDir: dir });
+  const dev = await oneTagDevice('d2', 10);
   await engine.start();
   after(() => engine.stop());
   await eventually(() => engine.deviceStatus(dev.ID)!.overruns > 0 && log.reads >= 3, 10_000, 'overruns');
@@ -168,21 +174,7 @@ test('a device slower than its interval is read back to back, not every other ti
   // kept the device busy 25 ms of every 40 (62%); the catch-up read keeps it busy all the time.
   const { factory, log } = scripted({ failures: 0, readMs: 25 });
   const engine = new AcquisitionEngine({ hub, devicehub: readModel, drivers: [factory], dataDir: dir });
-  const dev = await service.createDevice({
-    Name: 'd3',
-    DriverID: 'Modbus TCP',
-    Properties: [{ Key: 'host', Value: '127.0.0.1' }],
-  });
-  await service.createRegisters([
-    {
-      DeviceID: dev.ID,
-      Name: 'HR',
-      TagName: 't',
-      ValueType: 'uint16',
-      IntervalMs: 20,
-      Properties: [{ Name: 'address', Value: '0' }],
-    },
-  ]);
+  const dev = await oneTagDevice('d3', 20);
   await engine.start();
   after(() => engine.stop());
   await eventually(() => log.reads >= 2, 10_000, 'reading');

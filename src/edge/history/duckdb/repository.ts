@@ -10,7 +10,11 @@
  *   that are over into the newest segment, sorted by (minute, tag, time), where DuckDB compresses
  *   each tag's run (RLE of slowly changing values, bit-packed deltas of the times). The time of a
  *   `cold` row is `k = (ts - seg) + tag * SEG_MS`, which grows steadily over a sorted minute even
- *   where one tag ends and the next begins, so its deltas pack into a few bits. The same move
+ *   where one tag ends and the next begins (a tag read every second ends near second 59 of the
+ *   minute and the next tag begins near second 0: a step of about a second, like the steps within
+ *   a tag), so DuckDB packs every delta of a group into a few bits. (`span`, stored per row, was
+ *   the minute's measured length before: a step of 0.75 s at each tag's end widened every
+ *   group's deltas by 3 bits. Such segments stay readable.) The same move
  *   writes `minute`: per tag and minute, partial aggregates that merge (first and last with their
  *   times, min, max, sum, count, the sums of the time-weighted mean). A segment takes moves until
  *   it holds a sixteenth of the size cap (1 to 256 MiB) or a new UTC day begins.
@@ -437,7 +441,7 @@ export class DuckStore implements HistoryStore {
         (table) =>
           `insert into ${seg.alias}.${table} with r as (select tag, ts, v, (ts // ${SEG_MS}) * ${SEG_MS} as m from (${src}) ` +
           `where ${table === 'cold32' ? '' : 'not '}(v = v::FLOAT)), ` +
-          'b as (select m, min(ts) as lo, (max(ts) - min(ts) + 1)::INTEGER as span from r group by m) ' +
+          `b as (select m, min(ts) as lo, ${SEG_MS}::INTEGER as span from r group by m) ` +
           'select tag, lo, span, ts - lo + tag::BIGINT * span, v from r join b using (m) order by m, tag, ts',
       ),
       `insert into ${seg.alias}.cold_text select tag, floor(ts)::BIGINT, s from ${old.alias}.hot_text where ts < ${cut}`,

@@ -78,8 +78,17 @@ function sortRange(ts: Float64Array, v: Float64Array, a: number, b: number): voi
 
 export function bucketize(c: ValueColumns, width: number, end: number): AggregateColumns {
   const { tags, starts, ts: T, v: V } = groupByTag(c);
-  // At most one bucket per value: the columns are cut to the buckets found at the end.
-  const n = T.length;
+  // At most one bucket per value, and per tag and bucket of the range: the columns are cut to the
+  // buckets found at the end (sized by values alone, a 100-tag hour allocated five times the room).
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < T.length; i++) {
+    const t = T[i]!;
+    if (t < lo) lo = t;
+    if (t > hi) hi = t;
+  }
+  const perTag = T.length === 0 ? 0 : Math.floor(hi / width) - Math.floor(lo / width) + 1;
+  const n = Math.min(T.length, tags.length * perTag);
   const o = {
     tag: new Float64Array(n),
     bucket: new Float64Array(n),
@@ -131,5 +140,7 @@ export function bucketize(c: ValueColumns, width: number, end: number): Aggregat
       m++;
     }
   }
-  return Object.fromEntries(Object.entries(o).map(([key, a]) => [key, a.slice(0, m)])) as AggregateColumns;
+  return Object.fromEntries(
+    Object.entries(o).map(([key, a]) => [key, m === n ? a : a.slice(0, m)]),
+  ) as AggregateColumns;
 }

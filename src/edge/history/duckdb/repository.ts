@@ -300,29 +300,37 @@ export class DuckStore implements HistoryStore {
     return this.#segs.filter((s) => s.maxSeg >= segFrom && s.minSeg < to);
   }
 
-  /** Every file's values as `(tag, ts, v, s)` over a range of tags and times (`numeric`: no text). */
+  /**
+   * Every file's values as `(tag, ts, v, s)` over a range of tags and times (`numeric`: no text),
+   * oldest file first (the segments, then the hot file), so that each tag's values come in time
+   * order and the sweep of narrow buckets (aggregate.ts) need not sort them: with the hot file
+   * first, a 100-tag hour went through a comparator sort of its 360,000 values (190 of 250 ms).
+   */
   #source(tags: number[], from: number, to: number, numeric = false): string {
     const t = tagList(tags);
     const f = int(from);
     const e = int(to);
     const h = this.#h.alias;
-    const parts = [
-      `select tag, ts, v, NULL::VARCHAR as s from ${h}.hot where tag in ${t} and ts >= ${f} and ts < ${e}`,
-    ];
-    if (!numeric)
-      parts.push(`select tag, ts, NULL, s from ${h}.hot_text where tag in ${t} and ts >= ${f} and ts < ${e}`);
+    const parts: string[] = [];
     const segFrom = int(Math.floor(from / SEG_MS) * SEG_MS);
     for (const s of this.#segsOf(from, to)) {
       for (const table of COLD_TABLES)
         parts.push(
-          `select tag, (${COLD_TS})::DOUBLE, v::DOUBLE, NULL from ${s.alias}.${table} where tag in ${t} and seg >= ${segFrom} ` +
-            `and seg < ${e} and ${COLD_TS} >= ${f} and ${COLD_TS} < ${e}`,
+          `select tag, (${COLD_TS})::DOUBLE as ts, v::DOUBLE as v, NULL::VARCHAR as s from ${s.alias}.${table} ` +
+            `where tag in ${t} and seg >= ${segFrom} and seg < ${e} and ${COLD_TS} >= ${f} and ${COLD_TS} < ${e}`,
         );
       if (!numeric)
         parts.push(
-          `select tag, ts::DOUBLE, NULL, s from ${s.alias}.cold_text where tag in ${t} and ts >= ${f} and ts < ${e}`,
+          `select tag, ts::DOUBLE as ts, NULL::DOUBLE as v, s from ${s.alias}.cold_text where tag in ${t} and ts >= ${f} and ts < ${e}`,
         );
     }
+    parts.push(
+      `select tag, ts, v, NULL::VARCHAR as s from ${h}.hot where tag in ${t} and ts >= ${f} and ts < ${e}`,
+    );
+    if (!numeric)
+      parts.push(
+        `select tag, ts, NULL::DOUBLE as v, s from ${h}.hot_text where tag in ${t} and ts >= ${f} and ts < ${e}`,
+      );
     return parts.join(' union all ');
   }
 

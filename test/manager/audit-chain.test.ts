@@ -67,6 +67,33 @@ forEachDialect('audit chain', (ctx) => {
     assert.equal((await audit.verify()).ok, true);
   });
 
+  test('two appenders on one database (two managers), and an append rolled back, keep one chain', async () => {
+    // Each repository guesses the head from its own last append; the other's appends and a
+    // rolled-back one make the guess wrong, and the append then reads the head (no fork, no gap).
+    const other = new AuditService(new AuditRepository(ctx.database), pino({ level: 'silent' }));
+    const start = (await audit.verify()).head.seq;
+    for (let i = 0; i < 10; i++) {
+      await audit.record(input(`one.${i}`));
+      if (i % 3 === 0) await other.record(input(`two.${i}`));
+      await audit.record(input(`one.${i}.b`));
+    }
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? audit : other).record(input(`mix.${i}`))),
+    );
+    const failed = ctx.database.openScope();
+    await ctx.database.runInScope(failed, () => audit.record(input('rolled.back')));
+    await failed.finish(false);
+    await audit.record(input('after.rollback'));
+    await other.record(input('after.rollback.other'));
+    const v = await audit.verify();
+    assert.equal(v.ok, true, JSON.stringify(v));
+    assert.equal(v.head.seq - start, 20 + 4 + 10 + 2);
+    const rolled = await sql`select seq from audit_record where action = 'rolled.back'`.execute(
+      ctx.database.db,
+    );
+    assert.equal(rolled.rows.length, 0);
+  });
+
   test('verify names a changed row and a removed row', async () => {
     const db = ctx.database.db;
     const orig = await sql<{ action: string }>`select action from audit_record where seq = 7`.execute(db);

@@ -108,11 +108,44 @@ export const ACTIVITY_LIST: ListDefinition = {
 /** A new record as the service seals it, given its place in the chain. */
 export type Sealer = (seq: number, prevHash: string) => AuditRow;
 
+/** The chain's end as an append left it: `seq` and `hash` of the last record. */
+interface ChainEnd {
+  seq: number;
+  hash: string;
+}
+
+async function insertRecord(db: Kysely<AuditTables>, r: AuditRow): Promise<void> {
+  await sql`insert into audit_record (seq, id, at, actor, actor_name, company_id, project_id, module, action, origin, target, outcome, status, request_id, details, legacy_id, prev_hash, hash) values (${r.seq}, ${r.id}, ${r.at}, ${r.actor}, ${r.actor_name}, ${r.company_id}, ${r.project_id}, ${r.module}, ${r.action}, ${r.origin}, ${r.target}, ${r.outcome}, ${r.status}, ${r.request_id}, ${r.details}, ${r.legacy_id}, ${r.prev_hash}, ${r.hash})`.execute(
+    db,
+  );
+}
+
 /**
  * The statements of an append, on `db` (a transaction already). Written as plain SQL: they run on
  * every change the manager makes, and the query builder cost as much as the statements.
+ *
+ * With `guess` (the end this process's last append left), the record is sealed first and the head
+ * moves in one conditional update: two statements. When the head is not where the guess says (a
+ * rolled-back append, another manager on the same PostgreSQL), the update changes no row and the
+ * head is read and moved as before (three statements). Either way the head row's update holds its
+ * lock until the commit, so appenders take turns and the chain never forks.
  */
-async function appendIn(db: Kysely<AuditTables>, seal: Sealer): Promise<AuditRow> {
+async function appendIn(
+  db: Kysely<AuditTables>,
+  seal: Sealer,
+  guess: ChainEnd | undefined,
+): Promise<AuditRow> {
+  if (guess) {
+    const r = seal(guess.seq + 1, guess.hash);
+    const moved =
+      await sql`update audit_head set seq = ${r.seq}, hash = ${r.hash} where id = 1 and seq = ${guess.seq} and hash = ${guess.hash}`.execute(
+        db,
+      );
+    if (Number(moved.numAffectedRows ?? 0) === 1) {
+      await insertRecord(db, r);
+      return r;
+    }
+  }
   const head = (
     await sql<{
       seq: number;
@@ -121,9 +154,7 @@ async function appendIn(db: Kysely<AuditTables>, seal: Sealer): Promise<AuditRow
   ).rows[0];
   if (!head) throw new Error('the audit chain has no head row');
   const r = seal(Number(head.seq), head.hash);
-  await sql`insert into audit_record (seq, id, at, actor, actor_name, company_id, project_id, module, action, origin, target, outcome, status, request_id, details, legacy_id, prev_hash, hash) values (${r.seq}, ${r.id}, ${r.at}, ${r.actor}, ${r.actor_name}, ${r.company_id}, ${r.project_id}, ${r.module}, ${r.action}, ${r.origin}, ${r.target}, ${r.outcome}, ${r.status}, ${r.request_id}, ${r.details}, ${r.legacy_id}, ${r.prev_hash}, ${r.hash})`.execute(
-    db,
-  );
+  await insertRecord(db, r);
   await sql`update audit_head set hash = ${r.hash} where id = 1`.execute(db);
   return r;
 }
@@ -132,6 +163,8 @@ export class AuditRepository {
   readonly database: Database;
   readonly #db: Kysely<AuditTables>;
   readonly settings: SettingsTable;
+  /** Where this process's last append left the chain: a guess, checked by the head's update. */
+  #end: ChainEnd | undefined;
 
   constructor(database: Database) {
     this.database = database;
@@ -145,9 +178,12 @@ export class AuditRepository {
    * statements fewer per call), else its own. The head row's update holds its row lock until the
    * commit, so two appenders (two managers on one PostgreSQL) take turns and the chain never forks.
    */
-  append(seal: Sealer): Promise<AuditRow> {
-    if (currentScope()) return appendIn(this.#db, seal);
-    return this.#db.transaction().execute((trx) => appendIn(trx, seal));
+  async append(seal: Sealer): Promise<AuditRow> {
+    const r = currentScope()
+      ? await appendIn(this.#db, seal, this.#end)
+      : await this.#db.transaction().execute((trx) => appendIn(trx, seal, this.#end));
+    this.#end = { seq: r.seq, hash: r.hash };
+    return r;
   }
 
   head(): Promise<HeadRow> {

@@ -1,7 +1,7 @@
 /**
  * The edge as an MCP server (issue 31, item 4): `/mcp` driven by the SDK's own client over HTTPS
  * with the edge's credentials. Tools listed, a Generator tag's value read, a write refused for a
- * viewer (the value stays) and done for an admin (read back from the device), recent values from
+ * viewer (the value stays) and done for an admin and an operator (read back from the device), recent values from
  * the history, the log and the integrations read, the tag tree as resources; the bounds: no
  * credentials 401, another caller's session 404, one session over `--mcp-max-sessions` 429.
  */
@@ -129,6 +129,22 @@ describe('the edge as an MCP server (/mcp)', { concurrency: 1, timeout: 180_000 
       const v = await callTool(viewer, 'read_values', { tags: ['press.setpoint'] });
       return v.value[0].value === 1234;
     }, 10_000);
+    // The operator role (a manager operator's bridged call; no edge credential carries it) writes
+    // through the same rule: the plant's write as an operator reaches the device.
+    const op = await t.edge.shell.module('mcp').plant.write('operator', 'press.setpoint', 4321);
+    assert.equal(op.Success, true, op.Error ?? '');
+    await eventually(async () => {
+      const v = await callTool(viewer, 'read_values', { tags: ['press.setpoint'] });
+      return v.value[0].value === 4321;
+    }, 10_000);
+    await assert.rejects(
+      t.edge.shell.module('mcp').plant.write('viewer', 'press.setpoint', 1),
+      /the viewer role cannot write tags/,
+    );
+    assert.equal(
+      (await callTool(admin, 'write_tag', { tag: 'press.setpoint', value: 1234 })).value.Success,
+      true,
+    );
     // An int16 register refuses what it cannot hold: the device's own refusal is the tool's error.
     const bad = await callTool(admin, 'write_tag', { tag: 'press.setpoint', value: 'not a number' });
     assert.match(bad.error ?? '', /the device refused the write to press\.setpoint/);
@@ -211,5 +227,15 @@ describe('the edge as an MCP server (/mcp)', { concurrency: 1, timeout: 180_000 
     // The ended session freed its place.
     const again = await mcpClient(t.url, viewerToken);
     await again.close();
+    // Sessions idle past --mcp-session-idle (10 min) are closed: their IDs are then unknown.
+    const sessions = t.edge.shell.module('mcp').sessions!;
+    assert.equal(sessions.size, 3);
+    sessions.sweep(Date.now() + 11 * 60_000);
+    assert.equal(sessions.size, 0);
+    const expired = await t.call('/mcp', {
+      json: { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+      headers: { ...headers, authorization: `Bearer ${adminToken}`, 'mcp-session-id': adminSession },
+    });
+    assert.equal(expired.status, 404, expired.text);
   });
 });

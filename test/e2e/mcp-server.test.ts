@@ -194,7 +194,7 @@ describe('the edge as an MCP server (/mcp)', { concurrency: 1, timeout: 180_000 
     assert.equal(d.tags.find((x: { name: string }) => x.name === 'setpoint').value, 1234);
   });
 
-  test('no credentials: 401; another caller naming a session: 404; one session too many: 429', async () => {
+  test('no credentials: 401; another caller naming a session: 404; one session too many: 429; malformed: 4xx; idle sessions closed', async () => {
     const init = {
       jsonrpc: '2.0',
       id: 1,
@@ -237,5 +237,26 @@ describe('the edge as an MCP server (/mcp)', { concurrency: 1, timeout: 180_000 
       headers: { ...headers, authorization: `Bearer ${adminToken}`, 'mcp-session-id': adminSession },
     });
     assert.equal(expired.status, 404, expired.text);
+    // Malformed requests are 4xx, never 5xx.
+    const auth = { ...headers, authorization: `Bearer ${viewerToken}` };
+    const freshClient = await mcpClient(t.url, viewerToken);
+    const fresh = (freshClient.transport as { sessionId?: string }).sessionId!;
+    for (const [what, options, status] of [
+      ['no session, not an initialize', { json: {}, headers: auth }, 400],
+      ['a GET without a session', { method: 'GET', headers: auth }, 400],
+      [
+        'an initialize without the accept header',
+        { json: init, headers: { authorization: auth.authorization } },
+        406,
+      ],
+      ['not JSON-RPC', { json: { foo: 1 }, headers: { ...auth, 'mcp-session-id': fresh } }, 400],
+      ['a body over --mcp-max-body', { json: { pad: 'x'.repeat(1024 * 1024) }, headers: auth }, 413],
+    ] as const) {
+      const r = await t.call('/mcp', options);
+      assert.equal(r.status, status, `${what}: ${r.status} ${r.text}`);
+    }
+    // The refused initialize left no session behind.
+    assert.equal(sessions.size, 1);
+    await freshClient.close();
   });
 });

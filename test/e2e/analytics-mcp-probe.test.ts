@@ -39,7 +39,7 @@ function startHttpFixture(args: string[] = []): Promise<{ url: string; child: Ch
   });
 }
 
-describe('TestAISuiteMCPServer', { concurrency: 1, timeout: 180_000 }, () => {
+describe('TestAISuiteMCPServer', { concurrency: 1, timeout: 300_000 }, () => {
   let t: TestEdge;
   let admin: string;
   let viewer: string;
@@ -91,7 +91,7 @@ describe('TestAISuiteMCPServer', { concurrency: 1, timeout: 180_000 }, () => {
       Command: process.execPath,
       Args: [FIXTURE],
       Env: [{ Key: 'FIXTURE_VERSION', Value: '7.7.7' }],
-      TimeoutMs: 20_000,
+      TimeoutMs: 60_000,
     });
     checkFixture(a, 'stdio');
     assert.equal(a.ServerVersion, '7.7.7');
@@ -103,30 +103,31 @@ describe('TestAISuiteMCPServer', { concurrency: 1, timeout: 180_000 }, () => {
     const a = await ok({
       URL: url,
       Headers: [{ Key: 'Authorization', Value: 'Bearer sesame' }],
-      TimeoutMs: 20_000,
+      TimeoutMs: 60_000,
     });
     checkFixture(a, 'http');
-    const refused = await ok({ URL: url, TimeoutMs: 20_000 });
+    const refused = await ok({ URL: url, TimeoutMs: 60_000 });
     assert.equal(refused.Success, false);
     assert.match(refused.Error, /401/);
   });
 
   test('failures are answers with their error: a program that exits, one that never answers', async () => {
-    const failed = await ok({ Command: process.execPath, Args: [FIXTURE, '--fail'], TimeoutMs: 20_000 });
+    const failed = await ok({ Command: process.execPath, Args: [FIXTURE, '--fail'], TimeoutMs: 60_000 });
     assert.equal(failed.Success, false);
     assert.match(failed.Error, /cannot open the plant database/);
-    const missing = await ok({ Command: '/no/such/program', TimeoutMs: 20_000 });
+    const missing = await ok({ Command: '/no/such/program', TimeoutMs: 60_000 });
     assert.equal(missing.Success, false);
     assert.match(missing.Error, /ENOENT/);
     const pidfile = join(t.dataDir, 'hang.pid');
     const hang = await ok({
       Command: process.execPath,
       Args: [FIXTURE, '--hang', '--pidfile', pidfile],
-      TimeoutMs: 1000,
+      TimeoutMs: 8000,
     });
     assert.equal(hang.Success, false);
-    assert.match(hang.Error, /1000 ms/);
-    assert.ok(hang.DurationMs >= 900 && hang.DurationMs < 10_000, `took ${hang.DurationMs} ms`);
+    // (8 s: on a loaded machine node takes seconds to start and write its pid)
+    assert.match(hang.Error, /no complete answer within 8000 ms/);
+    assert.ok(hang.DurationMs >= 7900 && hang.DurationMs < 30_000, `took ${hang.DurationMs} ms`);
     // The program was killed at the deadline.
     const pid = Number(readFileSync(pidfile, 'utf8'));
     await eventually(

@@ -18,7 +18,7 @@ const P = '/devicehub/v2';
 const textOf = (c: unknown) => String((c as { text?: string }).text);
 const MAX_SESSIONS = 3;
 
-describe('the edge as an MCP server (/mcp)', { concurrency: 1, timeout: 180_000 }, () => {
+describe('the edge as an MCP server (/mcp)', { concurrency: 1, timeout: 300_000 }, () => {
   let t: TestEdge;
   let adminToken: string;
   let viewerToken: string;

@@ -30,7 +30,7 @@ test('a stdio Command needs the admin role: an operator is refused before anythi
   await assert.rejects(testMcpServer({ Command: process.execPath, Args: [FIXTURE] }, null), /anonymous role/);
   assert.equal(existsSync(pidfile), false, 'the program did not run');
   const ok = await testMcpServer(
-    { Command: process.execPath, Args: [FIXTURE, '--pidfile', join(dir, 'admin.pid')], TimeoutMs: 20_000 },
+    { Command: process.execPath, Args: [FIXTURE, '--pidfile', join(dir, 'admin.pid')], TimeoutMs: 60_000 },
     as('admin'),
   );
   assert.equal(ok.Success, true, ok.Error ?? '');

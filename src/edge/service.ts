@@ -36,6 +36,7 @@ import { integrationsModule } from './integrations/index.js';
 import { historyModule } from './history/index.js';
 import { opcuaModule } from './opcua/index.js';
 import { analyticsModule } from './analytics/index.js';
+import { mcpModule } from './mcp/index.js';
 import { appsModule } from './apps/index.js';
 import { cloudstorageModule } from './cloudstorage/index.js';
 import { consoleModule } from './console/index.js';
@@ -58,6 +59,7 @@ export const EDGE_MODULES = [
   integrationsModule,
   historyModule, // tag history at /history (DuckDB in the data directory, or PostgreSQL)
   analyticsModule,
+  mcpModule, // the edge as an MCP server at /mcp (tools and resources for assistants)
   appsModule,
   cloudstorageModule,
   configModule,

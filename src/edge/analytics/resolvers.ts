@@ -13,6 +13,7 @@ import { CATALOGUE, LIMITS } from './catalogue.js';
 import type { AnalyticsLogEntry } from './log.js';
 import { outputSubject } from './runtime.js';
 import { validateScript } from './script.js';
+import { testMcpServer, type TestAISuiteMCPServerRequest } from './mcp-probe.js';
 import { ServerMetrics, type ScriptTester } from './playground.js';
 import type { AnalyticsService, ComponentVariable, Group, Instance, Variable, Workspace } from './service.js';
 
@@ -294,6 +295,8 @@ export const resolvers: IResolvers<never, Ctx> = {
     },
   },
   Mutation: {
+    TestAISuiteMCPServer: (_r, args: { input: TestAISuiteMCPServerRequest }, ctx) =>
+      testMcpServer(args.input, ctx.auth),
     CreateWorkspace: async (_r, { input }: { input: { Name: string; Description?: string } }, ctx) =>
       workspaceOut(
         await ctx.analytics.createWorkspace({ name: input.Name, description: input.Description ?? null }),

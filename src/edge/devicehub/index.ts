@@ -28,3 +28,4 @@ export {
   DEVICEHUB_MAX_COST,
   type Devicehub,
 } from './module.js';
+export { writeTag, WRITE_TIMEOUT_MS, MAX_WRITE_TIMEOUT_MS, type WriteTagResponse } from './write.js';

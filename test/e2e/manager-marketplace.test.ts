@@ -252,6 +252,41 @@ describe('installs as tasks', () => {
     assert.equal((await mp(`/items/${itemId}`)).body.installs, 3);
   });
 
+  test('a twin model installed on the project: a /digital-twins model on every edge', async () => {
+    const twin = await mp('/items', {
+      json: {
+        name: 'Pump twin',
+        kind: 'TWIN_MODEL',
+        version: '1.0.0',
+        content: {
+          models: [
+            {
+              Name: 'MpPump',
+              Assets: 'pump',
+              StaticAttributes: [{ Key: 'Vendor', Value: 'ACME' }],
+              Instances: [{ Name: 'mp-pump-1', Topic: 'plant.mp-pump-1', Source: 'local', Enabled: true }],
+            },
+          ],
+        },
+      },
+    });
+    assert.equal(twin.status, 201, twin.text);
+    const r = await mp(`/items/${twin.body.id}/install`, { json: { projectId } });
+    assert.equal(r.status, 202, r.text);
+    assert.equal(r.body.task.type, 'TEMPLATE_APPLY');
+    const task = await finished(r.body.taskId);
+    assert.equal(task.status, 'SUCCEEDED', JSON.stringify(task));
+    for (let i = 0; i < 2; i++) {
+      const q = await m.call(`/api/v1/edge/${projectId}/${ids[i]}/digital-twins`, {
+        json: { query: '{ ListModels(input: { Limit: 100 }) { Items { Name Assets } } }' },
+      });
+      assert.equal(q.status, 200, q.text);
+      assert.equal(q.body.errors, undefined, q.text);
+      const model = q.body.data.ListModels.Items.find((x: any) => x.Name === 'MpPump');
+      assert.equal(model?.Assets, 'pump', `edge ${i}: ${q.text}`);
+    }
+  });
+
   test('install errors: no target, both targets, an unknown device, a hierarchy template', async () => {
     assert.equal((await mp(`/items/${itemId}/install`, { json: {} })).status, 400);
     assert.equal(

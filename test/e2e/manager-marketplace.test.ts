@@ -339,6 +339,54 @@ describe('installs as tasks', () => {
   });
 });
 
+describe('marketplace secrets (/admin/v1/mpc-secrets/{key})', () => {
+  test('set, read (never the value), used by an application install, deleted', async () => {
+    assert.equal((await m.admin('/admin/v1/mpc-secrets/api-key')).status, 404);
+    const set = await m.admin('/admin/v1/mpc-secrets/api-key', { json: { value: 's3cret-value' } });
+    assert.equal(set.status, 200, set.text);
+    assert.equal(set.body.set, true);
+    const read = await m.admin('/admin/v1/mpc-secrets/api-key');
+    assert.equal(read.status, 200);
+    assert.equal(JSON.stringify(read.body).includes('s3cret-value'), false);
+    assert.equal((await m.admin('/admin/v1/mpc-secrets/bad key', { json: { value: 'x' } })).status, 400);
+    assert.equal((await m.admin('/admin/v1/mpc-secrets/k', { json: { value: '' } })).status, 400);
+    const op = (await m.manager.auth.createToken('mp-op-2', 'operator')).token;
+    assert.equal((await m.admin('/admin/v1/mpc-secrets/api-key', { token: op })).status, 403);
+    const app = await mp('/items', {
+      json: {
+        name: 'Secret app',
+        kind: 'APPLICATION',
+        version: '1.0.0',
+        content: {
+          containers: [
+            {
+              Name: 'mp-secret',
+              Image: 'docker.io/library/alpine:3',
+              Env: ['KEY={{mpc-secret:api-key}}', 'X={{mpc-secret:missing}}'],
+            },
+          ],
+        },
+      },
+    });
+    assert.equal(app.status, 201, app.text);
+    const refused = await mp(`/items/${app.body.id}/install`, { json: { deviceIds: [ids[0]] } });
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.body.message, /not set: missing/);
+    await m.admin('/admin/v1/mpc-secrets/missing', { json: { value: 'other' } });
+    const ok = await mp(`/items/${app.body.id}/install`, {
+      json: { deviceIds: [ids[0]], deadlineSeconds: 5 },
+    });
+    assert.equal(ok.status, 202, ok.text);
+    await finished(ok.body.taskId);
+    const task = await m.call(`/api/v1/async-task/${ok.body.taskId}`);
+    assert.equal(task.text.includes('s3cret-value'), false);
+    const subtasks = await m.call(`/api/v1/async-task/${ok.body.taskId}/subtasks`);
+    assert.equal(subtasks.text.includes('s3cret-value'), false);
+    assert.equal((await m.admin('/admin/v1/mpc-secrets/api-key', { method: 'DELETE' })).status, 204);
+    assert.equal((await m.admin('/admin/v1/mpc-secrets/api-key', { method: 'DELETE' })).status, 404);
+  });
+});
+
 describe('telemetry from asset hubs', () => {
   test('events are counted once per id; a viewer token may report; events are read by an admin', async () => {
     const viewer = (await m.manager.auth.createToken('mp-viewer', 'viewer')).token;

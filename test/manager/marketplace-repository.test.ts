@@ -16,6 +16,7 @@ import { checkContent, templateDocumentOf, versionSeq } from '../../src/manager/
 import { assetHubMigrations } from '../../src/manager/assethub/migrations/index.js';
 import { AssetHubRepository, type ImportRow } from '../../src/manager/assethub/repository.js';
 import { hubUrlOf } from '../../src/manager/assethub/client.js';
+import { resolveRefs, secretRefs } from '../../src/manager/marketplace/secrets.js';
 import type { ListSpec } from '../../src/kernel/paging.js';
 
 const log = pino({ level: 'silent' });
@@ -53,6 +54,26 @@ test('content by kind; template-shaped kinds become one-section templates', () =
   assert.throws(
     () => templateDocumentOf('APPLICATION', {}),
     /not installed through a configuration template/,
+  );
+});
+
+test('secret references are found and resolved in every string, at any depth', () => {
+  const spec = {
+    Env: ['A={{mpc-secret:a}}', 'B={{mpc-secret:b}}{{mpc-secret:a}}'],
+    Auth: { p: '{{mpc-secret:c}}' },
+    n: 1,
+  };
+  assert.deepEqual([...secretRefs(spec)].sort(), ['a', 'b', 'c']);
+  assert.deepEqual(
+    resolveRefs(
+      spec,
+      new Map([
+        ['a', '1'],
+        ['b', '2'],
+        ['c', '3'],
+      ]),
+    ),
+    { Env: ['A=1', 'B=21'], Auth: { p: '3' }, n: 1 },
   );
 });
 

@@ -16,6 +16,7 @@ import type { SubtaskContext, SubtaskOutcome, TaskService } from '../tasks/index
 import type { TemplateService } from '../templates/index.js';
 import { INSTALLABLE, templateDocumentOf, type ItemKind } from './content.js';
 import type { InstallRow, MarketplaceRepository } from './repository.js';
+import type { MarketplaceSecrets } from './secrets.js';
 import type { MarketplaceService } from './service.js';
 
 export interface InstallRequest {
@@ -45,6 +46,7 @@ export class MarketplaceInstaller {
   readonly #tasks: TaskService;
   readonly #fleet: FleetService;
   readonly #bridge: BridgeService;
+  readonly #secrets: MarketplaceSecrets;
 
   constructor(deps: {
     repo: MarketplaceRepository;
@@ -53,6 +55,7 @@ export class MarketplaceInstaller {
     tasks: TaskService;
     fleet: FleetService;
     bridge: BridgeService;
+    secrets: MarketplaceSecrets;
   }) {
     this.#repo = deps.repo;
     this.#catalogue = deps.catalogue;
@@ -60,6 +63,7 @@ export class MarketplaceInstaller {
     this.#tasks = deps.tasks;
     this.#fleet = deps.fleet;
     this.#bridge = deps.bridge;
+    this.#secrets = deps.secrets;
     deps.tasks.register({
       type: 'MARKETPLACE_APP_INSTALL',
       description:
@@ -101,6 +105,7 @@ export class MarketplaceInstaller {
         version: version.version,
         containers: (content as { containers: Record<string, unknown>[] }).containers,
       };
+      await this.#secrets.requireSet(params.containers);
       task = await this.#tasks.create(principal, {
         type: 'MARKETPLACE_APP_INSTALL',
         description: `install application "${item.name}" ${version.version} on ${devices.length} device(s)`,
@@ -226,7 +231,12 @@ export class MarketplaceInstaller {
     await ctx.markSent();
     for (const [i, c] of p.containers.entries()) {
       const label = typeof c.Name === 'string' ? c.Name : `containers[${i}]`;
-      const r = await this.#bridge.json(deviceId, 'POST', '/apps/dc/containers/', c);
+      const r = await this.#bridge.json(
+        deviceId,
+        'POST',
+        '/apps/dc/containers/',
+        await this.#secrets.resolve(c),
+      );
       if (r.status === 200 || r.status === 201) created.push(label);
       else if (r.status === 409) kept.push(label);
       else {

@@ -6,17 +6,20 @@
  * `Authorization: <API token>` without `Bearer`, and `X-AuthToken` (the auth module's hook).
  */
 import type { ManagerModule } from '../modules.js';
+import { SecretBox } from '../../kernel/secret-box.js';
 import { MarketplaceInstaller } from './install.js';
 import { marketplaceMigrations } from './migrations/index.js';
 import { marketplaceOptions } from './options.js';
 import { MarketplaceRepository } from './repository.js';
-import { marketplaceRoutes } from './routes.js';
+import { adminMarketplaceRoutes, marketplaceRoutes } from './routes.js';
+import { MarketplaceSecrets } from './secrets.js';
 import { MarketplaceService } from './service.js';
 
 /** The module's API: the catalogue and the installer. */
 export interface Marketplace {
   catalogue: MarketplaceService;
   installer: MarketplaceInstaller;
+  secrets: MarketplaceSecrets;
 }
 
 declare module '../modules.js' {
@@ -32,7 +35,7 @@ export const marketplaceModule: ManagerModule<'marketplace', typeof marketplaceO
   name: 'marketplace',
   options: marketplaceOptions,
   migrations: marketplaceMigrations,
-  requires: ['fleet', 'bridge', 'tasks', 'templates'],
+  requires: ['admin', 'fleet', 'bridge', 'tasks', 'templates'],
   start(ctx) {
     const repo = new MarketplaceRepository(ctx.database);
     const catalogue = new MarketplaceService(
@@ -45,7 +48,9 @@ export const marketplaceModule: ManagerModule<'marketplace', typeof marketplaceO
       },
       ctx.logger,
     );
+    const secrets = new MarketplaceSecrets(repo, SecretBox.forDataDir(ctx.dataDir));
     const installer = new MarketplaceInstaller({
+      secrets,
       repo,
       catalogue,
       templates: ctx.module('templates'),
@@ -53,7 +58,7 @@ export const marketplaceModule: ManagerModule<'marketplace', typeof marketplaceO
       fleet: ctx.module('fleet'),
       bridge: ctx.module('bridge'),
     });
-    return { catalogue, installer };
+    return { catalogue, installer, secrets };
   },
   async mount(ctx, api) {
     await ctx.app.register(marketplaceRoutes, {
@@ -61,5 +66,6 @@ export const marketplaceModule: ManagerModule<'marketplace', typeof marketplaceO
       // JSON text of the largest content, and the fields around it.
       maxBodyBytes: 2 * ctx.config.marketplaceMaxContentBytes + 64 * 1024,
     });
+    await ctx.module('admin').app.register(adminMarketplaceRoutes, { secrets: api.secrets });
   },
 };

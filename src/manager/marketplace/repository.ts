@@ -46,6 +46,7 @@ export interface MarketplaceTables {
     created_by: string;
     created_at: number;
   };
+  mgr_mp_secret: { key: string; value: string; updated_by: string; updated_at: number };
   mgr_mp_event: {
     event_id: string;
     item_id: string;
@@ -290,5 +291,38 @@ export class MarketplaceRepository extends BoundRepository<MarketplaceTables, Ma
       .orderBy('received_at', 'desc')
       .limit(limit)
       .execute();
+  }
+
+  // --- secrets ----------------------------------------------------------------------------------
+
+  secret(key: string): Promise<MarketplaceTables['mgr_mp_secret'] | undefined> {
+    return this.db.selectFrom('mgr_mp_secret').selectAll().where('key', '=', key).executeTakeFirst();
+  }
+
+  /** Sets a secret, refusing a new key beyond `max` keys (in one transaction). Answers false when full. */
+  async setSecret(row: MarketplaceTables['mgr_mp_secret'], max: number): Promise<boolean> {
+    return this.transaction(async (repo) => {
+      const exists = await repo.secret(row.key);
+      if (exists) {
+        await repo.db.updateTable('mgr_mp_secret').set(row).where('key', '=', row.key).execute();
+        return true;
+      }
+      const n = Number(
+        (
+          await repo.db
+            .selectFrom('mgr_mp_secret')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+      if (n >= max) return false;
+      await repo.db.insertInto('mgr_mp_secret').values(row).execute();
+      return true;
+    });
+  }
+
+  async deleteSecret(key: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('mgr_mp_secret').where('key', '=', key).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 }

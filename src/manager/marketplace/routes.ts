@@ -5,6 +5,7 @@ import { ListQuerySchema, listResponse, parseListQuery } from '../../kernel/pagi
 import { principalOf } from '../auth/index.js';
 import type { MarketplaceInstaller } from './install.js';
 import { INSTALL_LIST, ITEM_LIST, VERSION_LIST } from './repository.js';
+import type { MarketplaceSecrets } from './secrets.js';
 import type { MarketplaceService } from './service.js';
 import * as S from './schemas.js';
 
@@ -102,5 +103,27 @@ export async function marketplaceRoutes(
     `${base}/telemetry`,
     { schema: { body: S.TelemetryBody }, config: { permission: 'read' } },
     (request) => catalogue.recordEvents(principalOf(request), request.body.events),
+  );
+}
+
+/** `/admin/v1/mpc-secrets/{key}`: marketplace secrets (a global admin). */
+export async function adminMarketplaceRoutes(app: FastifyInstance, options: { secrets: MarketplaceSecrets }) {
+  const { secrets } = options;
+  const path = '/admin/v1/mpc-secrets/:key';
+  app.get<{ Params: S.SecretParams }>(path, { schema: { params: S.SecretParams } }, (request) =>
+    secrets.get(principalOf(request), request.params.key),
+  );
+  app.post<{ Params: S.SecretParams; Body: S.SecretBody }>(
+    path,
+    { schema: { params: S.SecretParams, body: S.SecretBody } },
+    (request) => secrets.set(principalOf(request), request.params.key, request.body.value),
+  );
+  app.delete<{ Params: S.SecretParams }>(
+    path,
+    { schema: { params: S.SecretParams } },
+    async (request, reply) => {
+      await secrets.remove(principalOf(request), request.params.key);
+      return reply.status(204).send();
+    },
   );
 }

@@ -92,3 +92,8 @@ export const SearchQuery = Type.Object(
   { additionalProperties: true },
 );
 export type SearchQuery = Static<typeof SearchQuery>;
+
+export const SecretParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 100 }) });
+export type SecretParams = Static<typeof SecretParams>;
+export const SecretBody = Type.Object({ value: Type.String({ maxLength: 65_536 }) }, Strict);
+export type SecretBody = Static<typeof SecretBody>;

@@ -159,6 +159,10 @@ describe('settings (admin console)', () => {
     assert.equal(read.body.tokenSet, true);
     assert.equal(read.body.telemetry, true);
     assert.equal(JSON.stringify(read.body).includes(hubViewer), false);
+    // The saved token is not sent to another URL.
+    const moved = await m.admin('/admin/v1/asset-hub/settings', { json: { url: 'https://127.0.0.1:1' } });
+    assert.equal(moved.status, 400, moved.text);
+    assert.match(moved.body.message, /token is required when the url changes/);
     const c = await ah('/connect', { method: 'POST' });
     assert.equal(c.status, 200, c.text);
     assert.equal(c.body.connected, true, c.text);

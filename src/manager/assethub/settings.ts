@@ -99,6 +99,10 @@ export class HubSettings {
     const current = await this.#stored();
     const url = input.url ?? current?.url;
     if (!url) throw badRequest('url (the hub manager, e.g. https://hub.example.com:8444) is required');
+    // The saved token goes only to the saved hub: a new URL needs its token.
+    const sameHub = current !== null && hubUrlOf(url) === current.url;
+    if (input.token === undefined && current && !sameHub)
+      throw badRequest('token is required when the url changes (the saved token is for the saved hub only)');
     const token = input.token ?? (current ? this.#box.open(current.token) : undefined);
     if (!token || token.trim() === '')
       throw badRequest('token (an API token of the hub manager) is required');

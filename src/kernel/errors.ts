@@ -124,6 +124,11 @@ export const ERRORS = {
     'missing_parameter',
     'a template upload without `friendlyName` (contract part 7)',
   ),
+  assetHubNotConfigured: entry(
+    409,
+    'asset_hub_not_configured',
+    'no asset hub is configured: a global admin sets one at /admin/v1/asset-hub/settings',
+  ),
   activationCodeUsed: entry(409, 'activation_code_used', 'the activation code was already used'),
   certificateChanged: entry(
     409,
@@ -170,6 +175,11 @@ export const ERRORS = {
     'an unexpected failure (`internal server error`; the cause is in the log)',
   ),
   edgeError: entry(502, 'edge_error', 'the edge answered a bridged call with an error, or failed to answer'),
+  assetHubError: entry(
+    502,
+    'asset_hub_error',
+    "the asset hub (another manager's catalogue) failed to answer, or answered an error",
+  ),
   peerError: entry(502, 'peer_error', "forwarding to the manager that holds the edge's link failed"),
   managerUnreachable: entry(502, 'manager_unreachable', 'the edge cannot reach the manager'),
   activationFailed: entry(502, 'activation_failed', 'the manager refused an activation without saying why'),

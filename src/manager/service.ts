@@ -3,7 +3,8 @@
  * admin console API on its own port (`admin/`), the fleet (`fleet/`), the edge links (`link/`)
  * the bridge to each edge's API (`bridge/`), asynchronous tasks (`tasks/`), templates applied to
  * many edges (`templates/`), the remote image pull (`registry/`) and platform rules, incidents and
- * their notifications (`alerts/`).
+ * their notifications (`alerts/`), the marketplace catalogue under `/mpcs/` (`marketplace/`) and the asset hub, another manager's
+ * catalogue imported from (`assethub/`).
  *
  * `buildManagerApp` opens the stores and mounts every module without binding a port (tests
  * `inject`); `startManager` also listens on the main and the admin console ports.
@@ -35,6 +36,8 @@ import type { TemplateService } from './templates/index.js';
 import { registryModule } from './registry/index.js';
 import { auditModule, type AuditService } from './audit/index.js';
 import { alertsModule } from './alerts/index.js';
+import { marketplaceModule } from './marketplace/index.js';
+import { assetHubModule } from './assethub/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -52,6 +55,8 @@ export const MANAGER_MODULES = [
   registryModule,
   auditModule, // the audit trail: records every mutating call of the modules above and below
   alertsModule,
+  marketplaceModule, // the marketplace catalogue (/mpcs/) and installs on edges as tasks
+  assetHubModule, // another manager's catalogue browsed and imported from (/api/v1/asset-hub)
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {

@@ -1,8 +1,9 @@
 /** Test support for the AI suite's upload sessions: chunks by HTTP PUT with Content-Range. */
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request } from 'undici';
-import { insecureAgent } from './edge.js';
+import { graphql, insecureAgent } from './edge.js';
 
 export const SESSION_FIELDS = 'ID Kind Name Size SHA256 Offset State UploadPath ExpiresAt';
 
@@ -61,4 +62,61 @@ export async function startChunk(
     if (!req.write(c)) await new Promise((r) => req.once('drain', r));
   }
   return { cut: () => req.destroy() };
+}
+
+/** Uploads `bytes` as the AI-suite file `kind`/`name` in one session (create, one chunk, close). */
+export async function uploadFile(
+  t: { url: string },
+  auth: string,
+  kind: string,
+  name: string,
+  bytes: Buffer,
+): Promise<any> {
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const created = await graphql(
+    t,
+    '/analytics/v3',
+    auth,
+    `
+      mutation ($in: CreateAISuiteUploadSessionRequest!) {
+        CreateAISuiteUploadSession(input: $in) {
+          ID
+          UploadPath
+        }
+      }
+    `,
+    { in: { Kind: kind, Name: name, Size: bytes.length, SHA256: sha256 } },
+  );
+  const s = created.body?.data?.CreateAISuiteUploadSession;
+  if (!s) throw new Error(`create: ${created.text}`);
+  if (bytes.length > 0) {
+    const r = await putChunk(
+      t.url,
+      auth,
+      s.UploadPath,
+      { start: 0, end: bytes.length - 1, total: bytes.length },
+      bytes,
+    );
+    if (r.status !== 200) throw new Error(`chunk: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  if (kind === 'archive') return s;
+  const closed = await graphql(
+    t,
+    '/analytics/v3',
+    auth,
+    `
+      mutation ($id: ID!) {
+        CloseAISuiteUploadSession(input: { ID: $id }) {
+          File {
+            Kind
+            Name
+            Size
+          }
+        }
+      }
+    `,
+    { id: s.ID },
+  );
+  if (!closed.body?.data) throw new Error(`close: ${closed.text}`);
+  return closed.body.data.CloseAISuiteUploadSession.File;
 }

@@ -27,6 +27,7 @@ const MiB = 1024 * 1024;
 let a: TestEdge;
 let b: TestEdge;
 let authA: string;
+let adminA: string;
 let authB: string;
 let provider: Server;
 const seenAuth: string[] = [];
@@ -40,7 +41,8 @@ const edgeOptions = {
 
 before(async () => {
   [a, b] = await Promise.all([startTestEdge(edgeOptions), startTestEdge(edgeOptions)]);
-  authA = `Bearer ${(await clientToken(a, await bootstrapAdmin(a))).token}`;
+  adminA = await bootstrapAdmin(a);
+  authA = `Bearer ${(await clientToken(a, adminA)).token}`;
   authB = `Bearer ${(await clientToken(b, await bootstrapAdmin(b))).token}`;
   provider = createServer((req, res) => {
     seenAuth.push(req.headers.authorization ?? '');
@@ -79,6 +81,12 @@ async function ok(t: TestEdge, auth: string, query: string, variables?: Record<s
   const body = await gql(t, auth, query, variables);
   assert.equal(body.errors, undefined, JSON.stringify(body.errors));
   return body.data;
+}
+/** A mutation a viewer may not run: 403, the GraphQL layer's refusal. */
+async function refused(auth: string, query: string, variables?: Record<string, unknown>) {
+  const r = await graphql(a, '/analytics/v3', auth, query, variables);
+  assert.equal(r.status, 403, r.text);
+  assert.match(r.body.errors[0].message, /viewer role cannot run mutations/);
 }
 async function err(t: TestEdge, auth: string, query: string, variables?: Record<string, unknown>) {
   const body = await gql(t, auth, query, variables);
@@ -151,7 +159,28 @@ describe('analytics: the AI suite', () => {
     assert.match(await err(a, authA, del, { k: 'tool', n: 'read-tag.json' }), /not found/);
   });
 
+  test('a viewer reads the suite but cannot upload, close, delete or import', async () => {
+    const viewer = `Bearer ${(await clientToken(a, adminA, 'viewer')).token}`;
+    assert.ok((await ok(a, viewer, FILES)).GetAISuiteFiles.length > 0);
+    const input = { in: { Kind: 'prompt', Name: 'v.txt', Size: 1, SHA256: sha('v') } };
+    await refused(viewer, CREATE, input);
+    const s = (await ok(a, authA, CREATE, input)).CreateAISuiteUploadSession;
+    const put = await putChunk(a.url, viewer, s.UploadPath, { start: 0, end: 0, total: 1 }, Buffer.from('v'));
+    assert.equal(put.status, 403, JSON.stringify(put.body));
+    const own = await putChunk(a.url, authA, s.UploadPath, { start: 0, end: 0, total: 1 }, Buffer.from('v'));
+    assert.equal(own.status, 200);
+    const close = `mutation($id: ID!) { CloseAISuiteUploadSession(input: { ID: $id }) { File { Name } } }`;
+    await refused(viewer, close, { id: s.ID });
+    assert.equal((await ok(a, authA, close, { id: s.ID })).CloseAISuiteUploadSession.File.Name, 'v.txt');
+    const del = `mutation { DeleteAISuiteFile(input: { Kind: "prompt", Name: "v.txt" }) }`;
+    await refused(viewer, del);
+    assert.equal((await ok(a, authA, del)).DeleteAISuiteFile, true);
+    const imp = `mutation { ImportAISuite(input: { SessionID: "00000000-0000-0000-0000-000000000000" }) { Files { Name } } }`;
+    await refused(viewer, imp);
+  });
+
   test('ExportAISuite on one edge, ImportAISuite on another: the same files, byte for byte', async () => {
+    await uploadFile(a, authA, 'tool', 'empty.json', Buffer.alloc(0));
     await uploadFile(
       a,
       authA,
@@ -161,7 +190,7 @@ describe('analytics: the AI suite', () => {
     );
     const exp = (await ok(a, authA, `mutation { ExportAISuite { ID Size SHA256 Files DownloadPath } }`))
       .ExportAISuite;
-    assert.equal(exp.Files, 3);
+    assert.equal(exp.Files, 4);
     const anonymous = await request(`${a.url}${exp.DownloadPath}`, { dispatcher: insecureAgent });
     assert.equal(anonymous.statusCode, 401);
     await anonymous.body.dump();
@@ -187,7 +216,7 @@ describe('analytics: the AI suite', () => {
     ).ImportAISuite.Files;
     assert.deepEqual(
       imported.map((f: { Kind: string; Name: string }) => `${f.Kind}/${f.Name}`),
-      ['model/tiny.onnx', 'prompt/assistant.txt', 'provider/lab.json'],
+      ['model/tiny.onnx', 'prompt/assistant.txt', 'tool/empty.json', 'provider/lab.json'],
     );
     for (const f of (await ok(a, authA, FILES)).GetAISuiteFiles) {
       const read = async (t: TestEdge, auth: string) =>
@@ -278,6 +307,17 @@ describe('analytics: the AI suite', () => {
     );
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.Offset, MiB);
+    const resumed = (
+      await ok(
+        a,
+        authA,
+        `mutation($id: ID!) { ResumeAISuiteUploadSession(input: { ID: $id }) { Offset State } }`,
+        {
+          id: first.ID,
+        },
+      )
+    ).ResumeAISuiteUploadSession;
+    assert.deepEqual(resumed, { Offset: MiB, State: 'Open' });
     const part = join(a.dataDir, 'ai-suite', 'uploads', `${first.ID}.part`);
     assert.equal(existsSync(part), true);
     // Both sessions go idle for longer than 1.5 s: they expire, their partial files are removed.

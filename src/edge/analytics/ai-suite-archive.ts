@@ -71,7 +71,8 @@ export async function exportSuite(suite: AISuite): Promise<ExportInfo> {
   for (const f of files) {
     await put(header(`${f.kind}/${f.name}`, f.size, f.updatedAt));
     let n = 0;
-    for await (const c of createReadStream(suite.filePath(f.kind, f.name), { end: f.size - 1 })) {
+    const src = f.size > 0 ? createReadStream(suite.filePath(f.kind, f.name), { end: f.size - 1 }) : [];
+    for await (const c of src) {
       n += (c as Buffer).length;
       await put(c as Buffer);
     }

@@ -175,6 +175,28 @@ describe('analytics: the AI suite', () => {
     const del = `mutation { DeleteAISuiteFile(input: { Kind: "prompt", Name: "v.txt" }) }`;
     await refused(viewer, del);
     assert.equal((await ok(a, authA, del)).DeleteAISuiteFile, true);
+    await uploadFile(
+      a,
+      authA,
+      'provider',
+      'secret.json',
+      Buffer.from('{"type":"openai","baseUrl":"http://x","apiKey":"k"}'),
+    );
+    const secret = await gql(a, viewer, CONTENT, { in: { Kind: 'provider', Name: 'secret.json' } });
+    assert.match(secret.errors?.[0]?.message ?? '', /a viewer cannot read it/);
+    assert.equal(
+      (await ok(a, authA, CONTENT, { in: { Kind: 'provider', Name: 'secret.json' } })).GetAISuiteFileContent
+        .Encoding,
+      'utf8',
+    );
+    const exp = (await ok(a, authA, `mutation { ExportAISuite { DownloadPath } }`)).ExportAISuite;
+    const dl = await request(`${a.url}${exp.DownloadPath}`, {
+      headers: { authorization: viewer },
+      dispatcher: insecureAgent,
+    });
+    assert.equal(dl.statusCode, 403);
+    await dl.body.dump();
+    await ok(a, authA, `mutation { DeleteAISuiteFile(input: { Kind: "provider", Name: "secret.json" }) }`);
     const imp = `mutation { ImportAISuite(input: { SessionID: "00000000-0000-0000-0000-000000000000" }) { Files { Name } } }`;
     await refused(viewer, imp);
   });

@@ -1,6 +1,7 @@
 /** Thin translation between `/analytics/v3` (ai-suite.graphql) and the AI suite on disk. */
 import { open } from 'node:fs/promises';
-import { badRequest } from '../../kernel/errors.js';
+import { badRequest, forbidden } from '../../kernel/errors.js';
+import type { AuthContext } from '../../kernel/http/auth-types.js';
 import { checkKind, type AISuite, type FileKind, type SessionView, type SuiteFile } from './ai-suite.js';
 import { exportSuite, importSuite } from './ai-suite-archive.js';
 import { listProviderModels } from './providers.js';
@@ -10,6 +11,8 @@ export interface AISuiteContext {
   /** Where the module is mounted (`/analytics/v3`): upload and download paths are under it. */
   base: string;
   providerTimeoutMs: number;
+  /** The caller (GraphQL's context). */
+  auth?: AuthContext | null;
 }
 
 /** One `GetAISuiteFileContent` answer at most, bytes. */
@@ -93,7 +96,10 @@ export const aiSuiteResolvers = {
       if (!Number.isSafeInteger(offset) || offset < 0) throw badRequest('Offset must be a whole number ≥ 0');
       if (length < 0 || length > MAX_CONTENT_BYTES)
         throw badRequest(`Length must be from 0 to ${MAX_CONTENT_BYTES}`);
-      return content(ctx.suite, checkKind(input.Kind) as FileKind, input.Name, offset, length);
+      const kind = checkKind(input.Kind) as FileKind;
+      if (kind === 'provider' && ctx.auth?.role === 'viewer')
+        throw forbidden('a provider file may hold credentials (apiKey): a viewer cannot read it');
+      return content(ctx.suite, kind, input.Name, offset, length);
     },
     ListProviderModels: async (_r: unknown, { input }: Args<{ Provider: string }>, ctx: AISuiteContext) =>
       (await listProviderModels(ctx.suite, input.Provider, ctx.providerTimeoutMs)).map((m) => ({

@@ -50,6 +50,8 @@ export async function aiSuiteRoutes(app: FastifyInstance, suite: AISuite, base: 
     sub.get<{ Params: { id: string } }>(
       `${base}/ai-suite/exports/:id`,
       {
+        // The archive holds the provider files (their keys): as ExportAISuite, not for a viewer.
+        config: { permission: 'write' },
         schema: {
           params: {
             type: 'object',

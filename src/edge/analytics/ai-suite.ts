@@ -263,35 +263,32 @@ export class AISuite {
     return this.view(id);
   }
 
+  /** Writes at most `length` bytes of `body`; a longer body keeps nothing of this chunk. */
   async #write(id: string, body: Readable, length: number): Promise<number> {
+    const start = this.#offsets.get(id) ?? 0;
     const out = createWriteStream(this.partPath(id), { flags: 'a' });
-    let written = 0;
+    let received = 0;
     let over = false;
     try {
       for await (const chunk of body) {
         const b = chunk as Buffer;
-        const room = length - written;
-        if (b.length > room) {
+        received += b.length;
+        if (received > length) {
           over = true;
-          if (room > 0)
-            await new Promise<void>((r, j) => out.write(b.subarray(0, room), (e) => (e ? j(e) : r())));
-          written += Math.max(0, room);
           break;
         }
         if (!out.write(b)) await new Promise<void>((r) => out.once('drain', r));
-        written += b.length;
       }
     } catch {
       // The connection broke: what arrived is kept.
     } finally {
       await new Promise<void>((r) => out.end(r));
     }
-    written = (await sizeOf(this.partPath(id))) - (this.#offsets.get(id) ?? 0);
     if (over) {
-      await truncate(this.partPath(id), (this.#offsets.get(id) ?? 0) + Math.min(written, length));
-      throw badRequest(`the body is longer than its Content-Range (${length} bytes)`);
+      await truncate(this.partPath(id), start);
+      throw badRequest(`the body is longer than its Content-Range (${length} bytes): nothing of it is kept`);
     }
-    return written;
+    return Math.min((await sizeOf(this.partPath(id))) - start, length);
   }
 
   /**

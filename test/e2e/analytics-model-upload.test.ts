@@ -11,6 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   createReadStream,
   existsSync,
+  statSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -120,7 +121,10 @@ test('a 200 MB model: cut half way, the edge killed mid-chunk and restarted, res
     file,
     8 * MiB,
   );
-  await new Promise((r) => setTimeout(r, 500));
+  const part = join(dataDir, 'ai-suite', 'uploads', `${id}.part`);
+  // The edge has written part of the chunk: then the connection goes.
+  const before = at;
+  await eventually(() => statSync(part).size > before, 30_000, 'bytes of the chunk on disk');
   cut.cut();
   at = await settledOffset(id, at);
   assert.ok(at > 96 * MiB && at <= 104 * MiB, `offset after the cut: ${at}`);
@@ -136,16 +140,17 @@ test('a 200 MB model: cut half way, the edge killed mid-chunk and restarted, res
     file,
     8 * MiB,
   );
-  await new Promise((r) => setTimeout(r, 1000));
+  await eventually(() => statSync(part).size > started, 30_000, 'bytes of the chunk on disk');
   await edge.kill();
+  const onDisk = statSync(part).size;
   half.cut();
   edge = await startEdgeProcess(dataDir, edge.credentials);
   const back = await resume(id);
   assert.equal(back.State, 'Open');
   at = back.Offset;
   assert.ok(
-    at >= started && at <= started + 8 * MiB,
-    `offset after the restart: ${at} (chunk from ${started})`,
+    at === onDisk && at > started && at <= started + 8 * MiB,
+    `offset after the restart: ${at} (chunk from ${started}, ${onDisk} bytes on disk at the kill)`,
   );
 
   await sendRange(path, at, SIZE);

@@ -343,7 +343,8 @@ describe('analytics: the AI suite', () => {
     const part = join(a.dataDir, 'ai-suite', 'uploads', `${first.ID}.part`);
     assert.equal(existsSync(part), true);
     // Both sessions go idle for longer than 1.5 s: they expire, their partial files are removed.
-    await eventually(() => !existsSync(part), 10_000, 'the partial file removed');
+    const parts = [first.ID, second.ID].map((id) => join(a.dataDir, 'ai-suite', 'uploads', `${id}.part`));
+    await eventually(() => parts.every((p) => !existsSync(p)), 10_000, 'the partial files removed');
     for (const id of [first.ID, second.ID])
       assert.match(
         await err(

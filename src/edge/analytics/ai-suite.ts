@@ -296,7 +296,6 @@ export class AISuite {
    * (nothing is kept). Answers the verified partial file's path (still the session's).
    */
   async #verify(s: UploadSession): Promise<string> {
-    if (this.#busy.has(s.id)) throw conflict(`upload session "${s.id}" is receiving a chunk`);
     const path = this.partPath(s.id);
     const size = await sizeOf(path);
     if (size !== s.size)
@@ -323,12 +322,26 @@ export class AISuite {
   /** Closes a session of a suite file: verified, then stored as `<kind>/<name>` (replacing one). */
   async close(id: string, kinds: readonly FileKind[]): Promise<{ session: SessionView; file: SuiteFile }> {
     const s = this.#session(id, kinds);
-    const path = await this.#verify(s);
-    const kind = s.kind as FileKind;
-    await rename(path, this.filePath(kind, s.name));
-    await this.#discard(s.id);
-    const file = await this.file(kind, s.name);
-    return { session: this.#remember(s, 'Closed'), file };
+    return this.#holding(s, async () => {
+      const path = await this.#verify(s);
+      const kind = s.kind as FileKind;
+      await rename(path, this.filePath(kind, s.name));
+      await this.#discard(s.id);
+      const file = await this.file(kind, s.name);
+      return { session: this.#remember(s, 'Closed'), file };
+    });
+  }
+
+  /** Runs `fn` with the session held: no chunk, close or import of it meanwhile. */
+  async #holding<T>(s: UploadSession, fn: () => Promise<T>): Promise<T> {
+    if (this.#busy.has(s.id))
+      throw conflict(`upload session "${s.id}" is busy (a chunk, a close or an import)`);
+    this.#busy.add(s.id);
+    try {
+      return await fn();
+    } finally {
+      this.#busy.delete(s.id);
+    }
   }
 
   /**
@@ -337,15 +350,15 @@ export class AISuite {
    */
   async takeArchive<T>(id: string, use: (path: string) => Promise<T>): Promise<T> {
     const s = this.#session(id, ['archive']);
-    const path = await this.#verify(s);
-    this.#busy.add(id);
-    try {
-      return await use(path);
-    } finally {
-      this.#busy.delete(id);
-      this.#remember(s, 'Closed');
-      await this.#discard(id);
-    }
+    return this.#holding(s, async () => {
+      const path = await this.#verify(s);
+      try {
+        return await use(path);
+      } finally {
+        this.#remember(s, 'Closed');
+        await this.#discard(id);
+      }
+    });
   }
 
   /** Removes the sessions idle for longer than the bound, with their partial files. */

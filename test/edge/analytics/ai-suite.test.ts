@@ -173,6 +173,27 @@ test('the archive reader: entry count, one file, duplicates, truncation; nothing
   suite.dispose();
 });
 
+test('two closes of one session at once: one stores the file, the other is refused (busy)', async () => {
+  const suite = await AISuite.open(root(), BOUNDS);
+  const bytes = Buffer.alloc(512 * 1024, 7);
+  const s = await suite.createSession({
+    kind: 'model',
+    name: 'twice.onnx',
+    size: bytes.length,
+    sha256: sha(bytes),
+  });
+  await suite.append(s.id, { start: 0, end: bytes.length - 1, total: bytes.length }, Readable.from([bytes]));
+  const [a, b] = await Promise.allSettled([suite.close(s.id, ['model']), suite.close(s.id, ['model'])]);
+  assert.equal(a.status, 'fulfilled');
+  assert.equal(b.status, 'rejected');
+  assert.match(String((b as PromiseRejectedResult).reason), /is busy/);
+  assert.deepEqual(
+    (await suite.files()).map((f) => f.name),
+    ['twice.onnx'],
+  );
+  suite.dispose();
+});
+
 test('Content-Range: bytes <first>-<last>/<size>, nothing else', () => {
   assert.deepEqual(parseContentRange('bytes 0-9/20'), { start: 0, end: 9, total: 20 });
   for (const bad of [

@@ -178,6 +178,7 @@ describe('analytics API', () => {
         'downsample',
         'state-counter',
         'script',
+        'onnx',
       ],
     );
     // Groups.

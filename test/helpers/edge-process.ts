@@ -9,6 +9,8 @@ export interface EdgeProcess {
   proc: CliProcess;
   url: string;
   natsUrl: string;
+  /** The admin API client's `Authorization` header value. */
+  auth: string;
   /** POSTs a GraphQL document to `/cc/v2` and answers `data` (throws on errors). */
   cc(query: string, variables?: Record<string, unknown>): Promise<any>;
   kill(): Promise<void>;
@@ -63,6 +65,7 @@ export async function startEdgeProcess(
     proc,
     url,
     natsUrl: svc.natsUrl.replace('localhost', '127.0.0.1'),
+    auth,
     credentials: creds,
     async cc(query, variables) {
       const r = await graphql(t, '/cc/v2', auth, query, variables);

@@ -235,7 +235,38 @@ export const CATALOGUE: readonly ProcessorKind[] = [
       },
     ],
   },
+  {
+    kind: 'onnx',
+    description:
+      'ONNX model of the AI suite (onnxruntime-node) on a window of input values: the window (oldest first, the inputs of each sample in order) is one float32 tensor; the output is published (a number, or the list of its values)',
+    minInputs: 1,
+    maxInputs: LIMITS.maxInputs,
+    params: onnxParams(),
+  },
 ];
+
+function onnxParams(): ParamDef[] {
+  return [
+    { name: 'model', type: 'string', required: true, description: 'name of an uploaded model (kind model)' },
+    { name: 'window', type: 'integer', min: 1, max: 4096, default: 1, description: 'samples per run' },
+    {
+      name: 'stride',
+      type: 'integer',
+      min: 1,
+      max: 4096,
+      default: 1,
+      description: 'samples between runs once the window is full',
+    },
+    { name: 'inputName', type: 'string', description: "the model's input fed (default: its first)" },
+    {
+      name: 'inputShape',
+      type: 'string',
+      description: 'dims of the input tensor, e.g. "1,8" (default: 1, window × inputs)',
+    },
+    { name: 'output', type: 'string', description: "the model's output published (default: its first)" },
+    { name: 'threads', type: 'integer', min: 1, max: 4, default: 1, description: 'threads of one run' },
+  ];
+}
 
 export const KINDS = new Map(CATALOGUE.map((k) => [k.kind, k]));
 
@@ -331,9 +362,26 @@ export function checkParameters(
     throw badRequest('Parameters.min must not be above Parameters.max');
   if (kind === 'expression' && (out.expression as string).length > LIMITS.maxExpressionLength)
     throw badRequest(`Parameters.expression is longer than ${LIMITS.maxExpressionLength} characters`);
+  if (kind === 'onnx') checkOnnx(out, inputs.length);
   if (kind === 'script' && Buffer.byteLength(out.script as string) > LIMITS.maxScriptBytes)
     throw badRequest(`Parameters.script is larger than ${LIMITS.maxScriptBytes} bytes`);
   return Object.assign(out, { inputs });
+}
+
+function checkOnnx(out: Record<string, unknown>, inputs: number): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(out.model as string))
+    throw badRequest(`Parameters.model "${String(out.model)}" is not the name of a model of the AI suite`);
+  const values = (out.window as number) * inputs;
+  if (values > 65_536) throw badRequest('Parameters: window × inputs must be at most 65536 values');
+  const shape = out.inputShape as string | undefined;
+  if (shape === undefined) return;
+  const dims = shape.split(',').map((d) => Number(d.trim()));
+  if (dims.length > 8 || dims.some((d) => !Number.isSafeInteger(d) || d < 1))
+    throw badRequest(
+      `Parameters.inputShape "${shape}" must be 1 to 8 positive whole numbers separated by commas`,
+    );
+  if (dims.reduce((a, b) => a * b, 1) !== values)
+    throw badRequest(`Parameters.inputShape "${shape}" must hold window × inputs = ${values} values`);
 }
 
 export type PathStep = string | number;

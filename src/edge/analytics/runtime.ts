@@ -20,6 +20,7 @@ import {
 } from './processors.js';
 import { DEFAULT_LIVE_SCRIPTS, LiveScripts, type LiveScriptsOptions } from './live-scripts.js';
 import type { AnalyticsLog } from './log.js';
+import { OnnxProcessor } from './onnx-processor.js';
 
 export const OUTPUT_PREFIX = 'analytics.publish.';
 export const outputSubject = (id: string) => `${OUTPUT_PREFIX}${id}`;
@@ -103,6 +104,8 @@ export interface RuntimeOptions {
   persistIntervalMs: number;
   /** Output of one script call at most, characters of JSON (default `LIMITS.scriptOutputBytes`). */
   scriptOutputBytes?: number | undefined;
+  /** Where a model of the AI suite is (for `onnx` processors); undefined when it is not there. */
+  modelPath?: ((name: string) => string | undefined) | undefined;
   /** The live scripts' worker (default `DEFAULT_LIVE_SCRIPTS`). */
   scripts?: LiveScriptsOptions | undefined;
 }
@@ -117,6 +120,7 @@ export class AnalyticsRuntime {
   readonly #tick: NodeJS.Timeout;
   readonly #persist: NodeJS.Timeout | undefined;
   readonly #scriptOutputBytes: number | undefined;
+  readonly #modelPath: RuntimeOptions['modelPath'];
   /** Where script instances run: a worker thread, off the main loop. */
   readonly scripts: LiveScripts;
   #closed = false;
@@ -130,6 +134,7 @@ export class AnalyticsRuntime {
     this.#variables = options.variables;
     this.#variablesVersion = options.variablesVersion ?? (() => 0);
     this.#scriptOutputBytes = options.scriptOutputBytes;
+    this.#modelPath = options.modelPath;
     this.scripts = new LiveScripts(options.scripts ?? DEFAULT_LIVE_SCRIPTS);
     this.#tick = setInterval(() => this.#onTick(), 250);
     this.#tick.unref();
@@ -231,6 +236,7 @@ export class AnalyticsRuntime {
       variables: () => (fresh(), vars),
       variablesJson: () => (fresh(), json),
     };
+    if (def.kind === 'onnx') return this.#model(def);
     if (def.kind !== 'script') return createProcessor(def.kind, def.parameters, ctx);
     const made = await this.scripts.create(
       def.parameters.script as string,
@@ -246,6 +252,23 @@ export class AnalyticsRuntime {
     return new ScriptProcessor(this.scripts, made.key, def.parameters.inputs, ctx, (lines) =>
       this.#console(r, lines),
     );
+  }
+
+  async #model(def: InstanceDef): Promise<Processor> {
+    const p = def.parameters;
+    const name = p.model as string;
+    const path = this.#modelPath?.(name);
+    if (!path) throw new Error(`model "${name}" is not in the AI suite (upload it first)`);
+    return OnnxProcessor.load(path, {
+      model: name,
+      window: p.window as number,
+      stride: p.stride as number,
+      inputName: p.inputName as string | undefined,
+      inputShape: p.inputShape as string | undefined,
+      output: p.output as string | undefined,
+      threads: p.threads as number,
+      inputs: p.inputs.length,
+    });
   }
 
   #console(r: Running, lines: string[]): void {

@@ -14,7 +14,7 @@ import { badRequest, conflict, notFound } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import { LIMITS } from './catalogue.js';
 import { loadExpressions } from './processors.js';
-import { AnalyticsRuntime, type InstanceDef, type StateStore } from './runtime.js';
+import { AnalyticsRuntime, type InstanceDef, type RuntimeOptions, type StateStore } from './runtime.js';
 import { checkedParameters, copy, reconnect } from './instance-graph.js';
 import type { AnalyticsLog } from './log.js';
 import type { DataHub } from '../datahub/index.js';
@@ -82,7 +82,7 @@ export class AnalyticsService {
   private constructor(
     repo: AnalyticsRepository,
     log: AnalyticsLog,
-    live?: { hub: DataHub; persistIntervalMs: number; scriptOutputBytes?: number | undefined },
+    live?: Pick<RuntimeOptions, 'hub' | 'persistIntervalMs' | 'scriptOutputBytes' | 'modelPath'>,
   ) {
     this.#repo = repo;
     this.log = log;
@@ -93,11 +93,9 @@ export class AnalyticsService {
       remove: (id) => repo.removeState(id),
     };
     this.#runtime = new AnalyticsRuntime({
-      hub: live.hub,
+      ...live,
       log,
       store,
-      persistIntervalMs: live.persistIntervalMs,
-      scriptOutputBytes: live.scriptOutputBytes,
       variables: (id) => this.variablesFor(id),
       variablesVersion: () => this.variablesVersion,
     });
@@ -115,6 +113,7 @@ export class AnalyticsService {
     log: AnalyticsLog;
     persistIntervalMs?: number;
     scriptOutputBytes?: number;
+    modelPath?: RuntimeOptions['modelPath'];
   }): Promise<AnalyticsService> {
     const s = new AnalyticsService(new AnalyticsRepository(options.database), options.log, {
       ...options,

@@ -113,6 +113,61 @@ function assertNeverTwoPollers(modbus: RecordingModbus): void {
     );
 }
 
+/**
+ * A TCP relay in front of the manager for one edge's link: `cut()` black-holes the traffic both
+ * ways without closing anything (a partition, not a crash); `heal()` lets it flow again, and a
+ * connection whose manager side ended meanwhile is then ended on the edge's side too.
+ */
+class Partition {
+  #cut = false;
+  readonly #pairs = new Set<{ client: net.Socket; upstream: net.Socket; upstreamGone: boolean }>();
+  readonly server: net.Server;
+
+  constructor(readonly target: () => number) {
+    this.server = net.createServer((client) => {
+      if (this.#cut) return; // a connection attempt in a partition goes nowhere
+      const upstream = net.connect(this.target(), '127.0.0.1');
+      const pair = { client, upstream, upstreamGone: false };
+      this.#pairs.add(pair);
+      client.on('error', () => undefined);
+      upstream.on('error', () => undefined);
+      client.on('data', (d: Buffer) => !this.#cut && upstream.write(d));
+      upstream.on('data', (d: Buffer) => !this.#cut && client.write(d));
+      upstream.on('close', () => {
+        pair.upstreamGone = true;
+        if (!this.#cut) client.destroy();
+      });
+      client.on('close', () => {
+        this.#pairs.delete(pair);
+        if (!this.#cut) upstream.destroy();
+      });
+    });
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve) =>
+      this.server.listen(0, '127.0.0.1', () => resolve((this.server.address() as net.AddressInfo).port)),
+    );
+  }
+
+  cut(): void {
+    this.#cut = true;
+  }
+
+  heal(): void {
+    this.#cut = false;
+    for (const p of this.#pairs) if (p.upstreamGone) p.client.destroy();
+  }
+
+  close(): void {
+    for (const p of this.#pairs) {
+      p.client.destroy();
+      p.upstream.destroy();
+    }
+    this.server.close();
+  }
+}
+
 interface Edge {
   proc: CliProcess;
   dir: string;
@@ -124,6 +179,7 @@ interface Edge {
 }
 
 let modbus: RecordingModbus;
+let partition: Partition;
 let manager: CliProcess;
 let managerDir: string;
 let mPorts: [string, string];
@@ -165,8 +221,8 @@ async function api(path: string, o: Parameters<typeof http>[1] = {}) {
   }
 }
 
-/** A new edge process enrolled with the manager as a user does it. */
-async function enrolledEdge(projectId: string): Promise<Edge> {
+/** A new edge process enrolled with the manager (at `managerUrl`) as a user does it. */
+async function enrolledEdge(projectId: string, managerUrl?: string): Promise<Edge> {
   const dir = dirs.make();
   const proc = await start(edgeArgs(dir, '0', '0'));
   const e = proc.ready.services.edge!;
@@ -183,7 +239,8 @@ async function enrolledEdge(projectId: string): Promise<Edge> {
   });
   c = { cookie: `jwtAccess=${pw.body.jwtAccess}` };
   const m = manager.ready.services.manager!;
-  const tx = (await call('/dm/cloud/url?locale=en-US', { headers: c, json: { url: m.url } })).body.tx;
+  const tx = (await call('/dm/cloud/url?locale=en-US', { headers: c, json: { url: managerUrl ?? m.url } }))
+    .body.tx;
   await call(`/dm/cloud/url/${tx}/confirm?locale=en-US`, { method: 'PUT', headers: c });
   const code = await api('/api/v1/activation/code', { json: { projectId } });
   const activated = await call('/dm/cloud?locale=en-US', { headers: c, json: { code: code.body.code } });
@@ -215,7 +272,14 @@ async function role(e: Edge) {
   }
   const r = await http(`${url}/dm/v2/ha/role`, { headers: { cookie } });
   assert.equal(r.status, 200, r.text);
-  return r.body as { role: string; epoch: number; polling: boolean; linked: boolean; paired: boolean };
+  return r.body as {
+    role: string;
+    epoch: number;
+    polling: boolean;
+    linked: boolean;
+    paired: boolean;
+    leaseRemainingMs: number;
+  };
 }
 
 async function restartEdge(e: Edge): Promise<void> {
@@ -288,7 +352,10 @@ before(async () => {
   const company = await api('/api/v1/company', { json: { companyName: 'ha' } });
   const project = await api('/api/v1/project', { json: { companyId: company.body.id, name: 'p' } });
   const projectId = project.body.id as string;
-  edges = [await enrolledEdge(projectId), await enrolledEdge(projectId)];
+  // The first edge links through a relay that the last test cuts (a partition).
+  partition = new Partition(() => manager.ready.services.manager!.ports.port!);
+  const relay = `https://127.0.0.1:${await partition.listen()}`;
+  edges = [await enrolledEdge(projectId, relay), await enrolledEdge(projectId)];
   const [a, b] = edges as [Edge, Edge];
   for (const e of edges)
     await eventually(async () => (await api(`/api/v1/device/${e.deviceId}`)).body.online === true, 30_000);
@@ -370,6 +437,7 @@ after(async () => {
   for (const nc of ncs) await nc.close().catch(() => undefined);
   for (const p of procs) await p.stop();
   modbus?.close();
+  partition?.close();
   dirs.removeAll();
 });
 
@@ -389,4 +457,55 @@ test('the same with the manager killed and started again during the failover: th
   assert.equal(ha.body.activeDeviceId, a.deviceId);
   assert.equal(ha.body.epoch, 3);
   assert.ok(modbus.maxOpenAtOnce >= 1);
+});
+
+test('a partition: the active edge keeps running, cut off from the manager: it stops polling when its lease runs out, before the standby starts; after the heal it stays standby', async () => {
+  const [a, b] = edges as [Edge, Edge];
+  await eventually(async () => (await role(a)).polling, 30_000, 'a polls');
+  const steadyFrom = Date.now();
+  await sleep(3000); // a steady stretch of values before the partition
+  const pollersBefore = modbus.pollers().length;
+  const cutAt = Date.now();
+  partition.cut();
+  // Still running, and for all it knows still active: it stops on its own (the fence).
+  const fenced = await eventually(
+    async () => {
+      const v = await role(a);
+      return !v.polling && v;
+    },
+    LEASE_S * 1000 + 5000,
+    'the cut-off active stops polling',
+  );
+  assert.equal(fenced.role, 'active');
+  assert.equal(fenced.leaseRemainingMs, 0);
+  const stoppedAfter = Date.now() - cutAt;
+  console.log(`the cut-off active stopped polling ${stoppedAfter} ms after the cut`);
+  const taken = await eventually(
+    async () => modbus.pollers().length > pollersBefore && modbus.pollers().at(-1)!.first,
+    BOUND_MS + 30_000,
+    'the standby polls',
+  );
+  const after = taken - cutAt;
+  console.log(`standby polled ${after} ms after the partition`);
+  assert.ok(after <= BOUND_MS, `the standby polled ${after} ms after the cut (bound ${BOUND_MS} ms)`);
+  assert.equal((await role(b)).role, 'active');
+  assertNeverTwoPollers(modbus);
+  // The partition heals: the former active links again, hears of the newer epoch, stays standby.
+  partition.heal();
+  const back = await eventually(
+    async () => {
+      const v = await role(a);
+      return v.linked && v.role === 'standby' && v;
+    },
+    30_000,
+    'the former active is linked again, standby',
+  );
+  assert.equal(back.polling, false);
+  assert.equal(back.epoch, 4);
+  await sleep(LEASE_S * 2000); // two leases: the former active must not poll again
+  assert.equal(modbus.pollers().length, pollersBefore + 1, 'no client polls but the new active');
+  assertNeverTwoPollers(modbus);
+  const gap = longestGap(steadyFrom, Date.now());
+  console.log(`longest gap between values: ${gap} ms`);
+  assert.ok(gap <= BOUND_MS, `no value for ${gap} ms (bound ${BOUND_MS} ms)`);
 });

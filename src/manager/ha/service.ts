@@ -57,6 +57,8 @@ export class HaService {
   readonly #bridge: BridgeService;
   readonly #log: Logger;
   readonly #defaultTimeoutMs: number;
+  /** Devices whose lease request is being answered. */
+  readonly #inFlight = new Set<string>();
 
   constructor(
     repo: HaRepository,
@@ -73,9 +75,14 @@ export class HaService {
     this.#log = logger;
     this.#defaultTimeoutMs = defaultTimeoutMs;
     hub.onLease((deviceId, seq) => {
-      this.lease(deviceId, seq).catch((err: unknown) =>
-        this.#log.warn({ err, deviceId }, 'high availability: a lease request failed'),
-      );
+      // One request per device at a time (bounded by the links): more are dropped, the edge asks again.
+      if (this.#inFlight.has(deviceId)) return;
+      this.#inFlight.add(deviceId);
+      this.lease(deviceId, seq)
+        .catch((err: unknown) =>
+          this.#log.warn({ err, deviceId }, 'high availability: a lease request failed'),
+        )
+        .finally(() => this.#inFlight.delete(deviceId));
     });
     // An edge paired while it was offline hears of its pair when it links.
     hub.onLinked((deviceId) => {

@@ -13,6 +13,9 @@
  * frame: `res` with the whole body in `body` (base64, at most `LINK_INLINE_MAX` bytes decoded),
  * and no body frames or `end` after it. An edge uses that only when the manager offered it, so
  * either side may be older than the other.
+ *
+ * High availability: a paired edge sends `lease` (renewal) every third of its lease; the manager
+ * answers `ha` (see `HaRoleMessage`), and sends `ha` news of pairing, unpairing and failover.
  */
 
 /** Largest WebSocket message either side accepts (a bigger one closes the link, code 1009). */

@@ -157,6 +157,13 @@ export class HaService {
       throw badRequest(
         `device "${s.id}" is in project "${s.projectId}", device "${d.id}" in "${d.projectId}": a pair is two devices of one project`,
       );
+    // The standby must hear of the pair at once: its link must be here, or it must be offline
+    // (it hears when it links). A link another manager process holds would not hear it.
+    for (const x of [d, s])
+      if (x.online && !this.#hub.isOnline(x.id))
+        throw conflict(
+          `device "${x.id}" is linked to another manager process, which would not tell it of the pair; configure the pair through that process, or when the device links here`,
+        );
     const taken = await this.#repo.pairsOf([s.id]);
     if (taken.length > 0) throw conflict(`device "${s.id}" is already in a high-availability pair`);
     const pair: HaPairRow = {

@@ -430,7 +430,14 @@ before(async () => {
       },
     });
   }
-  await eventually(() => arrivals.length > 5, 30_000, 'values arrive');
+  try {
+    await eventually(() => arrivals.length > 5, 60_000, 'values arrive');
+  } catch (err) {
+    const roles = await Promise.all(edges.map((e) => role(e).catch((x: Error) => x.message)));
+    throw new Error(
+      `${(err as Error).message}; Modbus requests ${modbus.requests.length}; roles ${JSON.stringify(roles)}`,
+    );
+  }
 });
 
 after(async () => {

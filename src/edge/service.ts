@@ -50,8 +50,8 @@ export const EDGE_MODULES = [
   logsModule,
   datahubModule,
   devicehubModule,
+  dmModule, // before acquisition: its high-availability role fences polling
   acquisitionModule,
-  dmModule,
   networkModule,
   logForwardingModule,
   opcuaModule,

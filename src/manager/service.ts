@@ -29,6 +29,7 @@ import { fleetModule } from './fleet/index.js';
 import type { FleetService } from './fleet/index.js';
 import { linkModule, type LinkHub } from './link/index.js';
 import { bridgeModule } from './bridge/index.js';
+import { haModule } from './ha/index.js';
 import { tasksModule } from './tasks/index.js';
 import type { TaskService } from './tasks/index.js';
 import { templatesModule } from './templates/index.js';
@@ -50,6 +51,7 @@ export const MANAGER_MODULES = [
   fleetModule,
   linkModule,
   bridgeModule,
+  haModule, // high availability: pairs of edges and the lease of the active role
   tasksModule,
   templatesModule,
   registryModule,

@@ -7,7 +7,12 @@
  * edge. Used by the 20-edge two-manager test and by bench/fleet's 1,000-edge task.
  */
 import WebSocket from 'ws';
-import { parseBodyFrame, parseMessage, type LinkMessage } from '../../src/kernel/link/protocol.js';
+import {
+  parseBodyFrame,
+  parseMessage,
+  type HaRoleMessage,
+  type LinkMessage,
+} from '../../src/kernel/link/protocol.js';
 import { http } from './edge.js';
 import { ERRORS } from '../../src/kernel/errors.js';
 
@@ -28,6 +33,8 @@ export class SimEdge {
   replays = 0;
   readonly #keys = new Map<string, Record<string, unknown>>();
   connected = false;
+  /** The high-availability messages (`ha`) the manager sent, in order. */
+  readonly ha: HaRoleMessage[] = [];
   #ws: WebSocket | null = null;
   #stopped = false;
   #sessions = new Map<string, Buffer>();
@@ -85,6 +92,8 @@ export class SimEdge {
           );
           hb.unref();
           resolve();
+        } else if (m.t === 'ha') {
+          this.ha.push(m);
         } else if (m.t === 'req') {
           if (m.body) bodies.set(m.id, { m, chunks: [] });
           else void this.#answer(ws, m, Buffer.alloc(0));
@@ -206,6 +215,11 @@ export class SimEdge {
         : { status: 404, json: { code: ERRORS.notFound.code, message: 'no template' } };
     }
     return { status: 404, json: { code: ERRORS.notFound.code, message: `${method} ${p}` } };
+  }
+
+  /** Asks for the high-availability role (`lease`) with `seq`. */
+  lease(seq: number): void {
+    this.#ws?.send(JSON.stringify({ t: 'lease', seq }));
   }
 
   stop(): void {

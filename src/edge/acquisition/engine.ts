@@ -101,6 +101,8 @@ export class AcquisitionEngine implements TagStatusSource {
   #debounce: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   #stopped = false;
+  /** Polling held (a high-availability standby, or a lease that ran out): no device runs. */
+  #held = false;
   #interestTimer: NodeJS.Timeout | undefined;
   /** Whether Value subjects are published now (see `publishValue`). */
   valueInterest = false;
@@ -171,6 +173,26 @@ export class AcquisitionEngine implements TagStatusSource {
     await this.sync();
   }
 
+  /**
+   * Holds polling (`true`: every device runner stops now, none starts) or lets it run again
+   * (`false`: every device starts from the DeviceHub's configuration). High availability's fence.
+   */
+  async hold(held: boolean): Promise<void> {
+    if (this.#held === held) return;
+    this.#held = held;
+    this.#log?.info({ held }, held ? 'acquisition held' : 'acquisition resumes');
+    if (held) {
+      const runners = [...this.#runners.values()];
+      this.#runners.clear();
+      this.#byName.clear();
+      await Promise.all(runners.map((r) => r.stop()));
+    } else if (this.#unsubscribe) await this.sync();
+  }
+
+  get held(): boolean {
+    return this.#held;
+  }
+
   /** Devices the engine runs, with state and counters. */
   status(): DeviceStatus[] {
     return [...this.#runners.values()].map((r) => r.status);
@@ -224,7 +246,7 @@ export class AcquisitionEngine implements TagStatusSource {
       .catch(() => undefined)
       .then(async () => {
         this.#queued = false;
-        if (this.#stopped) return;
+        if (this.#stopped || this.#held) return;
         const full = this.#full;
         const devices = this.#changedDevices;
         const tags = this.#changedTags;
@@ -326,6 +348,7 @@ export class AcquisitionEngine implements TagStatusSource {
   }
 
   #add(device: DeviceConfig, factory: DriverFactory, tags: TagConfig[], previous?: DeviceRunner): void {
+    if (this.#held) return;
     const runner = new DeviceRunner(this, deviceSpec(device), deviceSignature(device), factory);
     runner.replaceTags(tags, previous?.runtime);
     this.#runners.set(device.id, runner);

@@ -18,7 +18,7 @@ declare module '../modules.js' {
 export const acquisitionModule: EdgeModule<'acquisition', typeof acquisitionOptions> = {
   name: 'acquisition',
   options: acquisitionOptions,
-  requires: ['datahub', 'devicehub'],
+  requires: ['datahub', 'devicehub', 'dm'],
   start(ctx) {
     const datahub = ctx.module('datahub');
     const devicehub = ctx.module('devicehub');
@@ -36,6 +36,10 @@ export const acquisitionModule: EdgeModule<'acquisition', typeof acquisitionOpti
       const browse = d.browse;
       if (browse) devicehub.browse.registerBrowser(d.key, (device, driver) => browse(device, driver, engine));
     }
+    // High availability: a paired edge polls only while it holds the lease as active (dm/ha.ts).
+    const ha = ctx.module('dm').ha;
+    engine.hold(!ha.polling);
+    ha.onChange((polling) => void engine.hold(!polling));
     return engine;
   },
   mount: (ctx, engine) => ctx.app.register(acquisitionRoutes, { engine: () => engine }),

@@ -27,6 +27,7 @@ import {
 import { holdWrites } from '../../kernel/link/batch.js';
 import { dispatch, type Exchange, type ResponseSink } from '../../kernel/http/in-process.js';
 import { pinnedConnection, type Fingerprint } from '../../kernel/link/pinned.js';
+import type { HaState } from './ha.js';
 
 /** Bridged requests executed at once at most; more are answered 503 by the edge. */
 export const MAX_BRIDGED_IN_FLIGHT = 64;
@@ -51,6 +52,8 @@ export interface LinkClientOptions {
   hostFacts: () => Record<string, unknown>;
   /** More facts for each heartbeat (disk use, certificate expiry, integrations down...). */
   extraMetrics?: () => Record<string, unknown>;
+  /** High availability: told of the link's ups and downs, and of the manager's `ha` messages. */
+  ha?: HaState;
 }
 
 interface Exec {
@@ -159,6 +162,7 @@ export class LinkClient {
     ws.on('close', (code, reason) => {
       clearInterval(this.#hbTimer);
       this.#inline = false;
+      if (this.#ws === ws || this.#ws === null) this.#o.ha?.unlinked();
       if (this.#connected)
         this.#o.logger.warn({ code, reason: reason.toString() }, 'link to the manager lost');
       this.#connected = false;
@@ -232,6 +236,12 @@ export class LinkClient {
         this.#startHeartbeat(ws);
         this.#send(ws, { t: 'hb', metrics: this.#metrics() });
         this.#o.logger.info({ deviceId: m.deviceId }, 'linked to the manager');
+        this.#o.ha?.linked((msg) => this.#send(ws, msg));
+        return;
+      case 'ha':
+        this.#o.ha
+          ?.onMessage(m)
+          .catch((err: unknown) => this.#o.logger.warn({ err }, 'high availability: role not recorded'));
         return;
       case 'req':
         this.#execute(ws, m);

@@ -19,8 +19,10 @@ export const dmModule: EdgeModule<'dm'> = {
   name: 'dm',
   migrations: dmMigrations,
   requires: ['auth'],
-  start(ctx) {
+  async start(ctx) {
     const dm = new DmService(ctx.database, ctx.module('auth').service, ctx.app, ctx.logger);
+    // A paired edge starts fenced: acquisition waits for the manager's grant (dm/ha.ts).
+    await dm.ha.load();
     // Disk use of the data directory and the HTTPS certificate's expiry, for the manager's rules.
     dm.reportOnHeartbeat(hostHealth(ctx.dataDir, ctx.tls?.cert ?? null));
     return dm;

@@ -2,7 +2,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { AuthService } from '../auth/index.js';
-import { ClientParams, CodeBody, LocaleQuery, TxParams, UpdateClientBody, UrlBody } from './schemas.js';
+import {
+  ClientParams,
+  CodeBody,
+  HaRoleReply,
+  LocaleQuery,
+  TxParams,
+  UpdateClientBody,
+  UrlBody,
+} from './schemas.js';
 import type { DmService } from './service.js';
 
 export async function dmRoutes(app: FastifyInstance, options: { dm: DmService; auth: AuthService }) {
@@ -24,6 +32,8 @@ export async function dmRoutes(app: FastifyInstance, options: { dm: DmService; a
       dm.activate(request.body.code, request.body.name, { move: request.body.move === true }),
   );
   app.get('/dm/cloud', async () => dm.status());
+  // High availability: this edge's role in its pair, its epoch and whether it polls now.
+  app.get('/dm/v2/ha/role', { schema: { response: { 200: HaRoleReply } } }, async () => dm.ha.view());
   app.delete('/dm/cloud', async (_request, reply) => {
     await dm.unenrol();
     return reply.status(204).send();

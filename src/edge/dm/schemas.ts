@@ -25,3 +25,16 @@ export const UpdateClientBody = Type.Object(
   },
   Strict,
 );
+
+/** `GET /dm/v2/ha/role`: the edge's high-availability role (dm/ha.ts). */
+export const HaRoleReply = Type.Object({
+  role: Type.Union([Type.Literal('standalone'), Type.Literal('active'), Type.Literal('standby')]),
+  paired: Type.Boolean(),
+  peer: Type.Null(),
+  epoch: Type.Integer(),
+  pairId: Type.Union([Type.String(), Type.Null()]),
+  polling: Type.Boolean(),
+  leaseRemainingMs: Type.Integer(),
+  leaseMs: Type.Integer(),
+  linked: Type.Boolean(),
+});

@@ -30,6 +30,7 @@ import type { AuthService } from '../auth/index.js';
 import { EDGE_API_VERSION } from '../versions/index.js';
 import { hostFacts } from '../../kernel/host.js';
 import { LinkClient, type LinkIdentity } from './link-client.js';
+import { HaState } from './ha.js';
 
 /** Proposals (`POST /dm/cloud/url`) kept at once, and for how long. */
 const MAX_PROPOSALS = 16;
@@ -52,6 +53,8 @@ export class DmService {
   readonly #log: Logger;
   readonly #proposals = new Map<string, { url: string; fingerprint: Fingerprint; until: number }>();
   #link: LinkClient | null = null;
+  /** This edge's role in a high-availability pair, and the fence acquisition obeys. */
+  readonly ha: HaState;
   /** What other modules add to each heartbeat's metrics (at most 16 sources). */
   readonly #reporters: (() => Record<string, unknown>)[] = [];
 
@@ -60,6 +63,7 @@ export class DmService {
     this.#auth = auth;
     this.#app = app;
     this.#log = logger;
+    this.ha = new HaState(this.#settings, logger.child({ component: 'dm.ha' }));
   }
 
   /** Adds `source`'s facts to the metrics of every heartbeat to the manager (its alert rules read them). */
@@ -256,6 +260,7 @@ export class DmService {
   async #forget(close?: { code: number; reason: string }): Promise<void> {
     await this.#link?.stop(close?.reason ?? 'edge leaves this manager', close?.code);
     this.#link = null;
+    await this.ha.clear();
     const tokenId = await this.#get('token_id');
     if (tokenId) await this.#auth.revokeApiToken(tokenId).catch(() => undefined);
     for (const k of ['manager_url', 'fingerprint', 'device_id', 'project_id', 'link_secret', 'token_id']) {
@@ -282,6 +287,7 @@ export class DmService {
       millwright: MILLWRIGHT_VERSION,
       hostFacts,
       extraMetrics: () => this.#reported(),
+      ha: this.ha,
     });
     this.#link.start();
   }
@@ -289,6 +295,7 @@ export class DmService {
   async close(): Promise<void> {
     await this.#link?.stop();
     this.#link = null;
+    this.ha.close();
   }
 }
 

@@ -1,10 +1,3 @@
-/** The machine's network: interfaces, static routes and the high availability role. */
+/** The machine's network: interfaces and static routes (the HA role is dm's: `/dm/v2/ha/role`). */
 export { networkModule } from './module.js';
-export {
-  NetworkService,
-  haRole,
-  routeId,
-  type HaRole,
-  type NetworkInterfaceInfo,
-  type Route,
-} from './service.js';
+export { NetworkService, routeId, type NetworkInterfaceInfo, type Route } from './service.js';

@@ -1,7 +1,7 @@
 /**
  * The machine's network on the edge's seam: interfaces (`/dm/ifconfig`), the kernel's static
- * routes (`/dm/v2/routes`, deleted through `ip route del`) and the high availability role
- * (`/dm/v2/ha/role`). No tables and no options: the machine is the state.
+ * routes (`/dm/v2/routes`, deleted through `ip route del`). No tables and no options: the machine
+ * is the state. (The high availability role, `/dm/v2/ha/role`, is the dm module's.)
  */
 import type { EdgeModule } from '../modules.js';
 import { networkRoutes } from './routes.js';

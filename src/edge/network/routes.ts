@@ -1,14 +1,7 @@
-/** HTTP translation of the network routes: `/dm/ifconfig`, `/dm/v2/routes`, `/dm/v2/ha/role`. */
+/** HTTP translation of the network routes: `/dm/ifconfig`, `/dm/v2/routes`. */
 import type { FastifyInstance } from 'fastify';
-import {
-  HaRoleReply,
-  IfconfigQuery,
-  IfconfigReply,
-  RouteParams,
-  RoutesQuery,
-  RoutesReply,
-} from './schemas.js';
-import { haRole, type NetworkService } from './service.js';
+import { IfconfigQuery, IfconfigReply, RouteParams, RoutesQuery, RoutesReply } from './schemas.js';
+import type { NetworkService } from './service.js';
 
 /** `true`, `1` and a bare `?show_bridges` are true; anything else is false. */
 const flag = (v: boolean | string | undefined): boolean =>
@@ -40,5 +33,4 @@ export async function networkRoutes(app: FastifyInstance, options: { network: Ne
       return reply.code(204).send();
     },
   );
-  app.get('/dm/v2/ha/role', { schema: { response: { 200: HaRoleReply } } }, () => haRole());
 }

@@ -1,4 +1,4 @@
-/** The wire shapes of `/dm/ifconfig`, `/dm/v2/routes` and `/dm/v2/ha/role`. */
+/** The wire shapes of `/dm/ifconfig` and `/dm/v2/routes`. */
 import { Type, type Static } from '@sinclair/typebox';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -60,9 +60,3 @@ export const RoutesReply = Type.Object({ routes: Type.Array(RouteSchema), count:
 
 export const RouteParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 export type RouteParams = Static<typeof RouteParams>;
-
-export const HaRoleReply = Type.Object({
-  role: Type.Union([Type.Literal('standalone'), Type.Literal('primary'), Type.Literal('secondary')]),
-  paired: Type.Boolean(),
-  peer: Nullable(Type.String()),
-});

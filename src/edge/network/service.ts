@@ -244,14 +244,3 @@ export function routeId(r: Omit<Route, 'id'>): string {
   const key = [r.family, r.table, r.type, r.destination, r.metric ?? '', r.gateway ?? '', r.device ?? ''];
   return createHash('sha256').update(key.join('|')).digest('hex').slice(0, 16);
 }
-
-/** The high availability role: `standalone` until an edge manager pairs this edge with another. */
-export interface HaRole {
-  role: 'standalone' | 'primary' | 'secondary';
-  paired: boolean;
-  peer: string | null;
-}
-
-export function haRole(): HaRole {
-  return { role: 'standalone', paired: false, peer: null };
-}

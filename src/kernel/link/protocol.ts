@@ -13,6 +13,9 @@
  * frame: `res` with the whole body in `body` (base64, at most `LINK_INLINE_MAX` bytes decoded),
  * and no body frames or `end` after it. An edge uses that only when the manager offered it, so
  * either side may be older than the other.
+ *
+ * High availability: a paired edge sends `lease` (renewal) every third of its lease; the manager
+ * answers `ha` (see `HaRoleMessage`), and sends `ha` news of pairing, unpairing and failover.
  */
 
 /** Largest WebSocket message either side accepts (a bigger one closes the link, code 1009). */
@@ -47,7 +50,13 @@ export type LinkMessage =
       body?: string;
     }
   | { t: 'err'; id: number; status: number; message: string }
+  /**
+   * High availability: an edge of a pair asks for (or renews) its role; the manager answers `ha`
+   * with the same `seq`. An edge sends it only while it knows itself paired (see `HaRoleMessage`).
+   */
+  | { t: 'lease'; seq: number }
   // manager → edge
+  | HaRoleMessage
   | { t: 'welcome'; deviceId: string; heartbeatMs: number; reconnectMaxMs: number; features?: string[] }
   | {
       t: 'req';
@@ -65,6 +74,27 @@ export type LinkMessage =
   | { t: 'cancel'; id: number }
   // both: the end of a body (request body from the manager, response body from the edge)
   | { t: 'end'; id: number };
+
+/** An edge's role in a high-availability pair; `none`: not paired (it polls as any edge). */
+export type HaRole = 'active' | 'standby' | 'none';
+
+/**
+ * The manager's word on an edge's HA role: the answer to a `lease` (same `seq`), or news without
+ * `seq` (paired, unpaired, lease moved). An `active` answer to a `lease` is a grant: the edge may
+ * poll until `leaseMs` after it SENT that `lease` (its own clock), unless renewed; news never
+ * grants (an edge told `active` asks at once). The manager moves the role to the standby only
+ * after the active has not renewed for the pair's timeout (longer than `leaseMs`), with
+ * `epoch + 1`; an edge never polls under an epoch older than one it has seen.
+ */
+export interface HaRoleMessage {
+  t: 'ha';
+  seq?: number;
+  /** The pair's id; null with role `none`. */
+  pairId: string | null;
+  role: HaRole;
+  epoch: number;
+  leaseMs: number;
+}
 
 /** The roles a bridged call may run as on the edge, weakest first. */
 export const BRIDGE_ROLES = ['viewer', 'operator', 'admin'] as const;

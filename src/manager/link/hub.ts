@@ -120,6 +120,7 @@ export class LinkHub {
   readonly #deadlines: NodeJS.Timeout;
   readonly #linkedListeners: ((deviceId: string) => void)[] = [];
   readonly #signInListeners = new Set<(event: LinkSignIn) => void>();
+  readonly #leaseListeners = new Set<(deviceId: string, seq: number) => void>();
   #closed = false;
 
   constructor(options: LinkHubOptions) {
@@ -164,6 +165,23 @@ export class LinkHub {
         this.#o.logger.warn({ err }, 'a sign-in listener failed');
       }
     }
+  }
+
+  /** Calls `listener` on each high-availability `lease` request of an edge (answer with `send`). */
+  onLease(listener: (deviceId: string, seq: number) => void): () => void {
+    this.#leaseListeners.add(listener);
+    return () => this.#leaseListeners.delete(listener);
+  }
+
+  /**
+   * Sends a control message down the link of `deviceId` when this process holds it; answers
+   * whether it was sent.
+   */
+  send(deviceId: string, message: LinkMessage): boolean {
+    const link = this.#links.get(deviceId);
+    if (!link || link.socket.readyState !== link.socket.OPEN) return false;
+    link.send(message);
+    return true;
   }
 
   /** Calls `listener` each time a device's link is up (after its welcome). */
@@ -311,6 +329,16 @@ export class LinkHub {
         else p.reject(err);
         return;
       }
+      case 'lease':
+        if (typeof m.seq !== 'number') return;
+        for (const l of this.#leaseListeners) {
+          try {
+            l(link.deviceId, m.seq);
+          } catch (err) {
+            this.#o.logger.warn({ err }, 'a lease listener failed');
+          }
+        }
+        return;
       default:
         return;
     }

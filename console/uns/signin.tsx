@@ -47,8 +47,8 @@ export function SignIn(props: { onSignedIn: () => void }) {
           </div>
         </form>
         <p class="muted">
-          Users of the UNS (administrators and operators); the first administrator is <span class="mono">admin</span>
-          , its password printed at the first start.
+          Users of the UNS (administrators and operators); the first administrator is{' '}
+          <span class="mono">admin</span>, its password printed at the first start.
         </p>
         <ErrorNote error={error} />
       </div>

@@ -8,18 +8,26 @@ import { ACCOUNT_FIELDS, gql, PERM_OPTIONS, type Account, type MqttClientInfo, t
 import { UnsPage } from '../page.js';
 
 const RULE_FIELDS: FieldSpec[] = [
-  { name: 'path', label: 'Topic filter', kind: 'text', required: true, description: '+ one level, # the rest.' },
+  {
+    name: 'path',
+    label: 'Topic filter',
+    kind: 'text',
+    required: true,
+    description: '+ one level, # the rest.',
+  },
   { name: 'perm', label: 'Permission', kind: 'select', default: 'PubSub', options: PERM_OPTIONS },
 ];
-const PASSWORD_FIELDS: FieldSpec[] = [{ name: 'password', label: 'New password', kind: 'password', required: true }];
+const PASSWORD_FIELDS: FieldSpec[] = [
+  { name: 'password', label: 'New password', kind: 'password', required: true },
+];
 
 export function AccountDetail(props: { id: string }) {
   const canWrite = useCanWrite();
   const one = useLoad(
     () =>
-      gql<{ account: Account[] }>(`query($id: ID) { account(id: $id) { ${ACCOUNT_FIELDS} } }`, { id: props.id }).then(
-        (d) => d.account[0] ?? null,
-      ),
+      gql<{ account: Account[] }>(`query($id: ID) { account(id: $id) { ${ACCOUNT_FIELDS} } }`, {
+        id: props.id,
+      }).then((d) => d.account[0] ?? null),
     [props.id],
   );
   const a = one.data;
@@ -34,7 +42,11 @@ export function AccountDetail(props: { id: string }) {
   }
   const remove = (r: Rule) =>
     act(
-      () => gql('mutation($id: ID!, $r: [ID!]!) { removeAccountRules(accountId: $id, ruleIds: $r) { id } }', { id: props.id, r: [r.id] }),
+      () =>
+        gql('mutation($id: ID!, $r: [ID!]!) { removeAccountRules(accountId: $id, ruleIds: $r) { id } }', {
+          id: props.id,
+          r: [r.id],
+        }),
       `Removed ${r.perm} ${r.path}`,
       one.reload,
     );
@@ -72,10 +84,13 @@ export function AccountDetail(props: { id: string }) {
             onChange={setRule}
             submitLabel="Add rule"
             onSubmit={async (v) => {
-              await gql('mutation($id: ID!, $r: [RuleInput!]!) { addAccountRules(accountId: $id, rules: $r) { id } }', {
-                id: props.id,
-                r: [{ path: v.path, perm: v.perm }],
-              });
+              await gql(
+                'mutation($id: ID!, $r: [RuleInput!]!) { addAccountRules(accountId: $id, rules: $r) { id } }',
+                {
+                  id: props.id,
+                  r: [{ path: v.path, perm: v.perm }],
+                },
+              );
               setRule(initialValues(RULE_FIELDS));
               one.reload();
             }}
@@ -112,10 +127,13 @@ export function AccountDetail(props: { id: string }) {
             onChange={setPassword}
             submitLabel="Set password"
             onSubmit={async (v) => {
-              await gql('mutation($id: ID!, $p: String!) { setAccountPassword(accountId: $id, password: $p) { id } }', {
-                id: props.id,
-                p: v.password,
-              });
+              await gql(
+                'mutation($id: ID!, $p: String!) { setAccountPassword(accountId: $id, password: $p) { id } }',
+                {
+                  id: props.id,
+                  p: v.password,
+                },
+              );
               setPassword(initialValues(PASSWORD_FIELDS));
               toast(`Password of ${a.username} set`);
             }}

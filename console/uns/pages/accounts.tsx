@@ -52,9 +52,12 @@ function AccountList() {
   const toggle = (a: Account) =>
     act(
       () =>
-        gql(`mutation($id: ID!) { ${a.enabled ? 'disableAccount' : 'enableAccount'}(accountId: $id) { id } }`, {
-          id: a.id,
-        }),
+        gql(
+          `mutation($id: ID!) { ${a.enabled ? 'disableAccount' : 'enableAccount'}(accountId: $id) { id } }`,
+          {
+            id: a.id,
+          },
+        ),
       `${a.enabled ? 'Disabled' : 'Enabled'} ${a.username}`,
       list.reload,
     );
@@ -77,11 +80,16 @@ function AccountList() {
           />
         }
         columns={[
-          { label: 'User name', render: (a: Account) => <a href={href(`/accounts/${a.id}`)}>{a.username}</a> },
+          {
+            label: 'User name',
+            render: (a: Account) => <a href={href(`/accounts/${a.id}`)}>{a.username}</a>,
+          },
           { label: 'Type', render: (a: Account) => a.acType },
           {
             label: 'State',
-            render: (a: Account) => <Badge tone={a.enabled ? 'ok' : 'bad'}>{a.enabled ? 'enabled' : 'disabled'}</Badge>,
+            render: (a: Account) => (
+              <Badge tone={a.enabled ? 'ok' : 'bad'}>{a.enabled ? 'enabled' : 'disabled'}</Badge>
+            ),
           },
           {
             label: 'Rules',

@@ -31,7 +31,9 @@ const PROTOCOLS: Record<number, string> = { 3: 'MQTT 3.1', 4: 'MQTT 3.1.1', 5: '
 function session(c: Connection): string {
   if (c.cleanSession && !c.sessionExpiry) return 'clean';
   if (c.sessionExpiry === null) return 'persistent';
-  return c.sessionExpiry >= 0xffffffff ? 'persistent (never expires)' : `persistent (${fmtNum(c.sessionExpiry)} s)`;
+  return c.sessionExpiry >= 0xffffffff
+    ? 'persistent (never expires)'
+    : `persistent (${fmtNum(c.sessionExpiry)} s)`;
 }
 
 export default function ClientsPage() {
@@ -53,12 +55,16 @@ export default function ClientsPage() {
     danger: true,
     body: (c) => (
       <p>
-        Close the connection of <strong>{c.clientId}</strong>? It may connect again; a persistent session stays.
+        Close the connection of <strong>{c.clientId}</strong>? It may connect again; a persistent session
+        stays.
       </p>
     ),
     onConfirm: (c) =>
       void act(
-        () => gql('mutation($r: DisconnectClientRequest!) { disconnectClient(request: $r) }', { r: { clientId: c.clientId } }),
+        () =>
+          gql('mutation($r: DisconnectClientRequest!) { disconnectClient(request: $r) }', {
+            r: { clientId: c.clientId },
+          }),
         `Disconnected ${c.clientId}`,
         list.reload,
       ),
@@ -108,7 +114,11 @@ export default function ClientsPage() {
                 </ul>
               ),
           },
-          { label: 'Queued', numeric: true, render: (c: Connection) => (c.queued === null ? '–' : fmtNum(c.queued)) },
+          {
+            label: 'Queued',
+            numeric: true,
+            render: (c: Connection) => (c.queued === null ? '–' : fmtNum(c.queued)),
+          },
         ]}
         rows={list.data?.items ?? []}
         rowKey={(c) => c.clientId}
@@ -123,7 +133,13 @@ export default function ClientsPage() {
             : undefined
         }
       >
-        <Pager label="Client pages" offset={offset} limit={LIMIT} total={list.data?.total ?? 0} onOffset={setOffset} />
+        <Pager
+          label="Client pages"
+          offset={offset}
+          limit={LIMIT}
+          total={list.data?.total ?? 0}
+          onOffset={setOffset}
+        />
       </ListSection>
       {dialog}
     </UnsPage>

@@ -71,8 +71,16 @@ export default function OverviewPage() {
       <Section title="Addresses">
         {b ? (
           <ul>
-            {b.mqttPort !== null && <li class="mono">mqtt://{host}:{b.mqttPort}</li>}
-            {b.mqttsPort !== null && <li class="mono">mqtts://{host}:{b.mqttsPort}</li>}
+            {b.mqttPort !== null && (
+              <li class="mono">
+                mqtt://{host}:{b.mqttPort}
+              </li>
+            )}
+            {b.mqttsPort !== null && (
+              <li class="mono">
+                mqtts://{host}:{b.mqttsPort}
+              </li>
+            )}
             <li class="mono">
               wss://{location.host}
               {b.websocketPath}

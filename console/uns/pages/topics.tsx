@@ -41,7 +41,9 @@ function loadTree(expanded: string[]): Promise<Record<string, TopicPage>> {
   const parents = ['', ...expanded];
   const vars = parents.map((_, i) => `$p${i}: String!`).join(', ');
   const body = parents
-    .map((_, i) => `t${i}: topics(parent: $p${i}, limit: ${CHILDREN_PER_TOPIC}) { total items { ${FIELDS} } }`)
+    .map(
+      (_, i) => `t${i}: topics(parent: $p${i}, limit: ${CHILDREN_PER_TOPIC}) { total items { ${FIELDS} } }`,
+    )
     .join('\n');
   const variables = Object.fromEntries(parents.map((p, i) => [`p${i}`, p]));
   return gql<Record<string, TopicPage>>(`query(${vars}) { ${body} }`, variables).then((data) =>
@@ -79,8 +81,8 @@ export default function TopicsPage() {
       <Section title="Topics">
         <ErrorNote error={tree.error} />
         <p class="muted">
-          Live: read every 2 s. {fmtNum(rootTotal)} top-level topics; {CHILDREN_PER_TOPIC} children are listed per
-          topic and {MAX_EXPANDED} topics stay expanded at most.
+          Live: read every 2 s. {fmtNum(rootTotal)} top-level topics; {CHILDREN_PER_TOPIC} children are listed
+          per topic and {MAX_EXPANDED} topics stay expanded at most.
         </p>
         <Table
           caption="Topic tree"
@@ -167,7 +169,14 @@ function PublishSection(props: { onPublished: () => void }) {
         onSubmit={async (v) => {
           const r = await gql<{ publishMessage: { bytes: number; topic: string } }>(
             'mutation($r: PublishMessageRequest!) { publishMessage(request: $r) { topic bytes } }',
-            { r: { topic: v.topic, payload: v.payload ?? '', qos: Number(v.qos), retain: v.retain === 'true' } },
+            {
+              r: {
+                topic: v.topic,
+                payload: v.payload ?? '',
+                qos: Number(v.qos),
+                retain: v.retain === 'true',
+              },
+            },
           );
           toast(`Published ${r.publishMessage.bytes} bytes to ${r.publishMessage.topic}`);
           props.onPublished();

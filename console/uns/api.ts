@@ -55,7 +55,7 @@ export const ACCOUNT_FIELDS =
   'id username acType enabled createdAt rules { id path perm } clients { id connected protoLevel remote lastSeen }';
 
 export const PERM_OPTIONS = [
-  { value: 'PubSub', label: 'Publish and subscribe (PubSub)' },
-  { value: 'Pub', label: 'Publish (Pub)' },
-  { value: 'Sub', label: 'Subscribe (Sub)' },
+  { value: 'PubSub', label: 'PubSub (both)' },
+  { value: 'Pub', label: 'Pub (publish)' },
+  { value: 'Sub', label: 'Sub (subscribe)' },
 ];

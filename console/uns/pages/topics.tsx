@@ -101,7 +101,9 @@ export default function TopicsPage() {
                     >
                       {expanded.includes(row.path) ? '−' : '+'}
                     </button>
-                  ) : null}
+                  ) : (
+                    <span class="tree-toggle" aria-hidden="true" />
+                  )}
                   <span class="mono" title={row.path}>
                     {row.name}
                   </span>

@@ -23,6 +23,7 @@ import {
   SCREENSHOTS,
   seriousViolations,
   settled,
+  tabTo,
   watchPage,
 } from '../helpers/browser.js';
 import { eventually, skipUnless } from '../helpers/util.js';
@@ -30,8 +31,10 @@ import {
   PROCESS_ACCOUNT,
   UNS_ADMIN_PASSWORD,
   connectMqtt,
+  gql,
   startUnsProcess,
   subscribe,
+  unsToken,
   type UnsProcess,
 } from '../helpers/uns.js';
 
@@ -324,6 +327,51 @@ describe('the UNS console in Chromium', { skip }, () => {
       await p.getByRole('heading', { level: 1, name: 'Topic tree' }).waitFor();
     } finally {
       await phone.close();
+    }
+  });
+
+  test('keyboard: the tree opens from the keyboard with a visible focus', async () => {
+    await go(page, '/topics', 'Topic tree');
+    const expand = page.getByRole('button', { name: 'Expand console' });
+    await expand.waitFor();
+    const seen = await tabTo(page, expand);
+    assert.ok(seen.at(-1)!.visible, `the focus is visible: ${JSON.stringify(seen.at(-1))}`);
+    await page.keyboard.press('Enter');
+    await page.getByLabel('Value of console/hello').waitFor();
+  });
+
+  test('an operator reads every page and sees no control that changes anything', async () => {
+    const token = await unsToken({ url: uns.url });
+    await gql(
+      { url: uns.url },
+      token,
+      'mutation { createUser(username: "op1", password: "operator-pass-1", role: operator) { username } }',
+    );
+    const ctx = await newContext(browser);
+    ctx.setDefaultTimeout(20_000);
+    const p = await ctx.newPage();
+    const w = watchPage(p);
+    try {
+      await p.goto(`${uns.url}/`);
+      await p.getByLabel('User name').fill('op1');
+      await p.getByLabel(/^Password/).fill('operator-pass-1');
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await p.getByRole('heading', { level: 1, name: 'Broker' }).waitFor();
+      await p.getByText('user:op1 (operator)').waitFor();
+      await go(p, '/topics', 'Topic tree');
+      await p.getByRole('button', { name: 'Expand plant' }).waitFor();
+      assert.equal(await p.getByRole('form', { name: 'Publish a test message' }).count(), 0);
+      await go(p, '/accounts', 'Accounts and rules');
+      await p.getByRole('link', { name: 'line7', exact: true }).waitFor();
+      assert.equal(await p.getByRole('form', { name: 'New account' }).count(), 0);
+      assert.equal(await p.getByRole('button', { name: /^(Delete|Disable)/ }).count(), 0);
+      // The rule tester is a query: an operator may use it.
+      assert.match(await ruleTester(p, 'line7', 'publish', 'plant/line7/x'), /Allowed/);
+      await checkPage(p, w, '15-operator-accounts');
+      await go(p, '/clients', 'Connected clients');
+      assert.equal(await p.getByRole('columnheader', { name: 'Actions' }).count(), 0);
+    } finally {
+      await ctx.close();
     }
   });
 

@@ -81,8 +81,8 @@ export default function TopicsPage() {
       <Section title="Topics">
         <ErrorNote error={tree.error} />
         <p class="muted">
-          Live: read every 2 s. {fmtNum(rootTotal)} top-level topics; {CHILDREN_PER_TOPIC} children are listed
-          per topic and {MAX_EXPANDED} topics stay expanded at most.
+          Live: read every 2 s. Top-level topics: {fmtNum(rootTotal)}. {CHILDREN_PER_TOPIC} children are
+          listed per topic and {MAX_EXPANDED} topics stay expanded at most.
         </p>
         <Table
           caption="Topic tree"

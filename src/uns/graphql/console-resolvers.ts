@@ -44,8 +44,7 @@ const MAX_CONNECTIONS_PAGE = 500;
 function accountIdOf(ctx: Ctx, request: TestRuleRequest): string {
   if (request.accountId) return String(request.accountId);
   if (!request.username) throw badRequest('testRule needs accountId or username');
-  const found = ctx.accounts.list({ filter: request.username, offset: 0, limit: 1000 });
-  const account = found.items.find((a) => a.username === request.username);
+  const account = ctx.accounts.byUsername(request.username);
   if (!account) throw notFound(`no account with the user name "${request.username}"`);
   return account.id;
 }

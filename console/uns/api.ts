@@ -10,10 +10,15 @@ import { FetchTransport } from '../../src/client/fetch-transport.js';
 
 const transport = new FetchTransport();
 
+/** Dispatched on `window` when a call answers 401: the app shows the sign-in page. */
+export const SIGNED_OUT = 'uns-signed-out';
+
 /** A GraphQL call on the UNS; throws `GraphqlError` with the API's messages. */
 export async function gql<T>(query: string, variables?: Record<string, unknown>): Promise<T> {
   const url = `${location.origin}/mqtt/gql`;
   const res = await transport.request('POST', url, { json: { query, ...(variables ? { variables } : {}) } });
+  // The session ended (expired, password changed, user deleted): back to the sign-in page.
+  if (res.status === 401) dispatchEvent(new Event(SIGNED_OUT));
   return graphqlData<T>(url, res);
 }
 

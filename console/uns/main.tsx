@@ -9,7 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Caller, Role } from '../shared/api.js';
 import { useRoute } from '../shared/router.js';
 import { CallerContext, Layout, type NavItem } from '../shared/ui.js';
-import { gql, post } from './api.js';
+import { gql, post, SIGNED_OUT } from './api.js';
 import { SignIn } from './signin.js';
 
 type PageModule = { default: ComponentType<{ parts: string[]; query: URLSearchParams }> };
@@ -51,7 +51,12 @@ function App() {
   const route = useRoute();
   const [caller, setCaller] = useState<Caller | null | undefined>(undefined);
   const check = () => whoami().then(setCaller, () => setCaller(null));
-  useEffect(() => void check(), []);
+  useEffect(() => {
+    void check();
+    const out = () => setCaller(null);
+    addEventListener(SIGNED_OUT, out);
+    return () => removeEventListener(SIGNED_OUT, out);
+  }, []);
   if (caller === undefined) return <p class="muted">Loading…</p>;
   if (caller === null) return <SignIn onSignedIn={() => void check()} />;
   const name = route.parts[0] ?? 'overview';

@@ -375,6 +375,13 @@ describe('the UNS console in Chromium', { skip }, () => {
     }
   });
 
+  test('a session that ends (its cookie gone) returns to the sign-in page at the next refresh', async () => {
+    await go(page, '/overview', 'Broker');
+    await context.clearCookies();
+    await page.getByRole('heading', { name: 'Sign in to the unified namespace' }).waitFor();
+    await signIn(page);
+  });
+
   test('sign out', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to the unified namespace' }).waitFor();

@@ -54,6 +54,7 @@ export const identityModule: UnsModule<'identity', typeof identityOptions> = {
     return ctx.app.register(identityRoutes, {
       identity: identity.service,
       rateLimit: identity.rateLimit,
+      secure: !ctx.config.http,
     });
   },
   // Only once every port is bound: a failed start leaves no first-run password unseen.

@@ -27,6 +27,8 @@ export interface IdentityRoutesOptions {
   identity: IdentityService;
   /** Distinct user names that may fail from one address within 15 minutes (see AuthThrottle). */
   rateLimit: number;
+  /** Whether the service is served over TLS (the console's cookies are then `Secure`). */
+  secure: boolean;
 }
 
 export async function identityRoutes(app: FastifyInstance, options: IdentityRoutesOptions): Promise<void> {
@@ -107,14 +109,14 @@ export async function identityRoutes(app: FastifyInstance, options: IdentityRout
         throw new AppError(ERRORS.invalidCredentials, 'invalid user name or password');
       }
       throttle.success(request.ip, username);
-      setSessionCookies(reply, issued.token, issued.expiresIn, true);
+      setSessionCookies(reply, issued.token, issued.expiresIn, options.secure);
       return { username, role: issued.role, expiresIn: issued.expiresIn };
     },
   );
   // Ends the browser's session (clears both cookies); open, since it only forgets.
   app.post(CONSOLE_LOGOUT_PATH, { config: { permission: 'public' } }, async (_request, reply) => {
     noStore(reply);
-    clearSessionCookies(reply, true);
+    clearSessionCookies(reply, options.secure);
     return reply.code(204).send();
   });
 }

@@ -32,6 +32,7 @@ import {
   UNS_ADMIN_PASSWORD,
   connectMqtt,
   gql,
+  publish,
   startUnsProcess,
   subscribe,
   unsToken,
@@ -262,6 +263,15 @@ describe('the UNS console in Chromium', { skip }, () => {
       15_000,
     );
     await checkPage(page, watched, '07-topic-tree-published');
+    // Bounded per browser: 100 children of a topic are listed, and the page says how many there are.
+    const many = await connectMqtt(uns.mqttUrl, PROCESS_ACCOUNT);
+    // QoS 1: each acknowledged before the client goes.
+    for (let i = 0; i < 105; i++)
+      await publish(many, `many/t${String(i).padStart(3, '0')}`, String(i), { qos: 1 });
+    many.end(true);
+    await page.getByRole('button', { name: 'Expand many' }).click();
+    await page.getByText('the first 100 of 105 children are listed').waitFor();
+    assert.equal(await page.getByLabel(/^Value of many\//).count(), 100);
   });
 
   test('a connected client with its session and subscriptions, disconnected from the console', async () => {

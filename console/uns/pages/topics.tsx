@@ -76,6 +76,7 @@ export default function TopicsPage() {
     );
   const rows = tree.data ? flatten(tree.data, '', 0, []) : [];
   const rootTotal = tree.data?.['']?.total ?? 0;
+  const cut = Object.entries(tree.data ?? {}).filter(([, p]) => p.total > p.items.length);
   return (
     <UnsPage title="Topic tree">
       <Section title="Topics">
@@ -134,6 +135,16 @@ export default function TopicsPage() {
           loading={tree.loading && !tree.data}
           empty="No topic yet: publish a message."
         />
+        {cut.length > 0 && (
+          <ul class="muted">
+            {cut.map(([path, p]) => (
+              <li key={path}>
+                {path === '' ? 'Top level' : <span class="mono">{path}</span>}: the first{' '}
+                {fmtNum(p.items.length)} of {fmtNum(p.total)} children are listed.
+              </li>
+            ))}
+          </ul>
+        )}
       </Section>
       {useCanWrite() && <PublishSection onPublished={tree.reload} />}
     </UnsPage>

@@ -43,6 +43,7 @@ export function unsReady(uns: UnsService, config: UnsConfig): ReadyService {
     wsUrl: uns.wsUrl,
     ports: { port: portOf(uns.url), 'mqtt-port': portOf(uns.mqttUrl), 'mqtts-port': portOf(uns.mqttsUrl) },
     ...(uns.firstRun ? { firstRun: uns.firstRun } : {}),
+    ...(uns.shell.module('console').enabled ? { consoleUrl: `${uns.url}/` } : {}),
   };
 }
 
@@ -53,6 +54,12 @@ export function announceUns(service: UnsService, config: UnsConfig, withCredenti
     `  MQTT           ${service.mqttUrl}  ${service.mqttsUrl}  ${service.wsUrl}`,
     `  UNS data       ${config.dataDir}`,
   ];
+  const web = service.shell.module('console');
+  if (web.enabled) {
+    lines.push(
+      `  UNS console    ${service.url}/${web.built ? '  (open it in a browser)' : '  (not built: run npm run build)'}`,
+    );
+  }
   lines.push(
     `  UNS users and accounts: millwright uns user create --data-dir ${config.dataDir} --username U --password P`,
   );

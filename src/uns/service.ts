@@ -23,6 +23,7 @@ import { identityModule, type IdentityService } from './identity/index.js';
 import { namespaceModule, type NamespaceService } from './namespace/index.js';
 import { brokerModule, type UnsBroker } from './broker/index.js';
 import { graphqlModule } from './graphql/index.js';
+import { consoleModule } from './console/index.js';
 import type { UnsModules } from './modules.js';
 import { UNS_SHELL_OPTIONS, type UnsShellConfig } from './options.js';
 
@@ -35,6 +36,7 @@ export const UNS_MODULES = [
   accountsModule,
   brokerModule,
   graphqlModule,
+  consoleModule,
 ] as const;
 
 export const UNS_SERVICE: ServiceDefinition<UnsShellConfig, UnsModules> = {

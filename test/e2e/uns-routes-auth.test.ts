@@ -7,8 +7,17 @@ import assert from 'node:assert/strict';
 import { assertEveryRouteNeedsCredentials } from '../helpers/routes.js';
 import { startTestUns, type TestUns } from '../helpers/uns.js';
 
-/** Token endpoints, activation (the token is the credential), health, version, MQTT over WebSocket. */
+/**
+ * Token endpoints, the console's sign-in and sign-out, activation (the token is the credential),
+ * health, version, MQTT over WebSocket, and the console's files (the sign-in page must load).
+ */
 const OPEN_ROUTES = new Set([
+  'POST /auth/console/login',
+  'POST /auth/console/logout',
+  'GET /',
+  'HEAD /',
+  'GET /assets/*',
+  'HEAD /assets/*',
   'POST /auth/realms/standalone/protocol/openid-connect/token',
   'POST /auth/v3/oauth/token',
   'POST /mqtt/activate',

@@ -151,6 +151,12 @@ export class AccountService extends EventEmitter<{ change: [AccountChange] }> {
     return this.#byId.get(id)?.account;
   }
 
+  /** The account with exactly this user name. */
+  byUsername(username: string): Account | undefined {
+    const id = this.#byName.get(username);
+    return id === undefined ? undefined : this.get(id);
+  }
+
   require(id: string): Account {
     const account = this.get(id);
     if (!account) throw notFound(`account "${id}" not found`);

@@ -32,7 +32,6 @@ import {
   coalesceWrites,
   kick,
   remoteOf,
-  reservedProblem,
   shortTopic,
   topicProblem,
   varintBytes,
@@ -45,12 +44,12 @@ import type { BrokerOptions, ClientInfo, LimitCounters } from './types.js';
 
 export { DEFAULT_LIMITS, type BrokerLimits, type BrokerOptions, type ClientInfo, type LimitCounters };
 import { redisPersistence } from './redis-persistence.js';
+import { MessageMeter, publishProblem, subscribeProblem } from './verdict.js';
 import { SharedSubscriptions } from './shared.js';
 import {
   mqttPacket,
   parseShared,
   REFUSED_PREFIX,
-  sharedProblem,
   RC,
   underlyingFilter,
   Wire,
@@ -80,15 +79,15 @@ export class UnsBroker {
   readonly aedes: Aedes;
   readonly #accounts: AccountService;
   readonly #log: Logger;
-  readonly #persistence: AsyncPersistence;
+  readonly persistence: AsyncPersistence;
   readonly #state = new WeakMap<Client, ConnState>();
   /** The account of each authenticated connection, kept after it closes (for a delayed will). */
-  readonly #accountOf = new WeakMap<Client, string>();
+  readonly accountOf = new WeakMap<Client, string>();
   readonly #live = new Map<string, Set<Client>>();
   readonly #seen = new Map<string, Map<string, ClientInfo>>();
   readonly #servers: Server[] = [];
   readonly #onChange: (change: AccountChange) => void;
-  readonly #limits: BrokerLimits;
+  readonly limits: BrokerLimits;
   /** Failed CONNECTs per (address, user name), and user names per address (see AuthThrottle). */
   readonly #throttle: AuthThrottle;
   readonly counters: LimitCounters = {
@@ -102,6 +101,8 @@ export class UnsBroker {
     subscriptionsRefused: 0,
   };
   readonly shared: SharedSubscriptions;
+  /** Messages clients published, per second (`brokerMetrics`). */
+  readonly meter = new MessageMeter();
   #closed = false;
 
   private constructor(
@@ -111,10 +112,10 @@ export class UnsBroker {
     limits: BrokerLimits,
   ) {
     this.aedes = aedes;
-    this.#persistence = persistence;
+    this.persistence = persistence;
     this.#accounts = options.accounts;
     this.#log = options.logger;
-    this.#limits = limits;
+    this.limits = limits;
     this.#throttle = new AuthThrottle({ maxUsersPerAddress: limits.authFailuresPerMinute });
     this.#onChange = (change) => this.#applyChange(change);
     this.shared = new SharedSubscriptions(aedes, persistence, Boolean(options.redisUrl));
@@ -215,12 +216,11 @@ export class UnsBroker {
       const state = this.#state.get(client);
       if (state) state.info.lastSeen = Date.now();
     });
-    const onPublish = options.onPublish;
-    if (onPublish) {
-      aedes.on('publish', (packet, client) => {
-        if (client) onPublish(packet);
-      });
-    }
+    aedes.on('publish', (packet, client) => {
+      if (!client) return;
+      this.meter.mark();
+      options.onPublish?.(packet);
+    });
   }
 
   /** Protocol errors that close a connection are logged; a peer going away is not news. */
@@ -242,8 +242,8 @@ export class UnsBroker {
   #queueDropped(clientId: string, dropped: number, reason: string): void {
     this.counters.queueDropped += dropped;
     this.#log.warn(
-      { clientId, dropped, reason, ...this.#limits.queue },
-      `mqtt session queue full: ${dropped} message(s) dropped (${this.#limits.queue.overflow})`,
+      { clientId, dropped, reason, ...this.limits.queue },
+      `mqtt session queue full: ${dropped} message(s) dropped (${this.limits.queue.overflow})`,
     );
   }
 
@@ -300,7 +300,7 @@ export class UnsBroker {
           lastSeen: Date.now(),
         };
         this.#state.set(client, { accountId: account.id, rules: new ConnectionRules(compiled), info });
-        this.#accountOf.set(client, account.id);
+        this.accountOf.set(client, account.id);
         let live = this.#live.get(account.id);
         if (!live) this.#live.set(account.id, (live = new Set()));
         live.add(client);
@@ -329,7 +329,7 @@ export class UnsBroker {
     done: (error?: Error | null) => void,
   ): void {
     if (!client) return done(null); // the broker's own messages ($SYS, wills it replays)
-    const problem = topicProblem(packet.topic, this.#limits) ?? reservedProblem(packet.topic);
+    const problem = publishProblem(packet.topic, this.limits);
     if (problem && client.version === 5) {
       // MQTT 5: PUBACK/PUBREC 0x90 (Topic Name invalid), the connection stays.
       this.counters.topicRefused++;
@@ -355,7 +355,7 @@ export class UnsBroker {
     if (state && state.rules.canPublish(packet.topic)) return done(null);
     if (!state && client.closed) {
       // A will published after its connection closed (MQTT 5 will delay): the account's rules now.
-      const accountId = this.#accountOf.get(client);
+      const accountId = this.accountOf.get(client);
       const account = accountId ? this.#accounts.get(accountId) : undefined;
       const compiled = accountId ? this.#accounts.compiled(accountId) : undefined;
       if (account?.enabled && compiled?.canPublish(packet.topic)) return done(null);
@@ -383,7 +383,7 @@ export class UnsBroker {
     const wire = wireOf(client);
     if (sub.topic.startsWith(REFUSED_PREFIX)) return done(null, null); // refused by wire.ts
     const filter = underlyingFilter(sub.topic);
-    const problem = sharedProblem(sub.topic) ?? topicProblem(filter, this.#limits);
+    const problem = subscribeProblem(sub.topic, this.limits);
     if (problem) {
       this.counters.topicRefused++;
       this.#log.warn(
@@ -396,7 +396,7 @@ export class UnsBroker {
       this.counters.subscriptionsRefused++;
       this.#log.warn(
         { clientId: client.id, remote: remoteOf(client), topic: shortTopic(sub.topic) },
-        `mqtt subscribe refused (${client.version === 5 ? '0x97' : '0x80'}): more than ${this.#limits.maxSubscriptions} subscriptions (--max-subscriptions)`,
+        `mqtt subscribe refused (${client.version === 5 ? '0x97' : '0x80'}): more than ${this.limits.maxSubscriptions} subscriptions (--max-subscriptions)`,
       );
       return done(null, null);
     }
@@ -451,11 +451,11 @@ export class UnsBroker {
     coalesceWrites(stream);
     const client = this.aedes.handle(stream, request) as unknown as Client & ClientInternals;
     new Wire(client as unknown as WireClient, {
-      maxInflightInbound: this.#limits.maxInflightInbound,
-      maxSubscriptions: this.#limits.maxSubscriptions,
-      maxOutboundAliases: this.#limits.topicAliasMaximum,
+      maxInflightInbound: this.limits.maxInflightInbound,
+      maxSubscriptions: this.limits.maxSubscriptions,
+      maxOutboundAliases: this.limits.topicAliasMaximum,
       maxHeld: MAX_HELD,
-      topicProblem: (topic) => topicProblem(topic, this.#limits),
+      topicProblem: (topic) => topicProblem(topic, this.limits),
       onOversized: (c, packet) => this.#oversized(c, packet),
       onHeldDropped: (c, packet) => {
         this.counters.flowDropped++;
@@ -488,7 +488,7 @@ export class UnsBroker {
   #limitPacketSize(client: Client & ClientInternals): void {
     const parser = client._parser;
     const parseLength = parser._parseLength;
-    const max = this.#limits.maxPacketSize;
+    const max = this.limits.maxPacketSize;
     parser._parseLength = () => {
       if (!parseLength.call(parser)) return false;
       const remaining = parser.packet.length;
@@ -519,7 +519,7 @@ export class UnsBroker {
       'mqtt message not sent: bigger than the Maximum Packet Size of the client',
     );
     if ((packet.qos ?? 0) > 0 && !client.clean && client.id) {
-      this.#persistence.outgoingClearMessageId({ id: client.id }, packet as never).catch(() => {});
+      this.persistence.outgoingClearMessageId({ id: client.id }, packet as never).catch(() => {});
     }
   }
 
@@ -582,6 +582,6 @@ export class UnsBroker {
     const stopped = Promise.all(this.#servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
     await new Promise<void>((r) => this.aedes.close(() => r()));
     await stopped;
-    await this.#persistence.destroy();
+    await this.persistence.destroy();
   }
 }

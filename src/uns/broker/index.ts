@@ -3,3 +3,12 @@ export { UnsBroker, type ClientInfo, type BrokerOptions } from './broker.js';
 export { SqlPersistence } from './sql-persistence.js';
 export { brokerMigrations } from './migrations/index.js';
 export { brokerModule } from './module.js';
+export { publishProblem, ruleVerdict, type RuleAction, type RuleVerdict } from './verdict.js';
+export {
+  brokerMetrics,
+  disconnectClient,
+  listConnections,
+  MAX_LISTED_SUBSCRIPTIONS,
+  type BrokerMetrics,
+  type ConnectionView,
+} from './inspect.js';

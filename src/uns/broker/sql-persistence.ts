@@ -386,6 +386,17 @@ export class SqlPersistence implements AsyncPersistence {
     if (q.entries.length === 0 && q.dropped.size === 0) this.#queues.delete(clientId);
   }
 
+  /** Queued messages and bytes of every session together, and how many sessions hold some. */
+  queuedTotal(): { messages: number; bytes: number; sessions: number } {
+    let messages = 0;
+    let bytes = 0;
+    for (const q of this.#queues.values()) {
+      messages += q.entries.length;
+      bytes += q.bytes;
+    }
+    return { messages, bytes, sessions: this.#queues.size };
+  }
+
   /** Queued messages and bytes of a session, as counted against the limits. */
   queued(clientId: string): { messages: number; bytes: number } {
     const q = this.#queues.get(clientId);

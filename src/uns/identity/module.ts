@@ -5,6 +5,7 @@ import { identityOptions } from './options.js';
 import { identityMigrations } from './migrations/index.js';
 import { IdentityRepository } from './repository.js';
 import { identityRoutes } from './routes.js';
+import { checkCsrf, SESSION_COOKIE } from './session.js';
 import { ADMIN_USERNAME, IdentityService } from './service.js';
 
 export interface UnsIdentity {
@@ -38,11 +39,22 @@ export const identityModule: UnsModule<'identity', typeof identityOptions> = {
   },
   mount(ctx, identity) {
     installAuthHook(ctx.app, {
-      authenticate: (request) => identity.service.authenticate(request.headers.authorization),
+      // A Bearer token (API callers), else the console's session cookie (the same token).
+      authenticate: async (request) => {
+        const cookie = request.cookies?.[SESSION_COOKIE];
+        if (request.headers.authorization || !cookie) {
+          return identity.service.authenticate(request.headers.authorization);
+        }
+        const caller = await identity.service.authenticate(`Bearer ${cookie}`);
+        return caller && { ...caller, scheme: 'cookie' };
+      },
+      // A change (every GraphQL POST) made with the session cookie needs its CSRF token.
+      check: (request) => checkCsrf(request),
     });
     return ctx.app.register(identityRoutes, {
       identity: identity.service,
       rateLimit: identity.rateLimit,
+      secure: !ctx.config.http,
     });
   },
   // Only once every port is bound: a failed start leaves no first-run password unseen.

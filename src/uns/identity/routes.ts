@@ -6,7 +6,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthThrottle, retryAfterSeconds } from '../../kernel/auth-throttle.js';
-import { tooManyRequests } from '../../kernel/errors.js';
+import { Type } from '@sinclair/typebox';
+import { AppError, ERRORS, tooManyRequests } from '../../kernel/errors.js';
+import { clearSessionCookies, setSessionCookies } from './session.js';
 import {
   OAuthError,
   clientCredentials,
@@ -25,6 +27,8 @@ export interface IdentityRoutesOptions {
   identity: IdentityService;
   /** Distinct user names that may fail from one address within 15 minutes (see AuthThrottle). */
   rateLimit: number;
+  /** Whether the service is served over TLS (the console's cookies are then `Secure`). */
+  secure: boolean;
 }
 
 export async function identityRoutes(app: FastifyInstance, options: IdentityRoutesOptions): Promise<void> {
@@ -84,4 +88,46 @@ export async function identityRoutes(app: FastifyInstance, options: IdentityRout
   for (const path of TOKEN_PATHS) {
     app.post(path, { config: { permission: 'public' } }, handler);
   }
+
+  // The console's sign-in: the same password check and throttle, the token in an HttpOnly cookie
+  // with its CSRF token beside it (session.ts).
+  app.post<{ Body: { username: string; password: string } }>(
+    CONSOLE_LOGIN_PATH,
+    { config: { permission: 'public' }, schema: { body: ConsoleLoginBody } },
+    async (request, reply) => {
+      noStore(reply);
+      const { username, password } = request.body;
+      const verdict = throttle.check(request.ip, username);
+      if (!verdict.ok) {
+        const wait = retryAfterSeconds(verdict.retryMs);
+        void reply.header('retry-after', String(wait));
+        throw tooManyRequests(`too many failed attempts from ${request.ip}; retry in ${wait} s`);
+      }
+      const issued = await identity.passwordGrant(username, password);
+      if (!issued) {
+        throttle.failure(request.ip, username);
+        throw new AppError(ERRORS.invalidCredentials, 'invalid user name or password');
+      }
+      throttle.success(request.ip, username);
+      setSessionCookies(reply, issued.token, issued.expiresIn, options.secure);
+      return { username, role: issued.role, expiresIn: issued.expiresIn };
+    },
+  );
+  // Ends the browser's session (clears both cookies); open, since it only forgets.
+  app.post(CONSOLE_LOGOUT_PATH, { config: { permission: 'public' } }, async (_request, reply) => {
+    noStore(reply);
+    clearSessionCookies(reply, options.secure);
+    return reply.code(204).send();
+  });
 }
+
+export const CONSOLE_LOGIN_PATH = '/auth/console/login';
+export const CONSOLE_LOGOUT_PATH = '/auth/console/logout';
+
+const ConsoleLoginBody = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 200 }),
+    password: Type.String({ maxLength: 1000 }),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,3 @@
+/** The UNS console module's public surface: what service.ts and the CLI import. */
+export { consoleModule, type UnsConsole } from './module.js';
+export { CONSOLE_SECURITY_HEADERS } from './routes.js';

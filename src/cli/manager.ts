@@ -187,8 +187,20 @@ export function announceManager(service: ManagerService, config: ManagerConfig):
     `  edge manager   ${service.url}/api/v1  (X-AuthToken; the edge link at ${service.url.replace(/^http/, 'ws')}/dm/link)`,
     `  admin console  ${service.adminUrl}/admin/v1`,
     `  manager data   ${config.dataDir}`,
+    `  manager console ${service.url}/  (sign in through the realm: ${service.url}/auth/realms/standalone)`,
     `  API token:     millwright manager token create --data-dir ${config.dataDir} --name NAME`,
   ];
+  const first = service.auth.firstRun;
+  if (first?.password) {
+    lines.push(
+      `  manager first administrator: user "${first.username}", password "${first.password}"`,
+      '    (shown once; sign in to the manager console with it)',
+    );
+  } else if (first) {
+    lines.push(
+      `  manager first administrator: user "${first.username}" with the password of MILLWRIGHT_MANAGER_ADMIN_PASSWORD`,
+    );
+  }
   return `${lines.join('\n')}\n`;
 }
 

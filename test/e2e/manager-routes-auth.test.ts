@@ -32,6 +32,11 @@ const OPEN = new Set([
   ...['GET', 'HEAD'].map((m) => `${m} /auth/realms/standalone/protocol/openid-connect/userinfo`),
   ...['GET', 'HEAD'].map((m) => `${m} /auth/realms/standalone/protocol/openid-connect/certs`),
   ...['GET', 'HEAD', 'POST'].map((m) => `${m} /auth/realms/standalone/protocol/openid-connect/logout`),
+  // The manager console's files (main and admin ports): the page must load to offer the sign-in.
+  'GET /',
+  'HEAD /',
+  'GET /assets/*',
+  'HEAD /assets/*',
   // The console's sign-in: it starts the realm's flow / redeems the code with the state's cookie.
   'GET /console/login',
   'HEAD /console/login',

@@ -52,6 +52,7 @@ export const adminModule: ManagerModule<'admin', typeof adminOptions> = {
     await admin.app.register(consoleSessionRoutes, {
       realm: auth.realm!,
       secure: !ctx.config.http,
+      kind: 'admin',
       mainPort: () => Number(new URL(ctx.url).port),
     });
     return admin.app.register(adminAuthRoutes, { auth });

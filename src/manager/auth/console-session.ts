@@ -27,6 +27,8 @@ interface Pending {
 export interface ConsoleSessionOptions {
   realm: Realm;
   secure: boolean;
+  /** Which console this port serves: the main one, or the admin one (tokens, users and roles). */
+  kind: 'main' | 'admin';
   /** The main port (where the realm is served), once bound. */
   mainPort: () => number;
 }
@@ -106,6 +108,7 @@ export async function consoleSessionRoutes(app: FastifyInstance, options: Consol
       scheme: request.auth?.scheme ?? 'bearer',
       grants: p.grants,
       realm: `${realmBase(request)}${REALM_PATH}`,
+      console: options.kind,
     };
   });
 

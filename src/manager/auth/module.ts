@@ -39,6 +39,7 @@ export const managerAuthModule: ManagerModule<'auth', typeof managerAuthOptions>
     await ctx.app.register(consoleSessionRoutes, {
       realm: auth.realm!,
       secure,
+      kind: 'main',
       mainPort: () => Number(new URL(ctx.url).port),
     });
     return ctx.app.register(whoamiRoutes);

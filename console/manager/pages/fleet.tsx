@@ -1,6 +1,7 @@
 /**
  * Fleet: companies, projects and devices (online state, last heartbeat, edge version, CPU and
- * memory from the latest heartbeat), read again every 3 s while the page is visible.
+ * memory from the latest heartbeat, read one device at a time for the first 50), read again every
+ * 3 s while the page is visible.
  */
 import { useState } from 'preact/hooks';
 import { SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.js';
@@ -19,12 +20,25 @@ export function deviceName(d: Pick<Device, 'name' | 'prettyName'>): string {
   return d.prettyName ?? d.name;
 }
 
+/** Devices with their details shown in full (version, metrics): the list itself is the contract's lite view. */
+const DETAILED = 50;
+
+async function loadDevices(): Promise<List<Device>> {
+  const list = await get<List<Device>>('/api/v1/device/list?limit=500');
+  const detailed = await Promise.all(
+    list.items
+      .slice(0, DETAILED)
+      .map((d) => get<Device>(`/api/v1/device/${encodeURIComponent(d.id)}`).catch(() => d)),
+  );
+  return { items: [...detailed, ...list.items.slice(DETAILED)], total: list.total };
+}
+
 export default function Fleet() {
   useTitle('Fleet');
   const canWrite = useCanWrite();
   const companies = useLoad(() => get<List<Company>>('/api/v1/company/list/paged?limit=200'));
   const projects = useLoad(() => get<List<Project>>('/api/v1/project/paged?limit=500'));
-  const devices = useLoad(() => get<List<Device>>('/api/v1/device/list?limit=500'));
+  const devices = useLoad(loadDevices);
   useInterval(() => devices.reload(), 3000);
   const list = devices.data?.items ?? [];
   const online = list.filter((d) => d.online).length;

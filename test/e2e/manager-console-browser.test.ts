@@ -185,9 +185,20 @@ describe('the manager console', { skip }, () => {
       'a version',
     );
     await check('07-device');
+    // A template captured from the edge, applied to its project as a task: the subtask finishes.
     await go('/templates', 'Templates');
+    await page.getByLabel('Name of the captured template').fill('line-2-baseline');
+    await page.getByRole('button', { name: 'Capture template' }).click();
+    await page.getByRole('button', { name: 'Open line-2-baseline' }).click({ timeout: 60_000 });
+    await page.getByRole('table', { name: 'Versions of line-2-baseline' }).getByRole('row').nth(1).waitFor();
     await check('08-templates');
+    await page.getByRole('button', { name: 'Apply as a task' }).click();
+    await page.getByRole('heading', { level: 1, name: /^Task / }).waitFor();
+    const subtasks = page.getByRole('table', { name: 'Subtasks' });
+    await subtasks.getByText('SUCCEEDED', { exact: true }).waitFor({ timeout: 120_000 });
+    await check('09-task-done');
     await go('/tasks', 'Tasks');
+    await page.getByRole('table', { name: 'Tasks' }).getByText('SUCCEEDED', { exact: true }).waitFor();
     await check('09-tasks');
   });
 
@@ -230,6 +241,36 @@ describe('the manager console', { skip }, () => {
       .getByRole('cell', { name: 'olga', exact: true })
       .waitFor();
     await check('12-admin-users');
+  });
+
+  test('a viewer signs in and sees no control that changes anything', async () => {
+    const viewer = await newContext(browser);
+    viewer.setDefaultTimeout(20_000);
+    const p = await viewer.newPage();
+    await p.goto(`${url}/`);
+    await p.getByRole('link', { name: 'Sign in' }).click();
+    await p.getByLabel('User name').fill('olga');
+    await p.getByLabel('Password').fill('olga-password-1');
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
+    await p.getByRole('table', { name: 'Devices' }).getByRole('link', { name: 'line-2-edge' }).waitFor();
+    await settled(p);
+    assert.equal(await p.getByRole('button', { name: 'Create company' }).count(), 0);
+    assert.equal(await p.getByRole('button', { name: 'Create project' }).count(), 0);
+    assert.match((await p.locator('.who').textContent()) ?? '', /olga \(viewer\)/);
+    await p.screenshot({ path: join(SHOTS, '14-viewer-fleet.png'), fullPage: true });
+    // The API refuses a viewer's change even with the session's CSRF token.
+    const status = await p.evaluate(async () => {
+      const csrf = /mwmCsrfToken=([^;]+)/.exec(document.cookie)?.[1] ?? '';
+      const r = await fetch('/api/v1/company', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': decodeURIComponent(csrf) },
+        body: JSON.stringify({ companyName: 'nope' }),
+      });
+      return r.status;
+    });
+    assert.equal(status, 403);
+    await viewer.close();
   });
 
   test('the edge killed goes offline in the fleet view', async () => {

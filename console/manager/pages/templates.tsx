@@ -9,7 +9,7 @@ import { fmtBytes, fmtTime } from '../../shared/format.js';
 import { navigate } from '../../shared/router.js';
 import { ListSection } from '../../shared/table.js';
 import { Button, Section, Page, toast, useCanWrite, useLoad } from '../../shared/ui.js';
-import { get, mrest, type Page as List, type Project, type Template } from '../api.js';
+import { get, mrest, type Device, type Page as List, type Project, type Template } from '../api.js';
 import { useTitle } from '../session.js';
 
 interface Version {
@@ -50,6 +50,11 @@ export default function Templates() {
       >
         {canWrite && <Upload projects={projects.data?.items ?? []} onDone={templates.reload} />}
       </ListSection>
+      {canWrite && (
+        <Section title="Capture a template from a device">
+          <Capture onDone={templates.reload} />
+        </Section>
+      )}
       {chosen && <TemplateDetail key={chosen.id} template={chosen} projects={projects.data?.items ?? []} />}
     </Page>
   );
@@ -103,6 +108,42 @@ function Upload(props: { projects: Project[]; onDone: () => void }) {
         />
       </div>
     </SchemaForm>
+  );
+}
+
+/** A template made from a linked device's current configuration (the edge exports it over the bridge). */
+function Capture(props: { onDone: () => void }) {
+  const devices = useLoad(() => get<List<Device>>('/api/v1/device/list?limit=500'));
+  const fields: FieldSpec[] = [
+    {
+      name: 'deviceId',
+      label: 'Device to capture',
+      kind: 'select',
+      required: true,
+      options: (devices.data?.items ?? []).map((d) => ({ value: d.id, label: d.prettyName ?? d.name })),
+    },
+    { name: 'friendlyName', label: 'Name of the captured template', kind: 'text', required: true },
+  ];
+  const [values, setValues] = useState<FormValues>({ deviceId: '', friendlyName: '' });
+  const deviceId = values.deviceId || devices.data?.items[0]?.id || '';
+  return (
+    <SchemaForm
+      label="Capture a template"
+      inline
+      fields={fields}
+      values={{ ...values, deviceId }}
+      onChange={setValues}
+      submitLabel="Capture template"
+      onSubmit={async (v) => {
+        await mrest('POST', '/api/v1/template/create', {
+          deviceId: v.deviceId || deviceId,
+          friendlyName: v.friendlyName,
+        });
+        toast(`Template ${v.friendlyName} captured`);
+        setValues({ deviceId, friendlyName: '' });
+        props.onDone();
+      }}
+    />
   );
 }
 

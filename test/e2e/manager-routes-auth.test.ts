@@ -37,6 +37,10 @@ const OPEN = new Set([
   'HEAD /',
   'GET /assets/*',
   'HEAD /assets/*',
+  // The edge console's hashed files, served for an edge opened through the bridge (its index
+  // and every call need the session).
+  'GET /edge-console/:projectId/:deviceId/assets/*',
+  'HEAD /edge-console/:projectId/:deviceId/assets/*',
   // The console's sign-in: it starts the realm's flow / redeems the code with the state's cookie.
   'GET /console/login',
   'HEAD /console/login',

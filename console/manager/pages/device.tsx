@@ -54,7 +54,16 @@ export default function DevicePage(props: { parts: string[] }) {
     setCpu((p) => [...p.slice(-(MAX_POINTS - 1)), point]);
   }, [d?.lastSeen]);
   return (
-    <Page title={d ? `Device ${deviceName(d)}` : 'Device'}>
+    <Page
+      title={d ? `Device ${deviceName(d)}` : 'Device'}
+      actions={
+        d && (
+          <a class="btn" href={`/edge-console/${d.projectId}/${d.id}/`}>
+            Open the edge console of {deviceName(d)}
+          </a>
+        )
+      }
+    >
       <ErrorNote error={device.error} />
       <div class="stats" role="group" aria-label="Device figures">
         <Stat label="State" value={d ? <StateBadge online={d.online} /> : undefined} />

@@ -17,8 +17,8 @@ const BUDGET = 250 * KB;
 function sizes(dir: string) {
   const html = readFileSync(join(dir, 'index.html'), 'utf8');
   const initial = [
-    ...html.matchAll(/<script[^>]+src="\/([^"]+\.js)"/g),
-    ...html.matchAll(/<link[^>]+rel="modulepreload"[^>]+href="\/([^"]+\.js)"/g),
+    ...html.matchAll(/<script[^>]+src="\.?\/([^"]+\.js)"/g),
+    ...html.matchAll(/<link[^>]+rel="modulepreload"[^>]+href="\.?\/([^"]+\.js)"/g),
   ].map((m) => m[1]!);
   const all = readdirSync(join(dir, 'assets'))
     .filter((f) => f.endsWith('.js'))

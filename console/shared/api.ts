@@ -36,7 +36,11 @@ export function edge(): EdgeApi {
 
 /** Uses `credentials` (an API client, in memory) instead of the session cookie; none: the cookie. */
 export function useCredentials(credentials?: EdgeCredentials): void {
-  current = new EdgeApi({ url: location.origin + API_BASE, transport, ...(credentials ? { credentials } : {}) });
+  current = new EdgeApi({
+    url: location.origin + API_BASE,
+    transport,
+    ...(credentials ? { credentials } : {}),
+  });
 }
 
 /** A GraphQL call on one of the edge's endpoints; throws the client's `GraphqlError`. */

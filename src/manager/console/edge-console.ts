@@ -35,7 +35,8 @@ export async function edgeConsoleRoutes(
       await fleet.device(principalOf(request), deviceId, projectId); // 404 unless readable
       void reply.headers(CONSOLE_SECURITY_HEADERS).header('cache-control', 'no-store');
       const index = assets?.files.get('index.html');
-      if (!index) return reply.code(503).type('text/plain; charset=utf-8').send('the edge console is not built\n');
+      if (!index)
+        return reply.code(503).type('text/plain; charset=utf-8').send('the edge console is not built\n');
       const tags =
         `<meta name="millwright-api-base" content="/api/v1/edge/${projectId}/${deviceId}">` +
         `<meta name="millwright-csrf-cookie" content="${CSRF_COOKIE}">`;

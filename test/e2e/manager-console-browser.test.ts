@@ -170,13 +170,24 @@ describe('the manager console', { skip }, () => {
     await page.getByRole('link', { name: 'Open device line-2-edge' }).waitFor({ timeout: 60_000 });
     await check('05-activation-used');
     await go('/fleet', 'Fleet');
-    const row = page.getByRole('row').filter({ hasText: 'line-2-edge' });
+    const row = page
+      .getByRole('table', { name: 'Devices', exact: true })
+      .getByRole('row')
+      .filter({ hasText: 'line-2-edge' });
     await row.getByText('Online', { exact: true }).waitFor({ timeout: 60_000 });
+    // Its heartbeats rank it in the project's top devices.
+    await page
+      .getByRole('table', { name: 'Top devices by CPU' })
+      .getByRole('link', { name: 'line-2-edge' })
+      .waitFor({ timeout: 60_000 });
     await check('06-fleet-online');
   });
 
   test('the device page, Templates and Tasks', async () => {
-    await page.getByRole('link', { name: 'line-2-edge' }).click();
+    await page
+      .getByRole('table', { name: 'Devices', exact: true })
+      .getByRole('link', { name: 'line-2-edge' })
+      .click();
     await page.getByRole('heading', { level: 1, name: 'Device line-2-edge' }).waitFor();
     await page.getByRole('table', { name: 'Connections of the device' }).getByRole('row').nth(1).waitFor();
     await eventually(
@@ -204,7 +215,10 @@ describe('the manager console', { skip }, () => {
 
   test("the edge's own console through the bridge: a device added there", async () => {
     await go('/fleet', 'Fleet');
-    await page.getByRole('link', { name: 'line-2-edge' }).click();
+    await page
+      .getByRole('table', { name: 'Devices', exact: true })
+      .getByRole('link', { name: 'line-2-edge' })
+      .click();
     await page.getByRole('link', { name: 'Open the edge console of line-2-edge' }).click();
     await page.waitForURL(/\/edge-console\/[^/]+\/[^/]+\/#?/);
     // Served by the manager, every call over the bridge: the browser holds only the manager's cookie.
@@ -287,7 +301,10 @@ describe('the manager console', { skip }, () => {
     await p.getByLabel('Password').fill('olga-password-1');
     await p.getByRole('button', { name: 'Sign in' }).click();
     await p.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
-    await p.getByRole('table', { name: 'Devices' }).getByRole('link', { name: 'line-2-edge' }).waitFor();
+    await p
+      .getByRole('table', { name: 'Devices', exact: true })
+      .getByRole('link', { name: 'line-2-edge' })
+      .waitFor();
     await settled(p);
     assert.equal(await p.getByRole('button', { name: 'Create company' }).count(), 0);
     assert.equal(await p.getByRole('button', { name: 'Create project' }).count(), 0);
@@ -310,7 +327,10 @@ describe('the manager console', { skip }, () => {
   test('the edge killed goes offline in the fleet view', async () => {
     await go('/fleet', 'Fleet');
     await edge.kill();
-    const row = page.getByRole('row').filter({ hasText: 'line-2-edge' });
+    const row = page
+      .getByRole('table', { name: 'Devices', exact: true })
+      .getByRole('row')
+      .filter({ hasText: 'line-2-edge' });
     await row.getByText('Offline', { exact: true }).waitFor({ timeout: 60_000 });
     await check('13-fleet-offline');
   });

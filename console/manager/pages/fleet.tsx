@@ -8,13 +8,13 @@ import { SchemaForm, type FieldSpec, type FormValues } from '../../shared/form.j
 import { fmtBytes, fmtNum, fmtTime } from '../../shared/format.js';
 import { href } from '../../shared/router.js';
 import { ListSection } from '../../shared/table.js';
-import { Badge, Page, Stat, useCanWrite, useInterval, useLoad, toast } from '../../shared/ui.js';
+import { Page, Stat, useCanWrite, useInterval, useLoad, toast } from '../../shared/ui.js';
+import { StateBadge } from './status.js';
+import { TopDevices } from './top.js';
 import { get, mrest, type Company, type Device, type Page as List, type Project } from '../api.js';
 import { useTitle } from '../session.js';
 
-export function StateBadge(props: { online: boolean }) {
-  return <Badge tone={props.online ? 'ok' : 'bad'}>{props.online ? 'Online' : 'Offline'}</Badge>;
-}
+export { StateBadge };
 
 export function deviceName(d: Pick<Device, 'name' | 'prettyName'>): string {
   return d.prettyName ?? d.name;
@@ -75,6 +75,7 @@ export default function Fleet() {
           { label: 'Project', render: (d) => projectName.get(d.projectId) ?? d.projectId },
         ]}
       />
+      <TopDevices projects={projects.data?.items ?? []} />
       <ListSection
         title="Companies"
         caption="Companies"

@@ -1,4 +1,4 @@
-/** The badge of a task's or a subtask's status. */
+/** The badges of a task's or a subtask's status, and of a device's online state. */
 import { Badge } from '../../shared/ui.js';
 
 const TONE: Record<string, 'ok' | 'warn' | 'bad' | 'info'> = {
@@ -12,4 +12,8 @@ const TONE: Record<string, 'ok' | 'warn' | 'bad' | 'info'> = {
 
 export function StatusBadge(props: { status: string }) {
   return <Badge tone={TONE[props.status] ?? 'info'}>{props.status}</Badge>;
+}
+
+export function StateBadge(props: { online: boolean }) {
+  return <Badge tone={props.online ? 'ok' : 'bad'}>{props.online ? 'Online' : 'Offline'}</Badge>;
 }

@@ -39,8 +39,8 @@ const KB = 1024;
 function bundleSizes(): { initial: number; initialRaw: number; all: number; files: string[] } {
   const html = readFileSync(join(DIST, 'index.html'), 'utf8');
   const files = [
-    ...html.matchAll(/<script[^>]+src="\/([^"]+\.js)"/g),
-    ...html.matchAll(/<link[^>]+rel="modulepreload"[^>]+href="\/([^"]+\.js)"/g),
+    ...html.matchAll(/<script[^>]+src="\.?\/([^"]+\.js)"/g),
+    ...html.matchAll(/<link[^>]+rel="modulepreload"[^>]+href="\.?\/([^"]+\.js)"/g),
   ].map((m) => m[1]!);
   const gz = (f: string) => gzipSync(readFileSync(join(DIST, f)), { level: 9 }).length;
   const raw = (f: string) => readFileSync(join(DIST, f)).length;

@@ -27,7 +27,8 @@ const apiPrefixes = [
 
 export default defineConfig({
   root: `${here}edge`,
-  base: '/',
+  // Relative: the edge serves the console at `/`, the manager at `/edge-console/<project>/<device>/`.
+  base: './',
   logLevel: 'warn',
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {

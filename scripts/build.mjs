@@ -109,6 +109,10 @@ function buildConsole(stdio) {
   const bin = join(dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin/vite.js');
   execFileSync(process.execPath, [bin, 'build', '--config', 'console/vite.config.ts'], { cwd: root, stdio });
   execFileSync(process.execPath, [bin, 'build', '-c', 'console/vite.uns.config.ts'], { cwd: root, stdio });
+  execFileSync(process.execPath, [bin, 'build', '--config', 'console/vite.manager.config.ts'], {
+    cwd: root,
+    stdio,
+  });
   writeFileSync(consoleStamp, `${startedAt.toISOString()}\n`);
   utimesSync(consoleStamp, startedAt, startedAt);
 }

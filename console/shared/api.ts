@@ -6,7 +6,7 @@
  */
 import { EdgeApi, type EdgeCredentials } from '../../src/client/api.js';
 import { GraphqlError, HttpError, MillwrightClientError } from '../../src/client/errors.js';
-import { FetchTransport } from '../../src/client/fetch-transport.js';
+import { FetchTransport, readCookie } from '../../src/client/fetch-transport.js';
 
 export type Role = 'admin' | 'viewer';
 
@@ -16,8 +16,18 @@ export interface Caller {
   scheme: string;
 }
 
-const transport = new FetchTransport();
-let current = new EdgeApi({ url: location.origin, transport });
+/**
+ * Where the edge's API is, below this origin: empty when the edge serves the console itself; the
+ * bridge's prefix (`/api/v1/edge/<project>/<device>`) when the manager serves it for one of its
+ * edges (its index.html then names it in `<meta name="millwright-api-base">`, and the CSRF
+ * cookie of the manager's session in `<meta name="millwright-csrf-cookie">`).
+ */
+const meta = (name: string) =>
+  document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? undefined;
+export const API_BASE = meta('millwright-api-base') ?? '';
+export const CSRF_COOKIE = meta('millwright-csrf-cookie') ?? 'csrfToken';
+const transport = new FetchTransport({ csrfToken: () => readCookie(CSRF_COOKIE) });
+let current = new EdgeApi({ url: location.origin + API_BASE, transport });
 
 /** The client every page uses. */
 export function edge(): EdgeApi {
@@ -26,7 +36,11 @@ export function edge(): EdgeApi {
 
 /** Uses `credentials` (an API client, in memory) instead of the session cookie; none: the cookie. */
 export function useCredentials(credentials?: EdgeCredentials): void {
-  current = new EdgeApi({ url: location.origin, transport, ...(credentials ? { credentials } : {}) });
+  current = new EdgeApi({
+    url: location.origin + API_BASE,
+    transport,
+    ...(credentials ? { credentials } : {}),
+  });
 }
 
 /** A GraphQL call on one of the edge's endpoints; throws the client's `GraphqlError`. */

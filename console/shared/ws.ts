@@ -7,7 +7,7 @@
  * on connection_init like the header, see src/kernel/http/socket-auth.ts).
  */
 import { readCookie } from '../../src/client/fetch-transport.js';
-import { edge } from './api.js';
+import { API_BASE, CSRF_COOKIE, edge } from './api.js';
 
 type Listener = { next: (data: unknown) => void; error: (message: string) => void };
 
@@ -39,10 +39,10 @@ async function connect(path: string): Promise<Socket> {
   const authorization = await edge()
     .authorization()
     .catch(() => undefined);
-  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`;
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${API_BASE}${path}`;
   const ws = new WebSocket(url, 'graphql-transport-ws');
   const listeners = new Map<string, Listener>();
-  const csrf = readCookie('csrfToken');
+  const csrf = readCookie(CSRF_COOKIE);
   const ready = new Promise<void>((resolve, reject) => {
     ws.addEventListener('open', () =>
       ws.send(

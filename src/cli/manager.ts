@@ -181,15 +181,38 @@ export function managerReady(service: ManagerService, config: ManagerConfig): Re
 }
 
 /** The manager's lines of the start-up banner. */
-export function announceManager(service: ManagerService, config: ManagerConfig): string {
+export function announceManager(
+  service: ManagerService,
+  config: ManagerConfig,
+  withCredentials = true,
+): string {
   const lines = [
     ...service.notes.map((n) => `  ${n}`),
     `  edge manager   ${service.url}/api/v1  (X-AuthToken; the edge link at ${service.url.replace(/^http/, 'ws')}/dm/link)`,
     `  admin console  ${service.adminUrl}/admin/v1`,
     `  manager data   ${config.dataDir}`,
+    `  manager console ${service.url}/  (sign in through the realm: ${service.url}/auth/realms/standalone)`,
     `  API token:     millwright manager token create --data-dir ${config.dataDir} --name NAME`,
   ];
+  if (withCredentials) lines.push(...managerCredentials(service));
   return `${lines.join('\n')}\n`;
+}
+
+/** The manager's first administrator, for the end of the banner (`up` puts it with the others). */
+export function managerCredentials(service: ManagerService): string[] {
+  const first = service.auth.firstRun;
+  if (first?.password) {
+    return [
+      `  manager first administrator: user "${first.username}", password "${first.password}"`,
+      '    (shown once; sign in to the manager console with it)',
+    ];
+  }
+  if (first) {
+    return [
+      `  manager first administrator: user "${first.username}" with the password of MILLWRIGHT_MANAGER_ADMIN_PASSWORD`,
+    ];
+  }
+  return [];
 }
 
 /**

@@ -10,7 +10,7 @@ import { UNS_OPTIONS, startUns, toUnsConfig, type UnsService } from '../uns/serv
 import { MANAGER_OPTIONS, startManager, toManagerConfig } from '../manager/service.js';
 import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
 import { startUnsFeed } from './uns-feed.js';
-import { announceManager, enrolLocalEdge, managerReady } from './manager.js';
+import { announceManager, enrolLocalEdge, managerCredentials, managerReady } from './manager.js';
 import { announce, edgeCredentials, edgeReady } from './edge-command.js';
 import { announceUns, unsCredentials, unsReady } from './uns-command.js';
 import { ready, stopOnSignals } from './service-run.js';
@@ -118,7 +118,8 @@ export function upCommand(program: Command): void {
       await Promise.all([edge.close(), uns.close()]);
       throw err;
     });
-    banner += announceManager(manager, mConfig);
+    banner += announceManager(manager, mConfig, false);
+    credentials.unshift(...managerCredentials(manager));
     const enrolled = await enrolLocalEdge(edge, manager);
     if (enrolled) banner += `  local edge enrolled in the manager as device ${enrolled}\n`;
     process.stdout.write(banner + credentials.map((l) => `${l}\n`).join(''));

@@ -39,6 +39,7 @@ import { auditModule, type AuditService } from './audit/index.js';
 import { alertsModule } from './alerts/index.js';
 import { marketplaceModule } from './marketplace/index.js';
 import { assetHubModule } from './assethub/index.js';
+import { managerConsoleModule } from './console/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -59,6 +60,7 @@ export const MANAGER_MODULES = [
   alertsModule,
   marketplaceModule, // the marketplace catalogue (/mpcs/) and installs on edges as tasks
   assetHubModule, // another manager's catalogue browsed and imported from (/api/v1/asset-hub)
+  managerConsoleModule, // the web console at / on the main and the admin ports
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {

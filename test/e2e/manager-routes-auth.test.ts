@@ -20,6 +20,32 @@ const OPEN = new Set([
   'HEAD /dm/link',
   // Authenticated by the activation code, below.
   'POST /dm/activate',
+  // The realm `standalone` (OpenID Connect): checked by its own credentials (password, code +
+  // PKCE verifier, Bearer access token) in manager-realm.test.ts; discovery, keys and the form's
+  // style sheet are public documents.
+  'GET /auth/realms/standalone/.well-known/openid-configuration',
+  'HEAD /auth/realms/standalone/.well-known/openid-configuration',
+  'GET /auth/realms/standalone/login.css',
+  'HEAD /auth/realms/standalone/login.css',
+  ...['GET', 'HEAD', 'POST'].map((m) => `${m} /auth/realms/standalone/protocol/openid-connect/auth`),
+  'POST /auth/realms/standalone/protocol/openid-connect/token',
+  ...['GET', 'HEAD'].map((m) => `${m} /auth/realms/standalone/protocol/openid-connect/userinfo`),
+  ...['GET', 'HEAD'].map((m) => `${m} /auth/realms/standalone/protocol/openid-connect/certs`),
+  ...['GET', 'HEAD', 'POST'].map((m) => `${m} /auth/realms/standalone/protocol/openid-connect/logout`),
+  // The manager console's files (main and admin ports): the page must load to offer the sign-in.
+  'GET /',
+  'HEAD /',
+  'GET /assets/*',
+  'HEAD /assets/*',
+  // The edge console's hashed files, served for an edge opened through the bridge (its index
+  // and every call need the session).
+  'GET /edge-console/:projectId/:deviceId/assets/*',
+  'HEAD /edge-console/:projectId/:deviceId/assets/*',
+  // The console's sign-in: it starts the realm's flow / redeems the code with the state's cookie.
+  'GET /console/login',
+  'HEAD /console/login',
+  'GET /console/callback',
+  'HEAD /console/callback',
   // Calls forwarded by another manager process: authenticated by the managers' shared secret, below.
   ...['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => `${m} /dm/peer/:deviceId/*`),
 ]);

@@ -17,6 +17,8 @@ import {
   type Principal,
 } from '../../src/manager/auth/index.js';
 import { FleetRepository } from '../../src/manager/fleet/repository.js';
+import { Realm } from '../../src/manager/auth/realm.js';
+import { createHash } from 'node:crypto';
 import { BRIDGE_TARGET_TTL_MS, FleetService, deviceIdentifier } from '../../src/manager/fleet/service.js';
 import { SecretBox } from '../../src/kernel/secret-box.js';
 import { fleetMigrations } from '../../src/manager/fleet/migrations/index.js';
@@ -80,6 +82,41 @@ forEachDialect('manager repositories', (ctx) => {
       filter: [{ field: 'username', op: 'eq', value: 'vera' }],
     });
     assert.equal(page.total, 1);
+  });
+
+  test('realm: first administrator, signing key kept, sessions started and ended', async () => {
+    const repo = new ManagerAuthRepository(ctx.database);
+    // Users exist already (the test above): no first administrator is made.
+    assert.deepEqual(await auth.ensureAdmin('first-admin-pw'), { created: false });
+    assert.equal(await auth.checkPassword('vera', 'long-password'), true);
+    assert.equal(await auth.checkPassword('vera', 'wrong-password'), false);
+    assert.equal(await auth.checkPassword('nobody', 'long-password'), false);
+    const realm = await Realm.open(repo, auth, log, 600);
+    const again = await Realm.open(repo, auth, log, 600);
+    assert.deepEqual(again.jwks(), realm.jwks(), 'the signing key is kept in the database');
+    realm.callbackPorts.add(8444);
+    const verifier = 'v'.repeat(43);
+    const request = realm.checkAuthorize(
+      {
+        client_id: 'manager-console',
+        redirect_uri: 'https://m.example:8444/console/callback',
+        response_type: 'code',
+        scope: 'openid',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      },
+      'm.example:8444',
+    );
+    const code = await realm.issueCode(request, 'vera', 'long-password');
+    const tokens = await realm.exchange(
+      { code, clientId: 'manager-console', redirectUri: request.redirectUri, codeVerifier: verifier },
+      'https://m.example:8444/auth/realms/standalone',
+    );
+    const claims = await realm.verifySession(tokens.access_token);
+    assert.equal(claims?.sub, 'vera');
+    assert.equal(await repo.countSessions('vera', Date.now()), 1);
+    assert.equal(await realm.endSession(tokens.sessionId), true);
+    assert.equal(await realm.verifySession(tokens.access_token), null);
   });
 
   test('fleet: counts, scope filters, single-use activation under a race, link bookkeeping', async () => {

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { closeGracefully, createHttpApp } from '../../kernel/http/server.js';
 import { healthRoutes } from '../../kernel/http/health.js';
-import { adminAuthRoutes, installManagerAuthHook } from '../auth/index.js';
+import { adminAuthRoutes, consoleSessionRoutes, installManagerAuthHook } from '../auth/index.js';
 import type { ManagerModule } from '../modules.js';
 import { adminOptions } from './options.js';
 
@@ -46,7 +46,17 @@ export const adminModule: ManagerModule<'admin', typeof adminOptions> = {
     installManagerAuthHook(app, ctx.module('auth'), { adminConsole: true });
     return { app, url: '' };
   },
-  mount: (ctx, admin) => admin.app.register(adminAuthRoutes, { auth: ctx.module('auth') }),
+  async mount(ctx, admin) {
+    const auth = ctx.module('auth');
+    // The console's sign-in on this port too (the realm stays on the main port).
+    await admin.app.register(consoleSessionRoutes, {
+      realm: auth.realm!,
+      secure: !ctx.config.http,
+      kind: 'admin',
+      mainPort: () => Number(new URL(ctx.url).port),
+    });
+    return admin.app.register(adminAuthRoutes, { auth });
+  },
   async listening(ctx, admin) {
     const { host, adminPort } = ctx.config;
     const secure = !ctx.config.http;
@@ -62,6 +72,7 @@ export const adminModule: ManagerModule<'admin', typeof adminOptions> = {
       },
       (url) => Number(new URL(url).port),
     );
+    ctx.module('auth').realm!.callbackPorts.add(Number(new URL(admin.url).port));
     ctx.logger.info({ url: admin.url }, 'admin console API listening');
   },
 };

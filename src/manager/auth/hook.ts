@@ -4,13 +4,15 @@
  * too. The wrong header is a 401 that names the right one. Every route needs a token unless it
  * declares `permission: 'public'`; GET needs any role, other methods operator or admin somewhere
  * (routes then check the role over the project or company they act on); the admin console API
- * needs a global admin.
+ * needs a global admin. Without a token header, the console's session cookie (`mwmSession`, set
+ * after a sign-in through the realm `standalone`) authenticates, with the CSRF rule on changes.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { forbidden, unauthorized } from '../../kernel/errors.js';
 import { installAuthHook } from '../../kernel/http/auth-hook.js';
 import type { AuthContext } from '../../kernel/http/auth-types.js';
 import { isGlobal, strongestRole, type ManagerAuthService, type Principal } from './service.js';
+import { checkCsrf, SESSION_COOKIE } from './session.js';
 
 export interface ManagerAuthContext extends AuthContext {
   principal: Principal;
@@ -55,18 +57,28 @@ export function installManagerAuthHook(
     message: 'authentication required: send X-AuthToken: <API token> (Authorization: <API token> on /mpcs/)',
     async authenticate(request) {
       const token = requestToken(request);
-      if (!token) return null;
-      const principal = await auth.authenticate(token);
+      let principal: Principal;
+      let scheme: 'bearer' | 'cookie' = 'bearer';
+      if (token) principal = await auth.authenticate(token);
+      else {
+        const session = request.cookies?.[SESSION_COOKIE];
+        if (!session || !auth.realm) return null;
+        const claims = await auth.realm.verifySession(session);
+        if (!claims) throw unauthorized('the console session ended or expired: sign in again');
+        principal = await auth.principalOfUser(claims.sub, claims.sid);
+        scheme = 'cookie';
+      }
       const ctx: ManagerAuthContext = {
         subject: principal.subject,
         role: strongestRole(principal) === 'admin' ? 'admin' : 'viewer',
-        scheme: 'bearer',
+        scheme,
         principal,
       };
       return ctx;
     },
     check(request, ctx, permission) {
       const principal = (ctx as ManagerAuthContext).principal;
+      checkCsrf(request);
       if (options.adminConsole) {
         if (!isGlobal(principal, 'admin'))
           throw forbidden('the admin console API needs a global admin token');

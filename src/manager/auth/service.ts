@@ -7,9 +7,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../kernel/errors.js';
-import { hashPassword, hashSecret, randomSecret } from '../../kernel/crypto.js';
+import {
+  hashPassword,
+  hashSecret,
+  randomPassword,
+  randomSecret,
+  verifyPassword,
+} from '../../kernel/crypto.js';
 import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
 import type { BindingRow, ManagerAuthRepository, ManagerRole, TokenRow } from './repository.js';
+import type { Realm } from './realm.js';
 
 export type { ManagerRole };
 export const MANAGER_ROLES: readonly ManagerRole[] = ['admin', 'operator', 'viewer'];
@@ -129,12 +136,20 @@ export interface BindingView {
  * change of tokens, users or roles made by this process.
  */
 const CACHE_MS = 5000;
+/** The user the first start creates. */
+export const FIRST_ADMIN = 'admin';
+/** Verified against when the user does not exist, so that a miss costs what a hit costs. */
+const DUMMY_HASH = `scrypt$32768$8$1$${Buffer.alloc(16).toString('base64')}$${Buffer.alloc(32).toString('base64')}`;
 const CACHE_SIZE = 10_000;
 
 export class ManagerAuthService {
   readonly #repo: ManagerAuthRepository;
   readonly #log: Logger;
   readonly #cache = new Map<string, { principal: Principal; until: number }>();
+  /** The OpenID Connect realm `standalone` (set by the module at start). */
+  realm: Realm | null = null;
+  /** The first administrator's generated password, once, for the banner (null when none was made). */
+  firstRun: { username: string; password?: string } | null = null;
 
   constructor(repo: ManagerAuthRepository, logger: Logger) {
     this.#repo = repo;
@@ -224,6 +239,58 @@ export class ManagerAuthService {
   }
 
   // --- users and roles -------------------------------------------------------------------------
+
+  /**
+   * The first administrator, at the first start (no user yet): `admin` with a global admin role
+   * and `password` or a generated one, answered once for the caller to print.
+   */
+  async ensureAdmin(password?: string): Promise<{ created: boolean; generatedPassword?: string }> {
+    if ((await this.#repo.countUsers()) > 0) return { created: false };
+    if (password !== undefined && password.length < 8) {
+      throw badRequest('the first administrator password must have at least 8 characters');
+    }
+    const chosen = password ?? randomPassword();
+    const now = Date.now();
+    await this.#repo.insertUserWithBinding(
+      { username: FIRST_ADMIN, password_hash: await hashPassword(chosen), created_at: now },
+      {
+        id: randomUUID(),
+        username: FIRST_ADMIN,
+        role: 'admin',
+        company_id: null,
+        project_id: null,
+        created_at: now,
+      },
+    );
+    this.#log.info({ username: FIRST_ADMIN }, 'first administrator created');
+    return password === undefined ? { created: true, generatedPassword: chosen } : { created: true };
+  }
+
+  /** Whether `password` is the user's (the same work whether or not the user exists). */
+  async checkPassword(username: string, password: string): Promise<boolean> {
+    const user = username.length <= 100 ? await this.#repo.getUser(username) : undefined;
+    if (!user) {
+      await verifyPassword(password, DUMMY_HASH);
+      return false;
+    }
+    return verifyPassword(password, user.password_hash);
+  }
+
+  /** The principal of a console session of `username` (its grants, read now). */
+  async principalOfUser(username: string, sessionId: string): Promise<Principal> {
+    const grants = (await this.#repo.bindingsOf(username)).map((b) => ({
+      role: b.role,
+      companyId: b.company_id,
+      projectId: b.project_id,
+    }));
+    return {
+      subject: `user:${username}`,
+      tokenId: `session:${sessionId}`,
+      tokenName: 'console session',
+      username,
+      grants,
+    };
+  }
 
   async createUser(username: string, password: string): Promise<{ username: string; createdAt: string }> {
     if (!/^[A-Za-z0-9._@-]{1,100}$/.test(username)) {

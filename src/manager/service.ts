@@ -36,6 +36,7 @@ import { registryModule } from './registry/index.js';
 import { auditModule, type AuditService } from './audit/index.js';
 import { alertsModule } from './alerts/index.js';
 import { certificatesModule } from './certificates/index.js';
+import { edgeLogsModule } from './edge-logs/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -54,6 +55,7 @@ export const MANAGER_MODULES = [
   auditModule, // the audit trail: records every mutating call of the modules above and below
   alertsModule,
   certificatesModule, // CA certificates, synchronised to the edges' trust stores as tasks
+  edgeLogsModule, // edge logs across the fleet and device log forwarding, over the links
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {

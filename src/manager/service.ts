@@ -37,6 +37,7 @@ import { auditModule, type AuditService } from './audit/index.js';
 import { alertsModule } from './alerts/index.js';
 import { certificatesModule } from './certificates/index.js';
 import { edgeLogsModule } from './edge-logs/index.js';
+import { settingsModule } from './settings/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -56,6 +57,7 @@ export const MANAGER_MODULES = [
   alertsModule,
   certificatesModule, // CA certificates, synchronised to the edges' trust stores as tasks
   edgeLogsModule, // edge logs across the fleet and device log forwarding, over the links
+  settingsModule, // instance settings: licence type, instance mode, certificates, marketplace secrets
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {

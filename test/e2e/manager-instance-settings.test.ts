@@ -15,11 +15,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { makePki, type TestPki } from '../helpers/integrations.js';
-import { startTestManager, type TestManager } from '../helpers/manager.js';
+import { bootstrapAdmin, startTestEdge, type TestEdge } from '../helpers/edge.js';
+import { activationCode, makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
+import { eventually } from '../helpers/util.js';
 
 let m: TestManager;
 let pki: TestPki;
 let dataDir: string;
+let edge: TestEdge | undefined;
+let edgeDir: string;
 
 function fingerprintAt(url: string): Promise<string> {
   const u = new URL(url);
@@ -58,9 +62,12 @@ function filesUnder(dir: string): string[] {
 before(async () => {
   pki = makePki();
   dataDir = mkdtempSync(join(tmpdir(), 'mw-mgr-settings-'));
+  edgeDir = mkdtempSync(join(tmpdir(), 'mw-edge-ssl-'));
   m = await startTestManager({ dataDir });
 });
 after(async () => {
+  await edge?.stop();
+  rmSync(edgeDir, { recursive: true, force: true });
   await m?.stop();
   pki?.dispose();
   rmSync(dataDir, { recursive: true, force: true });
@@ -134,7 +141,34 @@ describe('instance settings', () => {
     assert.equal((await m.admin('/admin/v1/mpc-secrets/registry.password')).status, 404);
   });
 
-  test('user SSL: refused when the key does not match; swapped under HTTPS load with no failed request', async () => {
+  test('user SSL: refused when the key does not match; swapped under HTTPS load with no failed request; a linked edge follows', async () => {
+    // An enrolled edge: it pins the manager's certificate, and learns the new one over its link.
+    const { projectId } = await makeProject(m);
+    edge = await startTestEdge({ dataDir: edgeDir });
+    const c = { cookie: `jwtAccess=${await bootstrapAdmin(edge)}` };
+    const proposed = await edge.call('/dm/cloud/url', { headers: c, json: { url: m.url } });
+    await edge.call(`/dm/cloud/url/${proposed.body.tx}/confirm`, { method: 'PUT', headers: c });
+    const a = await edge.call('/dm/cloud', {
+      headers: c,
+      json: { code: await activationCode(m, projectId) },
+    });
+    assert.equal(a.status, 200, a.text);
+    const deviceId = a.body.deviceId as string;
+    const online = (want: boolean) =>
+      eventually(
+        async () => (await m.call(`/api/v1/device/${deviceId}`)).body.online === want,
+        20_000,
+        `online=${want}`,
+      );
+    await online(true);
+    // Only the manager, over the link, announces a certificate: not a local caller.
+    const local = await edge.call('/dm/cloud/certificate', {
+      method: 'PUT',
+      headers: c,
+      json: { fingerprint: 'AB:'.repeat(31) + 'AB' },
+    });
+    assert.equal(local.status, 403, local.text);
+
     const leaf = new X509Certificate(pki.serverCert).fingerprint256;
     const before = await fingerprintAt(m.url);
     assert.notEqual(before, leaf);
@@ -175,6 +209,7 @@ describe('instance settings', () => {
     });
     assert.equal(swap.status, 200, swap.text);
     assert.equal(swap.body.listeners, 2);
+    assert.deepEqual(swap.body.edges, { announced: 1, failed: [] });
     await new Promise((r) => setTimeout(r, 1500));
     running = false;
     await Promise.all(loops);
@@ -185,6 +220,13 @@ describe('instance settings', () => {
     );
     assert.equal(await fingerprintAt(m.url), leaf);
     assert.equal(await fingerprintAt(m.adminUrl), leaf);
+
+    // The edge reconnects (a restart of the edge) to the new certificate.
+    await edge.stop();
+    await online(false);
+    edge = await startTestEdge({ dataDir: edgeDir });
+    await online(true);
+    assert.equal((await edge.call('/dm/cloud', { headers: { cookie: c.cookie } })).status !== 500, true);
 
     // Kept across a restart.
     await m.stop();

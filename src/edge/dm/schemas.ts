@@ -25,3 +25,12 @@ export const UpdateClientBody = Type.Object(
   },
   Strict,
 );
+export const PinBody = Type.Object(
+  {
+    fingerprint: Type.String({
+      pattern: '^([0-9A-F]{2}:){31}[0-9A-F]{2}$',
+      description: 'SHA-256, AB:CD:...',
+    }),
+  },
+  Strict,
+);

@@ -1,8 +1,9 @@
 /**
  * Instance settings of the manager: the licence type (`licenseCoreName`), the instance mode, the
  * certificate of the MQTT TLS listener, the user's certificate for the manager's own HTTPS
- * (validated, then swapped on the live listeners without a restart: `setSecureContext`, so
- * connections in flight keep their session and new ones get the new certificate) and the
+ * (validated, announced to the linked edges, which pin it, then swapped on the live listeners
+ * without a restart: `setSecureContext`, so connections in flight keep their session and new
+ * ones get the new certificate) and the
  * marketplace secrets (sealed at rest with the data directory's secret box; the value is never
  * logged, never in the audit trail, answered only to a global admin who asks for that key).
  * No HTTP here.
@@ -69,6 +70,13 @@ export function checkPair(pair: KeyPair): { chain: CertificateInfo[]; key: strin
 const info = ({ pem: _pem, ...rest }: CertificateInfo) => rest;
 
 export interface HttpsSwap {
+  /**
+   * Tells every edge linked to this process the new certificate's fingerprint, over its link (the
+   * edges pin the manager's certificate); answers those that did not take it.
+   */
+  announce(
+    fingerprint: string,
+  ): Promise<{ announced: number; failed: { deviceId: string; message: string }[] }>;
   /** Puts the certificate on every HTTPS listener of the manager (main API, admin console API). */
   swap(cert: string, key: string): number;
   /** Where the certificate is kept across restarts, or why it cannot be changed here. */
@@ -118,11 +126,13 @@ export class InstanceSettingsService {
    * The user's certificate for the manager's HTTPS: checked, written where the manager reads it
    * at start (`<data-dir>/tls/`, replaced atomically) and swapped on the live listeners.
    */
-  enableUserSsl(pair: KeyPair) {
+  async enableUserSsl(pair: KeyPair) {
     const { chain, key } = checkPair(pair);
     const store = this.https.store;
     if ('refused' in store) throw conflict(store.refused);
     const cert = chain.map((c) => c.pem).join('');
+    // The edges pin the certificate: each linked one learns the new one first, over its link.
+    const edges = await this.https.announce(chain[0]!.fingerprint);
     mkdirSync(store.dir, { recursive: true, mode: 0o700 });
     for (const [name, text, mode] of [
       ['server.key', key, 0o600],
@@ -133,7 +143,7 @@ export class InstanceSettingsService {
       renameSync(`${file}.new`, file);
     }
     const listeners = this.https.swap(cert, key);
-    return { enabled: true, listeners, certificates: chain.map(info) };
+    return { enabled: true, listeners, certificates: chain.map(info), edges };
   }
 
   async secret(key: string) {

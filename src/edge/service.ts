@@ -24,6 +24,7 @@ import { toConfigObject } from '../kernel/config.js';
 import { authModule, type AuthService } from './auth/index.js';
 import { versionsModule, EDGE_API_VERSION } from './versions/index.js';
 import { logsModule } from './logs/index.js';
+import { trustModule } from './trust/index.js';
 import { datahubModule, type DataHubService } from './datahub/index.js';
 import { devicehubModule, type Devicehub } from './devicehub/index.js';
 import { acquisitionModule, type AcquisitionEngine } from './acquisition/index.js';
@@ -48,6 +49,7 @@ export const EDGE_MODULES = [
   authModule,
   versionsModule,
   logsModule,
+  trustModule, // CA certificates synchronised by the manager, trusted by outbound TLS
   datahubModule,
   devicehubModule,
   dmModule, // before acquisition: its high-availability role fences polling

@@ -40,6 +40,9 @@ import { alertsModule } from './alerts/index.js';
 import { marketplaceModule } from './marketplace/index.js';
 import { assetHubModule } from './assethub/index.js';
 import { managerConsoleModule } from './console/index.js';
+import { certificatesModule } from './certificates/index.js';
+import { edgeLogsModule } from './edge-logs/index.js';
+import { settingsModule } from './settings/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -60,6 +63,9 @@ export const MANAGER_MODULES = [
   alertsModule,
   marketplaceModule, // the marketplace catalogue (/mpcs/) and installs on edges as tasks
   assetHubModule, // another manager's catalogue browsed and imported from (/api/v1/asset-hub)
+  certificatesModule, // CA certificates, synchronised to the edges' trust stores as tasks
+  edgeLogsModule, // edge logs across the fleet and device log forwarding, over the links
+  settingsModule, // instance settings: licence type, instance mode, certificates, marketplace secrets
   managerConsoleModule, // the web console at / on the main and the admin ports
 ] as const;
 

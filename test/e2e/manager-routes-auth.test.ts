@@ -6,6 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertEveryRouteNeedsCredentials } from '../helpers/routes.js';
+import { listRoutes } from '../../src/kernel/http/server.js';
 import { http } from '../helpers/edge.js';
 import { makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
 import { ERRORS } from '../../src/kernel/errors.js';
@@ -94,6 +95,43 @@ describe('anonymous calls', () => {
     assert.equal(wrongPeer.status, 401);
     // The main API token is not the managers' secret either.
     assert.equal((await m.call(`/dm/peer/${'a'.repeat(25)}/devicehub/version`)).status, 401);
+  });
+});
+
+describe('the routes of issue 29 (CA certificates, edge logs, log forwarding, instance settings)', () => {
+  test('are mounted, so the guard above covers them', () => {
+    const keys = (app: typeof m.manager.app) => new Set(listRoutes(app).map((r) => `${r.method} ${r.url}`));
+    const main = keys(m.manager.app);
+    for (const k of [
+      'GET /api/v1/ca-certificates/instance',
+      'GET /api/v1/ca-certificates/instance/:id/download',
+      'POST /api/v1/ca-certificates/:projectId/sync',
+      'POST /api/v1/edge-logs/query',
+      'POST /api/v1/edge-logs/hits',
+      'POST /api/v1/edge-logs/statistics',
+      'GET /api/v1/device/:deviceId/log-forwarding/status',
+      'POST /api/v1/device/:deviceId/log-forwarding/start',
+      'POST /api/v1/device/:deviceId/log-forwarding/stop',
+    ])
+      assert.ok(main.has(k), `${k} is on the main API`);
+    const admin = keys(m.manager.adminApp);
+    for (const k of [
+      'GET /admin/v1/ca-certificates',
+      'GET /admin/v1/ca-certificates/:id/download',
+      'POST /admin/v1/ca-certificates/upload',
+      'POST /admin/v1/ca-certificates/preview',
+      'DELETE /admin/v1/ca-certificates/:id',
+      'GET /admin/v1/licenses2/type',
+      'GET /admin/v1/wg/instance-mode',
+      'PUT /admin/v1/wg/instance-mode',
+      'GET /admin/v1/settings/mqtt-ssl-certificate',
+      'PUT /admin/v1/settings/mqtt-ssl-certificate',
+      'POST /admin/v1/domain/ssl/user/enable',
+      'GET /admin/v1/mpc-secrets/:key',
+      'POST /admin/v1/mpc-secrets/:key',
+      'DELETE /admin/v1/mpc-secrets/:key',
+    ])
+      assert.ok(admin.has(k), `${k} is on the admin console API`);
   });
 });
 

@@ -2,11 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { AuthService } from '../auth/index.js';
+import { forbidden } from '../../kernel/errors.js';
 import {
   ClientParams,
   CodeBody,
   HaRoleReply,
   LocaleQuery,
+  PinBody,
   TxParams,
   UpdateClientBody,
   UrlBody,
@@ -38,6 +40,18 @@ export async function dmRoutes(app: FastifyInstance, options: { dm: DmService; a
     await dm.unenrol();
     return reply.status(204).send();
   });
+  // The manager announces its next certificate over the link before it swaps it (user SSL).
+  app.put<{ Body: Static<typeof PinBody> }>(
+    '/dm/cloud/certificate',
+    { config: { permission: 'write' }, schema: { body: PinBody } },
+    async (request) => {
+      if (!request.auth?.bridged)
+        throw forbidden(
+          'only the manager announces its new certificate, over its link; to change managers use POST /dm/cloud/url and confirm',
+        );
+      return dm.repin(request.body.fingerprint);
+    },
+  );
   app.put<{ Params: Static<typeof ClientParams>; Body: Static<typeof UpdateClientBody> }>(
     '/dm/v2/api-clients/:id',
     { schema: { params: ClientParams, body: UpdateClientBody } },

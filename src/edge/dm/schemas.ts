@@ -38,3 +38,12 @@ export const HaRoleReply = Type.Object({
   leaseMs: Type.Integer(),
   linked: Type.Boolean(),
 });
+export const PinBody = Type.Object(
+  {
+    fingerprint: Type.String({
+      pattern: '^([0-9A-F]{2}:){31}[0-9A-F]{2}$',
+      description: 'SHA-256, AB:CD:...',
+    }),
+  },
+  Strict,
+);

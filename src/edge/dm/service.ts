@@ -48,6 +48,8 @@ export interface DmStatus {
 
 export class DmService {
   readonly #settings: SettingsTable;
+  /** The link's identity (its pin is replaced by `repin`). */
+  #identity: LinkIdentity | null = null;
   readonly #auth: AuthService;
   readonly #app: FastifyInstance;
   readonly #log: Logger;
@@ -268,16 +270,31 @@ export class DmService {
     }
   }
 
+  /**
+   * The manager's next certificate, announced by the manager over the link (pinned to the current
+   * one) before it swaps its HTTPS certificate (user SSL): the link's next connection pins it.
+   */
+  async repin(fingerprint: string): Promise<{ fingerprint: string }> {
+    if (!(await this.#get('device_id'))) throw notFound('this edge is not enrolled with a manager');
+    await this.#settings.put('fingerprint', fingerprint);
+    if (this.#identity) this.#identity.fingerprint = fingerprint;
+    this.#log.info(
+      { fingerprint },
+      'the manager announced its new certificate: pinned for the next connection',
+    );
+    return { fingerprint };
+  }
+
   /** Starts the link when enrolled (at start, and after activation). */
   async startLink(): Promise<void> {
     const s = await this.#all();
     if (!s.manager_url || !s.fingerprint || !s.device_id || !s.link_secret) return;
-    const identity: LinkIdentity = {
+    const identity: LinkIdentity = (this.#identity = {
       managerUrl: s.manager_url,
       fingerprint: s.fingerprint,
       deviceId: s.device_id,
       linkSecret: s.link_secret,
-    };
+    });
     await this.#link?.stop();
     this.#link = new LinkClient({
       identity,

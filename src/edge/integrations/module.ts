@@ -43,14 +43,17 @@ export const integrationsModule: EdgeModule<'integrations', typeof integrationsO
   name: 'integrations',
   options: integrationsOptions,
   migrations: integrationsMigrations,
-  requires: ['datahub', 'dm'],
+  requires: ['datahub', 'dm', 'trust'],
   async start(ctx) {
+    const trust = ctx.module('trust');
     const service = new IntegrationService({
       repo: new IntegrationsRepository(ctx.database),
       hub: ctx.module('datahub').hub,
       dataDir: ctx.dataDir,
       logger: ctx.logger,
       factories: CONNECTORS,
+      // CA certificates synchronised by the manager, for connections that name no CA of their own.
+      trustedCa: () => trust.ca(),
     });
     await service.start();
     // The manager's "integration down" rule reads this from the edge's heartbeats.

@@ -35,6 +35,7 @@ export interface RunnerOptions {
   queue: DiskQueue;
   logger: Logger;
   factory: ConnectorFactory;
+  trustedCa?: (() => string[] | undefined) | undefined;
 }
 
 export interface Counters {
@@ -171,6 +172,7 @@ export class InstanceRunner {
         provider: this.#o.provider,
         config: this.#o.config,
         logger: this.#log,
+        ...(this.#o.trustedCa ? { trustedCa: this.#o.trustedCa } : {}),
         hooks: {
           message: (id, topic, payload) => this.#fromRemote(id, topic, payload),
           down: (reason) => {

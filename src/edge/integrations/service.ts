@@ -123,6 +123,8 @@ export interface IntegrationServiceOptions {
   dataDir: string;
   logger: Logger;
   factories: Partial<Record<Transport, ConnectorFactory>>;
+  /** The edge's trust store (`ConnectorContext.trustedCa`). */
+  trustedCa?: () => string[] | undefined;
 }
 
 interface Running {
@@ -540,6 +542,7 @@ export class IntegrationService {
         hub: this.#o.hub,
         queue,
         logger: this.#o.logger,
+        trustedCa: this.#o.trustedCa,
         factory:
           factory ??
           (() => {

@@ -54,6 +54,8 @@ export interface ForwarderOptions {
   maxMessages: number;
   maxBytes: number;
   confirmMs: number;
+  /** The edge's trust store, for a TLS target that names no CA of its own. */
+  trustedCa?: () => string[] | undefined;
 }
 
 export class Forwarder {
@@ -284,7 +286,7 @@ export class Forwarder {
 
   async #connect(run: number): Promise<void> {
     const target = this.#config.target!;
-    const transport = await openTransport(target);
+    const transport = await openTransport(target, this.options.trustedCa?.());
     if (run !== this.#run) {
       transport.close();
       return;

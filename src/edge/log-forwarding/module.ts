@@ -23,9 +23,10 @@ export const logForwardingModule: EdgeModule<'log-forwarding', typeof logForward
   name: 'log-forwarding',
   options: logForwardingOptions,
   migrations: logForwardingMigrations,
-  requires: ['logs'],
+  requires: ['logs', 'trust'],
   async start(ctx) {
     const repo = new LogForwardingRepository(ctx.database.db);
+    const trust = ctx.module('trust');
     const config = (await repo.config()) ?? DEFAULT_CONFIG;
     const forwarder = new Forwarder(
       ctx.module('logs'),
@@ -36,6 +37,7 @@ export const logForwardingModule: EdgeModule<'log-forwarding', typeof logForward
         maxMessages: ctx.config.logForwardingQueueMessages,
         maxBytes: ctx.config.logForwardingQueueBytes,
         confirmMs: ctx.config.logForwardingConfirmMs,
+        trustedCa: () => trust.ca(),
       },
       config,
       await repo.cursor(),

@@ -30,9 +30,16 @@ export interface Transport {
 const CONNECT_TIMEOUT_MS = 10_000;
 const HTTP_TIMEOUT_MS = 30_000;
 
-function tlsOptions(tls: TlsSettings | undefined, host: string): ConnectionOptions {
+function tlsOptions(
+  tls: TlsSettings | undefined,
+  host: string,
+  trustedCa: string[] | undefined,
+): ConnectionOptions {
+  // A target's own CA wins; else the edge's trust store (the system's roots and the CA
+  // certificates synchronised by the manager), else Node's defaults.
+  const ca = tls?.ca ?? trustedCa;
   return {
-    ...(tls?.ca ? { ca: tls.ca } : {}),
+    ...(ca ? { ca } : {}),
     ...(tls?.cert ? { cert: tls.cert } : {}),
     ...(tls?.key ? { key: tls.key } : {}),
     servername: tls?.serverName ?? host,
@@ -41,10 +48,10 @@ function tlsOptions(tls: TlsSettings | undefined, host: string): ConnectionOptio
 }
 
 /** Opens the transport of `target`; rejects when it cannot connect. */
-export async function openTransport(target: ForwardingTarget): Promise<Transport> {
-  if (target.type === 'http') return new HttpTransport(target);
+export async function openTransport(target: ForwardingTarget, trustedCa?: string[]): Promise<Transport> {
+  if (target.type === 'http') return new HttpTransport(target, trustedCa);
   if (target.protocol === 'udp') return UdpTransport.open(target);
-  return StreamTransport.open(target);
+  return StreamTransport.open(target, trustedCa);
 }
 
 class StreamTransport implements Transport {
@@ -67,11 +74,15 @@ class StreamTransport implements Transport {
     socket.on('data', () => undefined); // a syslog receiver sends nothing; reading notices its end
   }
 
-  static open(target: SyslogTarget): Promise<StreamTransport> {
+  static open(target: SyslogTarget, trustedCa: string[] | undefined): Promise<StreamTransport> {
     return new Promise((resolve, reject) => {
       const socket =
         target.protocol === 'tls'
-          ? tlsConnect({ host: target.host, port: target.port, ...tlsOptions(target.tls, target.host) })
+          ? tlsConnect({
+              host: target.host,
+              port: target.port,
+              ...tlsOptions(target.tls, target.host, trustedCa),
+            })
           : netConnect({ host: target.host, port: target.port });
       const timer = setTimeout(() => {
         socket.destroy();
@@ -166,10 +177,13 @@ class HttpTransport implements Transport {
   readonly #agent: Agent;
   readonly #host = osHostname();
 
-  constructor(private readonly target: HttpTarget) {
+  constructor(
+    private readonly target: HttpTarget,
+    private readonly trustedCa: string[] | undefined,
+  ) {
     const url = new URL(target.url);
     this.#agent = new Agent({
-      connect: { ...tlsOptions(target.tls, url.hostname), timeout: CONNECT_TIMEOUT_MS },
+      connect: { ...tlsOptions(target.tls, url.hostname, this.trustedCa), timeout: CONNECT_TIMEOUT_MS },
       headersTimeout: HTTP_TIMEOUT_MS,
       bodyTimeout: HTTP_TIMEOUT_MS,
     });

@@ -2,6 +2,7 @@
 import type { LogStore } from '../../kernel/logging/log-store.js';
 import type { EdgeModule } from '../modules.js';
 import { logsRoutes } from './routes.js';
+import { logAggregateRoutes } from './aggregates.js';
 
 declare module '../modules.js' {
   interface EdgeModules {
@@ -12,5 +13,8 @@ declare module '../modules.js' {
 export const logsModule: EdgeModule<'logs'> = {
   name: 'logs',
   start: (ctx) => ctx.logStore,
-  mount: (ctx, store) => ctx.app.register(logsRoutes, { store }),
+  async mount(ctx, store) {
+    await ctx.app.register(logsRoutes, { store });
+    await ctx.app.register(logAggregateRoutes, { store });
+  },
 };

@@ -80,6 +80,25 @@ export interface LogQueryParams {
   cursor?: number;
 }
 
+/** The filters of `hits` and `statistics`: `from` exclusive, `to` inclusive (µs). */
+export interface LogAggregateParams {
+  level?: LogLevelName;
+  component?: string;
+  search?: string;
+  from?: number;
+  to?: number;
+}
+
+function aggregateFilter(p: LogAggregateParams) {
+  return {
+    ...(p.level !== undefined ? { minLevel: LOG_LEVELS[p.level] } : {}),
+    ...(p.component !== undefined ? { component: p.component } : {}),
+    ...(p.search ? { search: p.search } : {}),
+    ...(p.from !== undefined ? { after: p.from } : {}),
+    ...(p.to !== undefined ? { atOrBefore: p.to } : {}),
+  };
+}
+
 export interface LogQueryResult {
   /** Oldest first. */
   entries: LogRecord[];
@@ -292,6 +311,40 @@ export class LogStore implements LogReader {
     const entries = rows.map(toRecord);
     const newest = entries[entries.length - 1];
     return { entries, cursor: newest ? newest.timestamp : (params.start ?? params.cursor ?? null) };
+  }
+
+  /**
+   * Counts of the matching entries in `(from, to]` (µs) per bucket of `bucketUs` and per level:
+   * `{ start (µs), counts: { level: n } }`, oldest bucket first, empty buckets left out.
+   */
+  async hits(params: LogAggregateParams & { bucketUs: number }) {
+    const rows = await this.#repo.buckets(aggregateFilter(params), params.bucketUs);
+    const out: { start: number; counts: Partial<Record<LogLevelName, number>> }[] = [];
+    for (const r of rows) {
+      const start = r.bucket * params.bucketUs;
+      let last = out[out.length - 1];
+      if (!last || last.start !== start) out.push((last = { start, counts: {} }));
+      const name = levelName(r.level);
+      last.counts[name] = (last.counts[name] ?? 0) + r.n;
+    }
+    return out;
+  }
+
+  /** Counts per level (with the oldest and newest time, µs) and the `top` components by count. */
+  async statistics(params: LogAggregateParams, top = 50) {
+    const { levels, components } = await this.#repo.statistics(aggregateFilter(params), top);
+    const byLevel: Partial<Record<LogLevelName, number>> = {};
+    let count = 0;
+    let oldest: number | null = null;
+    let newest: number | null = null;
+    for (const l of levels) {
+      const name = levelName(l.level);
+      byLevel[name] = (byLevel[name] ?? 0) + l.n;
+      count += l.n;
+      oldest = oldest === null ? l.oldest : Math.min(oldest, l.oldest);
+      newest = newest === null ? l.newest : Math.max(newest, l.newest);
+    }
+    return { count, oldest, newest, byLevel, components };
   }
 
   /** Stops the timers, writes what is buffered and closes the database. Appends after it are ignored. */

@@ -14,6 +14,15 @@ export interface LogTables {
   log_entry: LogEntryRow;
 }
 
+/** The filters and time bounds of a read; all combine. */
+export interface LogRowFilter {
+  minLevel?: number;
+  component?: string;
+  search?: string;
+  after?: number;
+  atOrBefore?: number;
+}
+
 /** A read of entries: all filters combine; `order` and the bounds are the store's paging. */
 export interface LogRowQuery {
   minLevel?: number;
@@ -60,8 +69,9 @@ export class LogRepository {
     });
   }
 
-  find(q: LogRowQuery): Promise<LogEntryRow[]> {
-    let query = this.#db.selectFrom('log_entry').selectAll();
+  /** The entries matching `q`'s filters and bounds (no order, no limit). */
+  #filtered(q: LogRowFilter) {
+    let query = this.#db.selectFrom('log_entry');
     if (q.minLevel !== undefined) query = query.where('level', '>=', q.minLevel);
     if (q.component !== undefined) query = query.where('component', '=', q.component);
     if (q.search) {
@@ -71,9 +81,55 @@ export class LogRepository {
     }
     if (q.after !== undefined) query = query.where('time_us', '>', q.after);
     if (q.atOrBefore !== undefined) query = query.where('time_us', '<=', q.atOrBefore);
-    query = query.orderBy('time_us', q.order).limit(q.limit);
+    return query;
+  }
+
+  find(q: LogRowQuery): Promise<LogEntryRow[]> {
+    let query = this.#filtered(q).selectAll().orderBy('time_us', q.order).limit(q.limit);
     if (q.offset !== undefined) query = query.offset(q.offset);
     return query.execute();
+  }
+
+  /** Counts of the matching entries per time bucket (`floor(time_us / bucketUs)`) and level. */
+  async buckets(q: LogRowFilter, bucketUs: number): Promise<{ bucket: number; level: number; n: number }[]> {
+    const rows = await this.#filtered(q)
+      .select((eb) => [
+        sql<number>`time_us / ${bucketUs}`.as('bucket'),
+        'level',
+        eb.fn.countAll<number>().as('n'),
+      ])
+      .groupBy([sql`time_us / ${bucketUs}`, 'level'])
+      .orderBy('bucket')
+      .execute();
+    return rows.map((r) => ({ bucket: Number(r.bucket), level: Number(r.level), n: Number(r.n) }));
+  }
+
+  /** Counts, oldest and newest time per level, and the `top` components by count. */
+  async statistics(q: LogRowFilter, top: number) {
+    const levels = await this.#filtered(q)
+      .select((eb) => [
+        'level',
+        eb.fn.countAll<number>().as('n'),
+        eb.fn.min('time_us').as('oldest'),
+        eb.fn.max('time_us').as('newest'),
+      ])
+      .groupBy('level')
+      .execute();
+    const components = await this.#filtered(q)
+      .select((eb) => ['component', eb.fn.countAll<number>().as('n')])
+      .groupBy('component')
+      .orderBy('n', 'desc')
+      .limit(top)
+      .execute();
+    return {
+      levels: levels.map((r) => ({
+        level: Number(r.level),
+        n: Number(r.n),
+        oldest: Number(r.oldest),
+        newest: Number(r.newest),
+      })),
+      components: components.map((r) => ({ component: r.component, n: Number(r.n) })),
+    };
   }
 
   /** Deletes the entries older than `cutoff` (µs); answers how many. */

@@ -36,8 +36,9 @@ export class HttpConnector implements Connector {
 
   async connect(): Promise<void> {
     const c = this.#c;
+    const ca = c.caCert ?? this.#ctx.trustedCa?.();
     const connect = {
-      ...(c.caCert ? { ca: c.caCert } : {}),
+      ...(ca ? { ca } : {}),
       rejectUnauthorized: c.rejectUnauthorized !== false,
     };
     this.#dispatcher =

@@ -84,7 +84,9 @@ interface MqttConfig {
 }
 
 /** The mqtt.js options and the broker URL of a provider's config. */
-export function mqttOptions(ctx: Pick<ConnectorContext, 'provider' | 'config' | 'instanceId'>): {
+export function mqttOptions(
+  ctx: Pick<ConnectorContext, 'provider' | 'config' | 'instanceId' | 'trustedCa'>,
+): {
   url: string;
   options: IClientOptions;
 } {
@@ -130,6 +132,10 @@ export function mqttOptions(ctx: Pick<ConnectorContext, 'provider' | 'config' | 
   }
   if (tls) {
     if (c.caCert) options.ca = c.caCert;
+    else {
+      const trusted = ctx.trustedCa?.();
+      if (trusted) options.ca = trusted;
+    }
     if (c.clientCert) options.cert = c.clientCert;
     if (c.clientKey) options.key = c.clientKey;
     options.rejectUnauthorized = c.rejectUnauthorized !== false;

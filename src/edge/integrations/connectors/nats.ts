@@ -44,7 +44,10 @@ export class NatsConnector implements Connector {
     if (c.username) options.user = c.username;
     if (c.password) options.pass = c.password;
     if (c.token) options.token = c.token;
-    if (c.tls) options.tls = c.caCert ? { ca: c.caCert } : {};
+    if (c.tls) {
+      const ca = c.caCert ?? this.#ctx.trustedCa?.()?.join('\n');
+      options.tls = ca ? { ca } : {};
+    }
     const nc = await connect(options);
     this.#nc = nc;
     if (c.jetstream) this.#js = nc.jetstream();

@@ -36,6 +36,11 @@ export interface ConnectorContext {
   config: InstanceConfig;
   logger: Logger;
   hooks: ConnectorHooks;
+  /**
+   * The edge's trust store: the system's roots and the CA certificates the manager synchronised
+   * (undefined while there are none), for a connection whose configuration names no CA.
+   */
+  trustedCa?: () => string[] | undefined;
 }
 
 export interface Connector {

@@ -1,0 +1,4 @@
+/** The edge's trust store: CA certificates synchronised by the manager, for outbound TLS. */
+export { trustModule } from './module.js';
+export { TrustStore, TRUST_MAX_CERTIFICATES } from './service.js';
+export type { TrustedCertificate, TrustSet } from './repository.js';

@@ -35,6 +35,7 @@ import type { TemplateService } from './templates/index.js';
 import { registryModule } from './registry/index.js';
 import { auditModule, type AuditService } from './audit/index.js';
 import { alertsModule } from './alerts/index.js';
+import { hierarchyModule } from './hierarchy/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -52,6 +53,7 @@ export const MANAGER_MODULES = [
   registryModule,
   auditModule, // the audit trail: records every mutating call of the modules above and below
   alertsModule,
+  hierarchyModule,
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {

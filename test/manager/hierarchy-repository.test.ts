@@ -43,7 +43,7 @@ forEachDialect('hierarchy repository', (ctx) => {
     // Another root, and a root of another company: in neither subtree.
     n[16] = node(16, null);
     const foreign = node(17, null, 'c2');
-    await repo.transaction((r) => r.insertNodes([n[1], n[2], n[3], n[4], n[5], n[16], foreign]));
+    await repo.transaction((r) => r.insertNodes([n[1]!, n[2]!, n[3]!, n[4]!, n[5]!, n[16]!, foreign]));
   });
 
   test('a subtree, a depth-bounded subtree, the roots, the whole company', async () => {

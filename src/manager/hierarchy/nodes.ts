@@ -144,7 +144,7 @@ export class NodeService {
   async read(a: CompanyAccess, id: string, depth: number): Promise<NodeView> {
     const node = requireNode(a, await this.#repo.node(a.companyId, id), 'read', id);
     if (depth === 0) return nodeView(node);
-    const rows = await this.#repo.subtree(a.companyId, node.path, node.depth + depth);
+    const rows = await this.#repo.descendants(node, depth);
     return nest(rows)[0]!;
   }
 

@@ -167,6 +167,31 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
     return q.orderBy('path').execute();
   }
 
+  /**
+   * The node and its descendants down to `levels` levels below it, level by level through the
+   * parent index (a shallow read of a big subtree touches only the rows it answers).
+   */
+  async descendants(root: NodeRow, levels: number): Promise<NodeRow[]> {
+    const out = [root];
+    let parents = [root.id];
+    for (let level = 0; level < levels && parents.length > 0; level++) {
+      const next: NodeRow[] = [];
+      for (let i = 0; i < parents.length; i += BATCH) {
+        next.push(
+          ...(await this.db
+            .selectFrom('mgr_asset_node')
+            .selectAll()
+            .where('company_id', '=', root.company_id)
+            .where('parent_id', 'in', parents.slice(i, i + BATCH))
+            .execute()),
+        );
+      }
+      out.push(...next);
+      parents = next.map((n) => n.id);
+    }
+    return out;
+  }
+
   /** Every node of the company, parents before children (by depth, then key). */
   allNodes(companyId: string): Promise<NodeRow[]> {
     return this.db

@@ -36,6 +36,7 @@ import { registryModule } from './registry/index.js';
 import { auditModule, type AuditService } from './audit/index.js';
 import { alertsModule } from './alerts/index.js';
 import { hierarchyModule } from './hierarchy/index.js';
+import { dt2Module } from './dt2/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -54,6 +55,7 @@ export const MANAGER_MODULES = [
   auditModule, // the audit trail: records every mutating call of the modules above and below
   alertsModule,
   hierarchyModule,
+  dt2Module,
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {

@@ -236,6 +236,13 @@ export class NodeService {
     });
   }
 
+  /** The edges placed on the node and under it (the caller needs edit access to the branch). */
+  async devicesUnder(a: CompanyAccess, id: string): Promise<string[]> {
+    const node = requireNode(a, await this.#repo.node(a.companyId, id), 'edit', id);
+    const rows = await this.#repo.subtree(a.companyId, node.path);
+    return rows.flatMap((r) => (r.device_id ? [r.device_id] : []));
+  }
+
   /** The level name, checked against the active template when there is one. */
   async #level(a: CompanyAccess, level: string | null): Promise<string | null> {
     if (level === null || level === '') return null;

@@ -147,6 +147,19 @@ describe('DT2 models', () => {
     });
     assert.equal(topic.status, 201, topic.text);
     assert.equal(topic.body.Topic, 'lab.line.speed');
+    const list = await m.call('/api/v1/dt2/acme/models');
+    assert.deepEqual(
+      list.body.items.map((x: any) => x.Name),
+      ['Cell', 'Line'],
+    );
+    const scratch = await m.call('/api/v1/dt2/model/complete/acme', {
+      json: { Name: 'Scratch', Assets: 's' },
+    });
+    assert.equal(
+      (await m.call(`/api/v1/dt2/acme/models/${scratch.body.ID}`, { method: 'DELETE' })).status,
+      204,
+    );
+    assert.equal((await m.call(`/api/v1/dt2/acme/models/${scratch.body.ID}`)).status, 404);
     const missing = await m.call('/api/v1/dt2/dynamic-attribute', {
       json: { ModelID: 'nope', Name: 'x', Topic: 'a' },
     });

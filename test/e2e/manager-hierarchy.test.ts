@@ -37,6 +37,8 @@ describe('hierarchy templates and levels', () => {
         ['line', 2],
       ],
     );
+    const got = await m.call(`${H}/templates/${id}`);
+    assert.deepEqual([got.status, got.body.name, got.body.levels.length], [200, 'ISA-95', 3]);
     const u = await put(`${H}/templates/${id}`, { description: 'plants' });
     assert.equal(u.status, 200, u.text);
     assert.equal(u.body.description, 'plants');

@@ -3,7 +3,8 @@
  * admin console API on its own port (`admin/`), the fleet (`fleet/`), the edge links (`link/`)
  * the bridge to each edge's API (`bridge/`), asynchronous tasks (`tasks/`), templates applied to
  * many edges (`templates/`), the remote image pull (`registry/`) and platform rules, incidents and
- * their notifications (`alerts/`).
+ * their notifications (`alerts/`), the asset hierarchy with branch permissions (`hierarchy/`) and
+ * fleet twin models deployed through it (`dt2/`).
  *
  * `buildManagerApp` opens the stores and mounts every module without binding a port (tests
  * `inject`); `startManager` also listens on the main and the admin console ports.

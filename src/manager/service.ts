@@ -4,7 +4,7 @@
  * the bridge to each edge's API (`bridge/`), asynchronous tasks (`tasks/`), templates applied to
  * many edges (`templates/`), the remote image pull (`registry/`) and platform rules, incidents and
  * their notifications (`alerts/`), the asset hierarchy with branch permissions (`hierarchy/`) and
- * fleet twin models deployed through it (`dt2/`).
+ * fleet twin models deployed through it (`twins/`).
  *
  * `buildManagerApp` opens the stores and mounts every module without binding a port (tests
  * `inject`); `startManager` also listens on the main and the admin console ports.
@@ -37,7 +37,7 @@ import { registryModule } from './registry/index.js';
 import { auditModule, type AuditService } from './audit/index.js';
 import { alertsModule } from './alerts/index.js';
 import { hierarchyModule } from './hierarchy/index.js';
-import { dt2Module } from './dt2/index.js';
+import { twinsModule } from './twins/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -56,7 +56,7 @@ export const MANAGER_MODULES = [
   auditModule, // the audit trail: records every mutating call of the modules above and below
   alertsModule,
   hierarchyModule,
-  dt2Module,
+  twinsModule,
 ] as const;
 
 export const MANAGER_SERVICE: ServiceDefinition<ManagerShellConfig, ManagerModules> = {

@@ -11,12 +11,12 @@ import { Dt2Service } from './service.js';
 
 declare module '../modules.js' {
   interface ManagerModules {
-    dt2: Dt2Service;
+    twins: Dt2Service;
   }
 }
 
-export const dt2Module: ManagerModule<'dt2', typeof dt2Options> = {
-  name: 'dt2',
+export const twinsModule: ManagerModule<'twins', typeof dt2Options> = {
+  name: 'twins',
   options: dt2Options,
   migrations: dt2Migrations,
   requires: ['fleet', 'hierarchy', 'templates'],

@@ -80,6 +80,9 @@ describe('hierarchy templates and levels', () => {
     const unknownLevel = await put(`${H}/templates/${id}/levels`, { levels: [{ id: 'nope', name: 'x' }] });
     assert.equal(unknownLevel.status, 404);
 
+    const badCopy = await m.call(`${H}/templates/${id}/duplicate`, { json: { nome: 'x' } });
+    assert.equal(badCopy.status, 400, badCopy.text);
+    assert.match(badCopy.body.message, /unknown field "nome"/);
     const copy = await m.call(`${H}/templates/${id}/duplicate`, { json: {} });
     assert.equal(copy.status, 201, copy.text);
     assert.equal(copy.body.name, 'ISA-95 (copy)');

@@ -4,6 +4,7 @@
  * route checks the caller's access to the node (see `access.ts`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError, badRequest, ERRORS } from '../../kernel/errors.js';
 import { principalOf, type Principal } from '../auth/index.js';
 import { exportCsv, importCsv } from './csv.js';
 import type { GrantService } from './grants.js';
@@ -58,6 +59,19 @@ export async function hierarchyRoutes(app: FastifyInstance, o: HierarchyRoutesOp
   );
 }
 
+/** The optional body of `duplicate`: nothing, `{}` or `{ "name": ... }`. */
+function duplicateName(body: unknown): string | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body must be a JSON object');
+  for (const k of Object.keys(body)) {
+    if (k !== 'name')
+      throw new AppError(ERRORS.unknownField, `failed to decode request body: json: unknown field "${k}"`);
+  }
+  const name = (body as { name?: unknown }).name;
+  if (name !== undefined && typeof name !== 'string') throw badRequest('name must be a string');
+  return name;
+}
+
 type Access = (
   request: FastifyRequest<{ Params: S.CompanyParams }>,
 ) => ReturnType<HierarchyService['access']>;
@@ -91,11 +105,11 @@ function templateRoutes(app: FastifyInstance, h: HierarchyService, access: Acces
       return reply.status(204).send();
     },
   );
-  app.post<{ Params: S.TemplateParams; Body: S.DuplicateTemplateBody | undefined }>(
+  app.post<{ Params: S.TemplateParams; Body: unknown }>(
     `${T}/:templateId/duplicate`,
     { schema: { params: S.TemplateParams } },
     async (request, reply) => {
-      const name = request.body && typeof request.body.name === 'string' ? request.body.name : undefined;
+      const name = duplicateName(request.body);
       return reply
         .status(201)
         .send(await h.duplicateTemplate(await access(request), request.params.templateId, name));

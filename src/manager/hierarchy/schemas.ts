@@ -69,8 +69,6 @@ export const UpdateTemplateBody = Type.Object(
   Strict,
 );
 export type UpdateTemplateBody = Static<typeof UpdateTemplateBody>;
-export const DuplicateTemplateBody = Type.Object({ name: Type.Optional(Label) }, Strict);
-export type DuplicateTemplateBody = Static<typeof DuplicateTemplateBody>;
 
 const Attributes = Type.Record(Type.String({ maxLength: 200 }), Type.String({ maxLength: 2000 }));
 const NodeFields = {

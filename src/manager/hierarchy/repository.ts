@@ -181,7 +181,8 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
           ...(await this.db
             .selectFrom('mgr_asset_node')
             .selectAll()
-            .where('company_id', '=', root.company_id)
+            // By the parent index alone (IDs are unique across companies): with the company
+            // too, SQLite's planner picks the (company_id, path) index and scans the company.
             .where('parent_id', 'in', parents.slice(i, i + BATCH))
             .execute()),
         );

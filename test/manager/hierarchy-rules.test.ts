@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { csvLine, parseCsv } from '../../src/manager/hierarchy/csv.js';
 import { grantedTops, levelAt, type CompanyAccess } from '../../src/manager/hierarchy/access.js';
 import type { GrantWithPath } from '../../src/manager/hierarchy/repository.js';
-import { convertTopic } from '../../src/manager/twins/model.js';
+import { convertTopic, escapePlaceholders } from '../../src/manager/twins/model.js';
 
 test('CSV: a line written and parsed again is the same values, quotes, commas and line breaks included', () => {
   const values = ['a', 'b, c', 'say "hi"', 'two\nlines', '', ' padded ', '{"k":"v"}'];
@@ -83,4 +83,11 @@ test('a DT2 topic in its DataHub form', () => {
   assert.equal(convertTopic('plant/+/line/#'), 'plant.*.line.>');
   assert.equal(convertTopic('devicehub.raw.gen.speed'), 'devicehub.raw.gen.speed');
   assert.equal(convertTopic('/a/b/'), 'a.b');
+});
+
+test('a DT2 section keeps its twins placeholders out of the template parameters', () => {
+  const section = { models: [{ Topic: 'lab.{{Cell}}.temp', Parameters: [{ Key: 'K', Value: 'a{{b}}' }] }] };
+  assert.deepEqual(escapePlaceholders(section), {
+    models: [{ Topic: 'lab.\\{{Cell}}.temp', Parameters: [{ Key: 'K', Value: 'a\\{{b}}' }] }],
+  });
 });

@@ -69,9 +69,6 @@ export function convertTopic(topic: string): string {
     .join('.');
 }
 
-/** A twins placeholder (`{{Param}}`) kept from the template's own parameters (`\\{{`). */
-const escapeBraces = (v: string) => v.replace(/\{\{/g, '\\{{');
-
 /** The model as the `twins` section's model (by name, no IDs), for an edge. */
 export function sectionModel(d: Dt2Document) {
   return {
@@ -88,20 +85,14 @@ export function sectionModel(d: Dt2Document) {
       Description: a.Description,
       Type: a.Type,
       AttributeType: a.AttributeType,
-      ...(a.Type === 'topic'
-        ? { Topic: escapeBraces(a.TopicExpressionConverted), Transformation: a.Transformation }
-        : {}),
+      ...(a.Type === 'topic' ? { Topic: a.TopicExpressionConverted, Transformation: a.Transformation } : {}),
       ...(a.Type === 'nestedModel'
         ? a.NestedInstanceName
           ? { NestedInstance: { Model: a.NestedModelName!, Instance: a.NestedInstanceName } }
           : { NestedModel: a.NestedModelName }
         : {}),
     })),
-    Instances: d.Instances.map(({ ID: _id, ...i }) => ({
-      Source: 'local',
-      ...i,
-      ...(i.Topic !== undefined ? { Topic: escapeBraces(i.Topic) } : {}),
-    })),
+    Instances: d.Instances.map(({ ID: _id, ...i }) => ({ Source: 'local', ...i })),
     ...(d.Hierarchy !== undefined ? { Hierarchy: d.Hierarchy } : {}),
   };
 }
@@ -145,3 +136,12 @@ export function instanceOfLine(
 }
 
 export const CSV_HEADER_FIELDS = ['Name', 'Description', 'Topic', 'Enabled'];
+
+/**
+ * The twins section with every `{{` written `\\{{`: a twins placeholder (`{{Param}}`, an instance
+ * parameter) is not one of the configuration template's own parameters (a `{{` never appears
+ * outside a string in JSON, so the text can be rewritten as a whole).
+ */
+export function escapePlaceholders<T>(section: T): T {
+  return JSON.parse(JSON.stringify(section).replace(/\{\{/g, '\\\\{{')) as T;
+}

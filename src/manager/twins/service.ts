@@ -13,6 +13,7 @@ import { requireRole, roleAt, type Principal } from '../auth/index.js';
 import { parseCsv } from '../hierarchy/index.js';
 import {
   convertTopic,
+  escapePlaceholders,
   CSV_HEADER_FIELDS,
   instanceOfLine,
   sectionModel,
@@ -214,7 +215,10 @@ export class Dt2Service {
       format: TEMPLATE_FORMAT,
       version: TEMPLATE_VERSION,
       sections: {
-        twins: { transformations: [...transformations.values()], models: models.map(sectionModel) },
+        twins: escapePlaceholders({
+          transformations: [...transformations.values()],
+          models: models.map(sectionModel),
+        }),
       },
     };
     const { templateId, task } = await this.#deps.deploy(

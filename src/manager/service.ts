@@ -1,10 +1,14 @@
 /**
  * The edge manager: a list of modules run by the kernel's service shell. Identity (`auth/`), the
- * admin console API on its own port (`admin/`), the fleet (`fleet/`), the edge links (`link/`)
- * the bridge to each edge's API (`bridge/`), asynchronous tasks (`tasks/`), templates applied to
- * many edges (`templates/`), the remote image pull (`registry/`) and platform rules, incidents and
- * their notifications (`alerts/`), the marketplace catalogue under `/mpcs/` (`marketplace/`) and the asset hub, another manager's
- * catalogue imported from (`assethub/`).
+ * admin console API on its own port (`admin/`), the fleet (`fleet/`), the edge links (`link/`),
+ * the bridge to each edge's API (`bridge/`), high availability (`ha/`), asynchronous tasks
+ * (`tasks/`), templates applied to many edges (`templates/`), the remote image pull (`registry/`),
+ * the audit trail (`audit/`), platform rules, incidents and their notifications (`alerts/`), the
+ * marketplace catalogue under `/mpcs/` (`marketplace/`), the asset hub, another manager's
+ * catalogue imported from (`assethub/`), CA certificates (`certificates/`), edge logs across the
+ * fleet (`edge-logs/`), instance settings (`settings/`), the asset hierarchy with branch
+ * permissions (`hierarchy/`), fleet twin models deployed through it (`twins/`) and the web
+ * console (`console/`).
  *
  * `buildManagerApp` opens the stores and mounts every module without binding a port (tests
  * `inject`); `startManager` also listens on the main and the admin console ports.
@@ -43,6 +47,8 @@ import { managerConsoleModule } from './console/index.js';
 import { certificatesModule } from './certificates/index.js';
 import { edgeLogsModule } from './edge-logs/index.js';
 import { settingsModule } from './settings/index.js';
+import { hierarchyModule } from './hierarchy/index.js';
+import { twinsModule } from './twins/index.js';
 import type { ManagerModules } from './modules.js';
 import { MANAGER_SHELL_OPTIONS, type ManagerShellConfig } from './options.js';
 
@@ -65,7 +71,9 @@ export const MANAGER_MODULES = [
   assetHubModule, // another manager's catalogue browsed and imported from (/api/v1/asset-hub)
   certificatesModule, // CA certificates, synchronised to the edges' trust stores as tasks
   edgeLogsModule, // edge logs across the fleet and device log forwarding, over the links
-  settingsModule, // instance settings: licence type, instance mode, certificates, marketplace secrets
+  settingsModule, // instance settings: licence type, instance mode, certificates
+  hierarchyModule, // the asset hierarchy per company, with branch permissions
+  twinsModule, // fleet twin models (DT2), deployed to the edges under a branch as tasks
   managerConsoleModule, // the web console at / on the main and the admin ports
 ] as const;
 

@@ -304,6 +304,10 @@ export class ManagerAuthService {
     return { username, createdAt: new Date(now).toISOString() };
   }
 
+  async hasUser(username: string): Promise<boolean> {
+    return (await this.#repo.getUser(username)) !== undefined;
+  }
+
   async deleteUser(username: string): Promise<void> {
     if (!(await this.#repo.deleteUser(username))) throw notFound(`user "${username}" not found`);
     this.#cache.clear();

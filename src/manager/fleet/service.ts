@@ -183,6 +183,11 @@ export class FleetService {
     };
   }
 
+  /** The company named by id or name, when `principal` may read it; 404 otherwise. */
+  company(principal: Principal, ref: { companyId?: string; companyName?: string }) {
+    return this.#company(principal, ref);
+  }
+
   /** The company named by id or name, checked for `principal`'s read access. */
   async #company(
     principal: Principal,

@@ -1,0 +1,7 @@
+import type { ModuleMigrations } from '../../../kernel/db/index.js';
+import { createHierarchy } from './0001-create-hierarchy.js';
+
+export const hierarchyMigrations: ModuleMigrations = {
+  module: 'manager.hierarchy',
+  migrations: [createHierarchy],
+};

@@ -263,11 +263,12 @@ describe('templates', () => {
     // The task routes of both APIs.
     const types = await m.call('/api/v1/async-task/task-types');
     assert.deepEqual(types.body.items.map((t: any) => t.type).sort(), [
+      'CA_CERTIFICATES_SYNC',
       'IMAGE_PULL',
       'MARKETPLACE_APP_INSTALL',
       'TEMPLATE_APPLY',
     ]);
-    assert.equal((await m.admin('/admin/v1/instance-async-task/task-types')).body.total, 3);
+    assert.equal((await m.admin('/admin/v1/instance-async-task/task-types')).body.total, 4);
     const admin = await m.admin(`/admin/v1/instance-async-task/task/${taskId}`);
     assert.deepEqual(admin.body.counts, { SUCCEEDED: 3 });
     assert.equal((await m.admin(`/admin/v1/instance-async-task/${taskId}/subtasks`)).body.total, 3);

@@ -48,7 +48,7 @@ export function listConnections(
   page: { offset: number; limit: number; filter?: string | null },
 ): { items: (ConnectionView & { subscriptionCount: number })[]; total: number } {
   const clients = clientsOf(broker);
-  const sql = broker.persistence instanceof SqlPersistence ? broker.persistence : null;
+  const store = broker.persistence instanceof SqlPersistence ? broker.persistence : null;
   const needle = page.filter?.toLowerCase() ?? '';
   const views = [];
   for (const id of Object.keys(clients).sort()) {
@@ -74,7 +74,7 @@ export function listConnections(
         .slice(0, MAX_LISTED_SUBSCRIPTIONS)
         .map(([topic, s]) => ({ topic, qos: s.qos ?? 0 })),
       subscriptionCount: subs.length,
-      queued: sql ? sql.queued(id).messages : null,
+      queued: store ? store.queued(id).messages : null,
     };
   });
   return { items, total: views.length };
@@ -103,8 +103,8 @@ export interface BrokerMetrics {
 }
 
 export async function brokerMetrics(broker: UnsBroker): Promise<BrokerMetrics> {
-  const sql = broker.persistence instanceof SqlPersistence ? broker.persistence : null;
-  const queued = sql?.queuedTotal();
+  const store = broker.persistence instanceof SqlPersistence ? broker.persistence : null;
+  const queued = store?.queuedTotal();
   const offline = await broker.persistence.countOffline();
   return {
     messagesPerSecond: broker.meter.rate(),

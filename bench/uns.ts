@@ -215,6 +215,24 @@ function stopChild(child: ChildProcess): Promise<void> {
 const USER = 'bench';
 const PASS = 'bench-password-1';
 
+/**
+ * Which build the Millwright broker of this run was (issue 34: figures that did not hold were
+ * taken from a different build): the built service in dist/ (`millwright uns`, as `npm start`
+ * runs it), the commit it was built from, and whether the sources had changes not committed.
+ */
+function measuredBuild(): string {
+  const git = (...a: string[]) => {
+    try {
+      return execFileSync('git', a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown commit';
+  const dirty = git('status', '--porcelain', '--', 'src') !== '';
+  return `the built service (${CLI_ARGS.join(' ')}), commit ${commit}${dirty ? ' with uncommitted changes in src/' : ''}, rebuilt from the sources when they were newer`;
+}
+
 async function startMillwright(dir: string): Promise<Broker> {
   const env = {
     ...process.env,
@@ -482,6 +500,7 @@ async function main(): Promise<void> {
   console.log(
     `\nMachine: ${cpus().length} vCPUs (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}`,
   );
+  console.log(`Measured: ${measuredBuild()}`);
   console.log(
     `Command: npm run bench -- uns --protocol ${protocol}${onlyShared ? ' --shared' : ''} --duration ${opts.duration} --warmup ${opts.warmup} --window ${opts.window} --size ${opts.size} --pace ${pace}\n`,
   );

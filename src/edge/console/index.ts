@@ -1,3 +1,2 @@
 /** The console module's public surface: what service.ts and the CLI import. */
 export { consoleModule, type EdgeConsole } from './module.js';
-export { CONSOLE_SECURITY_HEADERS } from './routes.js';

@@ -4,9 +4,21 @@
  * APIs only; this module serves files and nothing else.
  */
 import type { EdgeModule } from '../modules.js';
-import { loadConsoleAssets, CONSOLE_DIST, type ConsoleAssets } from './assets.js';
+import {
+  consoleDist,
+  consoleRoutes,
+  loadConsoleAssets,
+  type ConsoleAssets,
+} from '../../kernel/http/console.js';
 import { consoleOptions } from './options.js';
-import { consoleRoutes } from './routes.js';
+
+const CONSOLE_DIST = consoleDist('edge');
+
+/** What `/` answers when the console is not built (tests that did not build it, a source checkout). */
+export const NOT_BUILT_PAGE =
+  'The edge console is not built.\n\n' +
+  'Run `npm run build` in the Millwright checkout (it builds the console into dist/console/edge),\n' +
+  'then restart the edge. The API is served as usual; see docs/console.md.\n';
 
 export interface EdgeConsole {
   /** Whether the console is served (`--console`, default true). */
@@ -42,6 +54,6 @@ export const consoleModule: EdgeModule<'console', typeof consoleOptions> = {
   },
   mount(ctx, api) {
     if (!api.enabled) return;
-    return ctx.app.register(consoleRoutes, { assets: api.assets });
+    return ctx.app.register(consoleRoutes, { assets: api.assets, notBuilt: NOT_BUILT_PAGE });
   },
 };

@@ -3,26 +3,13 @@
  * authorization endpoint with the authorization request's parameters as hidden fields. Its style
  * sheet is a file of its own (`login.css`), so the page holds under the consoles' strict CSP.
  */
+import { consoleSecurityHeaders } from '../../kernel/http/console.js';
 
-/** The consoles' headers (the edge console's policy): no script but their own, never framed. */
-export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-    "form-action 'self' https: http:",
-  ].join('; '),
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-};
+/**
+ * The consoles' headers (kernel/http/console.ts), with forms allowed to post to the redirect of a
+ * client (the realm's sign-in answers with a redirect to the client's URI).
+ */
+export const CONSOLE_SECURITY_HEADERS = consoleSecurityHeaders("'self' https: http:");
 
 const FORWARDED = [
   'client_id',

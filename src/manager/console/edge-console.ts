@@ -10,11 +10,11 @@
  * Not carried yet: GraphQL subscriptions (the link forwards requests, not WebSockets), so the
  * edge pages' live parts (live values, sync status) show their error through the bridge.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { CONSOLE_SECURITY_HEADERS, CSRF_COOKIE, principalOf } from '../auth/index.js';
 import type { FleetService } from '../fleet/index.js';
-import type { ConsoleAsset, ConsoleAssets } from './assets.js';
+import { sendConsoleAsset, type ConsoleAssets } from '../../kernel/http/console.js';
 
 const Params = Type.Object({
   projectId: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' }),
@@ -58,20 +58,7 @@ export async function edgeConsoleRoutes(
       void reply.headers(CONSOLE_SECURITY_HEADERS);
       const asset = assets?.files.get(`assets/${request.params['*']}`);
       if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('not found\n');
-      return send(request, reply, asset);
+      return sendConsoleAsset(request, reply, asset);
     },
   );
-}
-
-function send(request: FastifyRequest, reply: FastifyReply, asset: ConsoleAsset) {
-  void reply
-    .header('content-type', asset.type)
-    .header('cache-control', asset.immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
-    .header('etag', asset.etag)
-    .header('vary', 'accept-encoding');
-  if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
-  if (asset.gzip && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
-    return reply.header('content-encoding', 'gzip').send(asset.gzip);
-  }
-  return reply.send(asset.body);
 }

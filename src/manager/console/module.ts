@@ -6,11 +6,22 @@
  * public APIs only; this module serves files and nothing else.
  */
 import type { ManagerModule } from '../modules.js';
-import { fileURLToPath } from 'node:url';
-import { CONSOLE_DIST, loadConsoleAssets, type ConsoleAssets } from './assets.js';
+import {
+  consoleDist,
+  consoleRoutes,
+  loadConsoleAssets,
+  type ConsoleAssets,
+} from '../../kernel/http/console.js';
+import { CONSOLE_SECURITY_HEADERS } from '../auth/index.js';
 import { edgeConsoleRoutes } from './edge-console.js';
 import { managerConsoleOptions } from './options.js';
-import { managerConsoleRoutes } from './routes.js';
+
+const CONSOLE_DIST = consoleDist('manager');
+
+export const NOT_BUILT_PAGE =
+  'The manager console is not built.\n\n' +
+  'Run `npm run build` in the Millwright checkout (it builds the console into dist/console/manager),\n' +
+  'then restart the manager. The API is served as usual; see docs/manager.md.\n';
 
 export interface ManagerConsole {
   enabled: boolean;
@@ -22,7 +33,7 @@ export interface ManagerConsole {
 }
 
 /** The edge console's build (dist/console/edge), beside the manager's. */
-const EDGE_CONSOLE_DIST = fileURLToPath(new URL('../../../dist/console/edge/', import.meta.url));
+const EDGE_CONSOLE_DIST = consoleDist('edge');
 
 declare module '../modules.js' {
   interface ManagerModules {
@@ -50,8 +61,10 @@ export const managerConsoleModule: ManagerModule<'console', typeof managerConsol
   },
   async mount(ctx, api) {
     if (!api.enabled) return;
-    await ctx.app.register(managerConsoleRoutes, { assets: api.assets });
+    // The main port and the admin port serve the same console (it shows what each port offers).
+    const routes = { assets: api.assets, notBuilt: NOT_BUILT_PAGE, headers: CONSOLE_SECURITY_HEADERS };
+    await ctx.app.register(consoleRoutes, routes);
     await ctx.app.register(edgeConsoleRoutes, { assets: api.edgeAssets, fleet: ctx.module('fleet') });
-    await ctx.module('admin').app.register(managerConsoleRoutes, { assets: api.assets });
+    await ctx.module('admin').app.register(consoleRoutes, routes);
   },
 };

@@ -1,3 +1,2 @@
 /** The UNS console module's public surface: what service.ts and the CLI import. */
 export { consoleModule, type UnsConsole } from './module.js';
-export { CONSOLE_SECURITY_HEADERS } from './routes.js';

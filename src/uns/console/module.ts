@@ -5,9 +5,21 @@
  * serves files and nothing else.
  */
 import type { UnsModule } from '../modules.js';
-import { loadConsoleAssets, CONSOLE_DIST, type ConsoleAssets } from './assets.js';
+import {
+  consoleDist,
+  consoleRoutes,
+  loadConsoleAssets,
+  type ConsoleAssets,
+} from '../../kernel/http/console.js';
 import { consoleOptions } from './options.js';
-import { consoleRoutes } from './routes.js';
+
+const CONSOLE_DIST = consoleDist('uns');
+
+/** What `/` answers when the console is not built (tests that did not build it, a source checkout). */
+export const NOT_BUILT_PAGE =
+  'The UNS console is not built.\n\n' +
+  'Run `npm run build` in the Millwright checkout (it builds the console into dist/console/uns),\n' +
+  'then restart the UNS. The API is served as usual; see docs/console.md.\n';
 
 export interface UnsConsole {
   /** Whether the console is served (`--console`, default true). */
@@ -43,6 +55,6 @@ export const consoleModule: UnsModule<'console', typeof consoleOptions> = {
   },
   mount(ctx, api) {
     if (!api.enabled) return;
-    return ctx.app.register(consoleRoutes, { assets: api.assets });
+    return ctx.app.register(consoleRoutes, { assets: api.assets, notBuilt: NOT_BUILT_PAGE });
   },
 };

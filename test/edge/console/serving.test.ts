@@ -1,5 +1,6 @@
 /**
- * How the console's files are served (src/edge/console): index.html revalidated, hashed assets
+ * How the console's files are served (src/kernel/http/console.ts, as the edge console uses it; the
+ * UNS and manager consoles are served by the same routes): index.html revalidated, hashed assets
  * cached for a year, gzip when accepted, ETag and 304, the security headers on every answer, a
  * 404 for an unknown asset, the "not built" page, and `--console=false` (no route at all).
  */
@@ -10,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Fastify from 'fastify';
-import { loadConsoleAssets } from '../../../src/edge/console/assets.js';
-import { consoleRoutes, IMMUTABLE } from '../../../src/edge/console/routes.js';
+import { consoleRoutes, IMMUTABLE, loadConsoleAssets } from '../../../src/kernel/http/console.js';
+import { NOT_BUILT_PAGE } from '../../../src/edge/console/module.js';
 import { startTestEdge } from '../../helpers/edge.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-console-fixture-'));
@@ -27,7 +28,7 @@ writeFileSync(join(dir, 'assets/plain.txt'), 'no hash here');
 
 async function app(assets: ReturnType<typeof loadConsoleAssets>) {
   const a = Fastify();
-  await a.register(consoleRoutes, { assets });
+  await a.register(consoleRoutes, { assets, notBuilt: NOT_BUILT_PAGE });
   return a;
 }
 

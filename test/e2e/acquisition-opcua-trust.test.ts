@@ -10,8 +10,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -22,44 +21,12 @@ import {
   SecurityPolicy,
   Variant,
 } from 'node-opcua';
-import { makePki, type TestPki } from '../helpers/integrations.js';
+import { makePki, signOpcuaServerCertificate, type TestPki } from '../helpers/integrations.js';
 import { activationCode, makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
 import { eventually, freePort } from '../helpers/util.js';
 import { nextMessage, startAcqEdge, type AcqEdge } from '../edge/acquisition/support.js';
 
 const SERVER_URI = 'urn:millwright-test:opcua-ca-server';
-
-/** An OPC UA application certificate for the server, signed by the test's CA. */
-function signServerCertificate(pki: TestPki): { cert: string; chain: string; key: string } {
-  const f = (n: string) => join(pki.dir, n);
-  writeFileSync(
-    f('opcua.ext'),
-    [
-      `subjectAltName=URI:${SERVER_URI},DNS:localhost,IP:127.0.0.1`,
-      'basicConstraints=CA:FALSE',
-      'keyUsage=critical,digitalSignature,nonRepudiation,keyEncipherment,dataEncipherment',
-      'extendedKeyUsage=serverAuth,clientAuth',
-      'subjectKeyIdentifier=hash',
-      'authorityKeyIdentifier=keyid,issuer',
-      '',
-    ].join('\n'),
-  );
-  const ssl = (...args: string[]) => {
-    const r = spawnSync('openssl', args, { cwd: pki.dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
-  };
-  ssl(
-    ...['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=opcua-ca-server/O=Millwright Test'],
-    ...['-keyout', 'opcua.key', '-out', 'opcua.csr'],
-  );
-  ssl(
-    ...['x509', '-req', '-in', 'opcua.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial'],
-    ...['-days', '2', '-extfile', 'opcua.ext', '-out', 'opcua.pem'],
-  );
-  // The same certificate followed by its CA: what a server that sends its chain has in its file.
-  writeFileSync(f('opcua-chain.pem'), readFileSync(f('opcua.pem'), 'utf8') + pki.ca);
-  return { cert: f('opcua.pem'), chain: f('opcua-chain.pem'), key: f('opcua.key') };
-}
 
 async function startServer(port: number, certificateFile: string, privateKeyFile: string, pkiDir: string) {
   const server = new OPCUAServer({
@@ -134,7 +101,7 @@ describe('acquisition: the OPC UA client trusts the edge trust store', () => {
   before(async () => {
     pki = makePki();
     other = makePki();
-    files = signServerCertificate(pki);
+    files = signOpcuaServerCertificate(pki, SERVER_URI);
     serverPki = mkdtempSync(join(tmpdir(), 'mw-opcua-ca-server-'));
     port = await freePort();
     chainedPort = await freePort();

@@ -61,15 +61,17 @@ const ENTRIES: Entry[] = [
     limitS: 300,
     rows: (f) => {
       const baseline = `modbus-serial tight loop: ${n0(f.ceilingPerSecond!)} values/s`;
-      const path = `acquisition, ${n0(f.offeredPerSecond!)} Modbus values/s offered (${n0(f.deliveredPerSecond!)} delivered)`;
+      const path = `acquisition, ${n0(f.offeredPerSecond!)} Modbus values/s`;
+      // The CPU share is about the offered rate: an edge that falls behind uses less.
+      const delivered = f.deliveredPerSecond! / f.offeredPerSecond!;
       return [
         {
           path: `${path}: edge CPU`,
           baseline,
-          measured: `${pct(f.cpuShareOfCore!)} of a core`,
-          ratio: '-',
-          target: '≤ 25% of a core',
-          met: f.cpuShareOfCore! <= 0.25,
+          measured: `${pct(f.cpuShareOfCore!)} of a core, ${n0(f.deliveredPerSecond!)} values/s delivered`,
+          ratio: `${pct(delivered)} delivered`,
+          target: '≤ 25% of a core, all delivered',
+          met: f.cpuShareOfCore! <= 0.25 && delivered >= 0.99,
         },
         {
           path: `${path}: edge RSS`,

@@ -5,15 +5,17 @@
  * figures over through `reportFigures` of bench/support.ts); this file only runs them and compares.
  *
  *   npm run bench -- summary [--lock /tmp/bench.lock] [--only devicehub,uns]
+ *   npm run bench -- summary --report /tmp/mw-bench-summary-XXXXXX
  *
  * `--lock FILE` runs each bench under `flock FILE` (the lock is held per bench, not for the whole
  * summary, so that other benches can run between; a bench's time limit starts once it holds the
  * lock). `--only` runs some of the benches. Each bench's own output goes to a log file (named at
  * the end); a bench that fails or runs past its time limit is a row `FAILED` and makes the exit
  * code 1. A target not met does not: the exit code says whether the figures could be taken.
+ * `--report DIR` prints the table of an earlier run again from its directory (`summary.json`).
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -260,7 +262,17 @@ function runBench(entry: Entry, dir: string, lock: string | undefined): Promise<
   });
 }
 
+interface Run {
+  command: string;
+  measured: string;
+  minutes: number;
+  results: { bench: string; outcome: Outcome }[];
+}
+
 async function main(): Promise<void> {
+  const report = strArg('report');
+  if (report)
+    return printTable(JSON.parse(readFileSync(join(report, 'summary.json'), 'utf8')) as Run, report);
   const lock = strArg('lock');
   const only = strArg('only')?.split(',');
   const entries = ENTRIES.filter((e) => !only || only.includes(e.bench));
@@ -272,34 +284,45 @@ async function main(): Promise<void> {
   ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'mw-bench-summary-'));
   const t0 = performance.now();
-  const results: { entry: Entry; outcome: Outcome }[] = [];
+  const run: Run = {
+    command: `npm run bench -- summary${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`,
+    measured: measuredBuild(),
+    minutes: 0,
+    results: [],
+  };
   for (const entry of entries) {
     process.stderr.write(`${entry.bench} ${entry.args.join(' ')}${lock ? ` (waiting for ${lock})` : ''}\n`);
     const outcome = await runBench(entry, dir, lock);
     process.stderr.write(
       `  ${entry.bench}: ${outcome.error ?? 'done'} after ${outcome.seconds.toFixed(0)} s; log ${join(dir, `${entry.bench}.log`)}\n`,
     );
-    results.push({ entry, outcome });
+    run.results.push({ bench: entry.bench, outcome });
+    run.minutes = (performance.now() - t0) / 60_000;
+    // Kept, so that `--report DIR` prints the table again.
+    writeFileSync(join(dir, 'summary.json'), JSON.stringify(run));
   }
+  printTable(run, dir);
+}
 
+/** The one table of a run; the exit code 1 when a bench failed. */
+function printTable(run: Run, dir: string): void {
   console.log(
     `\nbench/summary: ${cpus().length} vCPUs (${cpus()[0]?.model ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB, ` +
-      `Node.js ${process.version}; ${((performance.now() - t0) / 60_000).toFixed(1)} min in all`,
+      `Node.js ${process.version}; ${run.minutes.toFixed(1)} min in all`,
   );
   console.log(
-    `Measured: ${measuredBuild()}; integrations and analytics: the sources in the bench's process (src/ through tsx)`,
+    `Measured: ${run.measured}; integrations and analytics: the sources in the bench's process (src/ through tsx)`,
   );
-  console.log(
-    `Command: npm run bench -- summary${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}\n`,
-  );
+  console.log(`Command: ${run.command}\n`);
   console.log(
     '| path | baseline, same run | measured | ratio | target | met | bench (load at its start, seconds) |',
   );
   console.log('|---|---|---:|---:|---|---|---|');
   let failed = 0;
   let missed = 0;
-  for (const { entry, outcome } of results) {
-    const bench = `${entry.bench} ${entry.args.join(' ')} (${outcome.load.toFixed(1)}, ${outcome.seconds.toFixed(0)} s)`;
+  for (const { bench: name, outcome } of run.results) {
+    const entry = ENTRIES.find((e) => e.bench === name)!;
+    const bench = `${entry.bench} ${entry.args.join(' ')} (${Number.isFinite(outcome.load) ? outcome.load.toFixed(1) : '-'}, ${outcome.seconds.toFixed(0)} s)`;
     let rows: Row[] = [];
     try {
       if (outcome.figures) rows = entry.rows(outcome.figures as Record<string, number>);

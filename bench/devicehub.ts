@@ -119,6 +119,7 @@ try {
     throw new Error(`uploads created ${up1.stats.Created + up2.stats.Created} of ${total}`);
   // Re-upload of the first half: every line an update.
   const up3 = SHORT ? undefined : await upload(csvFor(0, half));
+  process.stderr.write(`uploaded ${total} tags: ${((up1.took + up2.took) / 1000).toFixed(1)} s\n`);
 
   // Walk through GraphQL.
   const PAGE_QUERY = `query($in: ListRegistersFromAllDevicesRequest) { ListRegistersFromAllDevices(input: $in) {
@@ -145,6 +146,7 @@ try {
   await walk('keyset'); // warm-up
   const api: number[] = [];
   for (let w = 0; w < walks; w++) api.push(...(await walk('keyset')));
+  process.stderr.write(`${walks + 1} walks through GraphQL done\n`);
   const offset = SHORT ? undefined : await walk('offset');
 
   // Baseline: the same SQL as the DeviceHub's keyset page and count, on the same database file,

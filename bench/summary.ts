@@ -97,7 +97,7 @@ const ENTRIES: Entry[] = [
   {
     bench: 'devicehub',
     args: ['--short'],
-    limitS: 300,
+    limitS: 600,
     rows: (f) => [
       {
         path: `ListRegistersFromAllDevices, pages of 1,000 of ${n0(f.tags!)} tags: p99`,

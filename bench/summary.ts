@@ -336,6 +336,15 @@ function printTable(run: Run, dir: string): void {
       continue;
     }
     for (const r of rows) {
+      // A baseline or figure of 0 (a load generator that did not get the processor in its window)
+      // is no measurement: the bench counts as failed rather than the target as met or not.
+      if (/NaN|Infinity/.test(`${r.measured} ${r.ratio} ${r.baseline}`) || /: 0 /.test(`${r.baseline} `)) {
+        failed++;
+        console.log(
+          `| ${r.path} | ${r.baseline} | FAILED: ${r.measured}, not a measurement | ${r.ratio} | ${r.target} | | ${bench} |`,
+        );
+        continue;
+      }
       if (!r.met) missed++;
       console.log(
         `| ${r.path} | ${r.baseline} | ${r.measured} | ${r.ratio} | ${r.target} | ${r.met ? 'met' : 'NOT MET'} | ${bench} |`,

@@ -101,7 +101,8 @@ export class BridgedSockets {
       this.out.frame(link, bodyFrame(id, data));
       if (link.bufferedAmount > LINK_HIGH_WATER) this.#wait(link, id, conn);
     });
-    socket.on('close', (code: number, reason: Buffer) => end(code, reason.toString()));
+    // Closed by the endpoint without a code (the edge's app stopping): the endpoint went away.
+    socket.on('close', (code: number, reason: Buffer) => end(code === 1005 ? 1001 : code, reason.toString()));
     socket.on('error', (err) => this.log.debug({ err, id }, 'bridged socket error'));
   }
 

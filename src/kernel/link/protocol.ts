@@ -300,12 +300,12 @@ export function reconnectDelay(attempt: number, baseMs: number, capMs: number, r
 }
 
 /**
- * A close code one may send for a bridged socket: `code` when WebSocket allows sending it (1000,
- * 1001, 1007-1014, 3000-4999), else 1011 (1005 and 1006 only describe a close, never travel).
+ * A close code one may send for a bridged socket: `code` when WebSocket allows sending it (1000-
+ * 1003, 1007-1014, 3000-4999), else 1011 (1005 and 1006 only describe a close, never travel).
  */
 export function sendableCloseCode(code: unknown): number {
   if (typeof code !== 'number' || !Number.isInteger(code)) return 1011;
-  if (code === 1000 || code === 1001 || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999))
+  if ((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999))
     return code;
   return 1011;
 }

@@ -219,7 +219,10 @@ describe('the manager console', { skip }, () => {
       async () => (await subtasks.getByText('SUCCEEDED', { exact: true }).count()) === 2,
       180_000,
       'both subtasks SUCCEEDED',
-    );
+    ).catch(async (err: Error) => {
+      await page.screenshot({ path: join(SHOTS, '09-task-not-done.png'), fullPage: true });
+      throw new Error(`${err.message}: ${await subtasks.textContent()}`);
+    });
     // The header and one row per edge of the project.
     assert.equal(await subtasks.getByRole('row').count(), 3);
     await check('09-task-done');

@@ -68,7 +68,7 @@ before(async () => {
   const ready = up.ready.services.manager as unknown as { url: string; adminUrl: string };
   url = ready.url.replace('localhost', '127.0.0.1');
   adminUrl = ready.adminUrl.replace('localhost', '127.0.0.1');
-  edge = await startEdgeProcess(edgeDir);
+  edge = await startEdgeProcess(edgeDir, undefined, 180_000);
   browser = await launchBrowser();
   context = await newContext(browser);
   context.setDefaultTimeout(20_000);
@@ -84,6 +84,43 @@ after(async () => {
   rmSync(upDir, { recursive: true, force: true });
   rmSync(edgeDir, { recursive: true, force: true });
 });
+
+/** A configuration template for any edge: one Generator device with one tag. */
+const LINE_SIM_TEMPLATE = {
+  format: 'millwright.config-template',
+  version: 1,
+  createdAt: '2026-11-27T00:00:00.000Z',
+  sections: {
+    devicehub: {
+      devices: [
+        {
+          Name: 'line-sim',
+          DriverID: 'Generator',
+          Description: 'applied by the manager',
+          Properties: {},
+          MetaData: {},
+          DHParams: [],
+          WorkerParams: [],
+          AliasTopics: false,
+          Debug: false,
+          Tags: [
+            {
+              TagName: 'speed',
+              Name: 'S',
+              ValueType: 'float64',
+              Description: '',
+              PublishCoV: false,
+              TagFormula: '',
+              IntervalMs: 1000,
+              Properties: { address: '1' },
+              MetaData: {},
+            },
+          ],
+        },
+      ],
+    },
+  },
+};
 
 /** Screenshot, axe-core and the CSP watch of the page as it is now. */
 async function check(name: string, fullPage = true): Promise<void> {
@@ -202,8 +239,9 @@ describe('the manager console', { skip }, () => {
       'a version',
     );
     await check('07-device');
-    // A template captured from the second edge, applied to its project (both edges) as a task:
-    // the two subtasks finish.
+    // A template captured from the second edge (its API clients have no secret in it: it is
+    // for that edge); one uploaded from a file, a Generator device, applied to the project (both
+    // edges) as a task: the two subtasks finish.
     await go('/templates', 'Templates');
     await page.getByLabel('Device to capture').selectOption({ label: 'line-2-edge' });
     await page.getByLabel('Name of the captured template').fill('line-2-baseline');
@@ -211,6 +249,16 @@ describe('the manager console', { skip }, () => {
     await page.getByRole('button', { name: 'Open line-2-baseline' }).click({ timeout: 60_000 });
     await page.getByRole('table', { name: 'Versions of line-2-baseline' }).getByRole('row').nth(1).waitFor();
     await check('08-templates');
+    await page.getByLabel('Template file').setInputFiles({
+      name: 'line-sim.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(LINE_SIM_TEMPLATE)),
+    });
+    await page.getByLabel('Template name').fill('line-sim');
+    await page.getByRole('button', { name: 'Upload template' }).click();
+    await page.getByRole('button', { name: 'Open line-sim' }).click();
+    await page.getByRole('table', { name: 'Versions of line-sim' }).getByRole('row').nth(1).waitFor();
+    await check('08b-template-uploaded');
     await page.getByRole('button', { name: 'Apply as a task' }).click();
     await page.getByRole('heading', { level: 1, name: /^Task / }).waitFor();
     const subtasks = page.getByRole('table', { name: 'Subtasks' });
@@ -284,6 +332,7 @@ describe('the manager console', { skip }, () => {
       json: { query: 'query { ListDevices(input: {}) { Total Items { Name } } }' },
     });
     assert.match(onEdge.text, /bridged-gen/, onEdge.text);
+    assert.match(onEdge.text, /line-sim/, 'the template applied by the task');
     await page.goto(`${url}/#/fleet`); // the subscription's socket closes with the page
     await page.getByRole('heading', { level: 1, name: 'Fleet' }).waitFor();
   });

@@ -153,8 +153,13 @@ describe('acquisition: S7', () => {
     assert.match(r.json<{ error: string }>().error, /counter value/);
   });
 
-  test('a run longer than a PDU (DB3, 4,096 INTs): PDU-sized requests, every value from its own address', async () => {
-    const big = await e.createDevice('plc3', 'S7', { host: '127.0.0.1', port: String(peer.port) });
+  test('a run longer than a PDU (DB3, 4,096 INTs): PDU-sized requests on three connections, every value from its own address', async () => {
+    const open0 = (await peer.stats()).connections.length;
+    const big = await e.createDevice('plc3', 'S7', {
+      host: '127.0.0.1',
+      port: String(peer.port),
+      connections: '3',
+    });
     const got = new Map<number, number>();
     const sub = e.nc.subscribe('devicehub.raw.plc3.>', {
       callback: (_err, m) => {
@@ -181,8 +186,11 @@ describe('acquisition: S7', () => {
     const ticks = [...got].map(([i, v]) => (v - 2 * i) & 0x7fff);
     const spread = Math.max(...ticks) - Math.min(...ticks);
     assert.ok(spread <= 50, `ticks ${Math.min(...ticks)}..${Math.max(...ticks)}`);
-    // 8,192 bytes at 462 a request (PDU 480): 18 requests for the cycle.
-    assert.equal((await peer.stats()).reads - r0, 18);
+    // 8,192 bytes at 462 a request (PDU 480): 18 requests for the cycle, spread over the device's
+    // three connections (six calls of 3, 3, 3, 3, 3 and 3 requests, two on each).
+    const after = await peer.stats();
+    assert.equal(after.reads - r0, 18);
+    assert.deepEqual(after.connections.slice(open0), [6, 6, 6]);
     sub.unsubscribe();
     await e.ok(`mutation($in: [ID!]!) { DeleteDevices(IDs: $in) }`, { in: [big] });
     assert.equal(made.length, 4096);

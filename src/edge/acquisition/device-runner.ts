@@ -9,6 +9,7 @@ import { coerce, datatypeOf } from './convert.js';
 import { compileFormula, FormulaError, type Formula } from './formula.js';
 import type { AcquisitionEngine, ConnectionState, DeviceStatus } from './engine.js';
 import { LatencyHistogram } from './metrics.js';
+import { devicePart, ValuePayloadEncoder } from './payload.js';
 import {
   ReadFailure,
   type DeviceSpec,
@@ -95,6 +96,8 @@ interface TagRuntime {
 /** One object per tag (100,000 on a large site): the spec and its runtime state together. */
 interface TagEntry extends TagRuntime {
   spec: TagSpec;
+  /** The bytes of its values for NATS connections (made on its first successful read). */
+  encoder: ValuePayloadEncoder | undefined;
 }
 
 export class DeviceRunner {
@@ -110,6 +113,8 @@ export class DeviceRunner {
   #pushed: TagSpec[] = [];
   /** Intervals whose read is in flight (kept across reschedules: one read per interval at a time). */
   readonly #busy = new Set<number>();
+  /** The device's part of its tags' value messages (`payload.ts`). */
+  #devicePart: string | undefined;
 
   constructor(
     readonly engine: AcquisitionEngine,
@@ -181,6 +186,7 @@ export class DeviceRunner {
     const prev = previous ?? this.#tags.get(c.id);
     this.#tags.set(c.id, {
       spec: tag,
+      encoder: undefined,
       last: undefined,
       hasLast: false,
       ok: prev?.ok,
@@ -531,7 +537,7 @@ export class DeviceRunner {
     if (tag.formula && typeof value === 'number' && !Number.isInteger(value) && datatype !== 'float64')
       datatype = 'float64';
     const payload = {
-      success: true,
+      success: true as const,
       datatype,
       timestamp,
       registerId: tag.id,
@@ -542,8 +548,15 @@ export class DeviceRunner {
       description: tag.description,
       metadata: tag.metadata,
     };
-    hub.publish(tag.rawSubject, payload);
-    if (tag.aliasSubject !== null) hub.publish(tag.aliasSubject, payload);
+    const options = (entry.encoder ??= new ValuePayloadEncoder(
+      tag,
+      datatypeOf(tag.valueType),
+      tag.deviceId === this.spec.id && tag.deviceName === this.spec.name
+        ? (this.#devicePart ??= devicePart(this.spec.id, this.spec.name))
+        : devicePart(tag.deviceId, tag.deviceName),
+    )).options;
+    hub.publish(tag.rawSubject, payload, options);
+    if (tag.aliasSubject !== null) hub.publish(tag.aliasSubject, payload, options);
     if (this.engine.valueInterest)
       hub.publish((tag.valueSubject ??= flat(`devicehub.value.${tag.deviceName}.${tag.tagName}`)), value);
   }

@@ -37,6 +37,7 @@ export class Message<T = unknown> {
   counters: PrefixCounters;
   #bytes: Buffer | undefined;
   readonly #hub: DataHub;
+  readonly #encoder: PayloadEncoder | undefined;
 
   constructor(
     hub: DataHub,
@@ -46,8 +47,10 @@ export class Message<T = unknown> {
     headers: Buffer | undefined,
     origin: object | undefined,
     counters: PrefixCounters,
+    encoder?: PayloadEncoder,
   ) {
     this.#hub = hub;
+    this.#encoder = encoder;
     this.subject = subject;
     this.data = data;
     this.reply = reply;
@@ -58,7 +61,8 @@ export class Message<T = unknown> {
 
   /** The payload as bytes (serialised once, on first use). */
   bytes(): Buffer {
-    return (this.#bytes ??= encodePayload(this.data));
+    return (this.#bytes ??=
+      this.#encoder === undefined ? encodePayload(this.data) : this.#encoder.encode(this.data));
   }
 
   /** The payload as a value: the published object itself, or parsed from JSON bytes or text. */
@@ -247,6 +251,16 @@ export interface PublishOptions {
   /** Headers as a map, or a raw `NATS/1.0` block. */
   headers?: HeaderMap | Buffer;
   origin?: object;
+  /** Makes the bytes a NATS connection gets, when the publisher can do it faster than JSON. */
+  encoder?: PayloadEncoder;
+}
+
+/**
+ * A publisher's own encoding of its payloads: the same bytes as JSON of the value would be, made
+ * faster (the acquisition engine's values keep their per-tag parts encoded once).
+ */
+export interface PayloadEncoder {
+  encode(data: unknown): Buffer;
 }
 
 const INBOX_PREFIX = '_INBOX.';
@@ -338,7 +352,7 @@ export class DataHub {
     let headers: Buffer | undefined;
     const h = options?.headers;
     if (h !== undefined) headers = Buffer.isBuffer(h) ? h : encodeHeaders(h);
-    return this.dispatch(subject, data, reply, headers, options?.origin, true);
+    return this.dispatch(subject, data, reply, headers, options?.origin, true, options?.encoder);
   }
 
   /**
@@ -352,10 +366,11 @@ export class DataHub {
     headers: Buffer | undefined,
     origin: object | undefined,
     forward: boolean,
+    encoder?: PayloadEncoder,
   ): number {
     const r = this.#match(subject);
     const counters = r.tag as PrefixCounters;
-    const msg = new Message(this, subject, data, reply, headers, origin, counters);
+    const msg = new Message(this, subject, data, reply, headers, origin, counters, encoder);
     counters.msgsIn++;
     const len = knownLength(data);
     counters.bytesIn += len;

@@ -8,6 +8,7 @@ export {
   Subscription,
   type SubscribeOptions,
   type PublishOptions,
+  type PayloadEncoder,
   type PrefixCounters,
 } from './bus.js';
 export {

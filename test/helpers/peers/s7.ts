@@ -55,7 +55,13 @@ if (!s.StartTo('127.0.0.1')) { console.error('cannot start: ' + s.ErrorText(s.La
 // a job (ROSCTR 1) with function 4 (ReadVar) is a read request, byte 18 its item count.
 const net = require('node:net');
 let reads = 0, readItems = 0;
+// Read requests per relayed connection still open, in the order they were opened.
+const open = new Map();
+let nextConn = 0;
 const relay = net.createServer((client) => {
+  const id = nextConn++;
+  open.set(id, 0);
+  client.on('close', () => open.delete(id));
   const server = net.connect(Number(process.argv[2]), '127.0.0.1');
   client.setNoDelay(true); server.setNoDelay(true);
   const end = () => { client.destroy(); server.destroy(); };
@@ -69,6 +75,7 @@ const relay = net.createServer((client) => {
       if (len > 18 && pending[7] === 0x32 && pending[8] === 0x01 && pending[17] === 0x04) {
         reads++;
         readItems += pending[18];
+        if (open.has(id)) open.set(id, open.get(id) + 1);
       }
       pending = pending.subarray(len);
     }
@@ -81,10 +88,16 @@ let line = '';
 process.stdin.on('data', (b) => {
   line += b.toString();
   for (let i; (i = line.indexOf('\\n')) >= 0; line = line.slice(i + 1))
-    if (line.slice(0, i) === 'stats') console.log(JSON.stringify({ reads, readItems }));
+    if (line.slice(0, i) === 'stats') console.log(JSON.stringify({ reads, readItems, connections: [...open.values()] }));
 });
 process.stdin.on('end', () => process.exit(0));
 `;
+
+export interface S7PeerStats {
+  reads: number;
+  readItems: number;
+  connections: number[];
+}
 
 export class S7Peer {
   readonly dir = mkdtempSync(join(tmpdir(), 'mw-s7-'));
@@ -94,7 +107,7 @@ export class S7Peer {
   port = 0;
   #proc: ChildProcess | undefined;
   #log = '';
-  #stats: Array<(s: { reads: number; readItems: number }) => void> = [];
+  #stats: Array<(s: S7PeerStats) => void> = [];
 
   async start(): Promise<number> {
     if (!this.serverPort) this.serverPort = await freePort();
@@ -115,8 +128,7 @@ export class S7Peer {
       out += b.toString();
       for (let i; (i = out.indexOf('\n')) >= 0; out = out.slice(i + 1)) {
         const line = out.slice(0, i);
-        if (line.startsWith('{'))
-          this.#stats.shift()?.(JSON.parse(line) as { reads: number; readItems: number });
+        if (line.startsWith('{')) this.#stats.shift()?.(JSON.parse(line) as S7PeerStats);
       }
     });
     proc.stderr?.on('data', (b: Buffer) => (this.#log += b.toString()));
@@ -126,8 +138,11 @@ export class S7Peer {
     return this.port;
   }
 
-  /** Read requests (ReadVar jobs) relayed since the server's start, and their items. */
-  stats(): Promise<{ reads: number; readItems: number }> {
+  /**
+   * Read requests (ReadVar jobs) relayed since the server's start, and their items; the read
+   * requests each relayed connection still open carried, oldest connection first.
+   */
+  stats(): Promise<S7PeerStats> {
     const proc = this.#proc;
     if (!proc) return Promise.reject(new Error('the S7 server is not running'));
     return new Promise((resolve) => {

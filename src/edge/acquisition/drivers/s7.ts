@@ -71,6 +71,8 @@ const P_SEND_TIMEOUT = 4;
 const P_RECV_TIMEOUT = 5;
 /** Calls a run longer than one PDU is read in (each of whole PDU-sized requests). */
 const LARGE_CALLS = 4;
+/** Connections to one CPU at most (`connections`): each takes a thread of libuv's pool while it waits. */
+const MAX_CONNECTIONS = 4;
 /** snap7's bit word length, for writing one bit. */
 const WL_BIT = 0x01;
 
@@ -167,6 +169,14 @@ export class S7Connection {
   }
 }
 
+type Settled<T> = { ok: true; value: T } | { ok: false; err: unknown };
+/** A request's outcome as a value (requests queued ahead never reject unhandled). */
+const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (err: unknown) => ({ ok: false as const, err }),
+  );
+
 const wordLen = (area: AreaName) => (area === 'T' ? WL.timer : area === 'C' ? WL.counter : WL.byte);
 const multiVar = (it: ReadItem): MultiVar => ({
   Area: AREA[it.area],
@@ -178,13 +188,26 @@ const multiVar = (it: ReadItem): MultiVar => ({
 const itemName = (it: { area: AreaName; db: number; start: number; count: number }) =>
   `${it.area === 'DB' ? `DB${it.db}.` : it.area}${it.start}${it.count > 1 ? `..${it.start + it.count - 1}` : ''}`;
 
+/** Opens one connection; closes it again when it fails. */
+async function open(props: Record<string, string>): Promise<S7Connection> {
+  const conn = new S7Connection(props);
+  try {
+    await conn.connect();
+  } catch (err) {
+    conn.close();
+    throw err;
+  }
+  return conn;
+}
+
 class S7Session implements DriverSession {
   readonly #device: DeviceSpec;
   readonly #ctx: DriverContext;
   readonly #plans = new WeakMap<readonly TagSpec[], ReadPlan>();
   /** A long run's bytes, assembled from its parts (one buffer per planned run, reused each cycle). */
   readonly #buffers = new WeakMap<ReadItem, Buffer>();
-  #conn: S7Connection | undefined;
+  /** The first connection (writes, and every read when there is one) and the others (`connections`). */
+  #conns: S7Connection[] = [];
   #closed = false;
 
   constructor(device: DeviceSpec, ctx: DriverContext) {
@@ -192,22 +215,38 @@ class S7Session implements DriverSession {
     this.#ctx = ctx;
   }
 
+  get #conn(): S7Connection | undefined {
+    return this.#conns[0];
+  }
+
+  /**
+   * Opens the first connection, then the others `connections` asks for (snap7's client has one
+   * request in flight per connection: more connections, more requests in flight). A CPU that
+   * refuses one of the others (out of connection resources) is read on those it accepted.
+   */
   async connect(): Promise<void> {
-    const conn = new S7Connection(this.#device.props);
-    try {
-      await conn.connect();
-    } catch (err) {
-      conn.close();
-      throw err;
+    const props = this.#device.props;
+    const first = await open(props);
+    const wanted = Math.max(1, Math.min(MAX_CONNECTIONS, Number(props.connections ?? 2) || 1));
+    const more = await Promise.allSettled(Array.from({ length: wanted - 1 }, () => open(props)));
+    const conns = [first];
+    for (const r of more) {
+      if (r.status === 'fulfilled') conns.push(r.value);
+      else
+        this.#ctx.logger?.warn(
+          { device: this.#device.name, reason: errorText(r.reason) },
+          'S7: a further connection was refused; reading on fewer',
+        );
     }
-    this.#conn = conn;
+    if (this.#closed) for (const c of conns) c.close();
+    else this.#conns = conns;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    const c = this.#conn;
-    this.#conn = undefined;
-    c?.close();
+    const conns = this.#conns;
+    this.#conns = [];
+    for (const c of conns) c.close();
   }
 
   #plan(tags: readonly TagSpec[], pdu: number): ReadPlan {
@@ -237,7 +276,8 @@ class S7Session implements DriverSession {
     tags: readonly TagSpec[],
     early?: (index: number, result: ReadResult) => void,
   ): Promise<ReadResult[]> {
-    const conn = this.#conn;
+    const conns = this.#conns;
+    const conn = conns[0];
     if (!conn) throw new Error('not connected');
     const plan = this.#plan(tags, conn.pdu);
     const out = new Array<ReadResult>(tags.length);
@@ -258,45 +298,50 @@ class S7Session implements DriverSession {
       const failure = new ReadFailure(reason);
       for (let k = from; k < item.tags.length; k++) one(item.tags[k]!, failure);
     };
+    // Every request queued at once, in turn on each connection (each connection sends its next
+    // request as soon as the previous is answered), the answers taken in order: the native clients
+    // wait for the PLC while this thread decodes and hands over what is in.
     const requests = plan.requests;
-    let pending = requests.length > 0 ? conn.readMulti(requests[0]!) : undefined;
+    const pending = requests.map((request, r) => settle(conns[r % conns.length]!.readMulti(request)));
     for (let r = 0; r < requests.length; r++) {
       const request = requests[r]!;
-      let results: Array<{ Result: number; Data: Buffer | null }>;
-      try {
-        results = await pending!;
-      } catch (err) {
-        this.#check(err);
-        for (const item of request) fail(item, `read ${itemName(item)}: ${errorText(err)}`);
-        pending = r + 1 < requests.length ? conn.readMulti(requests[r + 1]!) : undefined;
+      const answer = await pending[r]!;
+      if (!answer.ok) {
+        this.#check(answer.err);
+        for (const item of request) fail(item, `read ${itemName(item)}: ${errorText(answer.err)}`);
         continue;
       }
-      pending = r + 1 < requests.length ? conn.readMulti(requests[r + 1]!) : undefined;
       request.forEach((item, k) => {
-        const res = results[k];
+        const res = answer.value[k];
         if (res && res.Result === 0 && res.Data) for (const i of item.tags) decode(item, i, res.Data);
         else fail(item, `read ${itemName(item)}: ${conn.errorText(res?.Result ?? 0)}`);
       });
     }
-    for (const item of plan.large) await this.#readLarge(conn, item, plan, decode, fail);
+    for (const item of plan.large) await this.#readLarge(conns, item, plan, decode, fail);
     return out;
   }
 
-  /** A run longer than one PDU, in PDU-sized parts; its tags (in address order) handed over as their bytes arrive. */
+  /**
+   * A run longer than one PDU, in PDU-sized parts, the parts in turn on each connection; its tags
+   * (in address order) handed over as their bytes arrive.
+   */
   async #readLarge(
-    conn: S7Connection,
+    conns: S7Connection[],
     item: ReadItem,
     plan: ReadPlan,
     decode: (item: ReadItem, i: number, data: Buffer) => void,
     fail: (item: ReadItem, reason: string, from?: number) => void,
   ): Promise<void> {
     const unit = isCell(item.area) ? 2 : 1;
+    const conn = conns[0]!;
     // snap7 splits a long read into requests of (PDU - 18) bytes. The run is read in about four
-    // calls of whole requests each: few enough wake-ups of this thread per cycle, while the
-    // values of one call are published the next call's requests are on the wire.
+    // calls of whole requests each (two per connection with more than two): few enough wake-ups
+    // of this thread per cycle, while the values of one call are published the next calls'
+    // requests are on the wire.
     const perRequest = Math.max(1, Math.floor((conn.pdu - 18) / unit));
     const requests = Math.ceil(item.count / perRequest);
-    const part = perRequest * Math.ceil(requests / LARGE_CALLS);
+    const calls = Math.max(LARGE_CALLS, 2 * conns.length);
+    const part = perRequest * Math.ceil(requests / calls);
     let buf = this.#buffers.get(item);
     if (!buf) {
       buf = Buffer.alloc(item.count * unit);
@@ -305,21 +350,22 @@ class S7Session implements DriverSession {
       const end = (i: number) => plan.addresses[i]!.start - item.start + plan.addresses[i]!.count;
       item.tags.sort((a, b) => end(a) - end(b));
     }
-    const read = (at: number) =>
-      conn.readArea(item.area, item.db, item.start + at, Math.min(part, item.count - at));
-    let pending: Promise<Buffer> | undefined = read(0);
+    // Every part queued at once, in turn on each connection; the answers taken in order.
+    const pending: Array<Promise<Settled<Buffer>>> = [];
+    for (let at = 0, k = 0; at < item.count; at += part, k++) {
+      const c = conns[k % conns.length]!;
+      pending.push(settle(c.readArea(item.area, item.db, item.start + at, Math.min(part, item.count - at))));
+    }
     let next = 0;
-    for (let at = 0; at < item.count;) {
-      let data: Buffer;
-      try {
-        data = await pending!;
-      } catch (err) {
-        this.#check(err);
-        fail(item, `read ${itemName(item)}: ${errorText(err)}`, next);
+    for (let k = 0, at = 0; at < item.count; k++) {
+      const answer = await pending[k]!;
+      if (!answer.ok) {
+        this.#check(answer.err);
+        fail(item, `read ${itemName(item)}: ${errorText(answer.err)}`, next);
         return;
       }
+      const data = answer.value;
       const done = Math.min(at + part, item.count);
-      pending = done < item.count ? read(done) : undefined;
       data.copy(buf, at * unit);
       at = done;
       for (; next < item.tags.length; next++) {

@@ -138,6 +138,8 @@ class SnmpSession implements DriverSession {
   readonly #ctx: DriverContext;
   readonly #maxOids: number;
   readonly #maxRep: number;
+  /** GETs in flight at once (`maxConcurrentRequests`). */
+  readonly #concurrency: number;
   #session: Session | undefined;
   #receiver: { close(cb?: () => void): void } | undefined;
   #traps: TagSpec[] = [];
@@ -148,6 +150,7 @@ class SnmpSession implements DriverSession {
     this.#ctx = ctx;
     this.#maxOids = Number(device.props.maxOidsPerRequest ?? 50) || 50;
     this.#maxRep = Number(device.props.maxRepetitions ?? 20) || 20;
+    this.#concurrency = Math.max(1, Math.min(16, Number(device.props.maxConcurrentRequests ?? 4) || 4));
   }
 
   async connect(): Promise<void> {
@@ -228,9 +231,23 @@ class SnmpSession implements DriverSession {
     tags.forEach((t, i) => {
       if (t.register === 'OID') gets.push(i);
     });
-    for (let k = 0; k < gets.length; k += this.#maxOids) {
-      await this.#get(session, tags, gets.slice(k, k + this.#maxOids), out, early);
-    }
+    // The GETs of `maxOids` each, up to `#concurrency` in flight (net-snmp matches the answers by
+    // request id): the agent's turnaround and this thread's decoding and publishing overlap.
+    const batches: number[][] = [];
+    for (let k = 0; k < gets.length; k += this.#maxOids) batches.push(gets.slice(k, k + this.#maxOids));
+    let next = 0;
+    let stop = false;
+    const worker = async () => {
+      while (!stop && next < batches.length) {
+        try {
+          await this.#get(session, tags, batches[next++]!, out, early);
+        } catch (err) {
+          stop = true; // the agent is away: no more requests this read
+          throw err;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.#concurrency, batches.length) }, worker));
     for (let i = 0; i < tags.length; i++) {
       const t = tags[i]!;
       if (t.register === 'OID') continue;

@@ -55,6 +55,11 @@ export const siemensDrivers: DriverDef[] = [
         max: 3600,
         default: 10,
       }),
+      prop.uint(
+        'connections',
+        'connections the edge opens to the CPU; reads are spread over them, one request in flight on each (1: a single connection)',
+        { min: 1, max: 4, default: 2 },
+      ),
       prop.string('browseAreas', 'areas a browse lists, e.g. DB1:0-63, M0-15, I0-1, Q0-1, T0-7, C0-7', {
         default: 'DB1:0-63, M0-15, I0-1, Q0-1',
       }),

@@ -67,6 +67,11 @@ export const snmpDrivers: DriverDef[] = [
       prop.password('privKey', 'privacy pass phrase (v3), at least 8 characters', { default: '' }),
       prop.string('contextName', 'context (v3)', { default: '' }),
       prop.uint('maxOidsPerRequest', 'OID tags asked in one GET', { min: 1, max: 200, default: 50 }),
+      prop.uint('maxConcurrentRequests', 'GET requests in flight to the agent at once (1: one at a time)', {
+        min: 1,
+        max: 16,
+        default: 4,
+      }),
       prop.uint('maxRepetitions', 'rows per GETBULK of a walk or table (v2c, v3)', {
         min: 1,
         max: 200,

@@ -1,0 +1,85 @@
+/**
+ * The bytes of a tag's value message on the DataHub's NATS connections, made from the tag's parts
+ * encoded once (its ID, names, description and metadata) and the few fields that change per read
+ * (timestamp, value): the same bytes as JSON of the payload object, in about a third of the time
+ * (one NATS message per value: at 90,000 values a second, JSON of the payloads took a fifth to a
+ * third of the edge's main thread). In-process subscribers still get the payload object itself.
+ * The parts are made on the first value a NATS connection takes (none while only in-process
+ * subscribers listen), about 130 bytes a tag; the device's part is shared by its tags.
+ */
+import type { PayloadEncoder, PublishOptions } from '../datahub/index.js';
+import type { TagSpec, TagValue } from './types.js';
+
+/** A successful read's payload as the acquisition engine publishes it (wire notes), in this order. */
+export interface ValuePayload {
+  success: true;
+  datatype: string;
+  timestamp: number;
+  registerId: string;
+  value: TagValue;
+  deviceID: string;
+  deviceName: string;
+  tagName: string;
+  description: string;
+  metadata: Record<string, unknown>;
+}
+
+const json = (v: unknown) => JSON.stringify(v);
+
+/** `,"deviceID":"…","deviceName":"…"`: the part every tag of a device shares. */
+export const devicePart = (deviceId: string, deviceName: string) =>
+  `,"deviceID":${json(deviceId)},"deviceName":${json(deviceName)}`;
+
+const heads = new Map<string, string>();
+/** `{"success":true,"datatype":"…","timestamp":`, one per data type. */
+function headOf(datatype: string): string {
+  let head = heads.get(datatype);
+  if (head === undefined) {
+    head = `{"success":true,"datatype":${json(datatype)},"timestamp":`;
+    if (heads.size < 64) heads.set(datatype, head);
+  }
+  return head;
+}
+
+export class ValuePayloadEncoder implements PayloadEncoder {
+  /** What the engine hands `publish` with this tag's values. */
+  readonly options: PublishOptions = { encoder: this };
+  readonly #tag: TagSpec;
+  readonly #datatype: string;
+  readonly #head: string;
+  readonly #device: string;
+  /** `,"registerId":"…","value":` */
+  #mid: string | undefined;
+  /** `,"tagName":…,"metadata":{…}}` */
+  #tail = '';
+
+  constructor(tag: TagSpec, datatype: string, device: string) {
+    this.#tag = tag;
+    this.#datatype = datatype;
+    this.#head = headOf(datatype);
+    this.#device = device;
+  }
+
+  encode(data: unknown): Buffer {
+    const p = data as ValuePayload;
+    const ts = p.timestamp;
+    const v = p.value;
+    const t = this.#tag;
+    // Anything but the shape this encoder was made for is encoded as JSON, field by field.
+    if (
+      p.success !== true ||
+      p.datatype !== this.#datatype ||
+      typeof ts !== 'number' ||
+      !Number.isFinite(ts) ||
+      v === undefined ||
+      p.registerId !== t.id
+    )
+      return Buffer.from(json(data), 'utf8');
+    if (this.#mid === undefined) {
+      this.#mid = `,"registerId":${json(t.id)},"value":`;
+      this.#tail = `,"tagName":${json(t.tagName)},"description":${json(t.description)},"metadata":${json(t.metadata)}}`;
+    }
+    const value = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : json(v);
+    return Buffer.from(this.#head + String(ts) + this.#mid + value + this.#device + this.#tail, 'utf8');
+  }
+}

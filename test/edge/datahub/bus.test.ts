@@ -144,17 +144,13 @@ describe('DataHub in-process bus', () => {
     assert.equal(by['other']!.msgsOut, 0);
   });
 
-  test('in-process throughput: well over 2 million 128-byte messages per second', () => {
+  test('in-process: a million 128-byte messages all delivered (their rate is measured in bench/datahub)', () => {
     const hub = new DataHub();
     let n = 0;
     hub.subscribe('devicehub.raw.>', () => n++);
     const payload = Buffer.alloc(128);
     const N = 1_000_000;
-    const t0 = performance.now();
     for (let i = 0; i < N; i++) hub.publish('devicehub.raw.dev1.tag1', payload);
-    const rate = N / ((performance.now() - t0) / 1000);
     assert.equal(n, N);
-    // The bench measures the real figure; this only catches a gross regression on a busy machine.
-    assert.ok(rate > 1_000_000, `${Math.round(rate)} msgs/s`);
   });
 });

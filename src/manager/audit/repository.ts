@@ -185,11 +185,12 @@ async function chainEnd(db: Kysely<AuditTables>): Promise<ChainEnd> {
 async function appendIn(
   db: Kysely<AuditTables>,
   seal: Sealer,
-  guess: ChainEnd | undefined,
+  guess: () => ChainEnd | undefined,
   lock: boolean,
 ): Promise<AuditRow> {
   if (lock) await sql`select pg_advisory_xact_lock(${APPEND_LOCK})`.execute(db);
-  let end = guess;
+  // Guessed once the lock is held: the appender before has committed and moved the guess.
+  let end = guess();
   for (let tries = 0; tries < APPEND_TRIES; tries++) {
     end ??= await chainEnd(db);
     const r = seal(end.seq + 1, end.hash);
@@ -230,11 +231,11 @@ export class AuditRepository {
     if (scope) {
       // The lock must be taken in the scope's transaction: begin it (a read would go to the pool).
       if (lock) await scope.connection();
-      const r = await appendIn(this.#db, seal, this.#end, lock);
+      const r = await appendIn(this.#db, seal, () => this.#end, lock);
       scope.afterCommit(() => this.#moved(r));
       return r;
     }
-    const r = await this.#db.transaction().execute((trx) => appendIn(trx, seal, this.#end, lock));
+    const r = await this.#db.transaction().execute((trx) => appendIn(trx, seal, () => this.#end, lock));
     this.#moved(r);
     return r;
   }

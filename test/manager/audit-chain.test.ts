@@ -8,6 +8,7 @@ import { before, test } from 'node:test';
 import pino from 'pino';
 import { sql } from '../../src/kernel/db/index.js';
 import { AuditRepository, AuditService } from '../../src/manager/audit/index.js';
+import { HEAD_MARK_EVERY } from '../../src/manager/audit/repository.js';
 import { auditMigrations } from '../../src/manager/audit/migrations/index.js';
 import { forEachDialect } from '../helpers/postgres.js';
 
@@ -109,5 +110,71 @@ forEachDialect('audit chain', (ctx) => {
     assert.equal(v.ok, false);
     assert.equal(v.broken?.seq, 13);
     assert.match(v.broken!.reason, /record 12 is missing/);
+  });
+
+  /** A database of its own (the tests above leave the suite's chain broken on purpose). */
+  async function freshTrail() {
+    const database = await ctx.fresh();
+    await database.migrate([auditMigrations]);
+    await sql`create table scratch (id text primary key)`.execute(database.db);
+    return { database, audit: new AuditService(new AuditRepository(database), pino({ level: 'silent' })) };
+  }
+
+  test('a scope whose first write is a nested transaction: its rollback undoes only it', async () => {
+    // No savepoint is taken for it (the scope's transaction begins there); undoing it rolls the
+    // scope back to its start, and the scope's later writes and its record still commit.
+    const { database, audit } = await freshTrail();
+    const db = database.db;
+    const before = await audit.repo.count({});
+    const scope = database.openScope();
+    await database.runInScope(scope, async () => {
+      await db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`insert into scratch (id) values ('first-undone')`.execute(trx);
+          throw new Error('undo');
+        })
+        .catch(() => undefined);
+      await db.transaction().execute(async (trx) => {
+        await sql`insert into scratch (id) values ('second-kept')`.execute(trx);
+      });
+      // An append in a savepoint that is rolled back leaves no guess behind.
+      await db
+        .transaction()
+        .execute(async () => {
+          await audit.record(input('in.rolled.back.savepoint'));
+          throw new Error('undo');
+        })
+        .catch(() => undefined);
+    });
+    await scope.finish(true, async () => {
+      await audit.record(input('scratch.second'));
+    });
+    const rows = await sql<{
+      id: string;
+    }>`select id from scratch where id in ('first-undone', 'second-kept')`.execute(db);
+    assert.deepEqual(
+      rows.rows.map((r) => r.id),
+      ['second-kept'],
+    );
+    assert.equal((await audit.repo.count({})) - before, 1);
+    await audit.record(input('after.scope'));
+    const v = await audit.verify();
+    assert.equal(v.ok, true, JSON.stringify(v));
+  });
+
+  test("records removed from the end are named, up to the head row's mark", async () => {
+    const { database, audit } = await freshTrail();
+    const db = database.db;
+    // Past the next mark, then a few more.
+    const start = (await audit.verify()).head.seq;
+    const mark = (Math.floor(start / HEAD_MARK_EVERY) + 1) * HEAD_MARK_EVERY;
+    for (let seq = start + 1; seq <= mark + 3; seq++) await audit.record(input(`to.mark.${seq}`));
+    assert.equal((await audit.verify()).ok, true);
+    await sql`delete from audit_record where seq >= ${mark - 1}`.execute(db);
+    const v = await audit.verify();
+    assert.equal(v.ok, false);
+    assert.equal(v.broken?.seq, mark - 1);
+    assert.match(v.broken!.reason, new RegExp(`reached record ${mark} \\(records removed at the end\\)`));
   });
 });

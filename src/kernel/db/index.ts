@@ -14,7 +14,15 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import type PgModule from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Dialect, type Transaction } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  SqliteAdapter,
+  SqliteDialect,
+  sql,
+  type Dialect,
+  type Transaction,
+} from 'kysely';
 import { RequestScope, outsideScope, runInScope, scopedDialect, type ScopedDriver } from './request-scope.js';
 
 export { sql };
@@ -44,6 +52,14 @@ export function typed<T>(db: Kysely<NoTables>): Kysely<T> {
 }
 
 export type DialectName = 'sqlite' | 'postgres';
+
+/**
+ * The dialect of `db` (the database or a transaction): for a migration, which is handed no
+ * `Database`, when the two dialects need different statements (a table rebuilt on SQLite only).
+ */
+export function dialectOf(db: Kysely<NoTables>): DialectName {
+  return db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
+}
 
 export interface DatabaseOptions {
   /** `postgres://...` to use PostgreSQL; when absent, SQLite at `sqlitePath`. */

@@ -41,6 +41,8 @@ export class RequestScope {
   #n = 0;
   #turn: Promise<void> = Promise.resolve();
   #release: (() => void)[] = [];
+  /** What runs after the commit, with the depth of savepoints it was registered at. */
+  #afterCommit: { depth: number; fn: () => void }[] = [];
 
   constructor(driver: ScopedDriver) {
     this.driver = driver;
@@ -108,18 +110,25 @@ export class RequestScope {
       this.#conn = undefined;
       await this.driver.inner.releaseConnection(conn);
     }
+    if (commit) for (const a of this.#afterCommit) a.fn();
   }
 
-  /** A nested transaction: a savepoint, one at a time per scope. */
+  /**
+   * A nested transaction: a savepoint, one at a time per scope. The first write of a scope that
+   * is a nested transaction needs none: its transaction begins there, so undoing the nested one
+   * is rolling the whole back (the scope then begins afresh at its next write); two statements
+   * fewer for the common handler, whose one write is its repository's transaction.
+   */
   async savepoint(): Promise<void> {
     const before = this.#turn;
     let done!: () => void;
     this.#turn = new Promise<void>((r) => (done = r));
     await before;
     try {
+      const outermost = !this.#begin;
       const c = await this.connection();
-      const name = `mw_sp${++this.#n}`;
-      await c.executeQuery(CompiledQuery.raw(`savepoint ${name}`));
+      const name = outermost ? '' : `mw_sp${++this.#n}`;
+      if (!outermost) await c.executeQuery(CompiledQuery.raw(`savepoint ${name}`));
       this.#savepoints.push(name);
       this.#release.push(done);
     } catch (err) {
@@ -132,12 +141,38 @@ export class RequestScope {
     const name = this.#savepoints.pop();
     const done = this.#release.pop();
     try {
-      if (!name || !this.#conn) return;
+      if (name === undefined || !this.#conn) return;
+      if (!commit) this.#dropAfterCommit(this.#savepoints.length + 1);
+      if (name === '') {
+        if (!commit) await this.#restart();
+        return;
+      }
       if (!commit) await this.#conn.executeQuery(CompiledQuery.raw(`rollback to savepoint ${name}`));
       await this.#conn.executeQuery(CompiledQuery.raw(`release savepoint ${name}`));
     } finally {
       done?.();
     }
+  }
+
+  /** Rolls the transaction back to the scope's start: as if nothing had been written yet. */
+  async #restart(): Promise<void> {
+    const conn = this.#conn!;
+    this.#begin = undefined;
+    this.#conn = undefined;
+    try {
+      await this.driver.inner.rollbackTransaction(conn);
+    } finally {
+      await this.driver.inner.releaseConnection(conn);
+    }
+  }
+
+  /** Runs `fn` once the scope has committed (not after a rollback, its savepoint's included). */
+  afterCommit(fn: () => void): void {
+    this.#afterCommit.push({ depth: this.#savepoints.length, fn });
+  }
+
+  #dropAfterCommit(depth: number): void {
+    this.#afterCommit = this.#afterCommit.filter((a) => a.depth < depth);
   }
 }
 

@@ -13,10 +13,9 @@
  *   the trail without a credential);
  * - a bridged call made while the request runs is added to the request's record.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { Database, RequestScope } from '../../kernel/db/index.js';
+import { currentScope, type Database, type RequestScope } from '../../kernel/db/index.js';
 import { mountingModule } from '../../kernel/service/index.js';
 import type { ManagerAuthContext } from '../auth/index.js';
 import type { BridgedCallRecord } from '../bridge/index.js';
@@ -35,7 +34,11 @@ interface RequestAudit {
   projectId: string | null;
 }
 
-const current = new AsyncLocalStorage<RequestAudit>();
+/**
+ * The audit state of each request scope, found from the scope the database layer has entered
+ * (no second `AsyncLocalStorage`: each one costs every promise of the process a hook call).
+ */
+const states = new WeakMap<RequestScope, RequestAudit>();
 const kAudit = Symbol('millwright.audit');
 type AuditedRequest = FastifyRequest & { [kAudit]?: RequestAudit };
 
@@ -152,7 +155,8 @@ export function installAuditHook(app: FastifyInstance, options: AuditHookOptions
       projectId: null,
     };
     request[kAudit] = state;
-    current.run(state, () => database.runInScope(state.scope, done));
+    states.set(state.scope, state);
+    database.runInScope(state.scope, done);
   });
   app.addHook('onSend', async (request: AuditedRequest, reply, payload) => {
     const state = request[kAudit];
@@ -240,7 +244,8 @@ async function finish(
  */
 export function bridgedCallListener(audit: AuditService, logger: Logger) {
   return (call: BridgedCallRecord): void => {
-    const state = current.getStore();
+    const scope = currentScope();
+    const state = scope && states.get(scope);
     if (state && !state.done) {
       if (state.bridged.length < MAX_BRIDGED)
         state.bridged.push({

@@ -24,12 +24,25 @@ export interface AuditRow {
   hash: string;
 }
 
+/**
+ * The head row: the retention's base (the seq and hash the oldest record kept follows) and a
+ * mark (`seq`, `hash`: a record the chain reached, moved every `HEAD_MARK_EVERY` records).
+ */
 export interface HeadRow {
   id: number;
   seq: number;
   hash: string;
   base_seq: number;
   base_hash: string;
+}
+
+export interface ChainHead {
+  seq: number;
+  hash: string;
+  baseSeq: number;
+  baseHash: string;
+  markSeq: number;
+  markHash: string;
 }
 
 export interface ActivityRow {
@@ -114,56 +127,90 @@ interface ChainEnd {
   hash: string;
 }
 
-async function insertRecord(db: Kysely<AuditTables>, r: AuditRow): Promise<void> {
-  await sql`insert into audit_record (seq, id, at, actor, actor_name, company_id, project_id, module, action, origin, target, outcome, status, request_id, details, legacy_id, prev_hash, hash) values (${r.seq}, ${r.id}, ${r.at}, ${r.actor}, ${r.actor_name}, ${r.company_id}, ${r.project_id}, ${r.module}, ${r.action}, ${r.origin}, ${r.target}, ${r.outcome}, ${r.status}, ${r.request_id}, ${r.details}, ${r.legacy_id}, ${r.prev_hash}, ${r.hash})`.execute(
-    db,
-  );
+/** One record in 64 moves the head row's mark (see `appendIn`). */
+export const HEAD_MARK_EVERY = 64;
+
+/**
+ * The transaction-scoped advisory lock PostgreSQL appenders take in turn (released by their commit
+ * or rollback; it writes no page). SQLite's write lock does the same there.
+ */
+const APPEND_LOCK = 27_000_027;
+
+/** Places tried for one record before the append gives up (each a record another appender took). */
+const APPEND_TRIES = 100;
+
+/** Inserts `r` unless its seq is taken (another appender's record): whether it was inserted. */
+async function insertRecord(db: Kysely<AuditTables>, r: AuditRow): Promise<boolean> {
+  const res =
+    await sql`insert into audit_record (seq, id, at, actor, actor_name, company_id, project_id, module, action, origin, target, outcome, status, request_id, details, legacy_id, prev_hash, hash) values (${r.seq}, ${r.id}, ${r.at}, ${r.actor}, ${r.actor_name}, ${r.company_id}, ${r.project_id}, ${r.module}, ${r.action}, ${r.origin}, ${r.target}, ${r.outcome}, ${r.status}, ${r.request_id}, ${r.details}, ${r.legacy_id}, ${r.prev_hash}, ${r.hash}) on conflict (seq) do nothing`.execute(
+      db,
+    );
+  return Number(res.numAffectedRows ?? 0) === 1;
+}
+
+/** The chain's end as the database has it: the last record, or the base when none is left. */
+async function chainEnd(db: Kysely<AuditTables>): Promise<ChainEnd> {
+  const last = (await sql<ChainEnd>`select seq, hash from audit_record order by seq desc limit 1`.execute(db))
+    .rows[0];
+  if (last) return { seq: Number(last.seq), hash: last.hash };
+  const head = (
+    await sql<{
+      base_seq: number;
+      base_hash: string;
+    }>`select base_seq, base_hash from audit_head where id = 1`.execute(db)
+  ).rows[0];
+  if (!head) throw new Error('the audit chain has no head row');
+  return { seq: Number(head.base_seq), hash: head.base_hash };
 }
 
 /**
  * The statements of an append, on `db` (a transaction already). Written as plain SQL: they run on
  * every change the manager makes, and the query builder cost as much as the statements.
  *
- * With `guess` (the end this process's last append left), the record is sealed first and the head
- * moves in one conditional update: two statements. When the head is not where the guess says (a
- * rolled-back append, another manager on the same PostgreSQL), the update changes no row and the
- * head is read and moved as before (three statements). Either way the head row's update holds its
- * lock until the commit, so appenders take turns and the chain never forks.
+ * The chain's end is the last record (no head row written per record: it was one more B-tree
+ * page in every commit). With `guess` (where this process's last committed append left the
+ * chain) the record is sealed and inserted in one statement; when its seq is taken (another
+ * manager on the same PostgreSQL appended, or another transaction of this one did) the insert
+ * does nothing, and the end is read and the record sealed again. The primary key on `seq` keeps
+ * one record per place, so the chain never forks: on PostgreSQL a second insert of one seq waits
+ * for the first transaction and does nothing if it commits. A guess is only ever a committed
+ * record (`append` moves it after the commit), so a record never follows one rolled back.
+ * On PostgreSQL appenders first take an advisory lock until their commit (`lock`): without it,
+ * concurrent transactions all tried the same seq and tried again one after another (a manager on
+ * PostgreSQL spent three times the CPU per request); with it, at most one retry each.
+ *
+ * One record in `HEAD_MARK_EVERY` also moves the head row's mark (its `seq` and `hash`), in the
+ * same transaction: verify then names records removed from the end, up to the last mark.
  */
 async function appendIn(
   db: Kysely<AuditTables>,
   seal: Sealer,
-  guess: ChainEnd | undefined,
+  guess: () => ChainEnd | undefined,
+  lock: boolean,
 ): Promise<AuditRow> {
-  if (guess) {
-    const r = seal(guess.seq + 1, guess.hash);
-    const moved =
-      await sql`update audit_head set seq = ${r.seq}, hash = ${r.hash} where id = 1 and seq = ${guess.seq} and hash = ${guess.hash}`.execute(
-        db,
-      );
-    if (Number(moved.numAffectedRows ?? 0) === 1) {
-      await insertRecord(db, r);
+  if (lock) await sql`select pg_advisory_xact_lock(${APPEND_LOCK})`.execute(db);
+  // Guessed once the lock is held: the appender before has committed and moved the guess.
+  let end = guess();
+  for (let tries = 0; tries < APPEND_TRIES; tries++) {
+    end ??= await chainEnd(db);
+    const r = seal(end.seq + 1, end.hash);
+    if (await insertRecord(db, r)) {
+      if (r.seq % HEAD_MARK_EVERY === 0)
+        await sql`update audit_head set seq = ${r.seq}, hash = ${r.hash} where id = 1 and seq < ${r.seq}`.execute(
+          db,
+        );
       return r;
     }
+    end = undefined;
   }
-  const head = (
-    await sql<{
-      seq: number;
-      hash: string;
-    }>`update audit_head set seq = seq + 1 where id = 1 returning seq, hash`.execute(db)
-  ).rows[0];
-  if (!head) throw new Error('the audit chain has no head row');
-  const r = seal(Number(head.seq), head.hash);
-  await insertRecord(db, r);
-  await sql`update audit_head set hash = ${r.hash} where id = 1`.execute(db);
-  return r;
+  throw new Error(`no place in the audit chain after ${APPEND_TRIES} tries (other appenders took each)`);
 }
 
 export class AuditRepository {
   readonly database: Database;
   readonly #db: Kysely<AuditTables>;
   readonly settings: SettingsTable;
-  /** Where this process's last append left the chain: a guess, checked by the head's update. */
+  /** Where this process's last committed append left the chain: a guess, checked by the insert. */
   #end: ChainEnd | undefined;
 
   constructor(database: Database) {
@@ -175,19 +222,53 @@ export class AuditRepository {
   /**
    * Appends one record at the chain's end, in one transaction: the request's when one is entered
    * (its commit or rollback covers the record with the change; no savepoint of its own, two
-   * statements fewer per call), else its own. The head row's update holds its row lock until the
-   * commit, so two appenders (two managers on one PostgreSQL) take turns and the chain never forks.
+   * statements fewer per call), else its own. See `appendIn` for how two appenders (two managers
+   * on one PostgreSQL) keep one chain.
    */
   async append(seal: Sealer): Promise<AuditRow> {
-    const r = currentScope()
-      ? await appendIn(this.#db, seal, this.#end)
-      : await this.#db.transaction().execute((trx) => appendIn(trx, seal, this.#end));
-    this.#end = { seq: r.seq, hash: r.hash };
+    const scope = currentScope();
+    const lock = this.database.dialect === 'postgres';
+    if (scope) {
+      // The lock must be taken in the scope's transaction: begin it (a read would go to the pool).
+      if (lock) await scope.connection();
+      const r = await appendIn(this.#db, seal, () => this.#end, lock);
+      scope.afterCommit(() => this.#moved(r));
+      return r;
+    }
+    const r = await this.#db.transaction().execute((trx) => appendIn(trx, seal, () => this.#end, lock));
+    this.#moved(r);
     return r;
   }
 
-  head(): Promise<HeadRow> {
-    return this.#db.selectFrom('audit_head').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
+  /** A committed append: the next one guesses the chain ends there (never moving the guess back). */
+  #moved(r: AuditRow): void {
+    if (!this.#end || r.seq > this.#end.seq) this.#end = { seq: r.seq, hash: r.hash };
+  }
+
+  /**
+   * The chain's head (its last record, or the retention's base when none is left), the base, and
+   * the head row's mark: a record the chain must still reach (see `appendIn`).
+   */
+  async head(): Promise<ChainHead> {
+    const row = await this.#db
+      .selectFrom('audit_head')
+      .selectAll()
+      .where('id', '=', 1)
+      .executeTakeFirstOrThrow();
+    const last = await this.#db
+      .selectFrom('audit_record')
+      .select(['seq', 'hash'])
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return {
+      seq: last ? Number(last.seq) : Number(row.base_seq),
+      hash: last ? last.hash : row.base_hash,
+      baseSeq: Number(row.base_seq),
+      baseHash: row.base_hash,
+      markSeq: Number(row.seq),
+      markHash: row.hash,
+    };
   }
 
   #filtered(f: AuditFilter) {

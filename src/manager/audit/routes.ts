@@ -74,9 +74,7 @@ function exportRoute(app: FastifyInstance, path: string, audit: AuditService, sc
       void reply
         .type('application/pdf')
         .header('content-disposition', `attachment; filename="audit-${stamp}.pdf"`);
-      return reply.send(
-        await pdfExport(audit.repo, f, { seq: Number(head.seq), hash: head.hash }, shownFilters(q)),
-      );
+      return reply.send(await pdfExport(audit.repo, f, { seq: head.seq, hash: head.hash }, shownFilters(q)));
     }
     throw badRequest(`format must be csv or pdf, got "${q.format}"`);
   });

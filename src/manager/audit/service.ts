@@ -4,12 +4,19 @@
  * log); the housekeeping (retention enforced); the move of the older action log into the chain.
  * Plain code: no HTTP here (the recording hook is `hook.ts`).
  */
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { Logger } from 'pino';
 import { badRequest } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import type { ListPage, ListSpec } from '../../kernel/paging.js';
-import type { ActivityRow, AuditFilter, AuditRepository, AuditRow, LegacyRow } from './repository.js';
+import type {
+  ActivityRow,
+  AuditFilter,
+  AuditRepository,
+  AuditRow,
+  ChainHead,
+  LegacyRow,
+} from './repository.js';
 
 /** Where a change came from: the main API, the admin console API, a background task, the CLI. */
 export type AuditOrigin = 'API' | 'CONSOLE' | 'TASK' | 'CLI';
@@ -101,7 +108,7 @@ export function hashOf(r: Omit<AuditRow, 'hash'>): string {
     r.details,
     r.legacy_id,
   ];
-  return createHash('sha256').update(r.prev_hash).update(JSON.stringify(fields)).digest('hex');
+  return digest('sha256', r.prev_hash + JSON.stringify(fields), 'hex');
 }
 
 export function auditView(r: AuditRow): AuditView {
@@ -130,6 +137,19 @@ export function auditView(r: AuditRow): AuditView {
     prevHash: r.prev_hash,
     hash: r.hash,
   };
+}
+
+/** Why `r` (at `seq`) breaks the chain where `expected` and `prev` were due, if it does. */
+function brokenLink(r: AuditRow, seq: number, expected: number, prev: string, head: ChainHead) {
+  if (seq !== expected) return `record ${expected} is missing before record ${seq} (removed)`;
+  if (r.prev_hash !== prev)
+    return `record ${seq} does not follow the hash of record ${seq - 1} (one of them was changed)`;
+  const { hash, ...rest } = r;
+  const fields = { ...rest, seq, at: Number(r.at), status: r.status === null ? null : Number(r.status) };
+  if (hashOf(fields) !== hash) return `record ${seq} was changed: its hash does not match its fields`;
+  if (seq === head.markSeq && hash !== head.markHash)
+    return `record ${seq} is not the record the chain reached (it was replaced)`;
+  return undefined;
 }
 
 const clip = (v: string | null | undefined, n: number) => (v == null ? null : v.slice(0, n));
@@ -199,56 +219,34 @@ export class AuditService {
   }
 
   /**
-   * Walks the chain from the retention's base to the head, recomputing every hash; names the
-   * first record whose hash, predecessor link or place does not hold, or a head that does not
-   * match the last record (records removed from the end).
+   * Walks the chain from the retention's base to its end, recomputing every hash; names the
+   * first record whose hash, predecessor link or place does not hold, or a chain that ends before
+   * the head row's mark (records removed from the end).
    */
   async verify(): Promise<VerifyResult> {
     const head = await this.repo.head();
-    let prev = head.base_hash;
-    let expected = Number(head.base_seq) + 1;
+    let prev = head.baseHash;
+    let expected = head.baseSeq + 1;
     let checked = 0;
-    let lastId: string | null = null;
     const result = (broken?: VerifyResult['broken']): VerifyResult => ({
       ok: broken === undefined,
       checked,
-      head: { seq: Number(head.seq), hash: head.hash },
+      head: { seq: head.seq, hash: head.hash },
       ...(broken ? { broken } : {}),
     });
     for await (const r of this.repo.scan({})) {
       const seq = Number(r.seq);
-      if (seq !== expected)
-        return result({
-          seq,
-          id: r.id,
-          reason: `record ${expected} is missing before record ${seq} (removed)`,
-        });
-      if (r.prev_hash !== prev)
-        return result({
-          seq,
-          id: r.id,
-          reason: `record ${seq} does not follow the hash of record ${seq - 1} (one of them was changed)`,
-        });
-      const { hash, ...rest } = r;
-      if (
-        hashOf({ ...rest, seq, at: Number(r.at), status: r.status === null ? null : Number(r.status) }) !==
-        hash
-      )
-        return result({
-          seq,
-          id: r.id,
-          reason: `record ${seq} was changed: its hash does not match its fields`,
-        });
-      prev = hash;
+      const broken = brokenLink(r, seq, expected, prev, head);
+      if (broken) return result({ seq, id: r.id, reason: broken });
+      prev = r.hash;
       expected++;
       checked++;
-      lastId = r.id;
     }
-    if (Number(head.seq) !== expected - 1 || head.hash !== prev)
+    if (head.markSeq > expected - 1)
       return result({
         seq: expected,
-        id: lastId === null ? null : null,
-        reason: `the chain ends at record ${expected - 1} but its head says ${head.seq} (records removed at the end)`,
+        id: null,
+        reason: `the chain ends at record ${expected - 1} but it reached record ${head.markSeq} (records removed at the end)`,
       });
     return result();
   }

@@ -1,13 +1,19 @@
 /**
  * The hierarchy tables on SQLite and PostgreSQL: a subtree is the index range of its path (and
- * nothing of a sibling whose ID shares a prefix), a move rewrites the subtree's paths and depths
- * in one statement, a subtree delete takes its grants with it, grants cover their branch.
+ * nothing of a sibling whose ID shares a prefix), its view down to a depth is the rows of those
+ * depths (as arrays of values), a move rewrites the subtree's paths and depths in one statement,
+ * a subtree delete takes its grants with it, grants cover their branch.
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachDialect } from '../helpers/postgres.js';
 import { hierarchyMigrations } from '../../src/manager/hierarchy/migrations/index.js';
-import { HierarchyRepository, type NodeRow } from '../../src/manager/hierarchy/repository.js';
+import {
+  HierarchyRepository,
+  viewRow,
+  type NodeRow,
+  type ViewRow,
+} from '../../src/manager/hierarchy/repository.js';
 
 const seg = (n: number) => n.toString(16).padStart(32, '0');
 
@@ -65,6 +71,21 @@ forEachDialect('hierarchy repository', (ctx) => {
     );
     assert.equal((await repo.subtree('c1', '')).length, 6);
     assert.equal(await repo.maxDepthUnder('c1', n[1]!.path), 4);
+  });
+
+  test('the view of a subtree: every node, or the depths asked, each row an array of values', async () => {
+    const ids = (rows: ViewRow[]) => rows.map((r) => r[0]).sort();
+    const whole = await repo.subtreeView('c1', n[1]!.path);
+    assert.deepEqual(ids(whole), ['n1', 'n2', 'n3', 'n4', 'n5']);
+    assert.deepEqual(
+      whole.find((r) => r[0] === 'n4'),
+      viewRow(n[4]!),
+    );
+    assert.deepEqual(viewRow(n[4]!), ['n4', 'k4', 'node 4', null, '', 'n2', 3, null, '{}', 1, 1]);
+    assert.deepEqual(ids(await repo.subtreeView('c1', n[1]!.path, [1, 2])), ['n1', 'n2', 'n3']);
+    assert.deepEqual(ids(await repo.subtreeView('c1', n[2]!.path, [3])), ['n4']);
+    assert.deepEqual(ids(await repo.subtreeView('c1', n[3]!.path, [3, 4])), [], 'n3 has no children');
+    assert.deepEqual(ids(await repo.subtreeView('c1', '')), ['n1', 'n16', 'n2', 'n3', 'n4', 'n5']);
   });
 
   test('a move rewrites the paths and depths of the subtree only', async () => {

@@ -24,8 +24,10 @@ import {
   type Transaction,
 } from 'kysely';
 import { RequestScope, outsideScope, runInScope, scopedDialect, type ScopedDriver } from './request-scope.js';
+import { wantsArrays } from './array-rows.js';
 
 export { sql };
+export { selectArrays } from './array-rows.js';
 export { RequestScope, currentScope, outsideScope } from './request-scope.js';
 export type { Kysely, Transaction };
 
@@ -101,6 +103,19 @@ export function pgDriver(): typeof PgModule {
   return (pgLoaded = pg);
 }
 
+/**
+ * Has a client answer a query marked by `selectArrays` with arrays of values (Kysely calls
+ * `query(text, values)` and reads `rows`).
+ */
+function answerArrays(client: PgModule.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const patched = (...args: unknown[]) =>
+    args.length === 2 && typeof args[0] === 'string' && wantsArrays(args[0])
+      ? query({ text: args[0], values: args[1], rowMode: 'array' })
+      : query(...args);
+  client.query = patched as typeof client.query;
+}
+
 /** The kernel's own table (the migrations applied). */
 interface KernelTables {
   mw_migration: { module: string; name: string; applied_at: number };
@@ -125,6 +140,7 @@ function cachedStatements(db: SQLite.Database): SQLite.Database {
       return kept;
     }
     const stmt = db.prepare(source);
+    if (wantsArrays(source)) stmt.raw(true);
     if (!kept) {
       if (cache.size >= SQLITE_STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
       cache.set(source, stmt);
@@ -165,6 +181,7 @@ export class Database {
       const pool = new (pgDriver().Pool)({ connectionString: options.url, max: options.poolSize ?? 10 });
       // An idle client that loses its server must not crash the process; the next query fails instead.
       pool.on('error', () => undefined);
+      pool.on('connect', answerArrays);
       return new Database(new PostgresDialect({ pool }), 'postgres');
     }
     if (options.sqlitePath !== ':memory:') mkdirSync(dirname(options.sqlitePath), { recursive: true });

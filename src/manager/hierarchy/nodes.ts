@@ -7,7 +7,8 @@
 import { badRequest, conflict } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import { grantedTops, levelAt, requireCompany, requireNode, type CompanyAccess } from './access.js';
-import type { HierarchyRepository, NodeRow } from './repository.js';
+import { viewRow, type HierarchyRepository, type NodeRow } from './repository.js';
+import { nestRows, treeJson, treesJson } from './tree-json.js';
 import { hasControl, validateLabel, type HierarchyService } from './service.js';
 
 export interface NodeView {
@@ -54,26 +55,6 @@ export function nodeView(r: NodeRow): NodeView {
     createdAt: new Date(r.created_at).toISOString(),
     updatedAt: new Date(r.updated_at).toISOString(),
   };
-}
-
-/** Siblings by name, then key (plain code-unit order: Intl collation costs more than the read). */
-export const byNameKey = (a: NodeView, b: NodeView) =>
-  a.name < b.name ? -1 : a.name > b.name ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-
-/** Nests rows (in path order, the first one the top) into trees. */
-export function nest(rows: NodeRow[]): NodeView[] {
-  const byId = new Map<string, NodeView>();
-  const tops: NodeView[] = [];
-  for (const r of rows) {
-    const v = nodeView(r);
-    v.children = [];
-    byId.set(r.id, v);
-    const parent = r.parent_id ? byId.get(r.parent_id) : undefined;
-    if (parent) parent.children!.push(v);
-    else tops.push(v);
-  }
-  for (const v of byId.values()) if (v.children!.length > 1) v.children!.sort(byNameKey);
-  return tops;
 }
 
 export function validateKey(key: string): string {
@@ -143,12 +124,15 @@ export class NodeService {
     return nodeView(row);
   }
 
-  /** The node with its children down to `depth` levels below it (0: the node alone). */
-  async read(a: CompanyAccess, id: string, depth: number): Promise<NodeView> {
+  /**
+   * The node with its children down to `depth` levels below it (0: the node alone), as the JSON
+   * text of its `NodeView` (see `tree-json.ts`).
+   */
+  async read(a: CompanyAccess, id: string, depth: number): Promise<string> {
     const node = requireNode(a, await this.#repo.node(a.companyId, id), 'read', id);
-    if (depth === 0) return nodeView(node);
-    const rows = await this.#repo.descendants(node, depth);
-    return nest(rows)[0]!;
+    const depths = Array.from({ length: depth + 1 }, (_, i) => node.depth + i);
+    const rows = depth === 0 ? [viewRow(node)] : await this.#repo.subtreeView(a.companyId, node.path, depths);
+    return treeJson(nestRows(rows, depth > 0).find((t) => t.row[0] === node.id)!);
   }
 
   /** The roots the caller sees: the company's roots, or the top-most nodes granted to it. */
@@ -159,15 +143,12 @@ export class NodeService {
     return rows.filter((r): r is NodeRow => r !== undefined).map(nodeView);
   }
 
-  /** Every node the caller sees, nested. */
-  async tree(a: CompanyAccess): Promise<NodeView[]> {
-    if (a.companyLevel !== null) {
-      const rows = await this.#repo.subtree(a.companyId, '');
-      return nest(rows).sort(byNameKey);
-    }
-    const out: NodeView[] = [];
-    for (const g of grantedTops(a)) out.push(...nest(await this.#repo.subtree(a.companyId, g.path)));
-    return out;
+  /** Every node the caller sees, nested, as the JSON text of a list of `NodeView`s. */
+  async tree(a: CompanyAccess): Promise<string> {
+    if (a.companyLevel !== null) return treesJson(nestRows(await this.#repo.subtreeView(a.companyId, '')));
+    const tops = [];
+    for (const g of grantedTops(a)) tops.push(...nestRows(await this.#repo.subtreeView(a.companyId, g.path)));
+    return treesJson(tops);
   }
 
   async update(a: CompanyAccess, id: string, input: NodeInput): Promise<NodeView> {

@@ -1,5 +1,5 @@
 /** The asset hierarchy's tables: templates, nodes (with their materialized path) and branch grants. */
-import { sql, type Transaction } from '../../kernel/db/index.js';
+import { selectArrays, sql, type Transaction } from '../../kernel/db/index.js';
 import { BoundRepository } from '../../kernel/db/bound-repository.js';
 
 export type TemplateStatus = 'DRAFT' | 'ACTIVE' | 'ARCHIVED';
@@ -47,6 +47,50 @@ export type TemplateRow = HierarchyTables['mgr_asset_template'];
 export type NodeRow = HierarchyTables['mgr_asset_node'];
 export type GrantRow = HierarchyTables['mgr_asset_grant'];
 export type GrantWithPath = GrantRow & { path: string; node_key: string; node_name: string };
+
+/** The columns of a node's view (not its company, nor its path), in the order of `ViewRow`. */
+const VIEW_COLUMNS = [
+  'id',
+  'key',
+  'name',
+  'level',
+  'description',
+  'parent_id',
+  'depth',
+  'device_id',
+  'attributes',
+  'created_at',
+  'updated_at',
+] as const;
+/** A node's view as the values of `VIEW_COLUMNS` (an array: see `selectArrays`). */
+export type ViewRow = [
+  id: string,
+  key: string,
+  name: string,
+  level: string | null,
+  description: string,
+  parentId: string | null,
+  depth: number,
+  deviceId: string | null,
+  attributes: string,
+  createdAt: number,
+  updatedAt: number,
+];
+
+/** `row` as a `ViewRow`. */
+export const viewRow = (r: NodeRow): ViewRow => [
+  r.id,
+  r.key,
+  r.name,
+  r.level,
+  r.description,
+  r.parent_id,
+  r.depth,
+  r.device_id,
+  r.attributes,
+  r.created_at,
+  r.updated_at,
+];
 
 /** The end of the path range of a subtree: hex digits sort before `g` in every collation. */
 export const pathEnd = (path: string) => `${path}g`;
@@ -168,29 +212,20 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   }
 
   /**
-   * The node and its descendants down to `levels` levels below it, level by level through the
-   * parent index (a shallow read of a big subtree touches only the rows it answers).
+   * What a node's view needs (`nodes.ts`) of the subtree at `path` (itself included): every node,
+   * or those at `depths` only. The whole subtree is one range of the `(company_id, path)` index;
+   * with depths, one range of the `(company_id, depth, path)` index per depth, so a shallow read
+   * of a big subtree touches only the rows it answers. Rows come parents before children.
    */
-  async descendants(root: NodeRow, levels: number): Promise<NodeRow[]> {
-    const out = [root];
-    let parents = [root.id];
-    for (let level = 0; level < levels && parents.length > 0; level++) {
-      const next: NodeRow[] = [];
-      for (let i = 0; i < parents.length; i += BATCH) {
-        next.push(
-          ...(await this.db
-            .selectFrom('mgr_asset_node')
-            .selectAll()
-            // By the parent index alone (IDs are unique across companies): with the company
-            // too, SQLite's planner picks the (company_id, path) index and scans the company.
-            .where('parent_id', 'in', parents.slice(i, i + BATCH))
-            .execute()),
-        );
-      }
-      out.push(...next);
-      parents = next.map((n) => n.id);
-    }
-    return out;
+  subtreeView(companyId: string, path: string, depths?: number[]): Promise<ViewRow[]> {
+    let q = this.db
+      .selectFrom('mgr_asset_node')
+      .select(VIEW_COLUMNS)
+      .where('company_id', '=', companyId)
+      .where('path', '>=', path)
+      .where('path', '<', pathEnd(path));
+    if (depths !== undefined) q = q.where('depth', 'in', depths);
+    return selectArrays<ViewRow>(q);
   }
 
   /** Every node of the company, parents before children (by depth, then key). */

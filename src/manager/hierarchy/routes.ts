@@ -20,6 +20,8 @@ export interface HierarchyRoutesOptions {
 }
 
 const BASE = '/api/v1/assets/hierarchy/:companyName';
+/** What Fastify answers an object with. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export async function hierarchyRoutes(app: FastifyInstance, o: HierarchyRoutesOptions) {
   const { hierarchy: h } = o;
@@ -179,17 +181,20 @@ function nodeRoutes(app: FastifyInstance, nodes: NodeService, access: Access) {
       items: await nodes.roots(await access(request)),
     }),
   );
+  // A subtree is written as JSON text by the service (`tree-json.ts`), sent as it is.
   app.get<{ Params: S.CompanyParams }>(
     `${BASE}/tree`,
     { schema: { params: S.CompanyParams } },
-    async (request) => ({
-      items: await nodes.tree(await access(request)),
-    }),
+    async (request, reply) =>
+      reply.type(JSON_TYPE).send(`{"items":${await nodes.tree(await access(request))}}`),
   );
   app.get<{ Params: S.NodeParams; Querystring: S.NodeQuery }>(
     `${N}/:id`,
     { schema: { params: S.NodeParams, querystring: S.NodeQuery } },
-    async (request) => nodes.read(await access(request), request.params.id, request.query.depth ?? 1),
+    async (request, reply) =>
+      reply
+        .type(JSON_TYPE)
+        .send(await nodes.read(await access(request), request.params.id, request.query.depth ?? 1)),
   );
   app.put<{ Params: S.NodeParams; Body: S.UpdateNodeBody }>(
     `${N}/:id`,

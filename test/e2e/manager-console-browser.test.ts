@@ -203,6 +203,7 @@ describe('the manager console', { skip }, () => {
     await page.getByRole('button', { name: 'Open line-2-baseline' }).click({ timeout: 60_000 });
     await page.getByRole('table', { name: 'Versions of line-2-baseline' }).getByRole('row').nth(1).waitFor();
     await check('08-templates');
+    await page.getByRole('checkbox', { name: 'line-2-edge' }).check();
     await page.getByRole('button', { name: 'Apply as a task' }).click();
     await page.getByRole('heading', { level: 1, name: /^Task / }).waitFor();
     const subtasks = page.getByRole('table', { name: 'Subtasks' });

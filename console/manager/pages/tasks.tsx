@@ -17,7 +17,7 @@ import {
   useInterval,
   useLoad,
 } from '../../shared/ui.js';
-import { get, mrest, type Page as List, type Subtask, type Task } from '../api.js';
+import { get, mrest, type Page as List, type Device, type Subtask, type Task } from '../api.js';
 import { useTitle } from '../session.js';
 import { StatusBadge } from './status.js';
 
@@ -74,11 +74,12 @@ function OneTask(props: { id: string }) {
 
 /**
  * One task as it runs: its figures, a progress bar, every subtask's status (read again every
- * second while the task runs), and Cancel (running) or Resume (cancelled) for a writer. `names`
- * shows devices by name.
+ * second while the task runs), and Cancel (running) or Resume (cancelled) for a writer.
  */
-export function TaskProgress(props: { id: string; names?: Map<string, string> }) {
+export function TaskProgress(props: { id: string }) {
   const canWrite = useCanWrite();
+  const devices = useLoad(() => get<List<Device>>('/api/v1/device/list?limit=500'));
+  const names = new Map((devices.data?.items ?? []).map((d) => [d.id, d.prettyName ?? d.name]));
   const path = `/api/v1/async-task/${encodeURIComponent(props.id)}`;
   const task = useLoad(() => get<Task>(path), [props.id]);
   const subtasks = useLoad(() => get<List<Subtask>>(`${path}/subtasks`), [props.id]);
@@ -139,9 +140,7 @@ export function TaskProgress(props: { id: string; names?: Map<string, string> })
         columns={[
           {
             label: 'Device',
-            render: (s) => (
-              <a href={href(`/devices/${s.deviceId}`)}>{props.names?.get(s.deviceId) ?? s.deviceId}</a>
-            ),
+            render: (s) => <a href={href(`/devices/${s.deviceId}`)}>{names.get(s.deviceId) ?? s.deviceId}</a>,
           },
           { label: 'Status', render: (s) => <StatusBadge status={s.status} /> },
           { label: 'Attempts', numeric: true, render: (s) => fmtNum(s.attempts) },

@@ -2,7 +2,7 @@
  * One template: its versions, its composition (sections, items, the templates it was made of),
  * its variables by scope (template-vars.tsx), a preview per device as a diff of the device's
  * current configuration and what the template would make of it, and the apply to the chosen
- * devices as a task followed live (`TaskProgress`: every subtask, cancel and resume).
+ * devices as a task, whose page follows it live (`TaskProgress`: every subtask, cancel, resume).
  */
 import { useState } from 'preact/hooks';
 import { DiffView, jsonLines } from '../../shared/diff.js';
@@ -10,9 +10,9 @@ import { Checklist, Field } from '../../shared/form.js';
 import { fmtTime } from '../../shared/format.js';
 import { ListSection, Table } from '../../shared/table.js';
 import { errorText } from '../../shared/api.js';
+import { navigate } from '../../shared/router.js';
 import { Badge, Button, ErrorNote, Section, toast, useCanWrite, useLoad } from '../../shared/ui.js';
 import { get, mrest, type Device, type Page as List, type Template } from '../api.js';
-import { TaskProgress } from './tasks.js';
 import { TemplateVars } from './template-vars.js';
 
 interface Version {
@@ -122,7 +122,6 @@ function PreviewAndApply(props: { template: Template; devices: Device[]; names: 
   const [busy, setBusy] = useState<'preview' | 'apply'>();
   const [error, setError] = useState<string>();
   const [preview, setPreview] = useState<PreviewItem[]>();
-  const [taskId, setTaskId] = useState<string>();
   const run = async (what: 'preview' | 'apply') => {
     setError(undefined);
     if (chosen.length === 0) {
@@ -141,7 +140,8 @@ function PreviewAndApply(props: { template: Template; devices: Device[]; names: 
       } else {
         const task = await mrest<{ taskId: string }>('POST', '/api/v1/async-task/template-apply', body);
         toast(`Applying ${t.friendlyName} to ${chosen.length} device(s)`);
-        setTaskId(task.taskId);
+        // The task's page follows every subtask live (TaskProgress), with cancel and resume.
+        navigate(`/tasks/${task.taskId}`);
       }
     } catch (err) {
       setError(errorText(err));
@@ -186,7 +186,6 @@ function PreviewAndApply(props: { template: Template; devices: Device[]; names: 
           name={props.names.get(item.deviceId) ?? item.deviceId}
         />
       ))}
-      {taskId && <TaskProgress key={taskId} id={taskId} names={props.names} />}
     </>
   );
 }

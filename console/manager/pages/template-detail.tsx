@@ -45,9 +45,9 @@ interface PreviewItem {
 }
 
 const MODES = [
-  { value: 'legacy', label: 'legacy: create or replace the template’s items, keep the others' },
-  { value: 'use', label: 'use: each section becomes exactly the template' },
-  { value: 'merge-apply', label: 'merge-apply: merge field by field' },
+  { value: 'legacy', label: 'legacy (replace the template’s items)' },
+  { value: 'use', label: 'use (sections become the template)' },
+  { value: 'merge-apply', label: 'merge-apply (merge field by field)' },
 ];
 
 export function TemplateDetail(props: { template: Template }) {
@@ -123,6 +123,8 @@ function PreviewAndApply(props: { template: Template; devices: Device[]; names: 
   const [error, setError] = useState<string>();
   const [preview, setPreview] = useState<PreviewItem[]>();
   const run = async (what: 'preview' | 'apply') => {
+    // The buttons stay enabled (a disabled button would drop the keyboard focus): a second press waits.
+    if (busy) return;
     setError(undefined);
     if (chosen.length === 0) {
       setError('choose at least one device');
@@ -168,11 +170,15 @@ function PreviewAndApply(props: { template: Template; devices: Device[]; names: 
             value={mode}
             onInput={setMode}
           />
-          <Button onClick={() => void run('preview')} disabled={busy !== undefined}>
+          <Button onClick={() => void run('preview')} aria-busy={busy === 'preview' || undefined}>
             {busy === 'preview' ? 'Previewing…' : 'Preview on the chosen devices'}
           </Button>
           {canWrite && (
-            <Button kind="primary" onClick={() => void run('apply')} disabled={busy !== undefined}>
+            <Button
+              kind="primary"
+              onClick={() => void run('apply')}
+              aria-busy={busy === 'apply' || undefined}
+            >
               {busy === 'apply' ? 'Applying…' : 'Apply as a task'}
             </Button>
           )}

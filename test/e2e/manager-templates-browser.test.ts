@@ -9,7 +9,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -17,14 +17,12 @@ import { cleanEnv, startCli, type CliProcess } from '../helpers/cli.js';
 import { enrolEdgeProcess, startEdgeProcess, type EdgeProcess } from '../helpers/edge-process.js';
 import { eventually } from '../helpers/util.js';
 import {
-  axe,
   browserSkip,
+  checkView,
   clippedContent,
   focusShown,
   launchBrowser,
   newContext,
-  seriousViolations,
-  settled,
   tabTo,
   watchPage,
 } from '../helpers/browser.js';
@@ -45,7 +43,6 @@ let watched: ReturnType<typeof watchPage>;
 
 before(async () => {
   if (skip) return;
-  mkdirSync(SHOTS, { recursive: true });
   managerDir = mkdtempSync(join(tmpdir(), 'mw-mtemplates-'));
   edgeDir = mkdtempSync(join(tmpdir(), 'mw-mtemplates-edge-'));
   manager = await startCli(
@@ -76,14 +73,7 @@ after(async () => {
   rmSync(edgeDir, { recursive: true, force: true });
 });
 
-/** Screenshot, axe-core and the CSP watch of the page as it is now. */
-async function check(name: string): Promise<void> {
-  await settled(page);
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  assert.deepEqual(seriousViolations(await axe(page)), [], `axe-core on ${name}`);
-  assert.deepEqual(watched.csp, [], `CSP violations on ${name}`);
-  assert.deepEqual(watched.errors, [], `page errors on ${name}`);
-}
+const check = (name: string) => checkView(page, watched, SHOTS, name);
 
 /** A call of the manager's API from the signed-in page (its session cookie and CSRF token). */
 async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {

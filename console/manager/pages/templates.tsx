@@ -66,18 +66,23 @@ export default function Templates() {
   );
 }
 
+/** The fields of a new template: its name, and the project it is kept in. */
+function nameAndProject(name: string, project: string, projects: Project[]): FieldSpec[] {
+  return [
+    { name: 'friendlyName', label: name, kind: 'text', required: true },
+    {
+      name: 'projectId',
+      label: project,
+      kind: 'select',
+      options: projects.map((p) => ({ value: p.id, label: `${p.companyName} / ${p.name}` })),
+    },
+  ];
+}
+
 function Upload(props: { projects: Project[]; onDone: () => void }) {
   const fileId = useId('template-file');
   const [file, setFile] = useState<File>();
-  const fields: FieldSpec[] = [
-    { name: 'friendlyName', label: 'Template name', kind: 'text', required: true },
-    {
-      name: 'projectId',
-      label: 'Project of the template',
-      kind: 'select',
-      options: props.projects.map((p) => ({ value: p.id, label: `${p.companyName} / ${p.name}` })),
-    },
-  ];
+  const fields = nameAndProject('Template name', 'Project of the template', props.projects);
   const [values, setValues] = useState<FormValues>({ friendlyName: '', projectId: '' });
   const projectId = values.projectId || props.projects[0]?.id || '';
   return (
@@ -156,15 +161,11 @@ function Capture(props: { onDone: () => void }) {
 /** A template made of others: each section from one part, in the order they are checked. */
 function Compose(props: { templates: Template[]; projects: Project[]; onDone: () => void }) {
   const [parts, setParts] = useState<string[]>([]);
-  const fields: FieldSpec[] = [
-    { name: 'friendlyName', label: 'Name of the composed template', kind: 'text', required: true },
-    {
-      name: 'projectId',
-      label: 'Project of the composed template',
-      kind: 'select',
-      options: props.projects.map((p) => ({ value: p.id, label: `${p.companyName} / ${p.name}` })),
-    },
-  ];
+  const fields = nameAndProject(
+    'Name of the composed template',
+    'Project of the composed template',
+    props.projects,
+  );
   const [values, setValues] = useState<FormValues>({ friendlyName: '', projectId: '' });
   const projectId = values.projectId || props.projects[0]?.id || '';
   return (

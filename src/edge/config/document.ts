@@ -16,7 +16,6 @@ import { AppError, badRequest, ERRORS } from '../../kernel/errors.js';
 import type { SectionIssue } from '../../kernel/service/index.js';
 import {
   checkEnvelope,
-  substitute,
   type EncryptionHeader,
   type TemplateDocument,
 } from '../../kernel/template-envelope.js';

@@ -17,6 +17,10 @@
  * process (configuration, the NATS subscriber, the ceiling).
  *
  *   npm run bench -- acquisition [--servers 10] [--registers 10000] [--seconds 20] [--warmup 10]
+ *                                [--short]
+ *
+ * `--short` (for `npm run bench -- summary`): the same 100,000 tags, a window of 8 s after 5 s of
+ * warm-up, 3 updates instead of 7.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -27,15 +31,12 @@ import modbusSerial from 'modbus-serial';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
 import { ModbusPeer } from '../test/helpers/peers/modbus.js';
 import { cleanEnv, runCliJson, startCli } from '../test/helpers/cli.js';
+import { numArg as arg, reportFigures, SHORT } from './support.js';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const SERVERS = arg('servers', 10);
 const REGISTERS = arg('registers', 10000);
-const SECONDS = arg('seconds', 20);
-const WARMUP = arg('warmup', 10);
+const SECONDS = arg('seconds', 20, 8);
+const WARMUP = arg('warmup', 10, 5);
 const BLOCK = 125;
 
 // --- the servers' process -----------------------------------------------------------------------
@@ -246,7 +247,7 @@ const lat = latencies.subarray(0, latN).sort();
 
 // One-tag UpdateRegister to the first value with the new settings (a tag in the middle of a
 // device's 10,000, in a group of 10,000 polled at 1 s).
-const UPDATES = 7;
+const UPDATES = SHORT ? 3 : 7;
 const updateTag = firstDeviceTags[Math.floor(firstDeviceTags.length / 2)]!;
 const updateSubject = `devicehub.raw.plc-0.hr${Math.floor(firstDeviceTags.length / 2)}`;
 const updateMs: number[] = [];
@@ -350,4 +351,13 @@ console.log(`| same, slowest of ${UPDATES}, ms | ${result.updateMax.toFixed(1)} 
 console.log(
   `\ntargets: RSS ${rssSetup < 300 ? 'MET' : 'NOT MET'}; update latency ${result.updateP50 < 100 ? 'MET' : 'NOT MET'} (all ${UPDATES}: ${updateMs.map((x) => x.toFixed(0)).join(', ')} ms)`,
 );
+reportFigures({
+  offeredPerSecond: SERVERS * REGISTERS,
+  deliveredPerSecond: result.valuesPerSecond,
+  ceilingPerSecond: ceiling,
+  cpuShareOfCore: result.cpu,
+  rssMaxMiB: result.rss,
+  p99Ms: result.p99,
+  failedReads: result.errors,
+});
 process.exit(0);

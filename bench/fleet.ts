@@ -14,10 +14,13 @@
  * least 50% of direct, the task over 1,000 edges done in under 60 s.
  *
  *   npm run bench -- fleet [--edges 1000] [--duration 10] [--connections 32] [--rounds 2] [--warmup 5]
- *                          [--workers 1]
+ *                          [--workers 1] [--short]
  *
  * The HTTPS load (autocannon) runs in `--workers` worker threads (0: in this process, beside the
  * simulated edges). The services run built (`dist/`), as `npm start` runs them.
+ *
+ * `--short` (for `npm run bench -- summary`): 100 simulated edges, 2 rounds of 4 s after 2 s of
+ * warm-up (the connect, memory and task figures are then for 100 edges, not 1,000).
  *
  * `--only direct` or `--only bridged` loads one path only (to profile it, with
  * `MILLWRIGHT_CHILD_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"`); no share is printed then.
@@ -29,16 +32,13 @@ import { cleanEnv, runCliJson, startCli, tempDirs } from '../test/helpers/cli.js
 import { http } from '../test/helpers/edge.js';
 import { SimEdge } from '../test/helpers/sim-edge.js';
 import { LOCAL_PROVIDER_ID } from '../src/edge/auth/index.js';
+import { numArg as arg, reportFigures } from './support.js';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const EDGES = arg('edges', 1000);
-const duration = arg('duration', 10);
+const EDGES = arg('edges', 1000, 100);
+const duration = arg('duration', 10, 4);
 const connections = arg('connections', 32);
 const rounds = arg('rounds', 2);
-const warmup = arg('warmup', 5);
+const warmup = arg('warmup', 5, 2);
 const workers = arg('workers', 1);
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 
@@ -309,6 +309,7 @@ try {
       `\nbridged / direct: ${((bridged / direct) * 100).toFixed(1)}% (target at least 50%: ${bridged / direct >= 0.5 ? 'met' : 'MISSED'})`,
     );
   }
+  reportFigures({ edges: EDGES, directPerSecond: direct, bridgedPerSecond: bridged });
 } finally {
   for (const sim of sims) sim.stop();
   await edgeProc.stop();

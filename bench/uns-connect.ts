@@ -9,17 +9,26 @@
  * `--cli <path to dist/cli/main.js>` runs another build (for example today's `main`) as the
  * baseline in the same run: the storm alternates between the two builds, each on its own fresh
  * process. The clients run in this process; the broker in its own.
+ *
+ *   npm run bench -- uns-connect --idle 10000 [--short]
+ *
+ * `--idle N` measures memory per idle connection instead (issue 34: at most 2 times Mosquitto's):
+ * N MQTT 3.1.1 clients (the same account on both brokers: a password file for Mosquitto) connect,
+ * 200 at a time, to a fresh `millwright uns` and to a fresh Mosquitto, and stay connected and
+ * idle; the broker's resident memory (VmRSS, /proc) 3 s after the last CONNACK, minus the same
+ * after one connection, divided by N-1. 100,000 connections cannot be opened here: the machine
+ * allows 20,000 open files per process (`ulimit -Hn`), the client process and each broker included.
+ * `--short` (for `npm run bench -- summary`) is `--idle 2000`.
  */
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import mqtt from 'mqtt';
 import { CLI_ARGS } from '../test/helpers/cli.js';
+import { Mosquitto } from '../test/helpers/peers/mosquitto.js';
 import { PROCESS_ACCOUNT, startUnsProcess, type UnsProcess } from '../test/helpers/uns.js';
+import { numArg as arg, reportFigures, SHORT } from './support.js';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
 const strArg = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : undefined;
@@ -81,7 +90,89 @@ async function storm(uns: UnsProcess, clients: number, timeoutS: number): Promis
   };
 }
 
+const rssKiB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+
+/** Opens `count` idle connections, `width` at a time; answers the clients (to close later). */
+async function openIdle(url: string, count: number, width: number): Promise<mqtt.MqttClient[]> {
+  const clients: mqtt.MqttClient[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) {
+        const i = next++;
+        const c = await mqtt.connectAsync(url, {
+          clientId: `idle-${process.pid}-${i}`,
+          username: PROCESS_ACCOUNT.username,
+          password: PROCESS_ACCOUNT.password,
+          protocolVersion: 4,
+          reconnectPeriod: 0,
+          connectTimeout: 60_000,
+          keepalive: 600,
+        });
+        clients.push(c);
+      }
+    }),
+  );
+  return clients;
+}
+
+/** Broker RSS with one connection, then with `count`: KiB per connection beyond the first. */
+async function idleMemory(
+  url: string,
+  pid: number,
+  count: number,
+): Promise<{ perConnKiB: number; rssMiB: number }> {
+  const settle = () => new Promise((r) => setTimeout(r, 3000));
+  const first = await openIdle(url, 1, 1);
+  await settle();
+  const before = rssKiB(pid);
+  const rest = await openIdle(url, count - 1, 200);
+  await settle();
+  const after = rssKiB(pid);
+  await Promise.all([...first, ...rest].map((c) => c.endAsync(true)));
+  return { perConnKiB: (after - before) / (count - 1), rssMiB: after / 1024 };
+}
+
+async function idle(count: number): Promise<void> {
+  console.log(
+    `idle connections: ${count} MQTT 3.1.1 clients per broker, ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at start`,
+  );
+  const mosquitto = new Mosquitto({ passwords: { [PROCESS_ACCOUNT.username]: PROCESS_ACCOUNT.password } });
+  await mosquitto.start();
+  let m: { perConnKiB: number; rssMiB: number };
+  try {
+    m = await idleMemory(`mqtt://127.0.0.1:${mosquitto.port}`, mosquitto.pid!, count);
+  } finally {
+    await mosquitto.dispose();
+  }
+  const uns = await startUnsProcess(['--log-level', 'warn']);
+  let u: { perConnKiB: number; rssMiB: number };
+  try {
+    u = await idleMemory(uns.mqttUrl, uns.pid, count);
+  } finally {
+    await uns.stop();
+  }
+  console.log(
+    `\n| broker | idle connections | RSS MiB with all connected | KiB per connection | vs Mosquitto |`,
+  );
+  console.log('| --- | --: | --: | --: | --: |');
+  console.log(`| Mosquitto | ${count} | ${m.rssMiB.toFixed(1)} | ${m.perConnKiB.toFixed(1)} | 1.00 |`);
+  console.log(
+    `| Millwright UNS | ${count} | ${u.rssMiB.toFixed(1)} | ${u.perConnKiB.toFixed(1)} | ${(u.perConnKiB / m.perConnKiB).toFixed(2)} |`,
+  );
+  console.log('');
+  reportFigures({
+    connections: count,
+    unsKiBPerConnection: u.perConnKiB,
+    mosquittoKiBPerConnection: m.perConnKiB,
+  });
+}
+
 async function main(): Promise<void> {
+  if (SHORT || process.argv.includes('--idle')) return idle(arg('idle', 10_000, 2000));
   const clients = arg('clients', 2000);
   const runs = arg('runs', 3);
   const timeoutS = arg('timeout', 30);

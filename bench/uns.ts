@@ -17,7 +17,7 @@
  *   worker below one core is not the limit.
  *
  *   npm run bench -- uns [--duration 6] [--warmup 2] [--window 200] [--size 64] [--pace 10000]
- *                        [--protocol 4|5] [--qos 0|1] [--fanout 1|50] [--shared]
+ *                        [--protocol 4|5] [--qos 0|1] [--fanout 1|50] [--shared] [--short]
  *
  * `--protocol 5` runs every client with MQTT 5 (the same rules on both brokers) and adds the
  * shared subscription cases: one publisher to a group of four (`$share/bench/<topic>`, four
@@ -26,6 +26,9 @@
  *
  * Each case runs twice per broker: as fast as the broker takes messages (throughput, CPU) and at a
  * fixed pace of `--pace` deliveries per second (latency: p50 and p99 with no backlog).
+ *
+ * `--short` (for `npm run bench -- summary`): 2 s windows after 1 s of warm-up, and no paced runs
+ * (no latency figures), so a case costs about 4 s per broker.
  */
 import { fork, spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,11 +38,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import mqtt from 'mqtt';
 import { CLI_ARGS, ensureBuilt, startCli } from '../test/helpers/cli.js';
+import { numArg, reportFigures, SHORT } from './support.js';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
+const arg = numArg;
 
 // ---------------------------------------------------------------------------------------------
 // Worker side
@@ -214,24 +215,6 @@ function stopChild(child: ChildProcess): Promise<void> {
 
 const USER = 'bench';
 const PASS = 'bench-password-1';
-
-/**
- * Which build the Millwright broker of this run was (issue 34: figures that did not hold were
- * taken from a different build): the built service in dist/ (`millwright uns`, as `npm start`
- * runs it), the commit it was built from, and whether the sources had changes not committed.
- */
-function measuredBuild(): string {
-  const git = (...a: string[]) => {
-    try {
-      return execFileSync('git', a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    } catch {
-      return '';
-    }
-  };
-  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown commit';
-  const dirty = git('status', '--porcelain', '--', 'src') !== '';
-  return `the built service (${CLI_ARGS.join(' ')}), commit ${commit}${dirty ? ' with uncommitted changes in src/' : ''}, rebuilt from the sources when they were newer`;
-}
 
 async function startMillwright(dir: string): Promise<Broker> {
   const env = {
@@ -448,8 +431,8 @@ async function runCase(
 
 async function main(): Promise<void> {
   const opts = {
-    duration: arg('duration', 6),
-    warmup: arg('warmup', 2),
+    duration: arg('duration', 6, 2),
+    warmup: arg('warmup', 2, 1),
     window: arg('window', 200),
     size: arg('size', 64),
   };
@@ -469,7 +452,7 @@ async function main(): Promise<void> {
     if (protocol === 5 || onlyShared) cases.push([qos, 4, true]);
   }
   const dir = mkdtempSync(join(tmpdir(), 'mw-bench-uns-'));
-  const rows: { max: Result; paced: Result }[] = [];
+  const rows: { max: Result; paced: Result | undefined }[] = [];
   try {
     const millwright = await startMillwright(join(dir, 'uns'));
     const mosquitto = await startMosquitto(dir);
@@ -480,11 +463,14 @@ async function main(): Promise<void> {
           const o = { ...opts, protocol: protocol as 4 | 5, shared };
           const max = await runCase(broker, qos, fanout, { ...o, rate: 0 });
           // Deliveries per second at the fixed pace: a shared group delivers each message once.
-          const paced = await runCase(broker, qos, fanout, { ...o, rate: shared ? pace : pace / fanout });
+          const paced = SHORT
+            ? undefined
+            : await runCase(broker, qos, fanout, { ...o, rate: shared ? pace : pace / fanout });
           rows.push({ max, paced });
           process.stderr.write(
             `${max.broker} MQTT ${protocol} qos ${qos} 1->${shared ? 'group of ' : ''}${fanout}: ` +
-              `${Math.round(max.delivered)} msgs/s delivered; at ${pace} deliveries/s p99 ${paced.p99.toFixed(2)} ms\n`,
+              `${Math.round(max.delivered)} msgs/s delivered` +
+              `${paced ? `; at ${pace} deliveries/s p99 ${paced.p99.toFixed(2)} ms` : ''}\n`,
           );
         }
       }
@@ -500,14 +486,15 @@ async function main(): Promise<void> {
   console.log(
     `\nMachine: ${cpus().length} vCPUs (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}`,
   );
-  console.log(`Measured: ${measuredBuild()}`);
   console.log(
-    `Command: npm run bench -- uns --protocol ${protocol}${onlyShared ? ' --shared' : ''} --duration ${opts.duration} --warmup ${opts.warmup} --window ${opts.window} --size ${opts.size} --pace ${pace}\n`,
+    `Command: npm run bench -- uns --protocol ${protocol}${onlyShared ? ' --shared' : ''}${SHORT ? ' --short' : ''} --duration ${opts.duration} --warmup ${opts.warmup} --window ${opts.window} --size ${opts.size} --pace ${pace}\n`,
   );
   console.log(
     `| case | broker | msgs/s delivered (max) | vs Mosquitto | broker CPU-s per 1M msgs | broker cores busy | busiest load worker, cores | p50 ms at ${pace}/s | p99 ms at ${pace}/s | p99 ms at max |`,
   );
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const figures: Record<string, number> = {};
+  const fmt = (x: number | undefined, digits: number) => (x === undefined ? '-' : x.toFixed(digits));
   for (const { max, paced } of rows) {
     const base = rows.find(
       (x) =>
@@ -519,10 +506,14 @@ async function main(): Promise<void> {
     const label = `MQTT ${max.protocol === 5 ? '5' : '3.1.1'} QoS ${max.qos}, 1→${max.shared ? 'group of ' : ''}${max.fanout}`;
     console.log(
       `| ${label} | ${max.broker} | ${Math.round(max.delivered)} | ${((100 * max.delivered) / base.delivered).toFixed(0)}% | ` +
-        `${max.cpuPerMillion.toFixed(1)} | ${max.brokerCores.toFixed(2)} | ${Math.max(max.workerMaxCpu, paced.workerMaxCpu).toFixed(2)} | ` +
-        `${paced.p50.toFixed(2)} | ${paced.p99.toFixed(2)} | ${max.p99 >= 2000 ? '>2000' : max.p99.toFixed(1)} |`,
+        `${max.cpuPerMillion.toFixed(1)} | ${max.brokerCores.toFixed(2)} | ${Math.max(max.workerMaxCpu, paced?.workerMaxCpu ?? 0).toFixed(2)} | ` +
+        `${fmt(paced?.p50, 2)} | ${fmt(paced?.p99, 2)} | ${max.p99 >= 2000 ? '>2000' : max.p99.toFixed(1)} |`,
     );
+    if (max.broker.startsWith('Mosquitto')) figures[`${label}: Mosquitto msgs/s`] = max.delivered;
+    else figures[`${label}: UNS msgs/s`] = max.delivered;
   }
+  console.log('');
+  reportFigures(figures);
 }
 
 if (process.argv.includes('--worker')) await worker();

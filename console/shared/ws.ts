@@ -70,7 +70,9 @@ async function connect(path: string): Promise<Socket> {
     });
     ws.addEventListener('close', (ev) => {
       reject(new Error(`subscription socket closed (${ev.code} ${ev.reason})`));
-      for (const l of listeners.values()) l.error(`connection closed (${ev.code})`);
+      // The reason says why (through the manager's bridge: 4503, the edge went offline).
+      const why = ev.reason ? `${ev.code}: ${ev.reason}` : String(ev.code);
+      for (const l of listeners.values()) l.error(`connection closed (${why})`);
       sockets.delete(path);
     });
   });

@@ -20,6 +20,8 @@ export interface EdgeProcess {
 export async function startEdgeProcess(
   dataDir: string,
   credentials?: { clientId: string; secret: string },
+  /** How long the process may take to be ready (longer beside `millwright up` on a loaded machine). */
+  timeoutMs = 60_000,
 ): Promise<EdgeProcess & { credentials: { clientId: string; secret: string } }> {
   const proc = await startCli(
     [
@@ -39,7 +41,7 @@ export async function startEdgeProcess(
     ],
     {
       env: cleanEnv({ MILLWRIGHT_EDGE_ADMIN_PASSWORD: ADMIN_PASSWORD }),
-      timeoutMs: 60_000,
+      timeoutMs,
     },
   );
   const svc = proc.ready.services.edge;

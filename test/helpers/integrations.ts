@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Socket, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -229,6 +229,45 @@ export function makePki(clientCn = 'millwright-test-client'): TestPki {
     },
     dispose: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * An OPC UA application certificate (`applicationUri` in its SAN, the key usages OPC UA asks for,
+ * key identifiers) signed by the CA of `pki`: its file alone (`cert`), the file with the CA after
+ * it (`chain`, what a server that sends its chain has) and the key.
+ */
+export function signOpcuaServerCertificate(
+  pki: TestPki,
+  applicationUri: string,
+): { cert: string; chain: string; key: string } {
+  const f = (n: string) => join(pki.dir, n);
+  writeFileSync(
+    f('opcua.ext'),
+    [
+      `subjectAltName=URI:${applicationUri},DNS:localhost,IP:127.0.0.1`,
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature,nonRepudiation,keyEncipherment,dataEncipherment',
+      'extendedKeyUsage=serverAuth,clientAuth',
+      'subjectKeyIdentifier=hash',
+      'authorityKeyIdentifier=keyid,issuer',
+      '',
+    ].join('\n'),
+  );
+  const ssl = (...args: string[]) => {
+    const r = spawnSync('openssl', args, { cwd: pki.dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
+  };
+  ssl(
+    ...['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=opcua-ca-server/O=Millwright Test'],
+    ...['-keyout', 'opcua.key', '-out', 'opcua.csr'],
+  );
+  ssl(
+    ...['x509', '-req', '-in', 'opcua.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial'],
+    ...['-days', '2', '-extfile', 'opcua.ext', '-out', 'opcua.pem'],
+  );
+  // The same certificate followed by its CA: what a server that sends its chain has in its file.
+  writeFileSync(f('opcua-chain.pem'), readFileSync(f('opcua.pem'), 'utf8') + pki.ca);
+  return { cert: f('opcua.pem'), chain: f('opcua-chain.pem'), key: f('opcua.key') };
 }
 
 // ---------------------------------------------------------------------------------------------

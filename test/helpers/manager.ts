@@ -89,3 +89,32 @@ export async function activationCode(
   if (r.status !== 201) throw new Error(`activation code: ${r.status} ${r.text}`);
   return r.body.code as string;
 }
+
+/** The `name=value` pairs of a reply's Set-Cookie headers. */
+export function cookiesOf(reply: HttpReply): Record<string, string> {
+  const raw = reply.headers['set-cookie'];
+  const out: Record<string, string> = {};
+  for (const line of Array.isArray(raw) ? raw : raw ? [raw] : []) {
+    const [pair] = line.split(';');
+    const eq = pair!.indexOf('=');
+    out[pair!.slice(0, eq)] = pair!.slice(eq + 1);
+  }
+  return out;
+}
+
+/**
+ * The manager console's whole sign-in (`/console/login`, the realm's form, the callback) as user
+ * `admin` with `password`: the session's cookies (`mwmSession`, `mwmCsrfToken`).
+ */
+export async function consoleSession(m: TestManager, password: string): Promise<Record<string, string>> {
+  const start = await http(`${m.url}/console/login`);
+  const login = cookiesOf(start).mwmLogin!;
+  const authorize = new URL(String(start.headers.location));
+  const posted = await http(`${authorize.origin}${authorize.pathname}`, {
+    form: { ...Object.fromEntries(authorize.searchParams), username: 'admin', password },
+  });
+  const done = await http(String(posted.headers.location), { headers: { cookie: `mwmLogin=${login}` } });
+  const cookies = cookiesOf(done);
+  if (!cookies.mwmSession || !cookies.mwmCsrfToken) throw new Error(`no console session: ${done.status}`);
+  return cookies;
+}

@@ -54,6 +54,8 @@ const hub = new LinkHub({
   bridgeTimeoutMs: 5000,
   maxPendingPerDevice: 4,
   maxLinks: 10,
+  maxSocketsPerDevice: 4,
+  maxSocketsPerUser: 4,
 });
 after(() => hub.close());
 
@@ -137,6 +139,8 @@ test('an edge that does not answer in time: 504 to the caller, cancel to the edg
     bridgeTimeoutMs: 200,
     maxPendingPerDevice: 4,
     maxLinks: 10,
+    maxSocketsPerDevice: 4,
+    maxSocketsPerUser: 4,
   });
   // The hub's timers do not hold the process (a server's listener does); this test holds it.
   const hold = setInterval(() => {}, 1000);

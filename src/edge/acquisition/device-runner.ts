@@ -286,12 +286,20 @@ export class DeviceRunner {
     await s?.close();
   }
 
+  /** A failed device connects now instead of at the end of its backoff. */
+  retryNow(): void {
+    if (this.state !== 'failed') return;
+    clearTimeout(this.#retry);
+    void this.#connect();
+  }
+
   async #connect(): Promise<void> {
     const gen = ++this.#generation;
     this.#setState('connecting', this.status.reason);
     const session = this.factory.create(this.spec, {
       logger: this.engine.logger,
       dataDir: this.engine.dataDir,
+      trustedCertificates: () => this.engine.trustedCertificates(),
       lost: (reason) => {
         if (gen === this.#generation && this.#session === session) void this.#lost(reason);
       },

@@ -70,6 +70,8 @@ export interface AcquisitionOptions {
    * since publishing 100,000 values a second on subjects nobody reads costs a fifth of a core).
    */
   publishValue?: 'always' | 'on-interest';
+  /** The CA certificates of the edge's trust store (PEM), for drivers that verify peers with them. */
+  trustedCertificates?: () => readonly string[];
 }
 
 /** Whether a subscription pattern can match a `devicehub.value.<device>.<tag>` subject. */
@@ -191,6 +193,14 @@ export class AcquisitionEngine implements TagStatusSource {
 
   get held(): boolean {
     return this.#held;
+  }
+
+  /**
+   * Devices that failed to connect and match `which` try again now instead of at the end of their
+   * backoff (the trust store changed: a device refused for its server's certificate may pass).
+   */
+  retryFailed(which: (device: DeviceSpec) => boolean): void {
+    for (const r of this.#runners.values()) if (r.state === 'failed' && which(r.spec)) r.retryNow();
   }
 
   /** Devices the engine runs, with state and counters. */
@@ -426,6 +436,10 @@ export class AcquisitionEngine implements TagStatusSource {
   }
   get dataDir(): string {
     return this.#opts.dataDir;
+  }
+  /** The trust store's CA certificates (PEM); none without a trust store. */
+  trustedCertificates(): readonly string[] {
+    return this.#opts.trustedCertificates?.() ?? [];
   }
   backoff(attempt: number): number {
     const initial = this.#opts.backoffInitialMs ?? 500;

@@ -18,10 +18,11 @@ declare module '../modules.js' {
 export const acquisitionModule: EdgeModule<'acquisition', typeof acquisitionOptions> = {
   name: 'acquisition',
   options: acquisitionOptions,
-  requires: ['datahub', 'devicehub', 'dm'],
+  requires: ['datahub', 'devicehub', 'dm', 'trust'],
   start(ctx) {
     const datahub = ctx.module('datahub');
     const devicehub = ctx.module('devicehub');
+    const trust = ctx.module('trust');
     const engine = new AcquisitionEngine({
       hub: datahub.hub,
       devicehub: devicehub.readModel,
@@ -31,7 +32,12 @@ export const acquisitionModule: EdgeModule<'acquisition', typeof acquisitionOpti
       backoffMaxMs: ctx.config.acquisitionBackoffMax,
       // Joined to a NATS cluster: the cluster's subscribers are not seen here, publish everything.
       publishValue: datahub.external ? 'always' : 'on-interest',
+      // The OPC UA client's PKI trusts them for devices whose `trustServerCertificate` is `ca`.
+      trustedCertificates: () => trust.pems(),
     });
+    // A device refused for its server's certificate tries again as soon as the trust store changes.
+    const off = trust.onChange(() => engine.retryFailed((d) => d.props.trustServerCertificate === 'ca'));
+    ctx.defer('acquisition: trust store listener', off);
     for (const d of ACQUISITION_DRIVERS) {
       const browse = d.browse;
       if (browse) devicehub.browse.registerBrowser(d.key, (device, driver) => browse(device, driver, engine));

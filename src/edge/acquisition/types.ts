@@ -55,6 +55,8 @@ export interface DriverContext {
   logger: Logger | undefined;
   /** A folder this driver may keep files in (certificates...). */
   dataDir: string;
+  /** The CA certificates of the edge's trust store (PEM, read at each connect). */
+  trustedCertificates?(): readonly string[];
   /** The driver calls this when the connection is lost after `connect` succeeded. */
   lost(reason: string): void;
 }
@@ -87,5 +89,9 @@ export interface DriverFactory {
   key: string;
   create(device: DeviceSpec, ctx: DriverContext): DriverSession;
   /** Browsing the device's address space, for drivers that can. */
-  browse?(device: DeviceConfig, driver: DriverDef, ctx: { dataDir: string }): Promise<BrowseNode[]>;
+  browse?(
+    device: DeviceConfig,
+    driver: DriverDef,
+    ctx: { dataDir: string; trustedCertificates?(): readonly string[] },
+  ): Promise<BrowseNode[]>;
 }

@@ -4,8 +4,9 @@
  * hello (version, host facts), then heartbeats with metrics; it executes the bridged requests the
  * manager sends by dispatching them into the edge's own HTTP app in process (`dispatch`; the
  * edge's auth hook checks the per-device credential the manager adds, and runs the call as the
- * manager caller's role carried in the frame, never more), streaming bodies both ways. It reconnects with
- * capped exponential backoff and jitter.
+ * manager caller's role carried in the frame, never more), streaming bodies both ways; and the
+ * WebSockets (GraphQL subscriptions) the manager bridges for its users (`link-sockets.ts`). It
+ * reconnects with capped exponential backoff and jitter.
  */
 import os from 'node:os';
 import type { FastifyInstance } from 'fastify';
@@ -14,6 +15,7 @@ import WebSocket from 'ws';
 import {
   LINK_CHUNK,
   LINK_FEATURE_INLINE,
+  LINK_FEATURE_SOCKETS,
   LINK_INLINE_MAX,
   LINK_MAX_MESSAGE,
   LINK_PATH,
@@ -28,6 +30,7 @@ import { holdWrites } from '../../kernel/link/batch.js';
 import { dispatch, type Exchange, type ResponseSink } from '../../kernel/http/in-process.js';
 import { pinnedConnection, type Fingerprint } from '../../kernel/link/pinned.js';
 import type { HaState } from './ha.js';
+import { BridgedSockets } from './link-sockets.js';
 
 /** Bridged requests executed at once at most; more are answered 503 by the edge. */
 export const MAX_BRIDGED_IN_FLIGHT = 64;
@@ -76,11 +79,13 @@ export class LinkClient {
   #hold: () => void = () => {};
   #lastError: string | null = null;
   readonly #execs = new Map<number, Exec>();
+  readonly #sockets: BridgedSockets;
   #cpu = process.cpuUsage();
   #cpuAt = Date.now();
 
   constructor(options: LinkClientOptions) {
     this.#o = options;
+    this.#sockets = new BridgedSockets(options.app, this.#outbox, options.logger);
   }
 
   get connected(): boolean {
@@ -146,6 +151,7 @@ export class LinkClient {
         version: this.#o.version,
         millwright: this.#o.millwright,
         host: this.#o.hostFacts(),
+        features: [LINK_FEATURE_SOCKETS],
       });
       this.#startHeartbeat(ws);
     });
@@ -169,6 +175,7 @@ export class LinkClient {
       const execs = [...this.#execs.values()];
       this.#execs.clear();
       for (const e of execs) e.exchange?.abort();
+      this.#sockets.closeAll();
       if (this.#ws === ws) this.#ws = null;
       this.#scheduleReconnect();
     });
@@ -202,6 +209,7 @@ export class LinkClient {
       load1: os.loadavg()[0],
       uptimeSeconds: Math.round(process.uptime()),
       bridgedInFlight: this.#execs.size,
+      bridgedSockets: this.#sockets.size,
       memoryPercent: Math.round((1 - os.freemem() / os.totalmem()) * 1000) / 10,
       ...this.#o.extraMetrics?.(),
     };
@@ -216,6 +224,7 @@ export class LinkClient {
   #onMessage(ws: WebSocket, data: Buffer, binary: boolean): void {
     if (binary) {
       const frame = parseBodyFrame(data);
+      if (frame && this.#sockets.frame(frame.id, frame.chunk)) return;
       const exchange = frame ? this.#execs.get(frame.id)?.exchange : undefined;
       if (frame && exchange && !exchange.push(frame.chunk)) {
         ws.pause();
@@ -245,6 +254,12 @@ export class LinkClient {
         return;
       case 'req':
         this.#execute(ws, m);
+        return;
+      case 'wsopen':
+        this.#sockets.open(ws, m);
+        return;
+      case 'wsclose':
+        this.#sockets.closed(m.id, m.code, m.reason);
         return;
       case 'end':
         this.#execs.get(m.id)?.exchange?.push(null);

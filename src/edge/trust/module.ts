@@ -1,7 +1,7 @@
 /**
  * The trust store on the edge's seam: CA certificates synchronised by the edge manager at
  * `/dm/v2/ca-certificates`, trusted by the outbound TLS clients of later modules
- * (`ctx.module('trust').ca()`).
+ * (`ctx.module('trust').ca()`) and by the OPC UA client driver's PKI (`pems()`, `onChange`).
  */
 import type { EdgeModule } from '../modules.js';
 import { trustMigrations } from './migrations/index.js';

@@ -2,7 +2,9 @@
  * The edge's trust store: CA certificates pushed by the edge manager (`PUT /dm/v2/ca-certificates`,
  * the manager's `CA_CERTIFICATES_SYNC` task), trusted beside the system's roots by the edge's
  * outbound TLS clients (integrations, log forwarding) wherever a connection names no CA of its
- * own. A sync replaces the whole set; clients read it at each connect. No HTTP here.
+ * own, and by the OPC UA client driver's PKI for devices whose `trustServerCertificate` is `ca`.
+ * A sync replaces the whole set; clients read it at each connect, and `onChange` tells those that
+ * keep a copy (the OPC UA client's PKI folders). No HTTP here.
  */
 import { badRequest } from '../../kernel/errors.js';
 import { parsePemChain, withRoots } from '../../kernel/pem.js';
@@ -19,6 +21,7 @@ export class TrustStore {
   #set: TrustSet = { certificates: [], syncedAt: null };
   #pems: string[] = [];
   #ca: string[] | undefined;
+  readonly #listeners = new Set<() => void>();
 
   constructor(readonly repo: TrustRepository) {}
 
@@ -42,6 +45,14 @@ export class TrustStore {
   /** The synchronised certificates alone (PEM). */
   pems(): readonly string[] {
     return this.#pems;
+  }
+
+  /** Calls `listener` after each replacement of the set; answers the function that stops it. */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
   }
 
   /** Replaces the set; each entry must be one valid certificate (a 400 naming it otherwise). */
@@ -68,6 +79,7 @@ export class TrustStore {
     const set = { certificates, syncedAt: new Date().toISOString() };
     await this.repo.put(set);
     this.#use(set);
+    for (const listener of this.#listeners) listener();
     return this.view();
   }
 

@@ -47,15 +47,18 @@ export interface InProcessRequest {
   actor?: BridgeActor;
 }
 
-const kActor = Symbol('millwright.bridgeActor');
+/** Where a bridged call's actor is kept: on the request object, or on an in-process socket. */
+export const kActor = Symbol('millwright.bridgeActor');
 
 /**
- * The actor of a request dispatched in process for the manager's bridge; undefined for any other
- * request (it is a property of the request object, never a header: a client of the service's own
- * listener cannot set it).
+ * The actor of a request dispatched in process for the manager's bridge (or of a WebSocket
+ * upgrade over an in-process connection, `in-process-socket.ts`); undefined for any other request
+ * (it is a property of the request or socket object, never a header: a client of the service's
+ * own listener cannot set it).
  */
 export function bridgeActorOf(raw: object): BridgeActor | undefined {
-  return (raw as { [kActor]?: BridgeActor })[kActor];
+  const r = raw as { [kActor]?: BridgeActor; socket?: { [kActor]?: BridgeActor } };
+  return r[kActor] ?? r.socket?.[kActor];
 }
 
 /** A socket stand-in: the address Fastify reads and the events it may listen to. */

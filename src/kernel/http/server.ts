@@ -368,7 +368,12 @@ function trackConnections(app: FastifyInstance): void {
     t.busy.add(socket);
     res.once('close', () => t.busy.delete(socket));
   });
-  server.on('upgrade', (req: IncomingMessage) => t.upgraded.add(rawOf(req.socket)));
+  server.on('upgrade', (req: IncomingMessage) => {
+    const socket = rawOf(req.socket);
+    t.upgraded.add(socket);
+    // An in-process connection (in-process-socket.ts) never was a `connection`: forget it on close.
+    if (!t.sockets.has(socket)) socket.once('close', () => t.upgraded.delete(socket));
+  });
 }
 
 /**

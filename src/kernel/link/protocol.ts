@@ -16,6 +16,15 @@
  *
  * High availability: a paired edge sends `lease` (renewal) every third of its lease; the manager
  * answers `ha` (see `HaRoleMessage`), and sends `ha` news of pairing, unpairing and failover.
+ *
+ * Bridged WebSockets (GraphQL subscriptions, `graphql-transport-ws` or `graphql-ws`), offered by an
+ * edge that lists `sockets` in its hello's `features`: manager `wsopen` (path, headers, offered
+ * subprotocols, actor) → edge `wsup` (the subprotocol its endpoint chose) or `wsclose`; then each
+ * WebSocket message, either way, is one binary frame (stream id, then the message's UTF-8 text, at
+ * most `LINK_SOCKET_MAX_MESSAGE` bytes); either side ends the stream with `wsclose` (code, reason),
+ * and the other closes its socket with that code. Stream ids come from the same counter as request
+ * ids (the manager's), so a binary frame's id names one request or one socket. See
+ * docs/security.md for the bounds (`LINK_SOCKET_*`, the manager's `bridgeMaxSockets*`).
  */
 
 /** Largest WebSocket message either side accepts (a bigger one closes the link, code 1009). */
@@ -26,6 +35,23 @@ export const LINK_CHUNK = 64 * 1024;
 export const LINK_INLINE_MAX = 16 * 1024;
 /** What this manager offers in its welcome. */
 export const LINK_FEATURE_INLINE = 'inline';
+/** What an edge offers in its hello: bridged WebSockets (`wsopen`). */
+export const LINK_FEATURE_SOCKETS = 'sockets';
+/** Largest WebSocket message relayed over a bridged socket, either way (bigger: close 1009). */
+export const LINK_SOCKET_MAX_MESSAGE = 256 * 1024;
+/**
+ * Most bytes waiting to be written to one end of a bridged socket (a browser that reads too
+ * slowly, an edge endpoint behind a congested link): more closes that socket, code 1013.
+ */
+export const LINK_SOCKET_MAX_BUFFERED = 1024 * 1024;
+/** Bridged sockets an edge holds open at once at most (more: `wsclose` 1013). */
+export const LINK_SOCKET_MAX_PER_EDGE = 64;
+/** A bridged socket's close code when the edge's link ended (the device went offline). */
+export const LINK_SOCKET_CLOSE_OFFLINE = 4503;
+/** A bridged socket's close code when the edge did not open it within the bridge's timeout. */
+export const LINK_SOCKET_CLOSE_TIMEOUT = 4504;
+/** The GraphQL subprotocols a bridged socket may speak. */
+export const LINK_SOCKET_PROTOCOLS: readonly string[] = ['graphql-transport-ws', 'graphql-ws'];
 /** Most headers in a bridged request or response. */
 export const LINK_MAX_HEADERS = 200;
 export const LINK_PATH = '/dm/link';
@@ -39,7 +65,14 @@ export type LinkHeaders = Record<string, string | string[]>;
 
 export type LinkMessage =
   // edge → manager
-  | { t: 'hello'; version: string; millwright: string; host: Record<string, unknown> }
+  | {
+      t: 'hello';
+      version: string;
+      millwright: string;
+      host: Record<string, unknown>;
+      /** What this edge takes beyond requests (`sockets`); absent on older edges. */
+      features?: string[];
+    }
   | { t: 'hb'; metrics: Record<string, unknown> }
   | {
       t: 'res';
@@ -50,6 +83,8 @@ export type LinkMessage =
       body?: string;
     }
   | { t: 'err'; id: number; status: number; message: string }
+  /** A bridged socket opened on the edge, speaking `protocol`. */
+  | { t: 'wsup'; id: number; protocol: string }
   /**
    * High availability: an edge of a pair asks for (or renews) its role; the manager answers `ha`
    * with the same `seq`. An edge sends it only while it knows itself paired (see `HaRoleMessage`).
@@ -72,6 +107,17 @@ export type LinkMessage =
       actor?: BridgeActor;
     }
   | { t: 'cancel'; id: number }
+  /** Opens a WebSocket to the edge's own `path` (a GraphQL endpoint) as `actor` at most. */
+  | {
+      t: 'wsopen';
+      id: number;
+      path: string;
+      headers: LinkHeaders;
+      protocols: string[];
+      actor?: BridgeActor;
+    }
+  // both: the end of a bridged socket (the other side closes its socket with `code`)
+  | { t: 'wsclose'; id: number; code: number; reason: string }
   // both: the end of a body (request body from the manager, response body from the edge)
   | { t: 'end'; id: number };
 
@@ -251,4 +297,22 @@ export function forwardableHeaders(
 export function reconnectDelay(attempt: number, baseMs: number, capMs: number, random = Math.random): number {
   const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 30));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/**
+ * A close code one may send for a bridged socket: `code` when WebSocket allows sending it (1000-
+ * 1003, 1007-1014, 3000-4999), else 1011 (1005 and 1006 only describe a close, never travel).
+ */
+export function sendableCloseCode(code: unknown): number {
+  if (typeof code !== 'number' || !Number.isInteger(code)) return 1011;
+  if ((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999))
+    return code;
+  return 1011;
+}
+
+/** A close reason as a close frame carries it: at most 123 bytes of UTF-8. */
+export function closeReason(reason: unknown): string {
+  let out = typeof reason === 'string' ? reason : '';
+  while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
+  return out;
 }

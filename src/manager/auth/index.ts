@@ -18,4 +18,4 @@ export { managerAuthModule } from './module.js';
 export { consoleSessionRoutes } from './console-session.js';
 export { Realm, REALM, REALM_PATH, OIDC_PATH, CONSOLE_CLIENT_ID } from './realm.js';
 export { CONSOLE_SECURITY_HEADERS } from './realm-page.js';
-export { SESSION_COOKIE, CSRF_COOKIE } from './session.js';
+export { SESSION_COOKIE, CSRF_COOKIE, checkCsrfConnectionInit } from './session.js';

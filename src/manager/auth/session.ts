@@ -10,5 +10,11 @@ import { cookieSession } from '../../kernel/http/csrf.js';
 /** The PKCE verifier and state of a sign-in in progress (10 minutes). */
 export const LOGIN_COOKIE = 'mwmLogin';
 
-export const { SESSION_COOKIE, CSRF_COOKIE, checkCsrf, setSessionCookies, clearSessionCookies } =
-  cookieSession({ session: 'mwmSession', csrf: 'mwmCsrfToken', browsersOnly: false });
+export const {
+  SESSION_COOKIE,
+  CSRF_COOKIE,
+  checkCsrf,
+  checkCsrfConnectionInit,
+  setSessionCookies,
+  clearSessionCookies,
+} = cookieSession({ session: 'mwmSession', csrf: 'mwmCsrfToken', browsersOnly: false });

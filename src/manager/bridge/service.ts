@@ -12,7 +12,8 @@ import { Readable } from 'node:stream';
 import { AppError, ERRORS } from '../../kernel/errors.js';
 import { currentScope } from '../../kernel/db/index.js';
 import { BRIDGE_TARGET_CACHE_SIZE, type FleetService } from '../fleet/index.js';
-import type { LinkHub } from '../link/index.js';
+import type { LinkHub, SocketRequest } from '../link/index.js';
+import type { WebSocket } from 'ws';
 import type { BridgeActor } from '../../kernel/link/protocol.js';
 import type { Logger } from 'pino';
 import { roleAt, type ManagerRole, type Principal } from '../auth/index.js';
@@ -128,6 +129,24 @@ export class BridgeService {
       at: Date.now(),
     });
     return res;
+  }
+
+  /**
+   * Relays `browser` (a WebSocket the bridge's route accepted: a GraphQL subscription) to the
+   * edge of `deviceId`, whose socket opens with the edge's credential (`credential`) in place of
+   * any of the caller's, as `req.actor` at most. Refusals and ends close `browser` with a code.
+   */
+  openSocket(
+    deviceId: string,
+    req: Omit<SocketRequest, 'headers'> & { headers: Record<string, string | string[]> },
+    browser: WebSocket,
+    credential: string,
+  ): void {
+    this.hub.openSocket(
+      deviceId,
+      { ...req, headers: { ...req.headers, authorization: this.#authorization(credential) } },
+      browser,
+    );
   }
 
   /**

@@ -5,10 +5,10 @@
  * (`/api/v1/edge/<project>/<device>`) and its own CSRF cookie. Every call the console makes then
  * goes through the manager's bridge, over the edge's link, as the signed-in manager user (the
  * edge caps it at that user's role); the browser never reaches the edge. The index needs a
- * caller who may read the device; the hashed files are public like the console's own.
- *
- * Not carried yet: GraphQL subscriptions (the link forwards requests, not WebSockets), so the
- * edge pages' live parts (live values, sync status) show their error through the bridge.
+ * caller who may read the device; the hashed files are public like the console's own. The pages'
+ * live parts (GraphQL subscriptions: live values, sync status) open their WebSocket at the same
+ * prefix, relayed over the link too (src/manager/link/sockets.ts), with the session's CSRF token
+ * in `connection_init` as the console sends it.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';

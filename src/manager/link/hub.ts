@@ -24,6 +24,7 @@ import {
 import { holdWrites } from '../../kernel/link/batch.js';
 import type { FleetService } from '../fleet/index.js';
 import type { LinkPeers } from './peers.js';
+import { SocketRelay, type BridgedSocket, type SocketRequest } from './sockets.js';
 
 export interface LinkHubOptions {
   fleet: FleetService;
@@ -32,6 +33,9 @@ export interface LinkHubOptions {
   bridgeTimeoutMs: number;
   maxPendingPerDevice: number;
   maxLinks: number;
+  /** Bridged WebSockets per device, and per manager user or token, at most (sockets.ts). */
+  maxSocketsPerDevice: number;
+  maxSocketsPerUser: number;
   /** Other manager processes on the same database (links held there are reached through them). */
   peers?: LinkPeers | undefined;
 }
@@ -68,6 +72,10 @@ const HIGH_WATER = 4 * 1024 * 1024;
 
 class Link {
   readonly pending = new Map<number, Pending>();
+  /** Bridged WebSockets (GraphQL subscriptions) relayed over this link. */
+  readonly sockets = new Map<number, BridgedSocket>();
+  /** What the edge offered in its hello (`sockets`...). */
+  features: ReadonlySet<string> = new Set();
   lastSeen = Date.now();
   metrics: Record<string, unknown> | null = null;
   dirty = false;
@@ -121,10 +129,17 @@ export class LinkHub {
   readonly #linkedListeners: ((deviceId: string) => void)[] = [];
   readonly #signInListeners = new Set<(event: LinkSignIn) => void>();
   readonly #leaseListeners = new Set<(deviceId: string, seq: number) => void>();
+  readonly #sockets: SocketRelay;
   #closed = false;
 
   constructor(options: LinkHubOptions) {
     this.#o = options;
+    this.#sockets = new SocketRelay({
+      logger: options.logger,
+      openTimeoutMs: options.bridgeTimeoutMs,
+      maxPerDevice: options.maxSocketsPerDevice,
+      maxPerUser: options.maxSocketsPerUser,
+    });
     this.#timer = setInterval(() => void this.#sweep(), options.heartbeatMs);
     this.#timer.unref();
     this.#deadlines = setInterval(
@@ -240,6 +255,8 @@ export class LinkHub {
       host: JSON.stringify(first.host ?? {}),
     });
     const current = new Link(deviceId, socket, connectionId, raw);
+    if (Array.isArray(first.features))
+      current.features = new Set(first.features.filter((f): f is string => typeof f === 'string'));
     if (socket.readyState !== socket.OPEN) {
       await this.#o.fleet.linkDown(deviceId, connectionId, 'closed during hello', this.#links.has(deviceId));
       return;
@@ -274,6 +291,7 @@ export class LinkHub {
     link.lastSeen = Date.now();
     if (binary) {
       const frame = parseBodyFrame(data);
+      if (frame && this.#sockets.frame(link, frame.id, frame.chunk)) return;
       const p = frame ? link.pending.get(frame.id) : undefined;
       if (!frame || !p?.body) return;
       this.#arm(p);
@@ -329,6 +347,12 @@ export class LinkHub {
         else p.reject(err);
         return;
       }
+      case 'wsup':
+        this.#sockets.up(link, m.id);
+        return;
+      case 'wsclose':
+        this.#sockets.closed(link, m.id, m.code, m.reason);
+        return;
       case 'lease':
         if (typeof m.seq !== 'number') return;
         for (const l of this.#leaseListeners) {
@@ -374,6 +398,7 @@ export class LinkHub {
   }
 
   async #onClose(link: Link, code: number, reason: string): Promise<void> {
+    this.#sockets.linkDown(link);
     for (const [id, p] of link.pending) {
       this.#finish(link, id, p);
       const err = new AppError(
@@ -525,6 +550,19 @@ export class LinkHub {
     );
     // Let the close handlers record the end of each link.
     await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /**
+   * Relays a browser's WebSocket (a GraphQL subscription) to the edge of `deviceId` over its link,
+   * when this process holds it (see sockets.ts); refusals close `browser` with their code.
+   */
+  openSocket(deviceId: string, req: SocketRequest, browser: WebSocket): void {
+    this.#sockets.open(this.#links.get(deviceId) ?? null, deviceId, req, browser);
+  }
+
+  /** Bridged WebSockets open through this process. */
+  get sockets(): number {
+    return this.#sockets.size;
   }
 
   /** A link's device, for the bridge (undefined when offline). */

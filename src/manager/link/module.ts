@@ -7,7 +7,7 @@
 import { randomUUID, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import websocket from '@fastify/websocket';
-import { LINK_MAX_MESSAGE } from '../../kernel/link/protocol.js';
+import { LINK_MAX_MESSAGE, LINK_SOCKET_PROTOCOLS } from '../../kernel/link/protocol.js';
 import type { ManagerModule } from '../modules.js';
 import { linkOptions } from './options.js';
 import { LinkHub } from './hub.js';
@@ -41,6 +41,8 @@ export const linkModule: ManagerModule<'link', typeof linkOptions> = {
       bridgeTimeoutMs: ctx.config.bridgeTimeout,
       maxPendingPerDevice: ctx.config.bridgeMaxPending,
       maxLinks: ctx.config.maxLinks,
+      maxSocketsPerDevice: ctx.config.bridgeMaxSockets,
+      maxSocketsPerUser: ctx.config.bridgeMaxSocketsPerUser,
       // Forwarding between processes: PostgreSQL only (SQLite has one process per database).
       peers: ctx.database.dialect === 'postgres' ? peers : undefined,
     });
@@ -50,7 +52,13 @@ export const linkModule: ManagerModule<'link', typeof linkOptions> = {
   async mount(ctx, hub) {
     const fleet = ctx.module('fleet');
     await ctx.app.register(websocket, {
-      options: { maxPayload: LINK_MAX_MESSAGE, perMessageDeflate: false },
+      options: {
+        maxPayload: LINK_MAX_MESSAGE,
+        perMessageDeflate: false,
+        // The bridge's sockets speak GraphQL (the link itself offers no subprotocol).
+        handleProtocols: (offered: Set<string>) =>
+          [...offered].find((p) => LINK_SOCKET_PROTOCOLS.includes(p)) ?? false,
+      },
     });
     await ctx.app.register(linkRoutes, { hub, fleet });
     await ctx.app.register(peerRoutes, { hub, peers: peersOf.get(hub)! });

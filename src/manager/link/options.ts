@@ -21,6 +21,20 @@ export const linkOptions = Type.Object({
     default: 64,
     description: 'bridged requests in flight per device at most (more answer 503)',
   }),
+  bridgeMaxSockets: Option.int({
+    minimum: 1,
+    maximum: 10_000,
+    default: 32,
+    description:
+      "bridged WebSockets (GraphQL subscriptions of an edge's console) open per device at most (more close 1013)",
+  }),
+  bridgeMaxSocketsPerUser: Option.int({
+    minimum: 1,
+    maximum: 10_000,
+    default: 16,
+    description:
+      'bridged WebSockets open per manager user or API token at most, all devices together (more close 1013)',
+  }),
   maxLinks: Option.int({
     minimum: 1,
     maximum: 1_000_000,

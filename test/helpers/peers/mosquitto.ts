@@ -75,6 +75,11 @@ export class Mosquitto {
     return this.port;
   }
 
+  /** The broker's process id while it runs (for its memory and CPU from /proc, in benches). */
+  get pid(): number | undefined {
+    return this.#proc?.pid;
+  }
+
   async stop(): Promise<void> {
     const p = this.#proc;
     this.#proc = undefined;

@@ -4,10 +4,10 @@
  * on (the default; sampling interval = the tag's IntervalMs; the server reports changes), write
  * (the node's built-in data type is asked once), browse (the Objects folder, variables as leaves),
  * security modes None, Sign and SignAndEncrypt with the device's policy; the client's certificate
- * is made on first use in `<data-dir>/acquisition/opcua-pki`, and server certificates are trusted
- * on first use. node-opcua is loaded on first use (it is large), not when the edge starts.
+ * is made on first use in `<data-dir>/acquisition/opcua-pki`; a server's certificate is trusted on
+ * first use or, with `trustServerCertificate` `ca`, only when the edge's trust store vouches for it
+ * (opcua-pki.ts). node-opcua is loaded on first use (it is large), not when the edge starts.
  */
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { loadNodeOpcua } from '../../../kernel/node-opcua.js';
 import type {
@@ -16,13 +16,13 @@ import type {
   ClientMonitoredItemBase,
   DataValue,
   OPCUAClient,
-  OPCUACertificateManager,
   ReferenceDescription,
   UserIdentityInfo,
 } from 'node-opcua';
 import type { BrowseNode } from '../../devicehub/index.js';
 import { bigToJson, coerce, numberAs } from '../convert.js';
 import { errorText } from '../engine.js';
+import { clientPki, type ClientPki } from './opcua-pki.js';
 import {
   ReadFailure,
   type DeviceSpec,
@@ -43,33 +43,33 @@ const load = (logger: Logger | undefined): Promise<Opcua> =>
     error: (msg) => (logger ? logger.error(msg) : console.error(msg)),
   });
 
-const managers = new Map<string, Promise<OPCUACertificateManager>>();
-async function certificateManager(o: Opcua, dataDir: string): Promise<OPCUACertificateManager> {
-  const root = join(dataDir, 'opcua-pki');
-  let m = managers.get(root);
-  if (!m) {
-    const manager = new o.OPCUACertificateManager({
-      rootFolder: root,
-      automaticallyAcceptUnknownCertificate: true,
-    });
-    // One initialisation per folder, awaited by every caller: a second concurrent `initialize`
-    // returns before the first has written the private key.
-    m = manager.initialize().then(() => manager);
-    managers.set(root, m);
-    m.catch(() => managers.delete(root));
-  }
-  return m;
-}
-
 interface Connection {
   client: OPCUAClient;
   session: ClientSession;
 }
 
+/** Where a connection keeps its PKI, and the trust store's certificates (PEM) for `ca`. */
+interface PkiSource {
+  dataDir: string;
+  trustedCertificates?(): readonly string[];
+}
+
+/** node-opcua's refusal of the server's certificate, in words that say what to do. */
+function certificateRefusal(err: unknown, policy: string, pki: ClientPki): string | undefined {
+  const status = /server Certificate verification failed with err (\w+)/.exec(errorText(err))?.[1];
+  if (!status) return undefined;
+  const head = `the server's certificate is not trusted (${status})`;
+  if (policy === 'ca')
+    return `${head}: with trustServerCertificate "ca" it must be signed by a CA certificate of the edge's trust store (/dm/v2/ca-certificates, synchronised by the edge manager) or be in ${pki.rootDir}/trusted/certs`;
+  if (status === 'BadCertificateChainIncomplete')
+    return `${head}: a CA the edge does not know signed it and the server did not send that CA; put the CA in the edge's trust store and set trustServerCertificate to "ca", or have the server send its certificate chain`;
+  return head;
+}
+
 async function openSession(
   o: Opcua,
   props: Record<string, string>,
-  dataDir: string,
+  source: PkiSource,
   onLost?: (reason: string) => void,
 ): Promise<Connection> {
   const mode = props.securityMode ?? 'None';
@@ -80,6 +80,14 @@ async function openSession(
     throw new Error(
       `securityPolicy Basic128Rsa15 (deprecated) decrypts with RSA PKCS#1 v1.5, which Node ${process.version} refuses (CVE-2023-46809): use Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss`,
     );
+  const trust = props.trustServerCertificate ?? 'auto';
+  if (trust !== 'auto' && trust !== 'ca') throw new Error(`trustServerCertificate ${trust}: auto or ca`);
+  const pki = await clientPki(
+    o,
+    source.dataDir,
+    trust,
+    trust === 'ca' ? (source.trustedCertificates?.() ?? []) : [],
+  );
   const client = o.OPCUAClient.create({
     applicationName: 'Millwright',
     applicationUri: 'urn:millwright:edge:acquisition',
@@ -90,14 +98,16 @@ async function openSession(
     requestedSessionTimeout: 60_000,
     defaultTransactionTimeout: Number(props.requestTimeoutMs ?? 5000),
     keepSessionAlive: true,
-    clientCertificateManager: await certificateManager(o, dataDir),
+    clientCertificateManager: pki.clientCertificateManager,
+    certificateFile: pki.certificateFile,
+    privateKeyFile: pki.privateKeyFile,
   });
   const url = props.endpointUrl ?? '';
   try {
     await client.connect(url);
   } catch (err) {
     await client.disconnect().catch(() => undefined);
-    throw new Error(`cannot connect to ${url}: ${errorText(err)}`);
+    throw new Error(`cannot connect to ${url}: ${certificateRefusal(err, trust, pki) ?? errorText(err)}`);
   }
   const identity: UserIdentityInfo = props.username
     ? { type: o.UserTokenType.UserName, userName: props.username, password: props.password ?? '' }
@@ -154,7 +164,7 @@ class OpcuaSession implements DriverSession {
 
   async connect(): Promise<void> {
     this.#o = await load(this.ctx.logger);
-    this.#conn = await openSession(this.#o, this.device.props, this.ctx.dataDir, (reason) => {
+    this.#conn = await openSession(this.#o, this.device.props, this.ctx, (reason) => {
       this.#lost = true;
       if (!this.#closed) this.ctx.lost(reason);
     });
@@ -279,12 +289,12 @@ const VALUE_TYPES: Record<string, string> = {
 /** The Objects folder (without the server's own diagnostics object), variables as leaves. */
 export async function browseOpcua(
   props: Record<string, string>,
-  dataDir: string,
+  source: PkiSource,
   limit = 5000,
   logger?: Logger,
 ): Promise<BrowseNode[]> {
   const o = await load(logger);
-  const { client, session } = await openSession(o, props, dataDir);
+  const { client, session } = await openSession(o, props, source);
   let count = 0;
   try {
     const walk = async (nodeId: string, depth: number): Promise<BrowseNode[]> => {
@@ -339,5 +349,5 @@ export async function browseOpcua(
 export const opcuaDriver: DriverFactory = {
   key: 'opcua-client',
   create: (device, ctx) => new OpcuaSession(device, ctx),
-  browse: async (device, _driver, ctx) => browseOpcua(device.properties, ctx.dataDir),
+  browse: async (device, _driver, ctx) => browseOpcua(device.properties, ctx),
 };

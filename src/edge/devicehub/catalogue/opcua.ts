@@ -46,6 +46,16 @@ const connection = (): PropertyDef[] => [
     ],
     { default: 'None' },
   ),
+  prop.select(
+    'String',
+    'trustServerCertificate',
+    "which server certificates are trusted (Sign, SignAndEncrypt): auto, any on first use; ca, only one signed by a CA of the edge's trust store",
+    [
+      ['auto', 'On first use'],
+      ['ca', 'Trust store CAs only'],
+    ],
+    { default: 'auto' },
+  ),
   prop.string('username', 'user name (empty for anonymous)', { default: '' }),
   prop.password('password', 'password of the user', { default: '' }),
   prop.uint('requestTimeoutMs', 'time to wait for a service answer, in milliseconds', {

@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { errorStatus, errorText, rest, useCredentials } from '../shared/api.js';
 import { Field } from '../shared/form.js';
-import { ErrorNote } from '../shared/ui.js';
+import { PasswordForm, SignInCard } from '../shared/signin.js';
 
 type Step = 'login' | 'eula' | 'password' | 'client';
 
@@ -33,7 +33,6 @@ export function SignIn(props: { onSignedIn: () => void; firstRun?: boolean }) {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    document.title = 'Sign in · Millwright edge';
     // A session cookie that still has first-run steps to do resumes at that step; the answer
     // does not undo a step the user chose meanwhile (Use an API client before it came).
     nextStep().then(
@@ -56,16 +55,12 @@ export function SignIn(props: { onSignedIn: () => void; firstRun?: boolean }) {
     }
   };
   return (
-    <main class="signin" id="main">
-      <div class="card">
-        <h1>{TITLES[step]}</h1>
-        {step === 'login' && <LoginForm busy={busy} run={run} onClient={() => setStep('client')} />}
-        {step === 'client' && <ClientForm busy={busy} run={run} onBack={() => setStep('login')} />}
-        {step === 'eula' && <EulaForm busy={busy} run={run} />}
-        {step === 'password' && <PasswordForm busy={busy} run={run} onError={setError} />}
-        <ErrorNote error={error} />
-      </div>
-    </main>
+    <SignInCard title={TITLES[step]} windowTitle="Sign in · Millwright edge" error={error}>
+      {step === 'login' && <LoginForm busy={busy} run={run} onClient={() => setStep('client')} />}
+      {step === 'client' && <ClientForm busy={busy} run={run} onBack={() => setStep('login')} />}
+      {step === 'eula' && <EulaForm busy={busy} run={run} />}
+      {step === 'password' && <NewPasswordForm busy={busy} run={run} onError={setError} />}
+    </SignInCard>
   );
 }
 
@@ -80,55 +75,44 @@ type Run = (action: () => Promise<void>) => Promise<void>;
 
 function LoginForm(props: { busy: boolean; run: Run; onClient: () => void }) {
   const [providers, setProviders] = useState<Provider[]>([]);
-  const [v, setV] = useState({ providerId: '', username: 'admin', password: '' });
+  const [providerId, setProviderId] = useState('');
   useEffect(() => {
     rest<Provider[]>('GET', '/auth/v2/providers').then(
       (list) => {
         setProviders(list);
-        setV((x) => ({ ...x, providerId: x.providerId || list[0]?.id || '' }));
+        setProviderId((x) => x || list[0]?.id || '');
       },
       () => undefined,
     );
   }, []);
-  const submit = (e: Event) => {
-    e.preventDefault();
-    void props.run(async () => {
-      useCredentials();
-      await rest('POST', '/auth/v2/login', v);
-    });
-  };
   return (
-    <form onSubmit={submit} aria-label="Sign in">
-      <Field
-        spec={{
-          name: 'providerId',
-          label: 'Identity provider',
-          kind: 'select',
-          required: true,
-          options: providers.map((p) => ({ value: p.id, label: `${p.name} (${p.type})` })),
-        }}
-        value={v.providerId}
-        onInput={(providerId) => setV({ ...v, providerId })}
-      />
-      <Field
-        spec={{ name: 'username', label: 'User name', kind: 'text', required: true }}
-        value={v.username}
-        onInput={(username) => setV({ ...v, username })}
-      />
-      <Field
-        spec={{ name: 'password', label: 'Password', kind: 'password', required: true }}
-        value={v.password}
-        onInput={(password) => setV({ ...v, password })}
-      />
-      <div class="form-actions">
-        <button type="submit" class="btn btn-primary" disabled={props.busy}>
-          Sign in
-        </button>
+    <PasswordForm
+      busy={props.busy}
+      onSubmit={(v) =>
+        void props.run(async () => {
+          useCredentials();
+          await rest('POST', '/auth/v2/login', { providerId, ...v });
+        })
+      }
+      before={
+        <Field
+          spec={{
+            name: 'providerId',
+            label: 'Identity provider',
+            kind: 'select',
+            required: true,
+            options: providers.map((p) => ({ value: p.id, label: `${p.name} (${p.type})` })),
+          }}
+          value={providerId}
+          onInput={setProviderId}
+        />
+      }
+      after={
         <button type="button" class="btn" onClick={props.onClient}>
           Use an API client
         </button>
-      </div>
-    </form>
+      }
+    />
   );
 }
 
@@ -197,7 +181,7 @@ function EulaForm(props: { busy: boolean; run: Run }) {
   );
 }
 
-function PasswordForm(props: { busy: boolean; run: Run; onError: (e: string) => void }) {
+function NewPasswordForm(props: { busy: boolean; run: Run; onError: (e: string) => void }) {
   const [v, setV] = useState({ currentPassword: '', newPassword: '', repeat: '' });
   const submit = (e: Event) => {
     e.preventDefault();

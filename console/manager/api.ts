@@ -111,5 +111,7 @@ export interface Template {
   size: number;
   companyId: string | null;
   projectId: string | null;
+  /** A composed template's parts (their versions when it was composed); null: not composed. */
+  parts: { id: string; friendlyName: string; version: number }[] | null;
   createdAt: string;
 }

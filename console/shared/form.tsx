@@ -333,3 +333,40 @@ export function useConfirm<T>(opts: {
   );
   return [(value: T) => setItem({ value }), dialog];
 }
+
+/**
+ * A choice of several items: a `fieldset` named by its legend, one labelled checkbox an item;
+ * `selected` keeps the order they were checked in (the order of a composition's parts).
+ */
+export function Checklist(props: {
+  legend: string;
+  options: { value: string; label: string }[];
+  selected: string[];
+  onChange: (selected: string[]) => void;
+  empty?: string;
+}) {
+  const id = useId('check');
+  return (
+    <fieldset class="checklist">
+      <legend>{props.legend}</legend>
+      {props.options.length === 0 && <p class="muted">{props.empty ?? 'Nothing to choose from.'}</p>}
+      {props.options.map((o, i) => (
+        <div key={o.value} class="field-check">
+          <input
+            id={`${id}-${i}`}
+            type="checkbox"
+            checked={props.selected.includes(o.value)}
+            onChange={(e) =>
+              props.onChange(
+                e.currentTarget.checked
+                  ? [...props.selected, o.value]
+                  : props.selected.filter((v) => v !== o.value),
+              )
+            }
+          />
+          <label for={`${id}-${i}`}>{o.label}</label>
+        </div>
+      ))}
+    </fieldset>
+  );
+}

@@ -5,6 +5,7 @@
  * manager refuses what an edge would refuse. The sections are the edge modules' to check.
  */
 import { AppError, ERRORS } from './errors.js';
+import type { SectionIssue } from './service/index.js';
 
 export const TEMPLATE_FORMAT = 'millwright.config-template';
 export const TEMPLATE_VERSION = 1;
@@ -79,4 +80,58 @@ export function checkParameters(value: unknown, field: string): Record<string, R
     }
   }
   return value as Record<string, Record<string, string>>;
+}
+
+/** A placeholder, or an escaped `{{` (`\{{`: the text `{{`, no placeholder). */
+const PLACEHOLDER_OR_ESCAPE = /\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+
+/**
+ * `content` with every `{{name}}` in its strings replaced by `values[name]`; a string that is only
+ * a placeholder takes the value's type. A placeholder without a value is an issue. `\{{` is the
+ * text `{{` (see `escapePlaceholders` in src/edge/config/document.ts). The edge applies with it; the
+ * manager shows with it what a device would get (its preview's content).
+ */
+export function substitute(
+  content: unknown,
+  values: Record<string, unknown>,
+  issues: SectionIssue[],
+  path = '',
+): unknown {
+  if (typeof content === 'string') {
+    if (!content.includes('{{')) return content;
+    const whole = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/.exec(content);
+    if (whole) {
+      if (!(whole[1]! in values)) {
+        issues.push({ path, message: `parameter "${whole[1]}" has no value` });
+        return content;
+      }
+      const v = values[whole[1]!];
+      return typeof v === 'string' ? v : String(v);
+    }
+    return content.replace(PLACEHOLDER_OR_ESCAPE, (m, name: string | undefined) => {
+      if (name === undefined) return '{{';
+      if (!(name in values)) {
+        issues.push({ path, message: `parameter "${name}" has no value` });
+        return m;
+      }
+      return String(values[name]);
+    });
+  }
+  if (Array.isArray(content)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < content.length; i++) {
+      const v = substitute(content[i], values, issues, `${path}[${i}]`);
+      if (v !== content[i]) (out ??= [...content])[i] = v;
+    }
+    return out ?? content;
+  }
+  if (content && typeof content === 'object') {
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(content)) {
+      const n = substitute(v, values, issues, path ? `${path}.${k}` : k);
+      if (n !== v) (out ??= { ...(content as Record<string, unknown>) })[k] = n;
+    }
+    return out ?? content;
+  }
+  return content;
 }

@@ -259,6 +259,9 @@ describe('the manager console', { skip }, () => {
     await page.getByRole('button', { name: 'Open line-sim' }).click();
     await page.getByRole('table', { name: 'Versions of line-sim' }).getByRole('row').nth(1).waitFor();
     await check('08b-template-uploaded');
+    // Both edges of the project, chosen on the template's page.
+    for (const box of await page.getByRole('group', { name: 'Devices' }).getByRole('checkbox').all())
+      await box.check();
     await page.getByRole('button', { name: 'Apply as a task' }).click();
     await page.getByRole('heading', { level: 1, name: /^Task / }).waitFor();
     const subtasks = page.getByRole('table', { name: 'Subtasks' });

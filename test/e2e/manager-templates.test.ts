@@ -167,6 +167,72 @@ describe('templates', () => {
     assert.equal(bad.status, 400, bad.text);
   });
 
+  test('composition: a template made of two others, each section from one part', async () => {
+    const doc = (sections: Record<string, unknown>, parameters?: Record<string, Record<string, string>>) => ({
+      format: 'millwright.config-template',
+      version: 1,
+      ...(parameters ? { parameters } : {}),
+      sections,
+    });
+    const mk = async (friendlyName: string, content: unknown) => {
+      const r = await m.call('/api/v1/template/create/v2', { json: { friendlyName, projectId, content } });
+      assert.equal(r.status, 201, r.text);
+      return r.body;
+    };
+    const devices = await mk(
+      'mixers',
+      doc(
+        { devicehub: { devices: [{ Name: 'mixer-1', DriverID: 'Generator', Description: '{{area}}' }] } },
+        { devicehub: { area: 'hall 1' } },
+      ),
+    );
+    const keys = await mk('no keys', doc({ datahub: { accessKeys: [] } }));
+    const made = await m.call('/api/v1/template/create/v2', {
+      json: { friendlyName: 'mixers and keys', projectId, parts: [devices.id, keys.id] },
+    });
+    assert.equal(made.status, 201, made.text);
+    assert.deepEqual(made.body.sections, ['devicehub', 'datahub']);
+    assert.deepEqual(made.body.parts, [
+      { id: devices.id, friendlyName: 'mixers', version: 1 },
+      { id: keys.id, friendlyName: 'no keys', version: 1 },
+    ]);
+    const comp = await m.call(`/api/v1/template/composition/v2?id=${made.body.id}`);
+    assert.equal(comp.status, 200, comp.text);
+    assert.deepEqual(comp.body.parts, made.body.parts);
+    assert.deepEqual(
+      comp.body.sections.map((x: { section: string }) => x.section),
+      ['devicehub', 'datahub'],
+    );
+    assert.equal((await m.call(`/api/v1/template/composition/v2?id=${devices.id}`)).body.parts, null);
+    // The parts' parameter defaults come along.
+    const vars = await m.call(`/api/v1/template/list-variables/v2?id=${made.body.id}`);
+    assert.deepEqual(
+      vars.body.variables.map((v: { name: string; defaultValue: unknown }) => [v.name, v.defaultValue]),
+      [['area', 'hall 1']],
+    );
+    const compose = (parts: string[], extra: object = {}) =>
+      m.call('/api/v1/template/create/v2', { json: { friendlyName: 'x', projectId, parts, ...extra } });
+    const twice = await compose([devices.id, devices.id]);
+    assert.equal(twice.status, 400, twice.text);
+    assert.match(twice.body.message, /named twice/);
+    const clash = await compose([devices.id, templateId]);
+    assert.equal(clash.status, 400, clash.text);
+    assert.match(clash.body.message, /section "devicehub" is in both "mixers" and/);
+    assert.equal((await compose([devices.id])).status, 400);
+    assert.equal((await compose([devices.id, 'nope'])).status, 404);
+    assert.equal((await compose([devices.id, keys.id], { content: doc({}) })).status, 400);
+    // New content is no longer the composition.
+    const updated = await m.call('/api/v1/template', {
+      json: {
+        id: made.body.id,
+        friendlyName: 'mixers and keys',
+        content: doc({ datahub: { accessKeys: [] } }),
+      },
+    });
+    assert.equal(updated.status, 200, updated.text);
+    assert.equal(updated.body.parts, null);
+  });
+
   test('preview: per device what an apply would change; an edge before 4.3.0 is a clear error', async () => {
     const r = await m.call('/api/v1/template/preview', {
       json: { templateId, deviceIds: [ids[1], ids[2]] },
@@ -177,6 +243,22 @@ describe('templates', () => {
       assert.equal(item.status, 'OK', JSON.stringify(item));
       assert.deepEqual(item.preview.sections.devicehub.added, ['press-1']);
     }
+    // With content: the device's current configuration beside the template with its parameters.
+    const shown = await m.call('/api/v1/template/preview', {
+      json: { templateId, deviceIds: [ids[1]], withContent: true },
+    });
+    assert.equal(shown.status, 200, shown.text);
+    const dh = shown.body.items[0].content.sections.devicehub;
+    assert.deepEqual(dh.current.devices, [], 'edge B has no device yet');
+    assert.deepEqual(
+      dh.proposed.devices.map((d: { Name: string; Description: string }) => [d.Name, d.Description]),
+      [['press-1', 'line line-b']],
+      'the device scope value substituted',
+    );
+    const tooMany = await m.call('/api/v1/template/preview', {
+      json: { templateId, deviceIds: Array.from({ length: 11 }, (_, i) => `d${i}`), withContent: true },
+    });
+    assert.equal(tooMany.status, 400, tooMany.text);
     // Nothing changed on the edges, and no saved template is left behind.
     assert.equal((await devicesOf(1)).length, 0);
     assert.equal((await m.call(bridged(1, '/config/templates'))).body.total, 0);
@@ -290,7 +372,7 @@ describe('templates', () => {
     assert.equal((await m.call(`/api/v1/async-task/${taskId}/cancel`, { method: 'POST' })).status, 409);
   });
 
-  test('a task can be cancelled: its waiting subtasks are cancelled', async () => {
+  test('a task can be cancelled and resumed: its waiting subtasks are cancelled, then wait again', async () => {
     await edges[2]!.stop();
     await online(ids[2]!, false);
     const started = await m.call('/api/v1/async-task/template-apply', {
@@ -302,6 +384,35 @@ describe('templates', () => {
     assert.equal(c.body.status, 'CANCELLED');
     const subs = (await m.call(`/api/v1/async-task/${started.body.taskId}/subtasks`)).body.items;
     assert.equal(subs[0].status, 'CANCELLED');
+    // Resumed: the cancelled subtask waits for its device again, under a new deadline.
+    const resume = (body?: object) =>
+      m.call(`/api/v1/async-task/${started.body.taskId}/resume`, {
+        method: 'POST',
+        ...(body ? { json: body } : {}),
+      });
+    const r = await resume({ deadlineSeconds: 600 });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.status, 'RUNNING');
+    assert.equal(r.body.finishedAt, null);
+    assert.ok(Date.parse(r.body.deadline) > Date.now() + 500_000, r.body.deadline);
+    const [again] = (await m.call(`/api/v1/async-task/${started.body.taskId}/subtasks`)).body.items;
+    assert.equal(again.subtaskId, subs[0].subtaskId, 'the same subtask (and Idempotency-Key)');
+    assert.ok(['PENDING', 'RETRY'].includes(again.status), again.status);
+    assert.equal(again.error, null);
+    const twice = await resume();
+    assert.equal(twice.status, 409, twice.text);
+    assert.match(twice.body.message, /is RUNNING, not CANCELLED/);
+    assert.equal((await resume({ deadlineSeconds: 0 })).status, 400);
+    // Cancelled again (its edge stays offline), resumed without a body.
+    assert.equal(
+      (await m.call(`/api/v1/async-task/${started.body.taskId}/cancel`, { method: 'POST' })).status,
+      200,
+    );
+    assert.equal((await resume()).status, 200);
+    assert.equal(
+      (await m.call(`/api/v1/async-task/${started.body.taskId}/cancel`, { method: 'POST' })).status,
+      200,
+    );
   });
 
   test('secrets travel encrypted under the user key: an API client of edge A works on edge B', async () => {

@@ -119,6 +119,26 @@ export async function screenshot(page: Page, name: string, fullPage = true): Pro
 }
 
 /**
+ * The checks of every view of a console test: the page settled, a screenshot `<dir>/<name>.png`,
+ * no serious or critical axe-core violation, no CSP violation and no page error so far.
+ */
+export async function checkView(
+  page: Page,
+  watched: { errors: string[]; csp: string[] },
+  dir: string,
+  name: string,
+  fullPage = true,
+): Promise<void> {
+  await settled(page);
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`), fullPage });
+  const serious = seriousViolations(await axe(page));
+  if (serious.length > 0) throw new Error(`axe-core on ${name}: ${serious.join('; ')}`);
+  if (watched.csp.length > 0) throw new Error(`CSP violations on ${name}: ${watched.csp.join('; ')}`);
+  if (watched.errors.length > 0) throw new Error(`page errors on ${name}: ${watched.errors.join('; ')}`);
+}
+
+/**
  * Presses Tab (Shift+Tab with `back`) until `target` has the focus, at most `max` times; answers
  * how each element that got the focus on the way showed it (its outline), so that a test can
  * check that the focus is always visible. Throws when the target is not reached.

@@ -84,3 +84,24 @@ export async function startEdgeProcess(
     },
   };
 }
+
+/**
+ * The edge-side steps of an activation, over the edge's own API as its console does them: the
+ * manager's address proposed and confirmed, then the activation code.
+ */
+export async function enrolEdgeProcess(edge: EdgeProcess, managerUrl: string, code: string): Promise<void> {
+  const h = { authorization: edge.auth };
+  const proposed = await http(`${edge.url}/dm/cloud/url?locale=en-US`, {
+    headers: h,
+    json: { url: managerUrl },
+  });
+  if (proposed.status !== 200) throw new Error(`proposing the manager: ${proposed.status} ${proposed.text}`);
+  const confirmed = await http(`${edge.url}/dm/cloud/url/${proposed.body.tx}/confirm?locale=en-US`, {
+    method: 'PUT',
+    headers: h,
+  });
+  if (confirmed.status !== 200)
+    throw new Error(`confirming the manager: ${confirmed.status} ${confirmed.text}`);
+  const activated = await http(`${edge.url}/dm/cloud?locale=en-US`, { headers: h, json: { code } });
+  if (activated.status >= 300) throw new Error(`activating: ${activated.status} ${activated.text}`);
+}

@@ -2,7 +2,8 @@
  * The task tables on SQLite and PostgreSQL: claims by two processes (two handles on one
  * database) never overlap, a claim held past its lease is taken over with what the first holder
  * recorded, a subtask is ended only by its holder, overdue waiting subtasks fail, a cancelled
- * task's waiting subtasks are cancelled, and a task settles once every subtask ended.
+ * task's waiting subtasks are cancelled (and wait again when it resumes), and a task settles once
+ * every subtask ended.
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -121,6 +122,33 @@ forEachDialect('task repository', (ctx) => {
     assert.equal(await a.status('late'), 'FAILED');
     const [s] = await a.subtasksOf('late');
     assert.match(s!.error!, /deadline passed/);
+  });
+
+  test('a cancelled task resumes: its cancelled subtasks wait again, the others keep their outcome', async () => {
+    const { task, subtasks } = rows('resumed', ['q1', 'q2']);
+    await a.insertTask(task, subtasks);
+    const [done] = await a.claim('A', ['q1'], 1, 60_000);
+    assert.equal(await a.finish(done!.id, 'A', 'SUCCEEDED', { ok: 1 }, null), true);
+    assert.equal(
+      await a.resume('resumed', Date.now() + 60_000),
+      undefined,
+      'a running task: nothing to resume',
+    );
+    assert.equal(await a.cancel('resumed'), true);
+    await a.settle('resumed');
+    assert.equal(await a.status('resumed'), 'CANCELLED');
+    const deadline = Date.now() + 120_000;
+    assert.equal(await b.resume('resumed', deadline), 1);
+    assert.equal(await b.resume('resumed', deadline), undefined, 'resumed once');
+    assert.equal(await a.status('resumed'), 'RUNNING');
+    assert.equal((await a.getTask('resumed'))!.finished_at, null);
+    assert.deepEqual(await a.counts('resumed'), { SUCCEEDED: 1, PENDING: 1 });
+    const [again] = await b.claim('B', ['q2'], 1, 60_000);
+    assert.equal(again?.device_id, 'q2');
+    assert.equal(again?.deadline_at, deadline);
+    assert.equal(await b.finish(again!.id, 'B', 'SUCCEEDED', {}, null), true);
+    await b.settle('resumed');
+    assert.equal(await a.status('resumed'), 'SUCCEEDED');
   });
 
   test('a task whose subtasks all ended without a settle is found and settled', async () => {

@@ -1,23 +1,16 @@
 /**
- * Templates: the configuration templates the caller may read (name, version, sections), an
- * upload (a template document as a JSON file, into a project), one template's versions, and the
- * apply to a project's devices as a task (whose page follows its subtasks).
+ * Templates: the configuration templates the caller may read (name, version, sections, parts),
+ * an upload (a template document as a JSON file, into a project), a composition (a template made
+ * of others), a capture from a device; the chosen template's page is template-detail.tsx.
  */
 import { useState } from 'preact/hooks';
-import { SchemaForm, useId, type FieldSpec, type FormValues } from '../../shared/form.js';
+import { Checklist, SchemaForm, useId, type FieldSpec, type FormValues } from '../../shared/form.js';
 import { fmtBytes, fmtTime } from '../../shared/format.js';
-import { navigate } from '../../shared/router.js';
 import { ListSection } from '../../shared/table.js';
 import { Button, Section, Page, toast, useCanWrite, useLoad } from '../../shared/ui.js';
+import { TemplateDetail } from './template-detail.js';
 import { get, mrest, type Device, type Page as List, type Project, type Template } from '../api.js';
 import { useTitle } from '../session.js';
-
-interface Version {
-  version: number;
-  friendlyName: string;
-  updatedBy: string | null;
-  updatedAt: string;
-}
 
 export default function Templates() {
   useTitle('Templates');
@@ -39,6 +32,10 @@ export default function Templates() {
           { label: 'Name', render: (t) => t.friendlyName },
           { label: 'Version', numeric: true, render: (t) => String(t.version) },
           { label: 'Sections', render: (t) => t.sections.join(', ') },
+          {
+            label: 'Made of',
+            render: (t) => (t.parts ?? []).map((p) => `${p.friendlyName} (v${p.version})`).join(' + '),
+          },
           { label: 'Size', numeric: true, render: (t) => fmtBytes(t.size) },
           { label: 'Created', render: (t) => fmtTime(t.createdAt) },
         ]}
@@ -51,27 +48,41 @@ export default function Templates() {
         {canWrite && <Upload projects={projects.data?.items ?? []} onDone={templates.reload} />}
       </ListSection>
       {canWrite && (
+        <Section title="Compose a template">
+          <Compose
+            templates={templates.data?.items ?? []}
+            projects={projects.data?.items ?? []}
+            onDone={templates.reload}
+          />
+        </Section>
+      )}
+      {canWrite && (
         <Section title="Capture a template from a device">
           <Capture onDone={templates.reload} />
         </Section>
       )}
-      {chosen && <TemplateDetail key={chosen.id} template={chosen} projects={projects.data?.items ?? []} />}
+      {chosen && <TemplateDetail key={chosen.id} template={chosen} />}
     </Page>
   );
+}
+
+/** The fields of a new template: its name, and the project it is kept in. */
+function nameAndProject(name: string, project: string, projects: Project[]): FieldSpec[] {
+  return [
+    { name: 'friendlyName', label: name, kind: 'text', required: true },
+    {
+      name: 'projectId',
+      label: project,
+      kind: 'select',
+      options: projects.map((p) => ({ value: p.id, label: `${p.companyName} / ${p.name}` })),
+    },
+  ];
 }
 
 function Upload(props: { projects: Project[]; onDone: () => void }) {
   const fileId = useId('template-file');
   const [file, setFile] = useState<File>();
-  const fields: FieldSpec[] = [
-    { name: 'friendlyName', label: 'Template name', kind: 'text', required: true },
-    {
-      name: 'projectId',
-      label: 'Project of the template',
-      kind: 'select',
-      options: props.projects.map((p) => ({ value: p.id, label: `${p.companyName} / ${p.name}` })),
-    },
-  ];
+  const fields = nameAndProject('Template name', 'Project of the template', props.projects);
   const [values, setValues] = useState<FormValues>({ friendlyName: '', projectId: '' });
   const projectId = values.projectId || props.projects[0]?.id || '';
   return (
@@ -147,60 +158,48 @@ function Capture(props: { onDone: () => void }) {
   );
 }
 
-function TemplateDetail(props: { template: Template; projects: Project[] }) {
-  const t = props.template;
-  const canWrite = useCanWrite();
-  const detail = useLoad(
-    () => get<Template & { versions: Version[] }>(`/api/v1/template/${encodeURIComponent(t.id)}`),
-    [t.id],
+/** A template made of others: each section from one part, in the order they are checked. */
+function Compose(props: { templates: Template[]; projects: Project[]; onDone: () => void }) {
+  const [parts, setParts] = useState<string[]>([]);
+  const fields = nameAndProject(
+    'Name of the composed template',
+    'Project of the composed template',
+    props.projects,
   );
-  const fields: FieldSpec[] = [
-    {
-      name: 'projectId',
-      label: 'Apply to the devices of the project',
-      kind: 'select',
-      required: true,
-      options: props.projects.map((p) => ({ value: p.id, label: `${p.companyName} / ${p.name}` })),
-    },
-  ];
-  const [values, setValues] = useState<FormValues>({ projectId: t.projectId ?? '' });
+  const [values, setValues] = useState<FormValues>({ friendlyName: '', projectId: '' });
   const projectId = values.projectId || props.projects[0]?.id || '';
   return (
-    <>
-      <ListSection
-        title={`Versions of ${t.friendlyName}`}
-        caption={`Versions of ${t.friendlyName}`}
-        error={detail.error}
-        loading={detail.loading && !detail.data}
-        rows={detail.data?.versions ?? []}
-        rowKey={(v) => String(v.version)}
-        columns={[
-          { label: 'Version', numeric: true, render: (v) => String(v.version) },
-          { label: 'Name', render: (v) => v.friendlyName },
-          { label: 'By', render: (v) => v.updatedBy ?? '' },
-          { label: 'At', render: (v) => fmtTime(v.updatedAt) },
-        ]}
+    <SchemaForm
+      label="Compose a template"
+      fields={fields}
+      values={{ ...values, projectId }}
+      onChange={setValues}
+      submitLabel="Compose template"
+      onSubmit={async (v) => {
+        const made = await mrest<Template>('POST', '/api/v1/template/create/v2', {
+          friendlyName: v.friendlyName,
+          ...(projectId ? { projectId } : {}),
+          parts,
+        });
+        toast(`Template ${made.friendlyName} composed of ${parts.length} templates`);
+        setParts([]);
+        setValues({ friendlyName: '', projectId });
+        props.onDone();
+      }}
+    >
+      <p class="muted">
+        Each section of the new template comes from one part (two parts with the same section are refused).
+      </p>
+      <Checklist
+        legend="Parts, in order"
+        options={props.templates.map((t) => ({
+          value: t.id,
+          label: `${t.friendlyName} (v${t.version}: ${t.sections.join(', ')})`,
+        }))}
+        selected={parts}
+        onChange={setParts}
+        empty="No template to compose yet."
       />
-      {canWrite && (
-        <Section title={`Apply ${t.friendlyName}`}>
-          <SchemaForm
-            label={`Apply ${t.friendlyName}`}
-            inline
-            fields={fields}
-            values={{ projectId }}
-            onChange={setValues}
-            submitLabel="Apply as a task"
-            onSubmit={async (v) => {
-              const task = await mrest<{ taskId: string }>('POST', '/api/v1/async-task/template-apply', {
-                templateId: t.id,
-                projectId: v.projectId || projectId,
-              });
-              toast('Task created');
-              navigate(`/tasks/${task.taskId}`);
-            }}
-          />
-        </Section>
-      )}
-    </>
+    </SchemaForm>
   );
 }

@@ -30,6 +30,7 @@ const scrypt = promisify(scryptCb) as (
 export {
   checkEnvelope,
   checkParameters,
+  substitute,
   TEMPLATE_FORMAT,
   TEMPLATE_VERSION,
   type EncryptionHeader,
@@ -61,9 +62,6 @@ export function parseDocument(text: string): TemplateDocument {
   return checkEnvelope(doc);
 }
 
-/** A placeholder, or an escaped `{{` (`\{{`: the text `{{`, no placeholder). */
-const PLACEHOLDER_OR_ESCAPE = /\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
-
 /**
  * `content` with every `{{` in its strings escaped as `\{{`: what the edge exports into a
  * document (a twin's topic `devicehub.raw.{{Device}}.pressure` is the module's own placeholder,
@@ -94,56 +92,6 @@ function copyOnWrite(content: unknown, map: (text: string) => string): unknown {
       if (!Object.hasOwn(obj, k)) continue;
       const v = copyOnWrite(obj[k], map);
       if (v !== obj[k]) (out ??= { ...obj })[k] = v;
-    }
-    return out ?? content;
-  }
-  return content;
-}
-
-/**
- * `content` with every `{{name}}` in its strings replaced by `values[name]`; a string that is only
- * a placeholder takes the value's type. A placeholder without a value is an issue. `\{{` is the
- * text `{{` (see `escapePlaceholders`).
- */
-export function substitute(
-  content: unknown,
-  values: Record<string, unknown>,
-  issues: SectionIssue[],
-  path = '',
-): unknown {
-  if (typeof content === 'string') {
-    if (!content.includes('{{')) return content;
-    const whole = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/.exec(content);
-    if (whole) {
-      if (!(whole[1]! in values)) {
-        issues.push({ path, message: `parameter "${whole[1]}" has no value` });
-        return content;
-      }
-      const v = values[whole[1]!];
-      return typeof v === 'string' ? v : String(v);
-    }
-    return content.replace(PLACEHOLDER_OR_ESCAPE, (m, name: string | undefined) => {
-      if (name === undefined) return '{{';
-      if (!(name in values)) {
-        issues.push({ path, message: `parameter "${name}" has no value` });
-        return m;
-      }
-      return String(values[name]);
-    });
-  }
-  if (Array.isArray(content)) {
-    let out: unknown[] | undefined;
-    for (let i = 0; i < content.length; i++) {
-      const v = substitute(content[i], values, issues, `${path}[${i}]`);
-      if (v !== content[i]) (out ??= [...content])[i] = v;
-    }
-    return out ?? content;
-  }
-  if (content && typeof content === 'object') {
-    let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(content)) {
-      const n = substitute(v, values, issues, path ? `${path}.${k}` : k);
-      if (n !== v) (out ??= { ...(content as Record<string, unknown>) })[k] = n;
     }
     return out ?? content;
   }

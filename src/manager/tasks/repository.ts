@@ -383,6 +383,39 @@ export class TaskRepository extends BoundRepository<TaskTables, TaskRepository> 
     });
   }
 
+  /**
+   * Resumes a cancelled task: it runs again until `deadline`, and its cancelled subtasks wait for
+   * their device again (those that ended otherwise keep their outcome). Answers how many subtasks
+   * were reopened, or undefined when the task is not CANCELLED.
+   */
+  async resume(taskId: string, deadline: number): Promise<number | undefined> {
+    const now = Date.now();
+    return this.transaction(async (repo) => {
+      const trx = repo.db;
+      const r = await trx
+        .updateTable('mgr_task')
+        .set({ status: 'RUNNING', finished_at: null, deadline_at: deadline, updated_at: now })
+        .where('id', '=', taskId)
+        .where('status', '=', 'CANCELLED')
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return undefined;
+      const s = await trx
+        .updateTable('mgr_subtask')
+        .set({
+          status: 'PENDING',
+          next_attempt_at: now,
+          deadline_at: deadline,
+          finished_at: null,
+          error: null,
+          updated_at: now,
+        })
+        .where('task_id', '=', taskId)
+        .where('status', '=', 'CANCELLED')
+        .executeTakeFirst();
+      return Number(s.numUpdatedRows);
+    });
+  }
+
   /** Ends a task whose subtasks have all ended: SUCCEEDED, or FAILED when one failed. */
   async settle(taskId: string): Promise<void> {
     const now = Date.now();

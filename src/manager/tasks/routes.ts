@@ -61,6 +61,18 @@ export async function taskRoutes(app: FastifyInstance, options: { tasks: TaskSer
     { schema: { params: S.TaskParams } },
     async (request) => tasks.cancel(principalOf(request), request.params.taskId),
   );
+  app.post<{ Params: S.TaskParams; Body: S.ResumeBody }>(
+    '/api/v1/async-task/:taskId/resume',
+    {
+      schema: { params: S.TaskParams, body: S.ResumeBody },
+      // The body is optional: none is `{}` (the default deadline).
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request) =>
+      tasks.resume(principalOf(request), request.params.taskId, request.body.deadlineSeconds),
+  );
 }
 
 export async function adminTaskRoutes(app: FastifyInstance, options: { tasks: TaskService }) {

@@ -18,3 +18,10 @@ export const HistoryQuery = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** `POST /async-task/{taskId}/resume`: the body is optional. */
+export const ResumeBody = Type.Object(
+  { deadlineSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 })) },
+  { additionalProperties: false },
+);
+export type ResumeBody = Static<typeof ResumeBody>;

@@ -313,6 +313,35 @@ export class TaskService {
     return this.#taskView((await this.#repo.getTask(taskId))!);
   }
 
+  /**
+   * Resumes a cancelled task: its cancelled subtasks wait for their device again, under a new
+   * deadline (`deadlineSeconds` from now, else the default). Each subtask keeps its id, so its
+   * `Idempotency-Key` on the edge stays the same: what an earlier attempt applied is not applied twice.
+   */
+  async resume(principal: Principal, taskId: string, deadlineSeconds?: number) {
+    const t = await this.#readable(principal, taskId);
+    requireRole(principal, { companyId: t.company_id, projectId: t.project_id }, 'operator');
+    const seconds = deadlineSeconds ?? TASK_LIMITS.defaultDeadlineSeconds;
+    if (!(Number.isInteger(seconds) && seconds >= 1 && seconds <= TASK_LIMITS.maxDeadlineSeconds))
+      throw badRequest(`deadlineSeconds must be an integer from 1 to ${TASK_LIMITS.maxDeadlineSeconds}`);
+    const reopened = await this.#repo.transaction(async (repo) => {
+      const n = await repo.resume(taskId, Date.now() + seconds * 1000);
+      if (n === undefined)
+        throw new AppError(
+          ERRORS.conflict,
+          `task "${taskId}" is ${t.status}, not CANCELLED: nothing to resume`,
+        );
+      // A task cancelled after its last subtask started has nothing to reopen: it ends now.
+      await repo.settle(taskId);
+      return n;
+    });
+    // The runner's copy holds the old deadline.
+    this.#taskCache.delete(taskId);
+    this.#log.info({ taskId, reopened }, 'task resumed');
+    this.kick();
+    return this.#taskView((await this.#repo.getTask(taskId))!);
+  }
+
   // --- the runner -------------------------------------------------------------------------------
 
   /** Starts the runner. A single-process database (SQLite) takes over its previous run's claims at once. */

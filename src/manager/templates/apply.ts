@@ -15,6 +15,8 @@ import { edgeError, type EdgeTemplates } from './edge-calls.js';
 import { PREVIEW_MIN_EDGE_VERSION, TEMPLATE_LIMITS } from './limits.js';
 import { SCOPE_ORDER, checkParams, mergeParameters, type Parameters, type ScopeType } from './parameters.js';
 import type { TemplateRepository, TemplateRow } from './repository.js';
+import { previewContent } from './preview-content.js';
+import type { TemplateDocument } from '../../kernel/template-envelope.js';
 
 export type ApplyMode = 'legacy' | 'use' | 'merge-apply';
 
@@ -27,6 +29,8 @@ export interface ApplyRequest {
   failFast?: boolean | undefined;
   parameters?: Parameters | undefined;
   deadlineSeconds?: number | undefined;
+  /** Preview only: each device's current configuration beside the template's (preview-content.ts). */
+  withContent?: boolean | undefined;
 }
 
 /** What a `TEMPLATE_APPLY` task keeps (the key stays sealed in the template row). */
@@ -189,7 +193,11 @@ export class TemplateApplier {
   /** Per device, what applying the template would change (edges at 4.3.0 or later). */
   async preview(principal: Principal, req: ApplyRequest) {
     const t = await this.#readable(principal, req.templateId);
-    const devices = await this.#devicesOf(principal, req, TEMPLATE_LIMITS.maxPreviewDevices);
+    const devices = await this.#devicesOf(
+      principal,
+      req,
+      req.withContent ? TEMPLATE_LIMITS.maxContentPreviewDevices : TEMPLATE_LIMITS.maxPreviewDevices,
+    );
     const request = checkParams(req.parameters, 'parameters');
     const { sets, byDevice } = await this.#deviceParameters(t.id, devices, request);
     const key = t.user_key ? this.#box.open(t.user_key) : undefined;
@@ -216,7 +224,14 @@ export class TemplateApplier {
             encryptionKey: key,
             parameters: sets[byDevice[d.id]!],
           });
-          results[i] = { deviceId: d.id, status: 'OK', preview };
+          results[i] = {
+            deviceId: d.id,
+            status: 'OK',
+            preview,
+            ...(req.withContent
+              ? { content: await this.#content(d.id, t.document, sets[byDevice[d.id]!], preview) }
+              : {}),
+          };
         } catch (err) {
           const e = err instanceof AppError ? err : new AppError(ERRORS.edgeError, (err as Error).message);
           results[i] = {
@@ -241,6 +256,19 @@ export class TemplateApplier {
       items: results,
       total: results.length,
     };
+  }
+
+  /** The device's current configuration beside the template's, for the preview's diff. */
+  async #content(deviceId: string, text: string, parameters: Parameters | undefined, preview: unknown) {
+    const current = await this.#edge.current(deviceId, `mw-preview-current-${randomUUID()}`, undefined);
+    const sections = (preview as { sections?: Record<string, { removed?: string[] }> }).sections ?? {};
+    const removed = Object.fromEntries(Object.entries(sections).map(([k, v]) => [k, v.removed ?? []]));
+    return previewContent(
+      JSON.parse(text) as TemplateDocument,
+      JSON.parse(current) as TemplateDocument,
+      parameters,
+      removed,
+    );
   }
 
   /** One `TEMPLATE_APPLY` task: a subtask per device. */

@@ -6,6 +6,10 @@ export const TEMPLATE_LIMITS = {
   maxTemplates: 10_000,
   /** Devices of one preview call. */
   maxPreviewDevices: 50,
+  /** Devices of one preview call with `withContent` (each one's configuration is read). */
+  maxContentPreviewDevices: 10,
+  /** Bytes of one device's `content` in a preview (larger: left out, `truncated`). */
+  maxPreviewContentBytes: 512 * 1024,
   /** Previews run at once for one call. */
   previewConcurrency: 8,
   /** Entries of an uploaded ZIP archive. */

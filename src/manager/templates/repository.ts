@@ -18,6 +18,8 @@ export interface TemplateTables {
     company_id: string | null;
     project_id: string | null;
     source_device_id: string | null;
+    /** A composed template's parts (JSON `[{ id, friendlyName, version }]`); null otherwise. */
+    parts: string | null;
     created_by: string;
     created_at: number;
     updated_by: string;
@@ -155,6 +157,7 @@ export class TemplateRepository extends BoundRepository<TemplateTables, Template
         't.company_id',
         't.project_id',
         't.source_device_id',
+        't.parts',
         't.created_by',
         't.created_at',
         't.updated_by',

@@ -120,9 +120,13 @@ export async function templateRoutes(app: FastifyInstance, options: { templates:
     `${base}/create/v2`,
     { bodyLimit: TEMPLATE_LIMITS.maxDocumentBytes, schema: { body: S.CreateV2Body } },
     async (request, reply) => {
-      const { content, ...input } = request.body;
+      const { content, parts, ...input } = request.body;
+      if (parts !== undefined) {
+        if (content !== undefined) throw badRequest('give either content or parts, not both');
+        return reply.status(201).send(await templates.createComposed(principalOf(request), input, parts));
+      }
       if (content === undefined || content === null)
-        throw badRequest('content (the template document) is required');
+        throw badRequest('content (the template document) or parts (templates to compose) is required');
       return reply.status(201).send(await templates.createFromDocument(principalOf(request), input, content));
     },
   );

@@ -44,7 +44,9 @@ export const CreateV2Body = Type.Object(
   {
     friendlyName: Type.Optional(FriendlyName),
     templateDescription: Type.Optional(Description),
-    content: Type.Unknown(),
+    content: Type.Optional(Type.Unknown()),
+    /** Instead of content: the templates this one is made of (each section from one part). */
+    parts: Type.Optional(Type.Array(Id, { minItems: 2, maxItems: 20 })),
     deviceId: Type.Optional(Id),
     projectId: Type.Optional(Id),
     companyId: Type.Optional(Id),
@@ -81,7 +83,14 @@ const Targets = {
   parameters: Type.Optional(Params),
 };
 
-export const PreviewBody = Type.Object(Targets, Strict);
+export const PreviewBody = Type.Object(
+  {
+    ...Targets,
+    /** Each device's current configuration beside the template's (at most 10 devices). */
+    withContent: Type.Optional(Type.Boolean()),
+  },
+  Strict,
+);
 export type PreviewBody = Static<typeof PreviewBody>;
 
 export const ApplyTaskBody = Type.Object(

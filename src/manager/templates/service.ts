@@ -20,6 +20,7 @@ import { TemplateApplier, type ApplyRequest } from './apply.js';
 import { PREVIEW_MIN_EDGE_VERSION, TEMPLATE_LIMITS } from './limits.js';
 import { checkParams, placeholders, type Parameters, type ScopeType } from './parameters.js';
 import { readZip } from './zip.js';
+import { MAX_PARTS, composeDocuments, partsOf } from './compose.js';
 
 export { PREVIEW_MIN_EDGE_VERSION, TEMPLATE_LIMITS };
 export type { ApplyMode, ApplyRequest } from './apply.js';
@@ -40,6 +41,8 @@ export function templateView(t: ListRow) {
     companyId: t.company_id,
     projectId: t.project_id,
     sourceDeviceId: t.source_device_id,
+    /** The templates a composed template was made of (their versions then); null: not composed. */
+    parts: partsOf(t.parts),
     createdBy: t.created_by,
     createdAt: new Date(t.created_at).toISOString(),
     updatedBy: t.updated_by,
@@ -185,6 +188,7 @@ export class TemplateService {
       key: string | undefined;
       scope: TemplateScope;
       source: string | null;
+      parts?: string | null;
     },
   ): Promise<TemplateView> {
     const text = JSON.stringify(doc);
@@ -202,6 +206,7 @@ export class TemplateService {
       company_id: meta.scope.companyId,
       project_id: meta.scope.projectId,
       source_device_id: meta.source,
+      parts: meta.parts ?? null,
       created_by: principal.subject,
       created_at: now,
       updated_by: principal.subject,
@@ -253,6 +258,33 @@ export class TemplateService {
     });
   }
 
+  /**
+   * `POST /template/create/v2` with `parts` (template ids): a template made of other templates,
+   * each section from one part (compose.ts); kept where the caller says, like an upload.
+   */
+  async createComposed(principal: Principal, input: TemplateInput, partIds: string[]) {
+    const friendlyName = friendlyNameOf(input.friendlyName);
+    if (partIds.length > MAX_PARTS) throw badRequest(`a composed template has at most ${MAX_PARTS} parts`);
+    const parts = [];
+    for (const id of partIds) {
+      const t = await this.#readable(principal, id);
+      parts.push({
+        ref: { id: t.id, friendlyName: t.friendly_name, version: t.version },
+        doc: JSON.parse(t.document) as TemplateDocument,
+      });
+    }
+    const doc = composeDocuments(parts);
+    const scope = await this.#scopeFor(principal, input);
+    return this.#insert(principal, doc, {
+      friendlyName,
+      description: input.templateDescription ?? '',
+      key: undefined,
+      scope,
+      source: null,
+      parts: JSON.stringify(parts.map((p) => p.ref)),
+    });
+  }
+
   /** `PUT /template/upload-zip`: the archive's one JSON document. */
   async createFromZip(principal: Principal, input: TemplateInput, zip: Buffer) {
     friendlyNameOf(input.friendlyName);
@@ -300,6 +332,8 @@ export class TemplateService {
         company_id: t.company_id,
         project_id: t.project_id,
         source_device_id: t.source_device_id,
+        // New content is no longer the composition of the parts.
+        parts: doc ? null : t.parts,
         updated_by: principal.subject,
         updated_at: now,
       };
@@ -341,7 +375,7 @@ export class TemplateService {
     return JSON.parse(t.document) as TemplateDocument;
   }
 
-  /** Sections and their items' counts. */
+  /** Sections and their items' counts; a composed template's parts, each section's part. */
   async composition(principal: Principal, id: string) {
     const t = await this.#readable(principal, id);
     const doc = JSON.parse(t.document) as TemplateDocument;
@@ -352,7 +386,14 @@ export class TemplateService {
       }
       return { section: name, items };
     });
-    return { id, friendlyName: t.friendly_name, version: t.version, encrypted: t.encrypted === 1, sections };
+    return {
+      id,
+      friendlyName: t.friendly_name,
+      version: t.version,
+      encrypted: t.encrypted === 1,
+      sections,
+      parts: partsOf(t.parts),
+    };
   }
 
   /** v1: the names of the template's parameters. */

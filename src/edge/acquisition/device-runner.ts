@@ -10,6 +10,7 @@ import { compileFormula, FormulaError, type Formula } from './formula.js';
 import type { AcquisitionEngine, ConnectionState, DeviceStatus } from './engine.js';
 import { LatencyHistogram } from './metrics.js';
 import { devicePart, ValuePayloadEncoder } from './payload.js';
+import { flat } from './subjects.js';
 import {
   ReadFailure,
   type DeviceSpec,
@@ -19,14 +20,6 @@ import {
   type TagSpec,
   type TagValue,
 } from './types.js';
-
-/**
- * A string as one flat copy. Subjects built by concatenation are rope strings: a rope and the flat
- * copy the first lookup makes of it both stay alive, 100,000 times over on a large site.
- */
-export function flat(s: string): string {
-  return Buffer.from(s, 'utf8').toString('utf8');
-}
 
 /** The same few strings (device names and ids, registers, value types) shared by every tag. */
 const interned = new Map<string, string>();

@@ -25,7 +25,8 @@ import {
   type TagStatusSource,
 } from '../devicehub/index.js';
 import { datatypeOf } from './convert.js';
-import { DeviceRunner, flat } from './device-runner.js';
+import { DeviceRunner } from './device-runner.js';
+import { flat } from './subjects.js';
 import type { LatencyHistogram } from './metrics.js';
 import type { DeviceSpec, DriverFactory, TagSpec } from './types.js';
 

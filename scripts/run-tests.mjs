@@ -15,7 +15,10 @@
 // - Files run `MILLWRIGHT_TEST_CONCURRENCY` at a time (default 4: most files wait on sockets and
 //   child processes; on this 2-core machine, at load 5, `npm test` took 3:18 four at a time and
 //   5:59 two at a time, the files using 92% and 50% of the cores), the slowest of the previous
-//   run first, so that a long file does not start last and run alone.
+//   run first, so that a long file does not start last and run alone. With CI=true, 2 at a time:
+//   on a slower 2-core machine (2026-11-27, Intel Xeon 2.5 GHz) four at a time took 1,313 s of
+//   wall time for 2,326 s of CPU, and files starved of CPU missed their deadlines (an OPC UA sync
+//   of 10,000 tags past 180 s, an MQTT keep-alive past 60 s, a PostgreSQL connect).
 // - At the end, after the runner's own summary (`ℹ pass N`, `ℹ fail N`), the ten slowest files
 //   with their times (from process start to exit, module loading included) and the CPU used.
 import { spawn } from 'node:child_process';
@@ -41,7 +44,7 @@ const root = join(import.meta.dirname, '..');
 const OUT = join(root, '.test-build');
 /** Each file's time in the last run, to start the slow ones first (gitignored). */
 const HISTORY = join(root, '.test-times.json');
-const CONCURRENCY = Number(process.env.MILLWRIGHT_TEST_CONCURRENCY ?? 4);
+const CONCURRENCY = Number(process.env.MILLWRIGHT_TEST_CONCURRENCY ?? (process.env.CI === 'true' ? 2 : 4));
 const TSX = process.env.MILLWRIGHT_TEST_TSX === '1';
 /** The folders tsc compiles (tsconfig.json's include); everything else is linked whole. */
 const COMPILED = ['src', 'test', 'bench', 'scripts'];

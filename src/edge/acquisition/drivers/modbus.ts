@@ -97,6 +97,11 @@ class ModbusSession implements DriverSession {
           break;
         case 'ascii':
           await client.connectAsciiSerial(p.serialPort!, serial() as never);
+          // modbus-serial's ASCII port leaves its SerialPort's errors unheard (its RTU port forwards
+          // them): a line that goes away (EIO on a write) would be an uncaught exception.
+          innerSerialPort(client)?.on('error', (err: Error) => {
+            if (!this.#closed) this.#ctx.lost(`serial line ${what}: ${errorText(err)}`);
+          });
           break;
       }
     } catch (err) {
@@ -267,6 +272,16 @@ class ModbusSession implements DriverSession {
       throw new Error(modbusError(err, tag.register, address, 1, 'write'));
     }
   }
+}
+
+/** The SerialPort inside modbus-serial's ASCII port (a private field: absent, nothing is heard). */
+function innerSerialPort(
+  client: Client,
+): { on(event: 'error', fn: (err: Error) => void): unknown } | undefined {
+  const port = (client as unknown as { _port?: { _client?: unknown } })._port?._client;
+  return port && typeof (port as { on?: unknown }).on === 'function'
+    ? (port as { on(event: 'error', fn: (err: Error) => void): unknown })
+    : undefined;
 }
 
 const isTimeout = (err: unknown) => (err as { name?: string }).name === 'TransactionTimedOutError';

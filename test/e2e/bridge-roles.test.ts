@@ -7,7 +7,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootstrapAdmin, startTestEdge, type TestEdge } from '../helpers/edge.js';
-import { activationCode, makeProject, startTestManager, type TestManager } from '../helpers/manager.js';
+import {
+  enrolTestEdge,
+  activationCode,
+  makeProject,
+  startTestManager,
+  type TestManager,
+} from '../helpers/manager.js';
 import { eventually } from '../helpers/util.js';
 import type { BridgeActor } from '../../src/kernel/link/protocol.js';
 import type { BridgedCallRecord } from '../../src/manager/bridge/index.js';
@@ -48,16 +54,7 @@ before(async () => {
   cookie = { cookie: `jwtAccess=${await bootstrapAdmin(edge)}` };
   ({ projectId, companyId } = await makeProject(m, 'roles-co', 'roles-plant'));
   const code = await activationCode(m, projectId);
-  const proposed = await edge.call('/dm/cloud/url?locale=en-US', { headers: cookie, json: { url: m.url } });
-  assert.equal(proposed.status, 200, proposed.text);
-  const confirmed = await edge.call(`/dm/cloud/url/${proposed.body.tx}/confirm?locale=en-US`, {
-    method: 'PUT',
-    headers: cookie,
-  });
-  assert.equal(confirmed.status, 200, confirmed.text);
-  const activated = await edge.call('/dm/cloud?locale=en-US', { headers: cookie, json: { code } });
-  assert.equal(activated.status, 200, activated.text);
-  deviceId = activated.body.deviceId;
+  deviceId = await enrolTestEdge(edge, m, cookie, code);
   await eventually(
     async () => (await m.call(bridged('/devicehub/version'))).status === 200,
     10_000,

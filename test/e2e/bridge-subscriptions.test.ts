@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { bootstrapAdmin, startTestEdge, type TestEdge } from '../helpers/edge.js';
 import {
+  enrolTestEdge,
   activationCode,
   consoleSession,
   makeProject,
@@ -41,16 +42,7 @@ before(async () => {
   const cookie = { cookie: `jwtAccess=${await bootstrapAdmin(edge)}` };
   ({ projectId } = await makeProject(m, 'subs-co', 'subs-plant'));
   const code = await activationCode(m, projectId);
-  const proposed = await edge.call('/dm/cloud/url?locale=en-US', { headers: cookie, json: { url: m.url } });
-  assert.equal(proposed.status, 200, proposed.text);
-  const confirmed = await edge.call(`/dm/cloud/url/${proposed.body.tx}/confirm?locale=en-US`, {
-    method: 'PUT',
-    headers: cookie,
-  });
-  assert.equal(confirmed.status, 200, confirmed.text);
-  const activated = await edge.call('/dm/cloud?locale=en-US', { headers: cookie, json: { code } });
-  assert.equal(activated.status, 200, activated.text);
-  deviceId = activated.body.deviceId;
+  deviceId = await enrolTestEdge(edge, m, cookie, code);
   await eventually(
     async () => (await m.call(bridged('/devicehub/version'))).status === 200,
     10_000,

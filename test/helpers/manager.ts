@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { managerConfigWith, type ManagerConfig } from '../../src/manager/service.js';
 import { startManager, type ManagerService } from '../../src/manager/service.js';
-import { http, type HttpReply } from './edge.js';
+import { http, type HttpReply, type TestEdge } from './edge.js';
 import { TEST_LOG_FORMAT } from './log-format.js';
 
 export interface TestManager {
@@ -88,6 +88,28 @@ export async function activationCode(
   });
   if (r.status !== 201) throw new Error(`activation code: ${r.status} ${r.text}`);
   return r.body.code as string;
+}
+
+/**
+ * Enrols an in-process test edge with the manager as its admin does (propose the manager's URL,
+ * confirm it, activate with `code`); answers the device ID the manager gave it.
+ */
+export async function enrolTestEdge(
+  edge: TestEdge,
+  m: TestManager,
+  cookie: Record<string, string>,
+  code: string,
+): Promise<string> {
+  const proposed = await edge.call('/dm/cloud/url?locale=en-US', { headers: cookie, json: { url: m.url } });
+  if (proposed.status !== 200) throw new Error(`propose: ${proposed.status} ${proposed.text}`);
+  const confirmed = await edge.call(`/dm/cloud/url/${proposed.body.tx}/confirm?locale=en-US`, {
+    method: 'PUT',
+    headers: cookie,
+  });
+  if (confirmed.status !== 200) throw new Error(`confirm: ${confirmed.status} ${confirmed.text}`);
+  const activated = await edge.call('/dm/cloud?locale=en-US', { headers: cookie, json: { code } });
+  if (activated.status !== 200) throw new Error(`activate: ${activated.status} ${activated.text}`);
+  return activated.body.deviceId as string;
 }
 
 /** The `name=value` pairs of a reply's Set-Cookie headers. */

@@ -3,7 +3,14 @@
  * the module: other modules read devices and tags through the read model (`read-model.ts`).
  */
 import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
-import { sql, type Database, type Kysely, type Transaction, type Tx } from '../../kernel/db/index.js';
+import {
+  selectArrays,
+  sql,
+  type Database,
+  type Kysely,
+  type Transaction,
+  type Tx,
+} from '../../kernel/db/index.js';
 
 export interface DeviceRow {
   id: string;
@@ -50,6 +57,28 @@ export interface RegisterWithDevice extends RegisterRow {
   device_name: string;
   alias_topics: number;
 }
+
+/**
+ * A register with its device's name and `alias_topics`, as the values of `REGISTER_COLUMNS` in
+ * their order (an array: a page of 1,000 reads without an object per row, see `selectArrays`).
+ */
+export type RegisterTuple = [
+  id: string,
+  device_id: string,
+  name: string,
+  tag_name: string,
+  description: string,
+  value_type: string,
+  publish_cov: number,
+  tag_formula: string,
+  interval_ms: number,
+  properties: string,
+  metadata: string,
+  created_at: number,
+  updated_at: number,
+  device_name: string,
+  alias_topics: number,
+];
 
 export type PatternOption = 'CONTAINS' | 'STARTS_WITH' | 'ENDS_WITH' | 'EXACT';
 
@@ -266,7 +295,7 @@ export class DevicehubRepository {
   }
 
   /** One page of registers, keyset-ordered by ID, and the count of all that match. */
-  async listRegisters(q: RegisterQuery): Promise<{ rows: RegisterWithDevice[]; total: number }> {
+  async listRegisters(q: RegisterQuery): Promise<{ rows: RegisterTuple[]; total: number }> {
     const conditions = (column: (name: 'device_id' | 'tag_name') => string) => {
       const out: Array<Expression<SqlBool>> = [];
       if (q.deviceId !== undefined) out.push(sql<SqlBool>`${sql.ref(column('device_id'))} = ${q.deviceId}`);
@@ -281,7 +310,7 @@ export class DevicehubRepository {
     let page = this.#withDevice();
     if (pageWhere.length > 0) page = page.where((eb) => eb.and(pageWhere));
     if (q.after !== undefined) page = page.where('r.id', '>', q.after);
-    const rows = await page.orderBy('r.id').limit(q.limit).offset(q.skip).execute();
+    const rows = await selectArrays<RegisterTuple>(page.orderBy('r.id').limit(q.limit).offset(q.skip));
     return { rows, total: Number(counted.n) };
   }
 

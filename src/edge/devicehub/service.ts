@@ -29,7 +29,7 @@ import {
   type UpdateRegisterRequest,
 } from './types.js';
 import { CsvImporter, exportCsv, type UploadStatus } from './upload.js';
-import { deviceView, iso, registerView } from './views.js';
+import { deviceView, iso, registerView, registerViewOf } from './views.js';
 import { checkName, resolveProperties } from './validation.js';
 
 const DEVICE_LIST: ListDefinition = {
@@ -391,8 +391,8 @@ export class DeviceHubService {
     });
     return {
       TotalCount: total,
-      Registers: rows.map(registerView),
-      Last: rows.length > 0 ? rows[rows.length - 1]!.id : null,
+      Registers: rows.map(registerViewOf),
+      Last: rows.length > 0 ? rows[rows.length - 1]![0] : null,
     };
   }
 

@@ -1,6 +1,6 @@
 /** The wire shapes (PascalCase, as `/devicehub/v2` names them) of stored devices and registers. */
 import { findDriver } from './catalogue/index.js';
-import type { DeviceRow, RegisterWithDevice } from './repository.js';
+import type { DeviceRow, RegisterTuple, RegisterWithDevice } from './repository.js';
 import { parseJson } from './rows.js';
 import { topicsOf, type Topic } from './topics.js';
 import { DATA_TYPE_PROPERTY, type Device, type NameValue, type Param, type Register } from './types.js';
@@ -27,6 +27,27 @@ export function deviceView(row: DeviceRow): Device {
   };
 }
 
+/** A register's values as `RegisterTuple` has them (the page reads its rows as arrays). */
+export function registerTuple(row: RegisterWithDevice): RegisterTuple {
+  return [
+    row.id,
+    row.device_id,
+    row.name,
+    row.tag_name,
+    row.description,
+    row.value_type,
+    row.publish_cov,
+    row.tag_formula,
+    row.interval_ms,
+    row.properties,
+    row.metadata,
+    row.created_at,
+    row.updated_at,
+    row.device_name,
+    row.alias_topics,
+  ];
+}
+
 /**
  * A register in the wire shape. Properties, MetaData and Topics are worked out only when read
  * (GraphQL reads only the selected fields), which keeps a page of 1,000 cheap.
@@ -42,20 +63,20 @@ class RegisterNode implements Register {
   readonly PublishCoV: boolean;
   readonly TagFormula: string;
   readonly IntervalMs: number;
-  readonly #row: RegisterWithDevice;
+  readonly #r: RegisterTuple;
 
-  constructor(row: RegisterWithDevice) {
-    this.#row = row;
-    this.ID = row.id;
-    this.DeviceID = row.device_id;
-    this.DeviceName = row.device_name;
-    this.Name = row.name;
-    this.TagName = row.tag_name;
-    this.Description = row.description;
-    this.ValueType = row.value_type;
-    this.PublishCoV = row.publish_cov === 1;
-    this.TagFormula = row.tag_formula;
-    this.IntervalMs = row.interval_ms;
+  constructor(r: RegisterTuple) {
+    this.#r = r;
+    this.ID = r[0];
+    this.DeviceID = r[1];
+    this.DeviceName = r[13];
+    this.Name = r[2];
+    this.TagName = r[3];
+    this.Description = r[4];
+    this.ValueType = r[5];
+    this.PublishCoV = r[6] === 1;
+    this.TagFormula = r[7];
+    this.IntervalMs = r[8];
   }
 
   /**
@@ -63,7 +84,7 @@ class RegisterNode implements Register {
    * the product family's clients look it up (wire notes); a driver's own `DataType` wins.
    */
   get Properties(): NameValue[] {
-    const props = parseJson(this.#row.properties) as Record<string, string>;
+    const props = parseJson(this.#r[9]) as Record<string, string>;
     const out = Object.entries(props).map(([Name, Value]) => ({ Name, Value }));
     if (!Object.hasOwn(props, DATA_TYPE_PROPERTY))
       out.push({ Name: DATA_TYPE_PROPERTY, Value: this.ValueType });
@@ -71,19 +92,16 @@ class RegisterNode implements Register {
   }
 
   get MetaData(): Record<string, unknown> {
-    return parseJson(this.#row.metadata) as Record<string, unknown>;
+    return parseJson(this.#r[10]) as Record<string, unknown>;
   }
 
   get Topics(): Topic[] {
-    return topicsOf(this.#row.device_name, this.#row.tag_name, {
-      aliasTopics: this.#row.alias_topics === 1,
-      valueType: this.#row.value_type,
-      intervalMs: this.#row.interval_ms,
-    });
+    const r = this.#r;
+    return topicsOf(r[13], r[3], { aliasTopics: r[14] === 1, valueType: r[5], intervalMs: r[8] });
   }
 
   get CreationTime(): string {
-    return iso(Number(this.#row.created_at));
+    return iso(Number(this.#r[11]));
   }
 
   toJSON(): Register {
@@ -107,5 +125,10 @@ class RegisterNode implements Register {
 }
 
 export function registerView(row: RegisterWithDevice): Register {
-  return new RegisterNode(row);
+  return new RegisterNode(registerTuple(row));
+}
+
+/** A register in the wire shape from its values as a page reads them. */
+export function registerViewOf(r: RegisterTuple): Register {
+  return new RegisterNode(r);
 }

@@ -6,7 +6,7 @@
  *   (b) the built-in `window` processors of the analytics runtime (each output published on
  *       `analytics.publish.<id>` in the DataHub payload shape);
  *   (c) 1,000 `script` processors computing the same mean in their QuickJS isolates.
- * Target: (b) at least 50% of (a)'s throughput.
+ * Target: (b) at least 80% of (a)'s throughput (issue 34; 50% before).
  *
  * Each case runs two phases:
  *   - throughput: values published as fast as the processing takes them (in-process publish is
@@ -290,6 +290,6 @@ console.log(
     (results[2] ? `; script vs bare ${sameMeans(results[0]!, results[2]).toExponential(1)}` : ''),
 );
 const share = rows[1]!.throughput / ceiling;
-console.log(`target (b) >= 50% of (a): ${share >= 0.5 ? 'met' : 'missed'} (${(share * 100).toFixed(1)}%)`);
+console.log(`target (b) >= 80% of (a): ${share >= 0.8 ? 'met' : 'missed'} (${(share * 100).toFixed(1)}%)`);
 reportFigures({ bareValuesPerSecond: ceiling, builtInValuesPerSecond: rows[1]!.throughput }, 'sources');
 process.exit(0);

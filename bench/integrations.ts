@@ -2,7 +2,7 @@
  * bench/integrations: the MQTT connector against a private Mosquitto, in one run.
  *   (1) DataHub → Mosquitto messages per second through the connector (every message through the
  *       disk queue) at QoS 0 and QoS 1, beside the ceiling: mqtt.js publishing the same messages
- *       in a tight loop to the same broker. Target: the connector at least 70% of the ceiling.
+ *       in a tight loop to the same broker. Target: the connector at least 90% of the ceiling (issue 34; 70% before).
  *   (2) The drain of a 100,000-message backlog after an outage (broker stopped, values queued on
  *       disk, broker started): messages per second until the queue is empty, at QoS 1. Target: at
  *       least 20,000 msgs/s. And disk bytes per queued message (queue file + WAL / depth).
@@ -34,6 +34,18 @@ const INFLIGHT = arg('inflight', 1000);
 const ONLY = process.argv.includes('--drain-only');
 const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
 
+/**
+ * This process's CPU time (user + system) per message of each case, the least over the rounds:
+ * the edge side's cost, steadier than a rate on a loaded machine (the broker and the subscriber
+ * are processes of their own and not counted).
+ */
+const cpuPerMessage = new Map<string, number>();
+function countCpu(name: string, since: NodeJS.CpuUsage): void {
+  const u = process.cpuUsage(since);
+  const us = (u.user + u.system) / MESSAGES;
+  cpuPerMessage.set(name, Math.min(cpuPerMessage.get(name) ?? Infinity, us));
+}
+
 /** A mosquitto_sub process that exits once it has `count` messages; resolves with the exit time. */
 function subscriber(
   port: number,
@@ -63,6 +75,7 @@ async function ceiling(port: number, qos: 0 | 1, round: number): Promise<number>
   const sub = subscriber(port, topic, MESSAGES, `ceil-${qos}-${round}`);
   await sub.ready;
   const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { clientId: `ceiling-${qos}-${round}` });
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   for (let i = 0; i < MESSAGES; i++) {
     // The same work per message as the connector: a DataHub value encoded as JSON, published.
@@ -71,6 +84,7 @@ async function ceiling(port: number, qos: 0 | 1, round: number): Promise<number>
     if (i % 1000 === 999) await yieldTurn();
   }
   const end = await sub.done;
+  countCpu(`mqtt.js tight loop, QoS ${qos}`, cpu0);
   await client.endAsync();
   return MESSAGES / ((end - start) / 1000);
 }
@@ -98,12 +112,14 @@ async function throughConnector(edge: EdgeService, port: number, qos: 0 | 1, rou
   await sub.ready;
   const hub = edge.datahub.hub;
   const subject = `bench.c${qos}r${round}.t`;
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   for (let i = 0; i < MESSAGES; i++) {
     hub.publish(subject, { value: 1.5, deviceName: 'd', tagName: 't', timestamp: Date.now(), success: true });
     if (i % 1000 === 999) await yieldTurn();
   }
   const end = await sub.done;
+  countCpu(`connector, QoS ${qos}`, cpu0);
   await integrations.deleteInstance(inst.ID);
   return MESSAGES / ((end - start) / 1000);
 }
@@ -205,11 +221,16 @@ async function main(): Promise<void> {
     console.log('| --- | ---: | ---: | --- |');
     console.log(`| mqtt.js tight loop, QoS 0 (ceiling) | ${fmt(best.c0)} | 100% | |`);
     console.log(
-      `| DataHub → MQTT connector → Mosquitto, QoS 0 | ${fmt(best.m0)} | ${((100 * best.m0) / best.c0).toFixed(0)}% | ≥ 70% |`,
+      `| DataHub → MQTT connector → Mosquitto, QoS 0 | ${fmt(best.m0)} | ${((100 * best.m0) / best.c0).toFixed(0)}% | ≥ 90% |`,
     );
     console.log(`| mqtt.js tight loop, QoS 1 (ceiling) | ${fmt(best.c1)} | 100% | |`);
     console.log(
-      `| DataHub → MQTT connector → Mosquitto, QoS 1 | ${fmt(best.m1)} | ${((100 * best.m1) / best.c1).toFixed(0)}% | ≥ 70% |`,
+      `| DataHub → MQTT connector → Mosquitto, QoS 1 | ${fmt(best.m1)} | ${((100 * best.m1) / best.c1).toFixed(0)}% | ≥ 90% |`,
+    );
+    console.log(
+      `\nthis process's CPU per message (user + system, least of the rounds): ${[...cpuPerMessage]
+        .map(([k, v]) => `${k} ${v.toFixed(1)} µs`)
+        .join('; ')}`,
     );
     if (d) {
       console.log(

@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { isIP } from 'node:net';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { QoS0Writer } from './mqtt-direct.js';
 import type { Connector, ConnectorContext, OutMessage, RemoteSubscription } from './types.js';
 import { reasonOf } from './types.js';
 
@@ -159,6 +160,8 @@ export class MqttConnector implements Connector {
   readonly pipelined = true;
   readonly #ctx: ConnectorContext;
   #client: MqttClient | undefined;
+  /** QoS 0 packets written by the connector itself, batched per turn (see mqtt-direct.ts). */
+  #direct: QoS0Writer | undefined;
   #failures = new Set<(err: Error) => void>();
   #closed = false;
 
@@ -197,6 +200,8 @@ export class MqttConnector implements Connector {
       lastError = reasonOf(err);
     });
     client.on('close', () => {
+      this.#direct?.discard();
+      this.#direct = undefined;
       const reason = lastError ?? 'connection closed by the broker';
       const failures = [...this.#failures];
       this.#failures.clear();
@@ -218,25 +223,30 @@ export class MqttConnector implements Connector {
         throw new Error(`the broker refused the subscription to ${refused.map((g) => g.topic).join(', ')}`);
       }
     }
+    if (qos === 0 && client.connected) {
+      this.#direct = new QoS0Writer(client.stream, {
+        retain: this.#ctx.config.retain === true,
+        protocolVersion: options.protocolVersion ?? 4,
+      });
+    }
   }
 
   trySend(topic: string, payload: Buffer): boolean {
-    const client = this.#client;
-    const c = this.#ctx.config as MqttConfig;
-    if (!client || !client.connected || (c.qos ?? 1) !== 0) return false;
-    // A slow link: past this much unsent data in the socket, messages wait in the disk queue.
-    if (
-      ((client.stream as { writableLength?: number } | undefined)?.writableLength ?? 0) > DIRECT_BUFFER_BYTES
-    ) {
+    const direct = this.#direct;
+    // A slow link: past this much unsent data, messages wait in the disk queue.
+    if (direct === undefined || !this.#client?.connected || direct.buffered > DIRECT_BUFFER_BYTES) {
+      direct?.flush();
       return false;
     }
-    client.publish(topic, payload, { qos: 0, retain: c.retain === true });
+    direct.write(topic, payload);
     return true;
   }
 
   send(batch: OutMessage[]): Promise<void> {
     const client = this.#client;
     if (!client || !client.connected) return Promise.reject(new Error('not connected'));
+    // What went straight out goes before the queue's messages.
+    this.#direct?.flush();
     const c = this.#ctx.config as MqttConfig;
     const qos = c.qos ?? 1;
     const retain = c.retain === true;
@@ -273,6 +283,8 @@ export class MqttConnector implements Connector {
     this.#closed = true;
     const client = this.#client;
     this.#client = undefined;
+    this.#direct?.flush();
+    this.#direct = undefined;
     if (client) await client.endAsync(true).catch(() => undefined);
   }
 }

@@ -17,6 +17,7 @@ export class QoS0Writer {
   readonly #stream: Writable;
   readonly #flags: number;
   readonly #v5: boolean;
+  readonly #maxPacketBytes: number;
   readonly #topics = new Map<string, Buffer>();
   #slab = Buffer.allocUnsafe(SLAB_BYTES);
   /** Start of the slab's part not yet handed to the socket. */
@@ -28,8 +29,12 @@ export class QoS0Writer {
     this.flush();
   };
 
-  constructor(stream: Writable, options: { retain: boolean; protocolVersion: number }) {
+  constructor(
+    stream: Writable,
+    options: { retain: boolean; protocolVersion: number; maxPacketBytes?: number | undefined },
+  ) {
     this.#stream = stream;
+    this.#maxPacketBytes = options.maxPacketBytes ?? Infinity;
     this.#flags = 0x30 | (options.retain ? 1 : 0);
     this.#v5 = options.protocolVersion === 5;
   }
@@ -53,16 +58,18 @@ export class QoS0Writer {
     return p;
   }
 
-  write(topic: string, payload: Buffer): void {
+  /** Encodes one PUBLISH; false (nothing written) when it is larger than the broker takes. */
+  write(topic: string, payload: Buffer): boolean {
     const prefix = this.#prefix(topic);
     const remaining = prefix.length + payload.length;
     const total = 1 + varintBytes(remaining) + remaining;
+    if (total > this.#maxPacketBytes) return false;
     if (total > SLAB_BYTES / 2) {
       this.flush();
       const header = Buffer.allocUnsafe(1 + varintBytes(remaining));
       this.#header(header, 0, remaining);
       if (!this.#stream.destroyed) this.#stream.write(Buffer.concat([header, prefix, payload]));
-      return;
+      return true;
     }
     if (this.#used + total > this.#slab.length) {
       this.flush();
@@ -79,6 +86,7 @@ export class QoS0Writer {
       this.#scheduled = true;
       process.nextTick(this.#flushNow);
     }
+    return true;
   }
 
   /** Writes the fixed header (type and flags, remaining length) at `at`; answers the offset after it. */

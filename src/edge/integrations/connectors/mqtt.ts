@@ -175,6 +175,8 @@ export class MqttConnector implements Connector {
     const client = mqtt.connect(url, options);
     this.#client = client;
     let lastError: string | undefined;
+    /** The largest packet an MQTT 5 broker said it takes (CONNACK's Maximum Packet Size). */
+    let maxPacketBytes: number | undefined;
     await new Promise<void>((resolve, reject) => {
       const fail = (err: Error) => {
         lastError = reasonOf(err);
@@ -183,7 +185,8 @@ export class MqttConnector implements Connector {
         reject(new Error(lastError));
       };
       const closed = () => fail(new Error(lastError ?? 'connection closed before CONNACK'));
-      const ok = () => {
+      const ok = (connack?: { properties?: { maximumPacketSize?: number } }) => {
+        maxPacketBytes = connack?.properties?.maximumPacketSize;
         cleanup();
         resolve();
       };
@@ -227,6 +230,7 @@ export class MqttConnector implements Connector {
       this.#direct = new QoS0Writer(client.stream, {
         retain: this.#ctx.config.retain === true,
         protocolVersion: options.protocolVersion ?? 4,
+        maxPacketBytes,
       });
     }
   }
@@ -238,8 +242,8 @@ export class MqttConnector implements Connector {
       direct?.flush();
       return false;
     }
-    direct.write(topic, payload);
-    return true;
+    // A packet above the broker's maximum goes the queue's way: mqtt.js refuses it there, named.
+    return direct.write(topic, payload);
   }
 
   send(batch: OutMessage[]): Promise<void> {

@@ -13,7 +13,7 @@
  *   counted by the agent (snmpInPkts). 3,000 tags put the `max` case's cap (300,000 values/s) far
  *   above the ceiling (77,000-119,000 values/s on a quiet machine); 500 capped it at 50,000.
  *
- * Per driver two runs: `max` (IntervalMs 10: the edge reads back to back while a read takes
+ * Per driver two runs, paced first: `max` (IntervalMs 10: the edge reads back to back while a read takes
  * longer than 10 ms, compared with the ceiling; a read cycle shorter than that is read every
  * 10 ms, at most tags × 100 values/s, which the row names) and `paced` (IntervalMs 1000: the edge
  * CPU at that stated load). `--s7-connections` and `--snmp-concurrency` set the devices'
@@ -27,7 +27,7 @@
  *   npm run bench -- acquisition-drivers [--driver s7|snmp|all] [--seconds 10] [--oids 3000]
  *     [--s7-connections N] [--snmp-concurrency N]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -59,6 +59,27 @@ function ticks(path: string): number {
 /** CPU seconds of a process: in all, and of its main thread (JavaScript) alone. */
 function cpuSeconds(pid: number): { all: number; main: number } {
   return { all: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+}
+
+/**
+ * CPU seconds of each thread of a process, keyed `<name>/<tid>` (`main` for the main thread; the
+ * others as `/proc/<pid>/task/<tid>/comm` names them: `node` for libuv's pool, where the history's
+ * DuckDB statements and snap7's blocking calls run, and for worker threads).
+ */
+function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name =
+        tid === String(pid)
+          ? 'main'
+          : `${readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim()}/${tid}`;
+      out.set(name, ticks(`/proc/${pid}/task/${tid}/stat`));
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
 }
 
 /** CPU seconds of this process (the bench: the NATS subscriber counting the values). */
@@ -234,9 +255,12 @@ async function run(c: Case) {
   });
   const rows: string[] = [];
   let maxRate = 0;
+  // Paced first: a window after the max one would also carry the history's work on the max
+  // window's values (appends still queued, and the minute's compaction of a million values or more
+  // into a segment: 30% of a core for seconds on libuv's threads), not the paced load's.
   for (const [label, interval] of [
-    [`max (IntervalMs 10: at most ${fmt(peer.tags.length * 100)}/s)`, 10],
     ['paced (IntervalMs 1000)', 1000],
+    [`max (IntervalMs 10: at most ${fmt(peer.tags.length * 100)}/s)`, 10],
   ] as const) {
     const dev = (
       await gql(`mutation($in: CreateDeviceRequest!) { CreateDevice(input: $in) { ID } }`, {
@@ -258,6 +282,7 @@ async function run(c: Case) {
     await new Promise((r) => setTimeout(r, 3000));
     const r0 = await peer.requests();
     const cpu0 = cpuSeconds(edge.pid);
+    const threads0 = threadCpu(edge.pid);
     const own0 = ownCpuSeconds();
     received = 0;
     failures = 0;
@@ -272,6 +297,14 @@ async function run(c: Case) {
     const main = (cpu1.main - cpu0.main) / wall;
     // For slicing a CPU profile of the edge (MILLWRIGHT_CHILD_NODE_ARGS="--cpu-prof ...").
     console.error(`window ${c.name} ${interval}: monotonic µs ${m0} to ${monoUs()}`);
+    const split = [...threadCpu(edge.pid)]
+      .map(([name, sec]) => [name, (sec - (threads0.get(name) ?? 0)) / wall] as const)
+      .filter(([, share]) => share >= 0.005)
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, 6);
+    console.error(
+      `  edge CPU by thread: ${split.map(([n, v]) => `${n} ${(v * 100).toFixed(1)}%`).join(', ')}`,
+    );
     const requests = (await peer.requests()) - r0 - (c.name === 'snmp' ? 1 : 0);
     const cycles = values / peer.tags.length;
     await gql(`mutation($in: [ID!]!) { DeleteDevices(IDs: $in) }`, { in: [dev] });

@@ -9,7 +9,7 @@
  *   npm run bench -- publish-text
  */
 import { connect as tcp } from 'node:net';
-import { DataHub } from '../src/edge/datahub/index.js';
+import { DataHub, type PayloadEncoder } from '../src/edge/datahub/index.js';
 import { Gateway } from '../src/edge/datahub/gateway/server.js';
 import { ValuePayloadEncoder, devicePart } from '../src/edge/acquisition/payload.js';
 
@@ -37,7 +37,7 @@ const noText = tags.map((t) => {
   const e = new ValuePayloadEncoder(t as never, 'int16', dev);
   return { encoder: { encode: (d: unknown) => e.encode(d) } };
 });
-async function round(opts: typeof withText): Promise<number> {
+async function round(opts: ReadonlyArray<{ encoder: PayloadEncoder }>): Promise<number> {
   const c0 = process.cpuUsage();
   const cycles = 60;
   for (let c = 0; c < cycles; c++) {
@@ -67,7 +67,7 @@ async function round(opts: typeof withText): Promise<number> {
   const u = process.cpuUsage(c0);
   return (u.user + u.system) / (cycles * N);
 }
-const res: Record<string, number[]> = { text: [], bytes: [] };
+const res: { text: number[]; bytes: number[] } = { text: [], bytes: [] };
 for (let k = 0; k < 8; k++) {
   res.bytes.push(await round(noText));
   res.text.push(await round(withText));

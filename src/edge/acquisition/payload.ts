@@ -61,6 +61,11 @@ export class ValuePayloadEncoder implements PayloadEncoder {
   }
 
   encode(data: unknown): Buffer {
+    return Buffer.from(this.text(data), 'utf8');
+  }
+
+  /** The payload as JSON text (the gateway writes it straight into a connection's buffer). */
+  text(data: unknown): string {
     const p = data as ValuePayload;
     const ts = p.timestamp;
     const v = p.value;
@@ -74,12 +79,12 @@ export class ValuePayloadEncoder implements PayloadEncoder {
       v === undefined ||
       p.registerId !== t.id
     )
-      return Buffer.from(json(data), 'utf8');
+      return json(data);
     if (this.#mid === undefined) {
       this.#mid = `,"registerId":${json(t.id)},"value":`;
       this.#tail = `,"tagName":${json(t.tagName)},"description":${json(t.description)},"metadata":${json(t.metadata)}}`;
     }
     const value = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : json(v);
-    return Buffer.from(this.#head + String(ts) + this.#mid + value + this.#device + this.#tail, 'utf8');
+    return this.#head + String(ts) + this.#mid + value + this.#device + this.#tail;
   }
 }

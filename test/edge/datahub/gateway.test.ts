@@ -166,4 +166,44 @@ describe('DataHub gateway', () => {
       raw.destroy();
     });
   });
+
+  test("a payload its publisher makes as text goes out as that text's UTF-8 bytes, its length right", async () => {
+    await withGateway({}, async (gw, hub) => {
+      const texts = [
+        '"hello"',
+        '"ééééé12"', // 9 characters, 14 bytes: the length has a digit more than the characters
+        `"${'é'.repeat(40)}${'a'.repeat(56)}"`, // 98 characters, 138 bytes
+        `"${'x'.repeat(3000)}"`,
+        '"\ud83d\ude00 😀"',
+        '',
+      ];
+      const encoder = {
+        encode: (d: unknown) => Buffer.from(String(d), 'utf8'),
+        text: (d: unknown) => String(d),
+      };
+      const a = await connect({ servers: gw.url });
+      const b = await connect({ servers: gw.url });
+      const got: string[][] = [[], []];
+      const done = [a, b].map(
+        (nc, i) =>
+          new Promise<void>((resolve) => {
+            nc.subscribe('txt.>', {
+              max: texts.length,
+              callback: (_e, m) => {
+                got[i]!.push(`${m.subject}=${Buffer.from(m.data).toString('utf8')}`);
+                if (got[i]!.length === texts.length) resolve();
+              },
+            });
+          }),
+      );
+      await Promise.all([a.flush(), b.flush()]);
+      texts.forEach((t, i) => hub.publish(`txt.${i}`, t, { encoder }));
+      await Promise.all(done);
+      const want = texts.map((t, i) => `txt.${i}=${t}`);
+      assert.deepEqual(got[0], want);
+      assert.deepEqual(got[1], want);
+      await a.close();
+      await b.close();
+    });
+  });
 });

@@ -7,7 +7,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nodeView, type NodeView } from '../../src/manager/hierarchy/nodes.js';
 import { viewRow, type NodeRow } from '../../src/manager/hierarchy/repository.js';
-import { nestRows, treeJson, treesJson } from '../../src/manager/hierarchy/tree-json.js';
+import {
+  nestRows,
+  treeJson as treeBytes,
+  treesJson as treesBytes,
+} from '../../src/manager/hierarchy/tree-json.js';
+
+/** The answers as text (they are written as UTF-8 bytes). */
+const treeJson = (...a: Parameters<typeof treeBytes>) => treeBytes(...a).toString('utf8');
+const treesJson = (...a: Parameters<typeof treesBytes>) => treesBytes(...a).toString('utf8');
 
 let n = 0;
 function row(parent: NodeRow | null, name: string, extra: Partial<NodeRow> = {}): NodeRow {
@@ -100,4 +108,18 @@ test('a list of trees: the rows whose parent is not among them are the tops, sor
     'a branch without its parent',
   );
   assert.equal(treesJson([]), '[]');
+});
+
+test('the bytes are the UTF-8 of that text, past the size first guessed and in an envelope', () => {
+  // Names longer once escaped or encoded than the guess (their length): the buffer grows.
+  const top = row(null, '\u0001'.repeat(3000), { attributes: JSON.stringify({ k: 'x😀é'.repeat(2000) }) });
+  const many = [top];
+  for (let i = 0; i < 50; i++) many.push(row(top, `${'n'.repeat(i)}é€😀\\"${i}`, { key: `k\u0000${i}` }));
+  const want = JSON.stringify(expected(many, top));
+  const got = treeBytes(nestRows(many.map(viewRow))[0]!);
+  assert.ok(got.equals(Buffer.from(want, 'utf8')));
+  assert.equal(
+    treesBytes(nestRows(many.map(viewRow)), '{"items":', '}').toString('utf8'),
+    JSON.stringify({ items: [expected(many, top)] }),
+  );
 });

@@ -126,9 +126,9 @@ export class NodeService {
 
   /**
    * The node with its children down to `depth` levels below it (0: the node alone), as the JSON
-   * text of its `NodeView` (see `tree-json.ts`).
+   * text of its `NodeView`, as UTF-8 bytes (see `tree-json.ts`).
    */
-  async read(a: CompanyAccess, id: string, depth: number): Promise<string> {
+  async read(a: CompanyAccess, id: string, depth: number): Promise<Buffer> {
     const node = requireNode(a, await this.#repo.node(a.companyId, id), 'read', id);
     const depths = Array.from({ length: depth + 1 }, (_, i) => node.depth + i);
     const rows = depth === 0 ? [viewRow(node)] : await this.#repo.subtreeView(a.companyId, node.path, depths);
@@ -143,12 +143,17 @@ export class NodeService {
     return rows.filter((r): r is NodeRow => r !== undefined).map(nodeView);
   }
 
-  /** Every node the caller sees, nested, as the JSON text of a list of `NodeView`s. */
-  async tree(a: CompanyAccess): Promise<string> {
-    if (a.companyLevel !== null) return treesJson(nestRows(await this.#repo.subtreeView(a.companyId, '')));
+  /**
+   * Every node the caller sees, nested: the JSON text of `{"items": [NodeView, ...]}`, as UTF-8
+   * bytes.
+   */
+  async tree(a: CompanyAccess): Promise<Buffer> {
     const tops = [];
-    for (const g of grantedTops(a)) tops.push(...nestRows(await this.#repo.subtreeView(a.companyId, g.path)));
-    return treesJson(tops);
+    if (a.companyLevel !== null) tops.push(...nestRows(await this.#repo.subtreeView(a.companyId, '')));
+    else
+      for (const g of grantedTops(a))
+        tops.push(...nestRows(await this.#repo.subtreeView(a.companyId, g.path)));
+    return treesJson(tops, '{"items":', '}');
   }
 
   async update(a: CompanyAccess, id: string, input: NodeInput): Promise<NodeView> {

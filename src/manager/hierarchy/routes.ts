@@ -181,12 +181,11 @@ function nodeRoutes(app: FastifyInstance, nodes: NodeService, access: Access) {
       items: await nodes.roots(await access(request)),
     }),
   );
-  // A subtree is written as JSON text by the service (`tree-json.ts`), sent as it is.
+  // A subtree is written as JSON bytes by the service (`tree-json.ts`), sent as they are.
   app.get<{ Params: S.CompanyParams }>(
     `${BASE}/tree`,
     { schema: { params: S.CompanyParams } },
-    async (request, reply) =>
-      reply.type(JSON_TYPE).send(`{"items":${await nodes.tree(await access(request))}}`),
+    async (request, reply) => reply.type(JSON_TYPE).send(await nodes.tree(await access(request))),
   );
   app.get<{ Params: S.NodeParams; Querystring: S.NodeQuery }>(
     `${N}/:id`,

@@ -29,7 +29,7 @@
  * The retained cases (`--retained` runs them alone): the publish rate of retained QoS 1 messages
  * cycling over `--topics` topics, no subscriber (a publish counts when acknowledged); then
  * `--topics` retained messages (seeded first) delivered to a new subscriber of `<prefix>/#` at
- * QoS 0, five new subscribers one after the other (two with `--short`): messages per second from
+ * QoS 0, five new subscribers one after the other (`--short`: two, over 1,000 topics): messages per second from
  * SUBSCRIBE to the last retained message.
  *
  * Each case runs twice per broker: as fast as the broker takes messages (throughput, CPU) and at a
@@ -637,7 +637,7 @@ async function main(): Promise<void> {
     // The fixed pace of the latency runs, in deliveries per second (the same for every fan-out).
     pace: arg('pace', 10_000),
     protocol: arg('protocol', 4) === 5 ? 5 : 4,
-    topics: arg('topics', 10_000),
+    topics: arg('topics', 10_000, 1_000),
   };
   const cases = pickCases(opts.protocol);
   const dir = mkdtempSync(join(tmpdir(), 'mw-bench-uns-'));

@@ -16,7 +16,9 @@
  * N MQTT 3.1.1 clients (the same account on both brokers: a password file for Mosquitto) connect,
  * 200 at a time, to a fresh `millwright uns` and to a fresh Mosquitto, and stay connected and
  * idle; the broker's resident memory (VmRSS, /proc) 3 s after the last CONNACK, minus the same
- * after one connection, divided by N-1. 100,000 connections cannot be opened here: the machine
+ * after one connection, divided by N-1. A third row is the floor: a bare Node `net` server in its
+ * own process holding the same N sockets (each client sends 60 bytes), what Node itself keeps per
+ * socket. 100,000 connections cannot be opened here: the machine
  * allows 20,000 open files per process (`ulimit -Hn`), the client process and each broker included.
  * `--short` (for `npm run bench -- summary`) is `--idle 2000`.
  */

@@ -16,11 +16,15 @@
  * N MQTT 3.1.1 clients (the same account on both brokers: a password file for Mosquitto) connect,
  * 200 at a time, to a fresh `millwright uns` and to a fresh Mosquitto, and stay connected and
  * idle; the broker's resident memory (VmRSS, /proc) 3 s after the last CONNACK, minus the same
- * after one connection, divided by N-1. 100,000 connections cannot be opened here: the machine
+ * after one connection, divided by N-1. A third row is the floor: a bare Node `net` server in its
+ * own process holding the same N sockets (each client sends 60 bytes), what Node itself keeps per
+ * socket. 100,000 connections cannot be opened here: the machine
  * allows 20,000 open files per process (`ulimit -Hn`), the client process and each broker included.
  * `--short` (for `npm run bench -- summary`) is `--idle 2000`.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import mqtt from 'mqtt';
@@ -117,22 +121,77 @@ async function openIdle(url: string, count: number, width: number): Promise<mqtt
   return clients;
 }
 
-/** Broker RSS with one connection, then with `count`: KiB per connection beyond the first. */
-async function idleMemory(
-  url: string,
+/**
+ * The floor: what Node itself keeps per accepted socket. A bare `net` server (no MQTT, no
+ * framework) in its own Node process, reading and dropping what arrives; each client sends the
+ * bytes of an MQTT 3.1.1 CONNECT of the same size as the MQTT clients' and stays open.
+ */
+const FLOOR_SERVER = `
+const sockets = new Set();
+const server = require('node:net').createServer((s) => {
+  sockets.add(s);
+  s.on('data', () => {});
+  s.on('error', () => {});
+  s.on('close', () => sockets.delete(s));
+});
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+`;
+
+async function startFloor(): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['-e', FLOOR_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) =>
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
+  );
+  return { port, child };
+}
+
+/** `count` raw TCP clients, `width` at a time, each sending a CONNECT-sized packet. */
+async function openRaw(port: number, count: number, width: number): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  const hello = Buffer.alloc(60, 0x10);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) {
+        next++;
+        const s = connect(port, '127.0.0.1');
+        await new Promise<void>((resolve, reject) => {
+          s.once('connect', () => resolve());
+          s.once('error', reject);
+        });
+        s.write(hello);
+        sockets.push(s);
+      }
+    }),
+  );
+  return sockets;
+}
+
+interface IdleFigure {
+  perConnKiB: number;
+  rssMiB: number;
+}
+
+/** Server RSS with one connection, then with `count`: KiB per connection beyond the first. */
+async function idleMemory<C>(
   pid: number,
   count: number,
-): Promise<{ perConnKiB: number; rssMiB: number }> {
+  opener: (count: number, width: number) => Promise<C[]>,
+  close: (c: C) => Promise<unknown>,
+): Promise<IdleFigure> {
   const settle = () => new Promise((r) => setTimeout(r, 3000));
-  const first = await openIdle(url, 1, 1);
+  const first = await opener(1, 1);
   await settle();
   const before = rssKiB(pid);
-  const rest = await openIdle(url, count - 1, 200);
+  const rest = await opener(count - 1, 200);
   await settle();
   const after = rssKiB(pid);
-  await Promise.all([...first, ...rest].map((c) => c.endAsync(true)));
+  await Promise.all([...first, ...rest].map(close));
   return { perConnKiB: (after - before) / (count - 1), rssMiB: after / 1024 };
 }
+
+const mqttIdle = (url: string) => (n: number, width: number) => openIdle(url, n, width);
+const endMqtt = (c: mqtt.MqttClient) => c.endAsync(true);
 
 async function idle(count: number): Promise<void> {
   console.log(
@@ -142,16 +201,28 @@ async function idle(count: number): Promise<void> {
   );
   const mosquitto = new Mosquitto({ passwords: { [PROCESS_ACCOUNT.username]: PROCESS_ACCOUNT.password } });
   await mosquitto.start();
-  let m: { perConnKiB: number; rssMiB: number };
+  let m: IdleFigure;
   try {
-    m = await idleMemory(`mqtt://127.0.0.1:${mosquitto.port}`, mosquitto.pid!, count);
+    m = await idleMemory(mosquitto.pid!, count, mqttIdle(`mqtt://127.0.0.1:${mosquitto.port}`), endMqtt);
   } finally {
     await mosquitto.dispose();
   }
-  const uns = await startUnsProcess(['--log-level', 'warn']);
-  let u: { perConnKiB: number; rssMiB: number };
+  const floor = await startFloor();
+  let f: IdleFigure;
   try {
-    u = await idleMemory(uns.mqttUrl, uns.pid, count);
+    f = await idleMemory(
+      floor.child.pid!,
+      count,
+      (n, width) => openRaw(floor.port, n, width),
+      async (s) => void s.destroy(),
+    );
+  } finally {
+    floor.child.kill();
+  }
+  const uns = await startUnsProcess(['--log-level', 'warn']);
+  let u: IdleFigure;
+  try {
+    u = await idleMemory(uns.pid, count, mqttIdle(uns.mqttUrl), endMqtt);
   } finally {
     await uns.stop();
   }
@@ -161,6 +232,9 @@ async function idle(count: number): Promise<void> {
   console.log('| --- | --: | --: | --: | --: |');
   console.log(`| Mosquitto | ${count} | ${m.rssMiB.toFixed(1)} | ${m.perConnKiB.toFixed(1)} | 1.00 |`);
   console.log(
+    `| floor: bare Node \`net\` server, no MQTT (${process.version}) | ${count} | ${f.rssMiB.toFixed(1)} | ${f.perConnKiB.toFixed(1)} | ${(f.perConnKiB / m.perConnKiB).toFixed(2)} |`,
+  );
+  console.log(
     `| Millwright UNS | ${count} | ${u.rssMiB.toFixed(1)} | ${u.perConnKiB.toFixed(1)} | ${(u.perConnKiB / m.perConnKiB).toFixed(2)} |`,
   );
   console.log('');
@@ -168,6 +242,7 @@ async function idle(count: number): Promise<void> {
     connections: count,
     unsKiBPerConnection: u.perConnKiB,
     mosquittoKiBPerConnection: m.perConnKiB,
+    floorKiBPerConnection: f.perConnKiB,
   });
 }
 

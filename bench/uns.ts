@@ -1,7 +1,8 @@
 /**
  * bench/uns: messages per second, p99 latency and broker CPU-seconds per million messages through
  * Millwright's UNS and through Mosquitto, side by side in one run, with the same client (mqtt.js)
- * and the same load: QoS 0 and QoS 1, one publisher to one subscriber and one to fifty.
+ * and the same load: QoS 0, 1 and 2, one publisher to one subscriber and one to fifty, and
+ * retained messages.
  *
  * - Millwright runs as its own process (`millwright uns`, the default SQLite store), its clients
  *   authenticated against an account whose rules are checked on every publish and subscribe
@@ -17,12 +18,19 @@
  *   worker below one core is not the limit.
  *
  *   npm run bench -- uns [--duration 6] [--warmup 2] [--window 200] [--size 64] [--pace 10000]
- *                        [--protocol 4|5] [--qos 0|1] [--fanout 1|50] [--shared] [--short]
+ *                        [--protocol 4|5] [--qos 0|1|2] [--fanout 1|50] [--shared] [--retained]
+ *                        [--topics 10000] [--short]
  *
  * `--protocol 5` runs every client with MQTT 5 (the same rules on both brokers) and adds the
  * shared subscription cases: one publisher to a group of four (`$share/bench/<topic>`, four
  * clients in two worker processes; each message is delivered to one of them). `--shared` runs the
  * shared cases only; `--qos` and `--fanout` pick one case.
+ *
+ * The retained cases (`--retained` runs them alone): the publish rate of retained QoS 1 messages
+ * cycling over `--topics` topics, no subscriber (a publish counts when acknowledged); then
+ * `--topics` retained messages (seeded first) delivered to a new subscriber of `<prefix>/#` at
+ * QoS 0, five new subscribers one after the other (`--short`: two, over 1,000 topics): messages per second from
+ * SUBSCRIBE to the last retained message.
  *
  * Each case runs twice per broker: as fast as the broker takes messages (throughput, CPU) and at a
  * fixed pace of `--pace` deliveries per second (latency: p50 and p99 with no backlog).
@@ -54,7 +62,7 @@ interface WorkerStart {
   username: string;
   password: string;
   topic: string;
-  qos: 0 | 1;
+  qos: 0 | 1 | 2;
   clients: number;
   window: number;
   size: number;
@@ -63,6 +71,9 @@ interface WorkerStart {
   protocolVersion: 4 | 5;
   /** Subscribe as members of one shared subscription group. */
   shared: boolean;
+  /** Publish retained messages, over `topics` distinct topics (`<topic>/<n mod topics>`). */
+  retain?: boolean;
+  topics?: number;
 }
 
 type ToWorker = { cmd: 'start'; spec: WorkerStart } | { cmd: 'mark' } | { cmd: 'report' } | { cmd: 'stop' };
@@ -156,7 +167,8 @@ async function worker(): Promise<void> {
       const payload = Buffer.alloc(s.size);
       payload.writeDoubleLE(performance.timeOrigin + performance.now(), 0);
       inflight++;
-      client.publish(s.topic, payload, { qos: s.qos }, done);
+      const topic = s.topics ? `${s.topic}/${n % s.topics}` : s.topic;
+      client.publish(topic, payload, { qos: s.qos, retain: s.retain ?? false }, done);
       // Yield now and then so that acknowledgements and IPC are served.
       if ((++n & 1023) === 0) await new Promise((r) => setImmediate(r));
     }
@@ -342,6 +354,8 @@ class Worker {
 }
 
 interface Result {
+  /** The case, as in the table and the summary's figures. */
+  label: string;
   broker: string;
   protocol: number;
   shared: boolean;
@@ -368,7 +382,7 @@ function percentile(hist: number[], q: number): number {
 
 async function runCase(
   broker: Broker,
-  qos: 0 | 1,
+  qos: 0 | 1 | 2,
   fanout: number,
   opts: {
     duration: number;
@@ -378,10 +392,15 @@ async function runCase(
     rate: number;
     protocol: 4 | 5;
     shared: boolean;
+    /** Retained messages over this many topics, no subscriber: the figure is publishes per second. */
+    retainedTopics?: number;
   },
 ): Promise<Result> {
-  const topic = `bench/v${opts.protocol}/q${qos}/f${fanout}${opts.shared ? 's' : ''}/${opts.rate > 0 ? 'paced' : 'max'}`;
-  const subProcs = fanout === 1 ? 1 : opts.shared ? 2 : 5;
+  const retained = opts.retainedTopics !== undefined;
+  const topic = retained
+    ? `bench/v${opts.protocol}/retained/q${qos}`
+    : `bench/v${opts.protocol}/q${qos}/f${fanout}${opts.shared ? 's' : ''}/${opts.rate > 0 ? 'paced' : 'max'}`;
+  const subProcs = retained ? 0 : fanout === 1 ? 1 : opts.shared ? 2 : 5;
   const subs = Array.from({ length: subProcs }, () => new Worker());
   const pub = new Worker();
   const base = {
@@ -395,6 +414,8 @@ async function runCase(
     rate: opts.rate,
     protocolVersion: opts.protocol,
     shared: opts.shared,
+    retain: retained,
+    topics: opts.retainedTopics,
   };
   await Promise.all(
     subs.map((w) => w.ask({ cmd: 'start', spec: { ...base, role: 'sub', clients: fanout / subProcs } })),
@@ -410,17 +431,23 @@ async function runCase(
   const elapsed = (performance.now() - t0) / 1000;
   await Promise.all([...subs, pub].map((w) => w.ask({ cmd: 'stop' })));
   const subReports = reports.slice(0, subs.length);
-  const delivered = subReports.reduce((a, r) => a + r.count, 0);
+  const published = reports[reports.length - 1]!.published;
+  // A retained case has no subscriber: its figure is what the broker took (and acknowledged).
+  const delivered = retained ? published : subReports.reduce((a, r) => a + r.count, 0);
   const hist = new Array<number>(BUCKETS).fill(0);
   for (const r of subReports) for (let i = 0; i < BUCKETS; i++) hist[i]! += r.hist[i]!;
+  const proto = `MQTT ${opts.protocol === 5 ? '5' : '3.1.1'}`;
   return {
+    label: retained
+      ? `${proto} QoS ${qos} retained publish, ${opts.retainedTopics} topics`
+      : `${proto} QoS ${qos}, 1→${opts.shared ? 'group of ' : ''}${fanout}`,
     broker: broker.name,
     protocol: opts.protocol,
     shared: opts.shared,
     qos,
     fanout,
     delivered: delivered / elapsed,
-    published: reports[reports.length - 1]!.published / elapsed,
+    published: published / elapsed,
     p50: percentile(hist, 0.5),
     p99: percentile(hist, 0.99),
     cpuPerMillion: delivered > 0 ? cpu / (delivered / 1e6) : NaN,
@@ -429,51 +456,199 @@ async function runCase(
   };
 }
 
+/**
+ * Retained messages to new subscribers: `rounds` times, a new client (mqtt.js, in this process)
+ * subscribes to `<topic>/#` at QoS `qos` over the `topics` retained topics that `runCase` left under
+ * `<topic>`, and waits for all of them. The figure: retained messages delivered per second over
+ * the rounds (from SUBSCRIBE to the last message; the connect is not counted).
+ */
+async function runRetainedDelivery(
+  broker: Broker,
+  topic: string,
+  topics: number,
+  opts: { protocol: 4 | 5; rounds: number; qos: 0 | 1 },
+): Promise<Result> {
+  let seconds = 0;
+  let cpu = 0;
+  let delivered = 0;
+  for (let round = 0; round < opts.rounds; round++) {
+    const c = await mqtt.connectAsync(broker.url, {
+      username: USER,
+      password: PASS,
+      reconnectPeriod: 0,
+      clean: true,
+      protocolVersion: opts.protocol,
+    });
+    let n = 0;
+    let done: () => void = () => {};
+    const all = new Promise<void>((r) => (done = r));
+    c.on('message', (_t, _p, packet) => {
+      if (packet.retain && ++n === topics) done();
+    });
+    const cpu0 = cpuSeconds(broker.pid);
+    const t0 = performance.now();
+    c.subscribe(`${topic}/#`, { qos: opts.qos });
+    const timeout = new Promise<void>((r) => setTimeout(r, 60_000).unref());
+    await Promise.race([all, timeout]);
+    seconds += (performance.now() - t0) / 1000;
+    cpu += cpuSeconds(broker.pid) - cpu0;
+    delivered += n;
+    await c.endAsync(true);
+  }
+  return {
+    label: `MQTT ${opts.protocol === 5 ? '5' : '3.1.1'} QoS ${opts.qos} retained to a new subscriber, ${topics} topics`,
+    broker: broker.name,
+    protocol: opts.protocol,
+    shared: false,
+    qos: opts.qos,
+    fanout: 1,
+    delivered: delivered / seconds,
+    published: 0,
+    p50: NaN,
+    p99: NaN,
+    cpuPerMillion: delivered > 0 ? cpu / (delivered / 1e6) : NaN,
+    brokerCores: cpu / seconds,
+    workerMaxCpu: NaN,
+  };
+}
+
+interface Opts {
+  duration: number;
+  warmup: number;
+  window: number;
+  size: number;
+  pace: number;
+  protocol: 4 | 5;
+  /** Retained topics (the publish case cycles over them; the delivery case seeds them first). */
+  topics: number;
+}
+
+/** A case: a publisher to subscribers, or `retained` (publish rate, then delivery to new subscribers). */
+type Case = { kind: 'pubsub'; qos: 0 | 1 | 2; fanout: number; shared: boolean } | { kind: 'retained' };
+
+function pickCases(protocol: 4 | 5): Case[] {
+  // One case only, for investigating: --qos 1 --fanout 50. `--retained`: the retained cases only.
+  const onlyQos = process.argv.includes('--qos') ? (arg('qos', 0) as 0 | 1 | 2) : undefined;
+  const onlyFanout = process.argv.includes('--fanout') ? arg('fanout', 1) : undefined;
+  const onlyShared = process.argv.includes('--shared');
+  const onlyRetained = process.argv.includes('--retained');
+  const cases: Case[] = [];
+  if (!onlyRetained)
+    for (const qos of onlyQos === undefined ? ([0, 1, 2] as const) : [onlyQos]) {
+      if (!onlyShared)
+        for (const fanout of onlyFanout === undefined ? [1, 50] : [onlyFanout])
+          cases.push({ kind: 'pubsub', qos, fanout, shared: false });
+      if (protocol === 5 || onlyShared) cases.push({ kind: 'pubsub', qos, fanout: 4, shared: true });
+    }
+  if (onlyRetained || (onlyQos === undefined && onlyFanout === undefined && !onlyShared))
+    cases.push({ kind: 'retained' });
+  return cases;
+}
+
+type Row = { max: Result; paced: Result | undefined };
+
+async function runOne(broker: Broker, c: Case, opts: Opts): Promise<Row[]> {
+  const o = { ...opts, shared: false };
+  if (c.kind === 'retained') {
+    // QoS 1 so that a publish counts once the broker has stored (acknowledged) it.
+    const publish = await runCase(broker, 1, 0, { ...o, rate: 0, retainedTopics: opts.topics });
+    const topic = `bench/v${opts.protocol}/retained-delivery`;
+    await seedRetained(broker, topic, opts.topics, opts.protocol);
+    const deliver = await runRetainedDelivery(broker, topic, opts.topics, {
+      protocol: opts.protocol,
+      rounds: SHORT ? 2 : 5,
+      qos: 0,
+    });
+    for (const r of [publish, deliver])
+      process.stderr.write(`${r.broker} ${r.label}: ${Math.round(r.delivered)} msgs/s\n`);
+    return [
+      { max: publish, paced: undefined },
+      { max: deliver, paced: undefined },
+    ];
+  }
+  const { qos, fanout, shared } = c;
+  const max = await runCase(broker, qos, fanout, { ...o, shared, rate: 0 });
+  // Deliveries per second at the fixed pace: a shared group delivers each message once.
+  const paced = SHORT
+    ? undefined
+    : await runCase(broker, qos, fanout, { ...o, shared, rate: shared ? opts.pace : opts.pace / fanout });
+  process.stderr.write(
+    `${max.broker} ${max.label}: ${Math.round(max.delivered)} msgs/s delivered` +
+      `${paced ? `; at ${opts.pace} deliveries/s p99 ${paced.p99.toFixed(2)} ms` : ''}\n`,
+  );
+  return [{ max, paced }];
+}
+
+/** Publishes one retained QoS 1 message on each of `<topic>/0` … `<topic>/<topics-1>`. */
+async function seedRetained(broker: Broker, topic: string, topics: number, protocol: 4 | 5): Promise<void> {
+  const c = await mqtt.connectAsync(broker.url, {
+    username: USER,
+    password: PASS,
+    reconnectPeriod: 0,
+    protocolVersion: protocol,
+  });
+  const payload = Buffer.alloc(64);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 100 }, async () => {
+      while (next < topics) await c.publishAsync(`${topic}/${next++}`, payload, { qos: 1, retain: true });
+    }),
+  );
+  await c.endAsync(true);
+}
+
+function printTable(rows: Row[], opts: Opts): void {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(
+    `\nMachine: ${cpus().length} vCPUs (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}`,
+  );
+  const flags = ['--shared', '--retained'].filter((f) => process.argv.includes(f)).join(' ');
+  console.log(
+    `Command: npm run bench -- uns --protocol ${opts.protocol}${flags ? ` ${flags}` : ''}${SHORT ? ' --short' : ''} --duration ${opts.duration} --warmup ${opts.warmup} --window ${opts.window} --size ${opts.size} --pace ${opts.pace} --topics ${opts.topics}\n`,
+  );
+  console.log(
+    `| case | broker | msgs/s delivered (max) | vs Mosquitto | broker CPU-s per 1M msgs | broker cores busy | busiest load worker, cores | p50 ms at ${opts.pace}/s | p99 ms at ${opts.pace}/s | p99 ms at max |`,
+  );
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const figures: Record<string, number> = {};
+  const fmt = (x: number | undefined, digits: number) =>
+    x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits);
+  for (const { max, paced } of rows) {
+    const base = rows.find((x) => x.max.label === max.label && x.max.broker.startsWith('Mosquitto'))!.max;
+    const p99max = Number.isNaN(max.p99) ? '-' : max.p99 >= 2000 ? '>2000' : max.p99.toFixed(1);
+    console.log(
+      `| ${max.label} | ${max.broker} | ${Math.round(max.delivered)} | ${((100 * max.delivered) / base.delivered).toFixed(0)}% | ` +
+        `${max.cpuPerMillion.toFixed(1)} | ${max.brokerCores.toFixed(2)} | ${fmt(Math.max(max.workerMaxCpu, paced?.workerMaxCpu ?? 0), 2)} | ` +
+        `${fmt(paced?.p50, 2)} | ${fmt(paced?.p99, 2)} | ${p99max} |`,
+    );
+    if (max.broker.startsWith('Mosquitto')) figures[`${max.label}: Mosquitto msgs/s`] = max.delivered;
+    else figures[`${max.label}: UNS msgs/s`] = max.delivered;
+  }
+  console.log('');
+  reportFigures(figures);
+}
+
 async function main(): Promise<void> {
-  const opts = {
+  const opts: Opts = {
     duration: arg('duration', 6, 2),
     warmup: arg('warmup', 2, 1),
     window: arg('window', 200),
     size: arg('size', 64),
+    // The fixed pace of the latency runs, in deliveries per second (the same for every fan-out).
+    pace: arg('pace', 10_000),
+    protocol: arg('protocol', 4) === 5 ? 5 : 4,
+    topics: arg('topics', 10_000, 1_000),
   };
-  // The fixed pace of the latency runs, in deliveries per second (the same for every fan-out).
-  const pace = arg('pace', 10_000);
-  // One case only, for investigating: --qos 1 --fanout 50.
-  const onlyQos = process.argv.includes('--qos') ? (arg('qos', 0) as 0 | 1) : undefined;
-  const onlyFanout = process.argv.includes('--fanout') ? arg('fanout', 1) : undefined;
-  const protocol = arg('protocol', 4) === 5 ? 5 : 4;
-  const onlyShared = process.argv.includes('--shared');
-  // The cases: [qos, fan-out, shared]. A shared case is one publisher to a group of four.
-  const cases: [0 | 1, number, boolean][] = [];
-  for (const qos of onlyQos === undefined ? ([0, 1] as const) : [onlyQos]) {
-    if (!onlyShared)
-      for (const fanout of onlyFanout === undefined ? [1, 50] : [onlyFanout])
-        cases.push([qos, fanout, false]);
-    if (protocol === 5 || onlyShared) cases.push([qos, 4, true]);
-  }
+  const cases = pickCases(opts.protocol);
   const dir = mkdtempSync(join(tmpdir(), 'mw-bench-uns-'));
-  const rows: { max: Result; paced: Result | undefined }[] = [];
+  const rows: Row[] = [];
   try {
     const millwright = await startMillwright(join(dir, 'uns'));
     const mosquitto = await startMosquitto(dir);
     try {
-      for (const [qos, fanout, shared] of cases) {
-        // Alternate the brokers so that drift of the machine hits both.
-        for (const broker of [mosquitto, millwright]) {
-          const o = { ...opts, protocol: protocol as 4 | 5, shared };
-          const max = await runCase(broker, qos, fanout, { ...o, rate: 0 });
-          // Deliveries per second at the fixed pace: a shared group delivers each message once.
-          const paced = SHORT
-            ? undefined
-            : await runCase(broker, qos, fanout, { ...o, rate: shared ? pace : pace / fanout });
-          rows.push({ max, paced });
-          process.stderr.write(
-            `${max.broker} MQTT ${protocol} qos ${qos} 1->${shared ? 'group of ' : ''}${fanout}: ` +
-              `${Math.round(max.delivered)} msgs/s delivered` +
-              `${paced ? `; at ${pace} deliveries/s p99 ${paced.p99.toFixed(2)} ms` : ''}\n`,
-          );
-        }
-      }
+      // Alternate the brokers so that drift of the machine hits both.
+      for (const c of cases)
+        for (const broker of [mosquitto, millwright]) rows.push(...(await runOne(broker, c, opts)));
     } finally {
       await millwright.stop();
       await mosquitto.stop();
@@ -481,39 +656,7 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-
-  const cpu = cpus()[0]?.model ?? 'unknown CPU';
-  console.log(
-    `\nMachine: ${cpus().length} vCPUs (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}`,
-  );
-  console.log(
-    `Command: npm run bench -- uns --protocol ${protocol}${onlyShared ? ' --shared' : ''}${SHORT ? ' --short' : ''} --duration ${opts.duration} --warmup ${opts.warmup} --window ${opts.window} --size ${opts.size} --pace ${pace}\n`,
-  );
-  console.log(
-    `| case | broker | msgs/s delivered (max) | vs Mosquitto | broker CPU-s per 1M msgs | broker cores busy | busiest load worker, cores | p50 ms at ${pace}/s | p99 ms at ${pace}/s | p99 ms at max |`,
-  );
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-  const figures: Record<string, number> = {};
-  const fmt = (x: number | undefined, digits: number) => (x === undefined ? '-' : x.toFixed(digits));
-  for (const { max, paced } of rows) {
-    const base = rows.find(
-      (x) =>
-        x.max.qos === max.qos &&
-        x.max.fanout === max.fanout &&
-        x.max.shared === max.shared &&
-        x.max.broker.startsWith('Mosquitto'),
-    )!.max;
-    const label = `MQTT ${max.protocol === 5 ? '5' : '3.1.1'} QoS ${max.qos}, 1→${max.shared ? 'group of ' : ''}${max.fanout}`;
-    console.log(
-      `| ${label} | ${max.broker} | ${Math.round(max.delivered)} | ${((100 * max.delivered) / base.delivered).toFixed(0)}% | ` +
-        `${max.cpuPerMillion.toFixed(1)} | ${max.brokerCores.toFixed(2)} | ${Math.max(max.workerMaxCpu, paced?.workerMaxCpu ?? 0).toFixed(2)} | ` +
-        `${fmt(paced?.p50, 2)} | ${fmt(paced?.p99, 2)} | ${max.p99 >= 2000 ? '>2000' : max.p99.toFixed(1)} |`,
-    );
-    if (max.broker.startsWith('Mosquitto')) figures[`${label}: Mosquitto msgs/s`] = max.delivered;
-    else figures[`${label}: UNS msgs/s`] = max.delivered;
-  }
-  console.log('');
-  reportFigures(figures);
+  printTable(rows, opts);
 }
 
 if (process.argv.includes('--worker')) await worker();

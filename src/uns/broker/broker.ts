@@ -55,6 +55,7 @@ import {
   Wire,
   wireOf,
   type WireClient,
+  type WireOptions,
   type WirePacket,
 } from './wire.js';
 
@@ -450,7 +451,15 @@ export class UnsBroker {
   handle(stream: Duplex, request?: IncomingMessage): void {
     coalesceWrites(stream);
     const client = this.aedes.handle(stream, request) as unknown as Client & ClientInternals;
-    new Wire(client as unknown as WireClient, {
+    new Wire(client as unknown as WireClient, (this.#wireOptions ??= this.#makeWireOptions()));
+    this.#limitPacketSize(client);
+  }
+
+  /** The options of every connection's Wire: one object and one set of closures for all (memory per connection). */
+  #wireOptions: WireOptions | undefined;
+
+  #makeWireOptions(): WireOptions {
+    return {
       maxInflightInbound: this.limits.maxInflightInbound,
       maxSubscriptions: this.limits.maxSubscriptions,
       maxOutboundAliases: this.limits.topicAliasMaximum,
@@ -476,8 +485,7 @@ export class UnsBroker {
       onUnsubscribe: (w, topic) => {
         if (parseShared(topic) && w.client.id) this.shared.leave(w.client.id, topic);
       },
-    });
-    this.#limitPacketSize(client);
+    };
   }
 
   /**

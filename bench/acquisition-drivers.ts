@@ -38,6 +38,7 @@ import type { Snap7Client } from '../src/edge/acquisition/drivers/s7.js';
 import { S7Peer } from '../test/helpers/peers/s7.js';
 import { Snmpd } from '../test/helpers/peers/snmpd.js';
 import { cleanEnv, runCliJson, startCli } from '../test/helpers/cli.js';
+import { reportFigures, type Figures } from './support.js';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -323,14 +324,17 @@ async function run(c: Case) {
   rows.push(`| ${c.name} | edge max / ceiling | ${((maxRate / ceiling) * 100).toFixed(0)}% | | | | | | |`);
   await peer.stop();
   rmSync(dataDir, { recursive: true, force: true });
-  return { rows, tags: peer.tags.length };
+  return { rows, tags: peer.tags.length, maxRate, ceiling };
 }
 
 const cases = [s7Case, snmpCase].filter((c) => DRIVER === 'all' || c.name === DRIVER);
 const out: string[] = [];
+const figures: Figures = {};
 const la0 = loadavg();
 for (const c of cases) {
   const r = await run(c);
+  figures[`${c.name}EdgePerSecond`] = r.maxRate;
+  figures[`${c.name}CeilingPerSecond`] = r.ceiling;
   const setting =
     c.name === 's7'
       ? `connections ${S7_CONNECTIONS || 'default (2)'}`
@@ -348,4 +352,5 @@ console.log(
 );
 console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const row of out) console.log(row);
+reportFigures(figures);
 process.exit(0);

@@ -23,6 +23,7 @@ import autocannon from 'autocannon';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../test/helpers/cli.js';
 import { http } from '../test/helpers/edge.js';
 import { pgTestDatabase, type PgTestDatabase } from '../test/helpers/postgres.js';
+import { reportFigures, type Figures } from './support.js';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -146,6 +147,7 @@ try {
   console.log(
     `the manager's CPU per request, off / on: ${(cpuShare * 100).toFixed(1)}% (the throughput a CPU-bound manager would keep)`,
   );
+  const figures: Figures = { offPerSecond: avg(results.off), onPerSecond: avg(results.on), cpuShare };
 
   // The trail holds exactly what was done: one record per company created, the chain intact.
   const created = async (m: Manager) =>
@@ -172,7 +174,7 @@ try {
   if (cOn !== rOn || rOff !== 0 || !verify.ok) {
     process.exitCode = 1;
     console.error('the audit trail does not match the changes');
-  }
+  } else reportFigures(figures);
 } finally {
   for (const m of [on, off]) {
     await m.proc.stop();

@@ -24,6 +24,7 @@ import { http, insecureAgent } from '../test/helpers/edge.js';
 import { pgTestDatabase } from '../test/helpers/postgres.js';
 import { Database } from '../src/kernel/db/index.js';
 import { HierarchyRepository } from '../src/manager/hierarchy/index.js';
+import { reportFigures, type Figures } from './support.js';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -135,6 +136,8 @@ async function main() {
       return [body, t1 - t0, performance.now() - t0];
     };
     const rows: string[] = [];
+    /** For bench/summary: the largest subtree's read, as a client sees it. */
+    const figures: Figures = { nodes: 100_000 };
     for (const [label, id, depth, expected] of cases) {
       const times: number[] = [];
       const lastByte: number[] = [];
@@ -152,6 +155,9 @@ async function main() {
           parse.push(t - tLast);
         }
       }
+      figures.largestNodes = expected;
+      figures.largestP50Ms = pct(times, 0.5);
+      figures.largestP95Ms = pct(times, 0.95);
       rows.push(
         `| ${label.padEnd(24)} | ${String(expected).padStart(6)} | ${pct(times, 0.5).toFixed(1).padStart(8)} | ${pct(times, 0.95).toFixed(1).padStart(6)} | ${pct(lastByte, 0.5).toFixed(1).padStart(15)} | ${pct(parse, 0.5).toFixed(1).padStart(9)} |`,
       );
@@ -177,6 +183,7 @@ async function main() {
             throw new Error(`${label}: ${rows.length} rows, not ${expected} (${id})`);
           if (i >= 2) times.push(t);
         }
+        figures.largestQueryP50Ms = pct(times, 0.5);
         queryRows.push(
           `| ${label.padEnd(24)} | ${String(expected).padStart(6)} | ${pct(times, 0.5).toFixed(1).padStart(8)} | ${pct(times, 0.95).toFixed(1).padStart(6)} |`,
         );
@@ -204,6 +211,7 @@ async function main() {
     console.log('| ------------------------ | ------ | -------- | ------ |');
     for (const r of queryRows) console.log(r);
     console.log('\ntarget: a subtree read under 100 ms');
+    reportFigures(figures);
   } finally {
     await proc.stop();
     await pg?.drop();

@@ -203,6 +203,52 @@ const ENTRIES: Entry[] = [
       },
     ],
   },
+  // The other issues' figures (27, 30, 32): their benches as they run alone (no short mode).
+  {
+    bench: 'audit',
+    args: ['--duration', '10', '--rounds', '2', '--warmup', '3'],
+    limitS: 180,
+    rows: (f) => [
+      share(
+        'POST /api/v1/company with the audit trail on (SQLite; issue 27)',
+        'the same call with the trail off',
+        f.offPerSecond!,
+        f.onPerSecond!,
+        'req/s',
+        0.9,
+      ),
+    ],
+  },
+  {
+    bench: 'hierarchy',
+    args: [],
+    limitS: 300,
+    rows: (f) =>
+      (['P50', 'P95'] as const).map((q) => ({
+        path: `asset hierarchy, ${n0(f.nodes!)} nodes: a subtree of ${n0(f.largestNodes!)} read, ${q.toLowerCase()} (issue 30)`,
+        baseline: `its query alone: p50 ${f.largestQueryP50Ms!.toFixed(1)} ms`,
+        measured: `${f[`largest${q}Ms`]!.toFixed(1)} ms`,
+        ratio: '-',
+        target: '< 100 ms',
+        met: f[`largest${q}Ms`]! < 100,
+      })),
+  },
+  {
+    bench: 'acquisition-drivers',
+    args: ['--driver', 'all', '--seconds', '8'],
+    limitS: 300,
+    rows: (f) =>
+      (['s7', 'snmp'] as const).map((d) =>
+        share(
+          `${d === 's7' ? 'S7' : 'SNMP'} driver, edge at full speed (issue 32)`,
+          "the library's tight loop",
+          f[`${d}CeilingPerSecond`]!,
+          f[`${d}EdgePerSecond`]!,
+          'values/s',
+          0.7,
+        ),
+      ),
+  },
 ];
 
 function strArg(name: string): string | undefined {

@@ -363,7 +363,8 @@ export class ConfigService {
       name,
       description: meta.description ?? '',
       sections: JSON.stringify(Object.keys(doc.sections)),
-      encrypted: hasEncrypted(doc) ? 1 : 0,
+      // No `"$encrypted"` in the text, no encrypted secret: the walk only when there may be one.
+      encrypted: text.includes('"$encrypted"') && hasEncrypted(doc) ? 1 : 0,
       size: Buffer.byteLength(text),
       document: await pack(text),
       created_at: now,

@@ -25,7 +25,14 @@ import { applyKeyed, planKeyed } from '../../kernel/service/keyed-section.js';
 import { canonical, checkObject, issueOf, join } from '../../kernel/service/section-shape.js';
 import type { Kysely } from '../../kernel/db/index.js';
 import { findDriver, findDriverByIdOrName } from './catalogue/index.js';
-import type { DeviceRow, DevicehubRepository, DevicehubTables, RegisterRow } from './repository.js';
+import {
+  registerRowOf,
+  type DeviceRow,
+  type DevicehubRepository,
+  type DevicehubTables,
+  type RegisterArray,
+  type RegisterRow,
+} from './repository.js';
 import { buildRegisterRow, metaData, params, parseJson } from './rows.js';
 import type { DeviceHubService } from './service.js';
 import type { DevicehubChange, Param } from './types.js';
@@ -111,8 +118,20 @@ const deviceKey = (r: DeviceRow) =>
     a: r.alias_topics,
     g: r.debug,
   });
-const tagKey = (r: RegisterRow) =>
-  `${r.name}\u0000${r.tag_name}\u0000${r.description}\u0000${r.value_type}\u0000${r.publish_cov}\u0000${r.tag_formula}\u0000${r.interval_ms}\u0000${canonical(parseJson(r.properties))}\u0000${canonical(parseJson(r.metadata))}`;
+/** Whether two rows are the same tag configuration (JSON columns compared canonically). */
+const sameTag = (a: RegisterRow, b: RegisterRow): boolean =>
+  a.name === b.name &&
+  a.tag_name === b.tag_name &&
+  a.description === b.description &&
+  a.value_type === b.value_type &&
+  sameValue(a.publish_cov, b.publish_cov) &&
+  a.tag_formula === b.tag_formula &&
+  sameValue(a.interval_ms, b.interval_ms) &&
+  sameJson(a.properties, b.properties) &&
+  sameJson(a.metadata, b.metadata);
+/** A number as stored or as read (a driver may read an integer column as text). */
+const sameValue = (a: unknown, b: unknown) => a === b || String(a) === String(b);
+const sameJson = (a: string, b: string) => a === b || canonical(parseJson(a)) === canonical(parseJson(b));
 
 export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   readonly name = 'devicehub';
@@ -120,6 +139,8 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   readonly #service: DeviceHubService;
   /** Normalised forms of documents already checked (validate, then diff or apply, reuse them). */
   readonly #normal = new WeakMap<object, NormalDevice[]>();
+  /** The rows of exports not yet normalised. */
+  readonly #exported = new WeakMap<object, ExportRead>();
 
   constructor(repo: DevicehubRepository, service: DeviceHubService) {
     this.#repo = repo;
@@ -127,34 +148,27 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   }
 
   async export(): Promise<DevicehubSection> {
-    const devices = await this.#repo.getDevices();
-    const registers = await this.#repo.allRegisters();
-    const byDevice = new Map<string, TemplateTag[]>();
-    for (const r of registers) {
-      let list = byDevice.get(r.device_id);
-      if (!list) byDevice.set(r.device_id, (list = []));
-      list.push(tagOut(r));
-    }
-    devices.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const out: DevicehubSection = { devices: [] };
-    // The stored rows are the normal form of the export: diff needs no second check of them.
+    const read = await readExport(this.#repo);
+    const out: DevicehubSection = { devices: read.devices.map((d, i) => exportDevice(d, read.tags[i]!)) };
+    // The stored rows are the normal form of the export: diff needs no second check of them
+    // (made when a diff asks, not by every export).
+    this.#exported.set(out, read);
+    return out;
+  }
+
+  /** The normal form of an export (`read`, its rows; `out`, the export made of them). */
+  #exportNormal(out: DevicehubSection, read: ExportRead): NormalDevice[] {
     const normal: NormalDevice[] = [];
-    const rowsOf = new Map<string, RegisterRow[]>();
-    for (const r of registers) {
-      let list = rowsOf.get(r.device_id);
-      if (!list) rowsOf.set(r.device_id, (list = []));
-      list.push(r);
-    }
-    for (const [i, d] of devices.entries()) {
-      const given: TemplateDevice = { ...deviceOut(d), Tags: byDevice.get(d.id) ?? [] };
-      out.devices.push(given);
+    for (const [i, d] of read.devices.entries()) {
+      const given = out.devices[i]!;
       const tags = new Map<string, { path: string; given: TemplateTag; row: RegisterRow }>();
-      for (const [j, r] of (rowsOf.get(d.id) ?? []).entries())
-        tags.set(r.tag_name, { path: `devices[${i}].Tags[${j}]`, given: given.Tags![j]!, row: r });
+      for (const [j, r] of read.tags[i]!.entries())
+        tags.set(r[3], { path: `devices[${i}].Tags[${j}]`, given: given.Tags![j]!, row: registerRowOf(r) });
       normal.push({ path: `devices[${i}]`, given, row: d, tags });
     }
     this.#normal.set(out, normal);
-    return out;
+    this.#exported.delete(out);
+    return normal;
   }
 
   validate(doc: unknown): SectionIssue[] {
@@ -168,6 +182,8 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
     if (doc && typeof doc === 'object') {
       const hit = this.#normal.get(doc);
       if (hit) return hit;
+      const read = this.#exported.get(doc);
+      if (read) return this.#exportNormal(doc as DevicehubSection, read);
     }
     const out: NormalDevice[] = [];
     if (!checkObject(issues, '', doc, { devices: 'array' })) return out;
@@ -251,7 +267,7 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
       for (const [name, t] of d.tags) {
         const ct = c.tags.get(name);
         if (!ct) out.added.push(`${d.row.name}/${name}`);
-        else if (tagKey(ct.row) !== tagKey(t.row)) out.changed.push(`${d.row.name}/${name}`);
+        else if (!sameTag(ct.row, t.row)) out.changed.push(`${d.row.name}/${name}`);
       }
       if (mode === 'use') {
         for (const name of c.tags.keys()) if (!d.tags.has(name)) out.removed.push(`${d.row.name}/${name}`);
@@ -381,7 +397,7 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
     const tags = planKeyed(curTags, [...d.tags.values()], run.use ? 'use' : 'legacy', {
       key: (t) => t.row.tag_name,
       rowKey: (r) => r.tag_name,
-      same: (r, t) => tagKey(r) === tagKey(t.row),
+      same: (r, t) => sameTag(r, t.row),
     });
     for (const { item, row: ct } of tags.update) {
       const tr = {
@@ -428,14 +444,33 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
 
   /** The export, read through `repo` (the live one, or one over the apply's transaction). */
   async #exportWith(repo: DevicehubRepository): Promise<DevicehubSection> {
-    const devices = await repo.getDevices();
-    const byDevice = groupBy(await repo.allRegisters(), (r) => r.device_id);
-    devices.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return {
-      devices: devices.map((d) => ({ ...deviceOut(d), Tags: (byDevice.get(d.id) ?? []).map(tagOut) })),
-    };
+    const read = await readExport(repo);
+    return { devices: read.devices.map((d, i) => exportDevice(d, read.tags[i]!)) };
   }
 }
+
+/** What an export reads: the devices by name, and each one's registers (as arrays) by ID. */
+interface ExportRead {
+  devices: DeviceRow[];
+  tags: RegisterArray[][];
+}
+
+async function readExport(repo: DevicehubRepository): Promise<ExportRead> {
+  const devices = await repo.getDevices();
+  devices.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const index = new Map(devices.map((d, i) => [d.id, i]));
+  const tags: RegisterArray[][] = devices.map(() => []);
+  for (const r of await repo.registerArrays()) {
+    const i = index.get(r[1]);
+    if (i !== undefined) tags[i]!.push(r);
+  }
+  return { devices, tags };
+}
+
+const exportDevice = (d: DeviceRow, tags: RegisterArray[]): TemplateDevice => ({
+  ...deviceOut(d),
+  Tags: tags.map(tagOut),
+});
 
 /** What the apply of one section gathers while it goes through the devices. */
 interface DeviceApply {
@@ -507,20 +542,24 @@ function deviceOut(d: DeviceRow): Omit<TemplateDevice, 'Tags'> {
   };
 }
 
-function tagOut(r: RegisterRow): TemplateTag {
+function tagOut(r: RegisterArray): TemplateTag {
   return {
-    ID: r.id,
-    TagName: r.tag_name,
-    Name: r.name,
-    ValueType: r.value_type,
-    Description: r.description,
-    PublishCoV: r.publish_cov === 1,
-    TagFormula: r.tag_formula,
-    IntervalMs: r.interval_ms,
-    Properties: parseJson(r.properties) as Record<string, string>,
-    MetaData: parseJson(r.metadata) as Record<string, unknown>,
+    ID: r[0],
+    TagName: r[3],
+    Name: r[2],
+    ValueType: r[5],
+    Description: r[4],
+    PublishCoV: r[6] === 1,
+    TagFormula: r[7],
+    IntervalMs: r[8],
+    Properties: objectText(r[9]) as Record<string, string>,
+    MetaData: objectText(r[10]),
   };
 }
+
+/** A JSON object column as `parseJson` reads it; `{}` (most metadata) without parsing. */
+const objectText = (text: string): Record<string, unknown> =>
+  text === '{}' ? {} : (parseJson(text) as Record<string, unknown>);
 
 const stripIds = <T extends { ID?: string }>(v: T): Omit<T, 'ID'> => {
   const { ID: _id, ...rest } = v;

@@ -24,13 +24,13 @@ import type {
 import { applyKeyed, planKeyed } from '../../kernel/service/keyed-section.js';
 import { canonical, checkObject, issueOf, join } from '../../kernel/service/section-shape.js';
 import type { Kysely } from '../../kernel/db/index.js';
-import { findDriver, findDriverByIdOrName } from './catalogue/index.js';
+import { findDriverByIdOrName } from './catalogue/index.js';
+import { exportDevice, readExport, type ExportRead } from './config-export.js';
 import {
   registerRowOf,
   type DeviceRow,
   type DevicehubRepository,
   type DevicehubTables,
-  type RegisterArray,
   type RegisterRow,
 } from './repository.js';
 import { buildRegisterRow, metaData, params, parseJson } from './rows.js';
@@ -248,45 +248,18 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
 
   diff(current: DevicehubSection, next: DevicehubSection, mode: ApplyMode): SectionDiff {
     const target = mode === 'merge-apply' ? this.merge(current, next).merged : next;
-    const cur = this.#rows(current);
-    const nxt = this.#rows(target);
-    const curByName = new Map(cur.map((d) => [d.row.name, d]));
-    const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
-    const restartDevices = new Set<string>();
-    for (const d of nxt) {
-      const c = curByName.get(d.row.name);
-      if (!c) {
-        out.added.push(d.row.name);
-        for (const t of d.tags.keys()) out.added.push(`${d.row.name}/${t}`);
-        continue;
-      }
-      if (deviceKey(c.row) !== deviceKey(d.row)) {
-        out.changed.push(d.row.name);
-        restartDevices.add(d.row.name);
-      }
-      for (const [name, t] of d.tags) {
-        const ct = c.tags.get(name);
-        if (!ct) out.added.push(`${d.row.name}/${name}`);
-        else if (!sameTag(ct.row, t.row)) out.changed.push(`${d.row.name}/${name}`);
-      }
-      if (mode === 'use') {
-        for (const name of c.tags.keys()) if (!d.tags.has(name)) out.removed.push(`${d.row.name}/${name}`);
-      }
-    }
-    if (mode === 'use') {
-      const names = new Set(nxt.map((d) => d.row.name));
-      for (const c of cur) {
-        if (names.has(c.row.name)) continue;
-        out.removed.push(c.row.name);
-        restartDevices.add(c.row.name);
-      }
-    }
-    // A merge-apply restarts the whole acquisition engine, but only when it changes something.
-    const changes = out.added.length + out.changed.length + out.removed.length;
-    if (mode === 'merge-apply') {
-      if (changes > 0) out.restarts.push('acquisition');
-    } else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
-    return out;
+    return diffDevices(this.#rows(current), this.#rows(target), mode);
+  }
+
+  /** `diff` over the stored rows, without making the export's objects (a preview, an apply). */
+  async diffCurrent(next: DevicehubSection, mode: ApplyMode): Promise<SectionDiff> {
+    if (mode === 'merge-apply') return this.diff(await this.export(), next, mode);
+    const read = await readExport(this.#repo);
+    const cur = read.devices.map((row, i) => ({
+      row,
+      tags: new Map(read.tags[i]!.map((a) => [a[3], { row: registerRowOf(a) }])),
+    }));
+    return diffDevices(cur, this.#rows(next), mode);
   }
 
   merge(
@@ -449,28 +422,52 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   }
 }
 
-/** What an export reads: the devices by name, and each one's registers (as arrays) by ID. */
-interface ExportRead {
-  devices: DeviceRow[];
-  tags: RegisterArray[][];
+/** A device as a diff reads it: its row, its tags' rows by TagName. */
+interface DiffDevice {
+  row: DeviceRow;
+  tags: Map<string, { row: RegisterRow }>;
 }
 
-async function readExport(repo: DevicehubRepository): Promise<ExportRead> {
-  const devices = await repo.getDevices();
-  devices.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const index = new Map(devices.map((d, i) => [d.id, i]));
-  const tags: RegisterArray[][] = devices.map(() => []);
-  for (const r of await repo.registerArrays()) {
-    const i = index.get(r[1]);
-    if (i !== undefined) tags[i]!.push(r);
+/** What `nxt` changes over `cur` (devices by Name, tags by TagName). */
+function diffDevices(cur: DiffDevice[], nxt: DiffDevice[], mode: ApplyMode): SectionDiff {
+  const curByName = new Map(cur.map((d) => [d.row.name, d]));
+  const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
+  const restartDevices = new Set<string>();
+  for (const d of nxt) {
+    const c = curByName.get(d.row.name);
+    if (!c) {
+      out.added.push(d.row.name);
+      for (const t of d.tags.keys()) out.added.push(`${d.row.name}/${t}`);
+      continue;
+    }
+    if (deviceKey(c.row) !== deviceKey(d.row)) {
+      out.changed.push(d.row.name);
+      restartDevices.add(d.row.name);
+    }
+    for (const [name, t] of d.tags) {
+      const ct = c.tags.get(name);
+      if (!ct) out.added.push(`${d.row.name}/${name}`);
+      else if (!sameTag(ct.row, t.row)) out.changed.push(`${d.row.name}/${name}`);
+    }
+    if (mode === 'use') {
+      for (const name of c.tags.keys()) if (!d.tags.has(name)) out.removed.push(`${d.row.name}/${name}`);
+    }
   }
-  return { devices, tags };
+  if (mode === 'use') {
+    const names = new Set(nxt.map((d) => d.row.name));
+    for (const c of cur) {
+      if (names.has(c.row.name)) continue;
+      out.removed.push(c.row.name);
+      restartDevices.add(c.row.name);
+    }
+  }
+  // A merge-apply restarts the whole acquisition engine, but only when it changes something.
+  const changes = out.added.length + out.changed.length + out.removed.length;
+  if (mode === 'merge-apply') {
+    if (changes > 0) out.restarts.push('acquisition');
+  } else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
+  return out;
 }
-
-const exportDevice = (d: DeviceRow, tags: RegisterArray[]): TemplateDevice => ({
-  ...deviceOut(d),
-  Tags: tags.map(tagOut),
-});
 
 /** What the apply of one section gathers while it goes through the devices. */
 interface DeviceApply {
@@ -526,40 +523,6 @@ function buildDeviceRow(d: TemplateDevice, now: number): DeviceRow {
     updated_at: now,
   };
 }
-
-function deviceOut(d: DeviceRow): Omit<TemplateDevice, 'Tags'> {
-  return {
-    ID: d.id,
-    Name: d.name,
-    DriverID: findDriver(d.driver_id)?.id ?? d.driver_id,
-    Description: d.description,
-    Properties: parseJson(d.properties) as Record<string, string>,
-    MetaData: parseJson(d.metadata) as Record<string, unknown>,
-    DHParams: parseJson(d.dh_params || '[]') as Param[],
-    WorkerParams: parseJson(d.worker_params || '[]') as Param[],
-    AliasTopics: d.alias_topics === 1,
-    Debug: d.debug === 1,
-  };
-}
-
-function tagOut(r: RegisterArray): TemplateTag {
-  return {
-    ID: r[0],
-    TagName: r[3],
-    Name: r[2],
-    ValueType: r[5],
-    Description: r[4],
-    PublishCoV: r[6] === 1,
-    TagFormula: r[7],
-    IntervalMs: r[8],
-    Properties: objectText(r[9]) as Record<string, string>,
-    MetaData: objectText(r[10]),
-  };
-}
-
-/** A JSON object column as `parseJson` reads it; `{}` (most metadata) without parsing. */
-const objectText = (text: string): Record<string, unknown> =>
-  text === '{}' ? {} : (parseJson(text) as Record<string, unknown>);
 
 const stripIds = <T extends { ID?: string }>(v: T): Omit<T, 'ID'> => {
   const { ID: _id, ...rest } = v;

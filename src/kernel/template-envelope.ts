@@ -97,8 +97,38 @@ export function substitute(
   issues: SectionIssue[],
   path = '',
 ): unknown {
+  return substituteAt(content, values, issues, { parent: undefined, key: path });
+}
+
+/**
+ * Where a value is: its parent's place and its key; the root's key is the path given. The path
+ * text is made only for an issue (a document of 100,000 tags has millions of places, few issues).
+ */
+interface Place {
+  parent: Place | undefined;
+  key: string | number;
+}
+
+function placeText(place: Place): string {
+  const keys: Array<string | number> = [];
+  for (let p: Place | undefined = place; p; p = p.parent) keys.push(p.key);
+  let out = keys[keys.length - 1] as string;
+  for (let i = keys.length - 2; i >= 0; i--) {
+    const key = keys[i]!;
+    out = typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${key}` : key;
+  }
+  return out;
+}
+
+function substituteAt(
+  content: unknown,
+  values: Record<string, unknown>,
+  issues: SectionIssue[],
+  place: Place,
+): unknown {
   if (typeof content === 'string') {
     if (!content.includes('{{')) return content;
+    const path = placeText(place);
     const whole = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/.exec(content);
     if (whole) {
       if (!(whole[1]! in values)) {
@@ -117,21 +147,26 @@ export function substitute(
       return String(values[name]);
     });
   }
+  if (content === null || typeof content !== 'object') return content;
   if (Array.isArray(content)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < content.length; i++) {
-      const v = substitute(content[i], values, issues, `${path}[${i}]`);
-      if (v !== content[i]) (out ??= [...content])[i] = v;
+      const item: unknown = content[i];
+      if (typeof item !== 'string' && (item === null || typeof item !== 'object')) continue;
+      const v = substituteAt(item, values, issues, { parent: place, key: i });
+      if (v !== item) (out ??= [...content])[i] = v;
     }
     return out ?? content;
   }
-  if (content && typeof content === 'object') {
-    let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(content)) {
-      const n = substitute(v, values, issues, path ? `${path}.${k}` : k);
-      if (n !== v) (out ??= { ...(content as Record<string, unknown>) })[k] = n;
-    }
-    return out ?? content;
+  let out: Record<string, unknown> | undefined;
+  const obj = content as Record<string, unknown>;
+  for (const k in obj) {
+    if (!Object.hasOwn(obj, k)) continue;
+    const v = obj[k];
+    if (typeof v !== 'string' && (v === null || typeof v !== 'object')) continue;
+    if (typeof v === 'string' && !v.includes('{{')) continue;
+    const n = substituteAt(v, values, issues, { parent: place, key: k });
+    if (n !== v) (out ??= { ...obj })[k] = n;
   }
-  return content;
+  return out ?? content;
 }

@@ -12,6 +12,7 @@ import type {
   ApplyMode,
   ConfigSection,
   SectionApplyContext,
+  SectionDiff,
   SectionIssue,
 } from '../../kernel/service/index.js';
 import {
@@ -175,7 +176,7 @@ export class ConfigService {
     const out: PreviewResult = { mode, sections: {}, restarts: [] };
     for (const [name, content] of Object.entries(ready.sections)) {
       const s = this.#section(name)!;
-      const diff = s.diff(await s.export(), content, sectionMode);
+      const diff = await diffSection(s, content, sectionMode);
       out.sections[name] = diff;
       for (const r of diff.restarts) if (!out.restarts.includes(r)) out.restarts.push(r);
     }
@@ -208,7 +209,7 @@ export class ConfigService {
       const preview: PreviewResult = { mode, sections: {}, restarts: [] };
       for (const [name, content] of Object.entries(ready.sections)) {
         const s = this.#section(name)!;
-        const diff = s.diff(await s.export(), content, sectionMode);
+        const diff = await diffSection(s, content, sectionMode);
         preview.sections[name] = diff;
         for (const r of diff.restarts) if (!preview.restarts.includes(r)) preview.restarts.push(r);
       }
@@ -363,7 +364,8 @@ export class ConfigService {
       name,
       description: meta.description ?? '',
       sections: JSON.stringify(Object.keys(doc.sections)),
-      encrypted: hasEncrypted(doc) ? 1 : 0,
+      // No `"$encrypted"` in the text, no encrypted secret: the walk only when there may be one.
+      encrypted: text.includes('"$encrypted"') && hasEncrypted(doc) ? 1 : 0,
       size: Buffer.byteLength(text),
       document: await pack(text),
       created_at: now,
@@ -555,4 +557,9 @@ export class ConfigService {
   closeSession(id: string): void {
     this.#sessions.delete(id);
   }
+}
+
+/** What applying `content` to section `s` would change. */
+async function diffSection(s: ConfigSection, content: unknown, mode: ApplyMode): Promise<SectionDiff> {
+  return s.diffCurrent ? s.diffCurrent(content, mode) : s.diff(await s.export(), content, mode);
 }

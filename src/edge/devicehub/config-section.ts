@@ -24,8 +24,15 @@ import type {
 import { applyKeyed, planKeyed } from '../../kernel/service/keyed-section.js';
 import { canonical, checkObject, issueOf, join } from '../../kernel/service/section-shape.js';
 import type { Kysely } from '../../kernel/db/index.js';
-import { findDriver, findDriverByIdOrName } from './catalogue/index.js';
-import type { DeviceRow, DevicehubRepository, DevicehubTables, RegisterRow } from './repository.js';
+import { findDriverByIdOrName } from './catalogue/index.js';
+import { exportDevice, readExport, type ExportRead } from './config-export.js';
+import {
+  registerRowOf,
+  type DeviceRow,
+  type DevicehubRepository,
+  type DevicehubTables,
+  type RegisterRow,
+} from './repository.js';
 import { buildRegisterRow, metaData, params, parseJson } from './rows.js';
 import type { DeviceHubService } from './service.js';
 import type { DevicehubChange, Param } from './types.js';
@@ -111,8 +118,20 @@ const deviceKey = (r: DeviceRow) =>
     a: r.alias_topics,
     g: r.debug,
   });
-const tagKey = (r: RegisterRow) =>
-  `${r.name}\u0000${r.tag_name}\u0000${r.description}\u0000${r.value_type}\u0000${r.publish_cov}\u0000${r.tag_formula}\u0000${r.interval_ms}\u0000${canonical(parseJson(r.properties))}\u0000${canonical(parseJson(r.metadata))}`;
+/** Whether two rows are the same tag configuration (JSON columns compared canonically). */
+const sameTag = (a: RegisterRow, b: RegisterRow): boolean =>
+  a.name === b.name &&
+  a.tag_name === b.tag_name &&
+  a.description === b.description &&
+  a.value_type === b.value_type &&
+  sameValue(a.publish_cov, b.publish_cov) &&
+  a.tag_formula === b.tag_formula &&
+  sameValue(a.interval_ms, b.interval_ms) &&
+  sameJson(a.properties, b.properties) &&
+  sameJson(a.metadata, b.metadata);
+/** A number as stored or as read (a driver may read an integer column as text). */
+const sameValue = (a: unknown, b: unknown) => a === b || String(a) === String(b);
+const sameJson = (a: string, b: string) => a === b || canonical(parseJson(a)) === canonical(parseJson(b));
 
 export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   readonly name = 'devicehub';
@@ -120,6 +139,8 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   readonly #service: DeviceHubService;
   /** Normalised forms of documents already checked (validate, then diff or apply, reuse them). */
   readonly #normal = new WeakMap<object, NormalDevice[]>();
+  /** The rows of exports not yet normalised. */
+  readonly #exported = new WeakMap<object, ExportRead>();
 
   constructor(repo: DevicehubRepository, service: DeviceHubService) {
     this.#repo = repo;
@@ -127,34 +148,27 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   }
 
   async export(): Promise<DevicehubSection> {
-    const devices = await this.#repo.getDevices();
-    const registers = await this.#repo.allRegisters();
-    const byDevice = new Map<string, TemplateTag[]>();
-    for (const r of registers) {
-      let list = byDevice.get(r.device_id);
-      if (!list) byDevice.set(r.device_id, (list = []));
-      list.push(tagOut(r));
-    }
-    devices.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const out: DevicehubSection = { devices: [] };
-    // The stored rows are the normal form of the export: diff needs no second check of them.
+    const read = await readExport(this.#repo);
+    const out: DevicehubSection = { devices: read.devices.map((d, i) => exportDevice(d, read.tags[i]!)) };
+    // The stored rows are the normal form of the export: diff needs no second check of them
+    // (made when a diff asks, not by every export).
+    this.#exported.set(out, read);
+    return out;
+  }
+
+  /** The normal form of an export (`read`, its rows; `out`, the export made of them). */
+  #exportNormal(out: DevicehubSection, read: ExportRead): NormalDevice[] {
     const normal: NormalDevice[] = [];
-    const rowsOf = new Map<string, RegisterRow[]>();
-    for (const r of registers) {
-      let list = rowsOf.get(r.device_id);
-      if (!list) rowsOf.set(r.device_id, (list = []));
-      list.push(r);
-    }
-    for (const [i, d] of devices.entries()) {
-      const given: TemplateDevice = { ...deviceOut(d), Tags: byDevice.get(d.id) ?? [] };
-      out.devices.push(given);
+    for (const [i, d] of read.devices.entries()) {
+      const given = out.devices[i]!;
       const tags = new Map<string, { path: string; given: TemplateTag; row: RegisterRow }>();
-      for (const [j, r] of (rowsOf.get(d.id) ?? []).entries())
-        tags.set(r.tag_name, { path: `devices[${i}].Tags[${j}]`, given: given.Tags![j]!, row: r });
+      for (const [j, r] of read.tags[i]!.entries())
+        tags.set(r[3], { path: `devices[${i}].Tags[${j}]`, given: given.Tags![j]!, row: registerRowOf(r) });
       normal.push({ path: `devices[${i}]`, given, row: d, tags });
     }
     this.#normal.set(out, normal);
-    return out;
+    this.#exported.delete(out);
+    return normal;
   }
 
   validate(doc: unknown): SectionIssue[] {
@@ -168,6 +182,8 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
     if (doc && typeof doc === 'object') {
       const hit = this.#normal.get(doc);
       if (hit) return hit;
+      const read = this.#exported.get(doc);
+      if (read) return this.#exportNormal(doc as DevicehubSection, read);
     }
     const out: NormalDevice[] = [];
     if (!checkObject(issues, '', doc, { devices: 'array' })) return out;
@@ -232,45 +248,18 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
 
   diff(current: DevicehubSection, next: DevicehubSection, mode: ApplyMode): SectionDiff {
     const target = mode === 'merge-apply' ? this.merge(current, next).merged : next;
-    const cur = this.#rows(current);
-    const nxt = this.#rows(target);
-    const curByName = new Map(cur.map((d) => [d.row.name, d]));
-    const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
-    const restartDevices = new Set<string>();
-    for (const d of nxt) {
-      const c = curByName.get(d.row.name);
-      if (!c) {
-        out.added.push(d.row.name);
-        for (const t of d.tags.keys()) out.added.push(`${d.row.name}/${t}`);
-        continue;
-      }
-      if (deviceKey(c.row) !== deviceKey(d.row)) {
-        out.changed.push(d.row.name);
-        restartDevices.add(d.row.name);
-      }
-      for (const [name, t] of d.tags) {
-        const ct = c.tags.get(name);
-        if (!ct) out.added.push(`${d.row.name}/${name}`);
-        else if (tagKey(ct.row) !== tagKey(t.row)) out.changed.push(`${d.row.name}/${name}`);
-      }
-      if (mode === 'use') {
-        for (const name of c.tags.keys()) if (!d.tags.has(name)) out.removed.push(`${d.row.name}/${name}`);
-      }
-    }
-    if (mode === 'use') {
-      const names = new Set(nxt.map((d) => d.row.name));
-      for (const c of cur) {
-        if (names.has(c.row.name)) continue;
-        out.removed.push(c.row.name);
-        restartDevices.add(c.row.name);
-      }
-    }
-    // A merge-apply restarts the whole acquisition engine, but only when it changes something.
-    const changes = out.added.length + out.changed.length + out.removed.length;
-    if (mode === 'merge-apply') {
-      if (changes > 0) out.restarts.push('acquisition');
-    } else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
-    return out;
+    return diffDevices(this.#rows(current), this.#rows(target), mode);
+  }
+
+  /** `diff` over the stored rows, without making the export's objects (a preview, an apply). */
+  async diffCurrent(next: DevicehubSection, mode: ApplyMode): Promise<SectionDiff> {
+    if (mode === 'merge-apply') return this.diff(await this.export(), next, mode);
+    const read = await readExport(this.#repo);
+    const cur = read.devices.map((row, i) => ({
+      row,
+      tags: new Map(read.tags[i]!.map((a) => [a[3], { row: registerRowOf(a) }])),
+    }));
+    return diffDevices(cur, this.#rows(next), mode);
   }
 
   merge(
@@ -381,7 +370,7 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
     const tags = planKeyed(curTags, [...d.tags.values()], run.use ? 'use' : 'legacy', {
       key: (t) => t.row.tag_name,
       rowKey: (r) => r.tag_name,
-      same: (r, t) => tagKey(r) === tagKey(t.row),
+      same: (r, t) => sameTag(r, t.row),
     });
     for (const { item, row: ct } of tags.update) {
       const tr = {
@@ -428,13 +417,56 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
 
   /** The export, read through `repo` (the live one, or one over the apply's transaction). */
   async #exportWith(repo: DevicehubRepository): Promise<DevicehubSection> {
-    const devices = await repo.getDevices();
-    const byDevice = groupBy(await repo.allRegisters(), (r) => r.device_id);
-    devices.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return {
-      devices: devices.map((d) => ({ ...deviceOut(d), Tags: (byDevice.get(d.id) ?? []).map(tagOut) })),
-    };
+    const read = await readExport(repo);
+    return { devices: read.devices.map((d, i) => exportDevice(d, read.tags[i]!)) };
   }
+}
+
+/** A device as a diff reads it: its row, its tags' rows by TagName. */
+interface DiffDevice {
+  row: DeviceRow;
+  tags: Map<string, { row: RegisterRow }>;
+}
+
+/** What `nxt` changes over `cur` (devices by Name, tags by TagName). */
+function diffDevices(cur: DiffDevice[], nxt: DiffDevice[], mode: ApplyMode): SectionDiff {
+  const curByName = new Map(cur.map((d) => [d.row.name, d]));
+  const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
+  const restartDevices = new Set<string>();
+  for (const d of nxt) {
+    const c = curByName.get(d.row.name);
+    if (!c) {
+      out.added.push(d.row.name);
+      for (const t of d.tags.keys()) out.added.push(`${d.row.name}/${t}`);
+      continue;
+    }
+    if (deviceKey(c.row) !== deviceKey(d.row)) {
+      out.changed.push(d.row.name);
+      restartDevices.add(d.row.name);
+    }
+    for (const [name, t] of d.tags) {
+      const ct = c.tags.get(name);
+      if (!ct) out.added.push(`${d.row.name}/${name}`);
+      else if (!sameTag(ct.row, t.row)) out.changed.push(`${d.row.name}/${name}`);
+    }
+    if (mode === 'use') {
+      for (const name of c.tags.keys()) if (!d.tags.has(name)) out.removed.push(`${d.row.name}/${name}`);
+    }
+  }
+  if (mode === 'use') {
+    const names = new Set(nxt.map((d) => d.row.name));
+    for (const c of cur) {
+      if (names.has(c.row.name)) continue;
+      out.removed.push(c.row.name);
+      restartDevices.add(c.row.name);
+    }
+  }
+  // A merge-apply restarts the whole acquisition engine, but only when it changes something.
+  const changes = out.added.length + out.changed.length + out.removed.length;
+  if (mode === 'merge-apply') {
+    if (changes > 0) out.restarts.push('acquisition');
+  } else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
+  return out;
 }
 
 /** What the apply of one section gathers while it goes through the devices. */
@@ -489,36 +521,6 @@ function buildDeviceRow(d: TemplateDevice, now: number): DeviceRow {
     debug: d.Debug ? 1 : 0,
     created_at: now,
     updated_at: now,
-  };
-}
-
-function deviceOut(d: DeviceRow): Omit<TemplateDevice, 'Tags'> {
-  return {
-    ID: d.id,
-    Name: d.name,
-    DriverID: findDriver(d.driver_id)?.id ?? d.driver_id,
-    Description: d.description,
-    Properties: parseJson(d.properties) as Record<string, string>,
-    MetaData: parseJson(d.metadata) as Record<string, unknown>,
-    DHParams: parseJson(d.dh_params || '[]') as Param[],
-    WorkerParams: parseJson(d.worker_params || '[]') as Param[],
-    AliasTopics: d.alias_topics === 1,
-    Debug: d.debug === 1,
-  };
-}
-
-function tagOut(r: RegisterRow): TemplateTag {
-  return {
-    ID: r.id,
-    TagName: r.tag_name,
-    Name: r.name,
-    ValueType: r.value_type,
-    Description: r.description,
-    PublishCoV: r.publish_cov === 1,
-    TagFormula: r.tag_formula,
-    IntervalMs: r.interval_ms,
-    Properties: parseJson(r.properties) as Record<string, string>,
-    MetaData: parseJson(r.metadata) as Record<string, unknown>,
   };
 }
 

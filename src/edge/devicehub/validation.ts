@@ -129,6 +129,14 @@ const columnDef = (c: TableColumn): PropertyDef => ({
   ...(c.listValues ? { listValues: c.listValues } : {}),
 });
 
+/** The catalogue's property lists by name, made once per list (a tag is checked against one). */
+const byNameOf = new WeakMap<PropertyDef[], Map<string, PropertyDef>>();
+function defsByName(defs: PropertyDef[]): Map<string, PropertyDef> {
+  let m = byNameOf.get(defs);
+  if (!m) byNameOf.set(defs, (m = new Map(defs.map((d) => [d.name, d]))));
+  return m;
+}
+
 /**
  * The full, normalised property set: `given` over `base` (the stored values on update), defaults
  * for the rest. Throws a 400 naming `subject` on the first problem.
@@ -140,7 +148,7 @@ export function resolveProperties(
   given: PropertyInput[],
   base: Record<string, string> = {},
 ): Record<string, string> {
-  const byName = new Map(defs.map((d) => [d.name, d]));
+  const byName = defsByName(defs);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (byName.has(k)) out[k] = v;
   const seen = new Set<string>();

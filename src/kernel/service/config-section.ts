@@ -71,6 +71,11 @@ export interface ConfigSection<T = unknown> {
   /** What applying `next` (valid) over `current` (an export) would change. */
   diff(current: T, next: T, mode: ApplyMode): SectionDiff;
   /**
+   * `diff` over the current configuration as stored, when the section can tell it without making
+   * its export (the DeviceHub's 100,000 tags): preview and apply use it when there is one.
+   */
+  diffCurrent?(next: T, mode: ApplyMode): Promise<SectionDiff>;
+  /**
    * The union of `current` and `template` (template items added, items of both merged, template
    * values first): what a merge saves. `overwrites` names the items of `current` it changes.
    */

@@ -68,12 +68,9 @@ export function checkObject(
   }
   const obj = value as Record<string, unknown>;
   const before = issues.length;
-  const known = new Map<string, { kind: FieldKind; optional: boolean }>();
-  for (const [k, kind] of Object.entries(fields)) {
-    const optional = k.endsWith('?');
-    known.set(optional ? k.slice(0, -1) : k, { kind, optional });
-  }
-  for (const key of Object.keys(obj)) {
+  const known = compiled(fields);
+  for (const key in obj) {
+    if (!Object.hasOwn(obj, key)) continue;
     if (!known.has(key)) issues.push({ path: join(path, key), message: `unknown field "${key}"` });
   }
   for (const [key, { kind, optional }] of known) {
@@ -86,6 +83,23 @@ export function checkObject(
     if (!kindOk(kind, v)) issues.push({ path: join(path, key), message: `must be ${kindText[kind]}` });
   }
   return issues.length === before;
+}
+
+type Compiled = Map<string, { kind: FieldKind; optional: boolean }>;
+/** The field lists already read, by identity: a section checks 100,000 tags against one list. */
+const shapes = new WeakMap<Record<string, FieldKind>, Compiled>();
+
+function compiled(fields: Record<string, FieldKind>): Compiled {
+  let known = shapes.get(fields);
+  if (known) return known;
+  known = new Map();
+  for (const [k, kind] of Object.entries(fields)) {
+    const optional = k.endsWith('?');
+    known.set(optional ? k.slice(0, -1) : k, { kind, optional });
+  }
+  // Kept by identity: a field list is a module constant or a literal of one call (never changed).
+  shapes.set(fields, known);
+  return known;
 }
 
 export const join = (path: string, key: string | number): string =>

@@ -95,9 +95,9 @@ interface TagEntry extends TagRuntime {
 
 export class DeviceRunner {
   readonly status: DeviceStatus;
-  /** The device's tags by ID, and by tag name (for commands). */
+  /** The device's tags by ID, and by tag name (for commands: made at the first, then kept up to date). */
   readonly #tags = new Map<string, TagEntry>();
-  readonly #byTagName = new Map<string, TagSpec>();
+  #byTagName: Map<string, TagSpec> | undefined;
   #groups = new Map<number, Group>();
   #session: DriverSession | undefined;
   #generation = 0;
@@ -161,6 +161,11 @@ export class DeviceRunner {
   }
 
   tagByName(tagName: string): TagSpec | undefined {
+    if (this.#byTagName === undefined) {
+      const byName = new Map<string, TagSpec>();
+      for (const e of this.#tags.values()) byName.set(e.spec.tagName, e.spec);
+      this.#byTagName = byName;
+    }
     return this.#byTagName.get(tagName);
   }
 
@@ -187,7 +192,7 @@ export class DeviceRunner {
       at: prev?.at ?? 0,
       formulaError,
     });
-    this.#byTagName.set(tag.tagName, tag);
+    this.#byTagName?.set(tag.tagName, tag);
     return tag;
   }
 
@@ -195,7 +200,7 @@ export class DeviceRunner {
     const e = this.#tags.get(id);
     if (!e) return undefined;
     this.#tags.delete(id);
-    if (this.#byTagName.get(e.spec.tagName) === e.spec) this.#byTagName.delete(e.spec.tagName);
+    if (this.#byTagName?.get(e.spec.tagName) === e.spec) this.#byTagName.delete(e.spec.tagName);
     return e.spec;
   }
 

@@ -8,6 +8,7 @@
  * subscribers listen), about 130 bytes a tag; the device's part is shared by its tags.
  */
 import type { PayloadEncoder, PublishOptions } from '../datahub/index.js';
+import { flat } from './subjects.js';
 import type { TagSpec, TagValue } from './types.js';
 
 /** A successful read's payload as the acquisition engine publishes it (wire notes), in this order. */
@@ -41,9 +42,12 @@ function headOf(datatype: string): string {
   return head;
 }
 
-export class ValuePayloadEncoder implements PayloadEncoder {
-  /** What the engine hands `publish` with this tag's values. */
-  readonly options: PublishOptions = { encoder: this };
+export class ValuePayloadEncoder implements PayloadEncoder, PublishOptions {
+  /**
+   * The encoder is its own publish options (what the engine hands `publish` with this tag's
+   * values): no second object per tag.
+   */
+  readonly encoder: PayloadEncoder = this;
   readonly #tag: TagSpec;
   readonly #datatype: string;
   readonly #head: string;
@@ -81,10 +85,19 @@ export class ValuePayloadEncoder implements PayloadEncoder {
     )
       return json(data);
     if (this.#mid === undefined) {
-      this.#mid = `,"registerId":${json(t.id)},"value":`;
-      this.#tail = `,"tagName":${json(t.tagName)},"description":${json(t.description)},"metadata":${json(t.metadata)}}`;
+      // Flat copies: concatenations are rope strings, 5 to 8 nodes of 20 to 32 bytes and their
+      // parts per tag (about 300 bytes a tag, 30 MB on a site of 100,000 tags).
+      this.#mid = flat(`,"registerId":${json(t.id)},"value":`);
+      this.#tail = flat(
+        `,"tagName":${json(t.tagName)},"description":${json(t.description)},"metadata":${json(t.metadata)}}`,
+      );
     }
     const value = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : json(v);
     return this.#head + String(ts) + this.#mid + value + this.#device + this.#tail;
+  }
+
+  /** What the engine hands `publish` with this tag's values (the encoder itself). */
+  get options(): PublishOptions {
+    return this;
   }
 }

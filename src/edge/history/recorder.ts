@@ -43,7 +43,8 @@ export interface RecorderCounters {
 export class Recorder {
   readonly #o: RecorderOptions;
   readonly #states = new Map<string, TagState>();
-  readonly #names = new Map<number, string>();
+  /** Tag names by id (ids are dense from 1: an array, not a map of 100,000 entries). */
+  readonly #names: string[] = [];
   #tags = new Map<string, number>();
   #nextId = 1;
   /** Values that came before the store was open (undefined once it is). */
@@ -81,7 +82,7 @@ export class Recorder {
   open(tags: Map<string, number>): void {
     this.#tags = tags;
     for (const [name, id] of tags) {
-      this.#names.set(id, name);
+      this.#names[id] = name;
       if (id >= this.#nextId) this.#nextId = id + 1;
     }
     const early = this.#early ?? [];
@@ -101,7 +102,7 @@ export class Recorder {
   }
 
   nameOf(id: number): string {
-    return this.#names.get(id) ?? String(id);
+    return (Number.isInteger(id) && id >= 0 ? this.#names[id] : undefined) ?? String(id);
   }
 
   get tagNames(): string[] {
@@ -170,7 +171,7 @@ export class Recorder {
     if (id === undefined) {
       id = this.#nextId++;
       this.#tags.set(name, id);
-      this.#names.set(id, name);
+      this.#names[id] = name;
       this.#newTags.push([id, name]);
     }
     const state: TagState = {

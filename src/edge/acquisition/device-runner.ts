@@ -161,11 +161,7 @@ export class DeviceRunner {
   }
 
   tagByName(tagName: string): TagSpec | undefined {
-    if (this.#byTagName === undefined) {
-      const byName = new Map<string, TagSpec>();
-      for (const e of this.#tags.values()) byName.set(e.spec.tagName, e.spec);
-      this.#byTagName = byName;
-    }
+    this.#byTagName ??= new Map([...this.#tags.values()].map((e) => [e.spec.tagName, e.spec] as const));
     return this.#byTagName.get(tagName);
   }
 

@@ -207,26 +207,7 @@ export async function mountGraphql<TContext extends object = object>(
       route.config = { ...route.config, permission, ...(route.wsHandler ? { socketInitAuth: true } : {}) };
     });
     if (subscriptions) endpoint.addHook('onResponse', closeRefusedUpgrade);
-    // An answer without errors leaves as bytes written piece by piece (json-bytes.ts: a page of
-    // 1,000 registers cost 5 ms more as one string). With errors, mercurius's response schema
-    // writes it, as before (it gives an error's path as strings).
-    endpoint.addHook('preSerialization', async (_request, reply, payload) => {
-      // Fastify sends a Buffer from a serializer as it is (its type says string).
-      if (plainAnswer(payload)) reply.serializer(jsonBytes as unknown as (payload: unknown) => string);
-      return payload;
-    });
-    // The body or query string of a request, before the route schema coerces it (123 would become
-    // "123"): a mistake of the caller is a 400 that says what.
-    endpoint.addHook('preValidation', async (request, reply) => {
-      if (request.headers.upgrade !== undefined) return;
-      const problem = requestProblem(request.method === 'POST' ? request.body : request.query);
-      if (problem) {
-        return reply.code(ERRORS.badRequest.status).send({
-          errors: [{ message: problem, extensions: { code: ERRORS.badRequest.code } }],
-          data: null,
-        });
-      }
-    });
+    answerHooks(endpoint);
 
     await endpoint.register(mercurius, {
       schema,
@@ -257,6 +238,33 @@ export async function mountGraphql<TContext extends object = object>(
   });
 
   return { path: options.path, publish };
+}
+
+/**
+ * How an endpoint answers: a request's own mistake as a 400 that says what, and an answer without
+ * errors written as bytes.
+ */
+function answerHooks(endpoint: FastifyInstance): void {
+  // An answer without errors leaves as bytes written piece by piece (json-bytes.ts: a page of
+  // 1,000 registers cost 5 ms more as one string). With errors, mercurius's response schema
+  // writes it, as before (it gives an error's path as strings).
+  endpoint.addHook('preSerialization', async (_request, reply, payload) => {
+    // Fastify sends a Buffer from a serializer as it is (its type says string).
+    if (plainAnswer(payload)) reply.serializer(jsonBytes as unknown as (payload: unknown) => string);
+    return payload;
+  });
+  // The body or query string of a request, before the route schema coerces it (123 would become
+  // "123"): a mistake of the caller is a 400 that says what.
+  endpoint.addHook('preValidation', async (request, reply) => {
+    if (request.headers.upgrade !== undefined) return;
+    const problem = requestProblem(request.method === 'POST' ? request.body : request.query);
+    if (problem) {
+      return reply.code(ERRORS.badRequest.status).send({
+        errors: [{ message: problem, extensions: { code: ERRORS.badRequest.code } }],
+        data: null,
+      });
+    }
+  });
 }
 
 /** A GraphQL answer without errors (an object with `data`, no `errors`). */

@@ -153,17 +153,22 @@ async function worker(): Promise<void> {
     let inflight = 0;
     let n = 0;
     let wake: (() => void) | undefined;
+    // MQTT 5: no more QoS 1/2 messages in flight than the broker's Receive Maximum (a broker may
+    // close a connection that sends more: the UNS does, at its --max-inflight-inbound).
+    const told = (client as unknown as { connackPacket?: { properties?: { receiveMaximum?: number } } })
+      .connackPacket?.properties?.receiveMaximum;
+    const window = s.qos > 0 && told !== undefined ? Math.min(s.window, told) : s.window;
     const done = () => {
       inflight--;
       published++;
-      if (wake && inflight < s.window) {
+      if (wake && inflight < window) {
         const w = wake;
         wake = undefined;
         w();
       }
     };
     while (!stopped) {
-      if (inflight >= s.window) await new Promise<void>((r) => (wake = r));
+      if (inflight >= window) await new Promise<void>((r) => (wake = r));
       const payload = Buffer.alloc(s.size);
       payload.writeDoubleLE(performance.timeOrigin + performance.now(), 0);
       inflight++;

@@ -58,11 +58,8 @@ export interface RegisterWithDevice extends RegisterRow {
   alias_topics: number;
 }
 
-/**
- * A register with its device's name and `alias_topics`, as the values of `REGISTER_COLUMNS` in
- * their order (an array: a page of 1,000 reads without an object per row, see `selectArrays`).
- */
-export type RegisterTuple = [
+/** A register as the values of `REGISTER_ROW_COLUMNS`, in that order (see `selectArrays`). */
+export type RegisterArray = [
   id: string,
   device_id: string,
   name: string,
@@ -76,9 +73,13 @@ export type RegisterTuple = [
   metadata: string,
   created_at: number,
   updated_at: number,
-  device_name: string,
-  alias_topics: number,
 ];
+
+/**
+ * A register with its device's name and `alias_topics`, as the values of `REGISTER_COLUMNS` in
+ * their order (an array: a page of 1,000 reads without an object per row, see `selectArrays`).
+ */
+export type RegisterTuple = [...RegisterArray, device_name: string, alias_topics: number];
 
 export type PatternOption = 'CONTAINS' | 'STARTS_WITH' | 'ENDS_WITH' | 'EXACT';
 
@@ -109,22 +110,6 @@ const REGISTER_COLUMNS = [
   'd.alias_topics',
 ] as const;
 
-/** A register as the values of `REGISTER_ROW_COLUMNS`, in that order (see `selectArrays`). */
-export type RegisterArray = [
-  id: string,
-  device_id: string,
-  name: string,
-  tag_name: string,
-  description: string,
-  value_type: string,
-  publish_cov: number,
-  tag_formula: string,
-  interval_ms: number,
-  properties: string,
-  metadata: string,
-  created_at: number,
-  updated_at: number,
-];
 const REGISTER_ROW_COLUMNS = [
   'id',
   'device_id',

@@ -526,11 +526,14 @@ describe('the edge console in Chromium', { skip }, () => {
     shown.push(...(await tabTo(page, nav.getByRole('link', { name: 'Devices and tags' }), { back: true })));
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Devices and tags' }).waitFor();
+    // The page's data replaces its loading state: a focus taken before then can fall to <body>.
+    await settled(page);
     await page.keyboard.press('Shift+Tab');
     shown.push(await focusShown(page));
     shown.push(...(await tabTo(page, nav.getByRole('link', { name: 'Settings' }))));
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
+    await settled(page);
 
     // A form: an API client named and created with the keyboard.
     const form = page.getByRole('form', { name: 'New API client' });

@@ -23,6 +23,7 @@ import { checkPagingQuery, pagingCheckOf } from '../paging/rest.js';
 import { installJsonBodyParser } from './json-body.js';
 import { answerPlainHttpOnTls } from './plain-http-hint.js';
 import { lazyRequestLogger } from './request-logger.js';
+import { lazySchemaCompilers } from './lazy-schemas.js';
 import { AppError, ERRORS } from '../errors.js';
 import { ConfigError, PortInUseError } from '../config.js';
 import { Value } from '@sinclair/typebox/value';
@@ -140,6 +141,7 @@ export async function createHttpApp(
     : await ensureCertificate(options.dataDir, options.tlsCertFile, options.tlsKeyFile);
   const limits = httpLimits(options.limits);
   const nodeServerOptions = nodeDeadlines(limits);
+  const compilers = lazySchemaCompilers();
   const app = Fastify({
     // Request logs carry method, path and peer; never headers, and no secret query values.
     loggerInstance: options.logger.child(
@@ -183,7 +185,10 @@ export async function createHttpApp(
         allErrors: false,
       },
     },
+    // Validators and serializers compiled on a route's first use (lazy-schemas.ts).
+    schemaController: { compilersFactory: compilers },
   }) as unknown as FastifyInstance;
+  compilers.adopt(app);
   app.addHook('onResponse', logRequestLine);
   if (tls) answerPlainHttpOnTls(app.server, { firstByteTimeoutMs: limits.httpHeadersTimeout });
   installJsonBodyParser(app);

@@ -39,6 +39,7 @@ const Query = Type.Object({
   page: Type.Integer({ minimum: 1, default: 1 }),
 });
 const Reply = Type.Object({ name: Type.String(), count: Type.Integer(), ids: Type.Array(Type.Integer()) });
+const Invalid = Type.Object({ validation: Type.Unknown(), validationContext: Type.String() });
 
 /**
  * The same route on an app: body, query string and response schemas. Validation errors are
@@ -48,7 +49,10 @@ const Reply = Type.Object({ name: Type.String(), count: Type.Integer(), ids: Typ
 function addRoute(app: FastifyInstance): void {
   app.post(
     '/things',
-    { schema: { body: Body, querystring: Query, response: { 200: Reply } }, attachValidation: true },
+    {
+      schema: { body: Body, querystring: Query, response: { 200: Reply, 400: Invalid } },
+      attachValidation: true,
+    },
     async (request, reply) => {
       if (request.validationError) {
         const { validation, validationContext } = request.validationError as Error & {
@@ -93,8 +97,8 @@ test('the lazy compilers answer as Fastify eager ones: coercion, defaults, error
   addRoute(app);
   await app.ready();
   try {
-    // Before the first request nothing of the route is compiled: two validators and a serializer wait.
-    assert.equal(pendingSchemas(app), 3);
+    // Before the first request nothing of the route is compiled: two validators and two serializers wait.
+    assert.equal(pendingSchemas(app), 4);
     for (const r of requests) {
       const a = await eager.inject({ method: 'POST', ...r });
       const b = await app.inject({ method: 'POST', ...r });

@@ -4,7 +4,6 @@ import type { EdgeModule } from '../modules.js';
 import { mcpOptions } from './options.js';
 import { Plant } from './plant.js';
 import { mcpRoutes } from './routes.js';
-import { createMcpServer } from './server.js';
 import { McpSessions } from './sessions.js';
 
 export interface EdgeMcp {
@@ -37,8 +36,14 @@ export const mcpModule: EdgeModule<'mcp', typeof mcpOptions> = {
       maxSessions: ctx.config.mcpMaxSessions,
       idleMs: ctx.config.mcpSessionIdle,
       logger,
-      newServer: () =>
-        createMcpServer({ plant, version: MILLWRIGHT_VERSION, maxResult: ctx.config.mcpMaxResult, logger }),
+      // The MCP SDK (and zod) load with the first session, not with the edge.
+      newServer: async () =>
+        (await import('./server.js')).createMcpServer({
+          plant,
+          version: MILLWRIGHT_VERSION,
+          maxResult: ctx.config.mcpMaxResult,
+          logger,
+        }),
     });
     return { sessions, plant };
   },

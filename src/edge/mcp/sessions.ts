@@ -6,15 +6,32 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Logger } from 'pino';
 import { badRequest, notFound, tooManyRequests } from '../../kernel/errors.js';
 import type { AuthContext } from '../../kernel/http/auth-types.js';
 
 export const SESSION_HEADER = 'mcp-session-id';
+
+/**
+ * The MCP SDK's server side, loaded by the first `/mcp` request: loading it with the edge cost
+ * about a third of a second of every start (docs/performance.md, "The test suite").
+ */
+let sdk:
+  | Promise<
+      [
+        typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+        typeof import('@modelcontextprotocol/sdk/types.js'),
+      ]
+    >
+  | undefined;
+const loadSdk = () =>
+  (sdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]));
 
 interface Session {
   id: string;
@@ -27,7 +44,8 @@ interface Session {
 export interface McpSessionsOptions {
   maxSessions: number;
   idleMs: number;
-  newServer: () => McpServer;
+  /** A new MCP server for a session (loaded with the SDK at the first session). */
+  newServer: () => Promise<McpServer>;
   logger: Logger;
 }
 
@@ -74,6 +92,7 @@ export class McpSessions {
       await session.transport.handleRequest(withAuth, res, body);
       return;
     }
+    const [, { isInitializeRequest }] = await loadSdk();
     if (req.method !== 'POST' || !isInitializeRequest(body))
       throw badRequest(
         `send the ${SESSION_HEADER} header of an initialized session, or an initialize request`,
@@ -92,38 +111,42 @@ export class McpSessions {
     caller: AuthContext,
     body: unknown,
   ): Promise<void> {
-    const server = this.o.newServer();
+    // Counted before the first await, so that concurrent initializes cannot pass the bound.
     this.#opening++;
     let opened = false;
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sid) => {
-        opened = true;
-        this.#opening--;
-        this.#sessions.set(sid, {
-          id: sid,
-          subject: caller.subject,
-          transport,
-          server,
-          lastSeen: Date.now(),
-        });
-        this.o.logger.info(
-          { session: sid, subject: caller.subject, role: caller.role },
-          'MCP session opened',
-        );
-      },
-    });
-    transport.onclose = () => {
-      const sid = transport.sessionId;
-      if (sid && this.#sessions.delete(sid)) this.o.logger.info({ session: sid }, 'MCP session closed');
-    };
+    let server: McpServer | undefined;
     try {
+      server = await this.o.newServer();
+      const [{ StreamableHTTPServerTransport }] = await loadSdk();
+      const session = server;
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => {
+          opened = true;
+          this.#opening--;
+          this.#sessions.set(sid, {
+            id: sid,
+            subject: caller.subject,
+            transport,
+            server: session,
+            lastSeen: Date.now(),
+          });
+          this.o.logger.info(
+            { session: sid, subject: caller.subject, role: caller.role },
+            'MCP session opened',
+          );
+        },
+      });
+      transport.onclose = () => {
+        const sid = transport.sessionId;
+        if (sid && this.#sessions.delete(sid)) this.o.logger.info({ session: sid }, 'MCP session closed');
+      };
       await server.connect(transport);
       await transport.handleRequest(req, res, body);
     } finally {
       if (!opened) {
         this.#opening--;
-        await server.close().catch(() => undefined);
+        await server?.close().catch(() => undefined);
       }
     }
   }

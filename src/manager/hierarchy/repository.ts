@@ -1,5 +1,5 @@
 /** The asset hierarchy's tables: templates, nodes (with their materialized path) and branch grants. */
-import { selectArrays, sql, type Transaction } from '../../kernel/db/index.js';
+import { eachArray, selectArrays, sql, type Transaction } from '../../kernel/db/index.js';
 import { BoundRepository } from '../../kernel/db/bound-repository.js';
 
 export type TemplateStatus = 'DRAFT' | 'ACTIVE' | 'ARCHIVED';
@@ -231,11 +231,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
     depths: number[] | undefined,
     each: (row: ViewRow) => void,
   ): Promise<void> {
-    const rows: (ViewRow | undefined)[] = await this.subtreeView(companyId, path, depths);
-    for (let i = 0; i < rows.length; i++) {
-      each(rows[i]!);
-      rows[i] = undefined;
-    }
+    await eachArray<ViewRow>(this.#subtreeQuery(companyId, path, depths), each);
   }
 
   #subtreeQuery(companyId: string, path: string, depths?: number[]) {

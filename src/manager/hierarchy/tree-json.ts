@@ -105,7 +105,7 @@ export class SubtreeRows {
       out[at++] = 0x7d;
       return at;
     }
-    at += out.write(CHILDREN_OPEN, at, 'latin1');
+    for (let c = 0; c < CHILDREN_OPEN.length; c++) out[at++] = CHILDREN_OPEN.charCodeAt(c);
     const kids = this.#kids!;
     const end = this.#kidsAt![i + 1]!;
     for (let k = this.#kidsAt![i]!; k < end; k++) {

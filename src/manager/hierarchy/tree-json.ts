@@ -139,7 +139,8 @@ export class SubtreeRows {
     const kids = new Int32Array(at[n]!);
     const next = at.slice(0, n);
     for (let i = 0; i < n; i++) if (parents[i]! >= 0) kids[next[parents[i]!]!++] = i;
-    for (let i = 0; i < n; i++) if (at[i + 1]! - at[i]! > 1) kids.subarray(at[i]!, at[i + 1]!).sort(this.#byNameKey);
+    for (let i = 0; i < n; i++)
+      if (at[i + 1]! - at[i]! > 1) kids.subarray(at[i]!, at[i + 1]!).sort(this.#byNameKey);
     this.#kids = kids;
     this.#kidsAt = at;
   }
@@ -261,7 +262,8 @@ class JsonBytes {
 
 /** A node's text up to its last field, `updatedAt` (closing quote included). */
 function writeHead(row: ViewRow, w: JsonBytes, iso: (ms: number) => string): void {
-  const [id, key, name, level, description, parentId, depth, deviceId, attributes, createdAt, updatedAt] = row;
+  const [id, key, name, level, description, parentId, depth, deviceId, attributes, createdAt, updatedAt] =
+    row;
   w.raw('{"id":');
   w.string(id);
   w.raw(',"key":');

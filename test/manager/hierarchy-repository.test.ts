@@ -88,6 +88,17 @@ forEachDialect('hierarchy repository', (ctx) => {
     assert.deepEqual(ids(await repo.subtreeView('c1', '')), ['n1', 'n16', 'n2', 'n3', 'n4', 'n5']);
   });
 
+  test('the same rows handed one by one (each let go once handed), on both stores', async () => {
+    const handed: ViewRow[] = [];
+    await repo.eachSubtreeView('c1', n[1]!.path, [1, 2, 3], (row) => handed.push([...row]));
+    const byId = (rows: ViewRow[]) => [...rows].sort((x, y) => (x[0] < y[0] ? -1 : 1));
+    assert.deepEqual(byId(handed), byId(await repo.subtreeView('c1', n[1]!.path, [1, 2, 3])));
+    assert.deepEqual(handed.map((r) => r[0]).sort(), ['n1', 'n2', 'n3', 'n4']);
+    let whole = 0;
+    await repo.eachSubtreeView('c1', '', undefined, () => whole++);
+    assert.equal(whole, 6);
+  });
+
   test('a move rewrites the paths and depths of the subtree only', async () => {
     const to = n[3]!.path + seg(2);
     await repo.transaction(async (r) => {

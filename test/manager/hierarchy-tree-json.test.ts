@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { nodeView, type NodeView } from '../../src/manager/hierarchy/nodes.js';
 import { viewRow, type NodeRow } from '../../src/manager/hierarchy/repository.js';
 import {
+  SubtreeRows,
   nestRows,
   treeJson as treeBytes,
   treesJson as treesBytes,
@@ -73,8 +74,8 @@ const rows = [root, b, a2, a1, e, upper, leaf];
 
 test('a subtree is JSON.stringify of its nested views, whatever the order of its rows', () => {
   const want = JSON.stringify(expected(rows, root));
-  assert.equal(treeJson(nestRows(rows.map(viewRow))[0]!), want);
-  assert.equal(treeJson(nestRows([...rows].reverse().map(viewRow))[0]!), want);
+  assert.equal(treeJson(nestRows(rows.map(viewRow)), root.id), want);
+  assert.equal(treeJson(nestRows([...rows].reverse().map(viewRow)), root.id), want);
   assert.deepEqual(
     (JSON.parse(want) as NodeView).children!.map((c) => c.name),
     ['Alpha', 'Alpha', 'Beta', 'Zed', 'éclair'],
@@ -83,9 +84,9 @@ test('a subtree is JSON.stringify of its nested views, whatever the order of its
 });
 
 test('a node alone (depth 0) has no children field; the last level read has empty children', () => {
-  assert.equal(treeJson(nestRows([viewRow(root)], false)[0]!), JSON.stringify(nodeView(root)));
+  assert.equal(treeJson(nestRows([viewRow(root)], false), root.id), JSON.stringify(nodeView(root)));
   const twoLevels = [root, b, a1].map(viewRow);
-  const got = JSON.parse(treeJson(nestRows(twoLevels)[0]!)) as NodeView;
+  const got = JSON.parse(treeJson(nestRows(twoLevels), root.id)) as NodeView;
   assert.deepEqual(
     got.children!.map((c) => [c.name, c.children]),
     [
@@ -99,11 +100,11 @@ test('a list of trees: the rows whose parent is not among them are the tops, sor
   const other = row(null, 'Another root');
   const all = [...rows, other];
   assert.equal(
-    treesJson(nestRows(all.map(viewRow))),
+    treesJson([nestRows(all.map(viewRow))]),
     JSON.stringify([expected(all, root), expected(all, other)]),
   );
   assert.equal(
-    treesJson(nestRows([a1, leaf, b].map(viewRow))),
+    treesJson([nestRows([a1, leaf, b].map(viewRow))]),
     JSON.stringify([expected(rows, a1), expected(rows, b)]),
     'a branch without its parent',
   );
@@ -116,10 +117,28 @@ test('the bytes are the UTF-8 of that text, past the size first guessed and in a
   const many = [top];
   for (let i = 0; i < 50; i++) many.push(row(top, `${'n'.repeat(i)}é€😀\\"${i}`, { key: `k\u0000${i}` }));
   const want = JSON.stringify(expected(many, top));
-  const got = treeBytes(nestRows(many.map(viewRow))[0]!);
+  const got = treeBytes(nestRows(many.map(viewRow)), top.id);
   assert.ok(got.equals(Buffer.from(want, 'utf8')));
   assert.equal(
-    treesBytes(nestRows(many.map(viewRow)), '{"items":', '}').toString('utf8'),
+    treesBytes([nestRows(many.map(viewRow))], '{"items":', '}').toString('utf8'),
     JSON.stringify({ items: [expected(many, top)] }),
   );
+});
+
+test('a row is written when added: it is not kept (a caller may drop it at once)', () => {
+  const want = JSON.stringify(expected(rows, root));
+  const subtree = new SubtreeRows();
+  for (const r of [...rows].reverse()) {
+    const v = viewRow(r);
+    subtree.add(v);
+    v.fill(null); // the row's array let go, or reused by its reader
+  }
+  assert.equal(subtree.size, rows.length);
+  assert.equal(treeJson(subtree, root.id), want);
+});
+
+test('several subtrees in one list: the tops of each, sorted, the subtrees in their order', () => {
+  const other = row(null, 'Aardvark root');
+  const got = treesJson([nestRows([b, a1, leaf].map(viewRow)), nestRows([viewRow(other)])]);
+  assert.equal(got, JSON.stringify([expected(rows, a1), expected(rows, b), expected([other], other)]));
 });

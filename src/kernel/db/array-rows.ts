@@ -21,6 +21,23 @@ export async function selectArrays<Row extends readonly unknown[]>(query: Select
   return (await query.modifyEnd(sql.raw(ARRAY_ROWS)).execute()) as Row[];
 }
 
+/**
+ * Runs `query` and hands its rows (arrays, as `selectArrays`) to `each` one by one, each let go
+ * once handed: a caller that consumes a row at once keeps none of them alive. (Kysely's
+ * `stream()` was tried for SQLite, a row at a time from the statement: its async iteration per row
+ * cost more CPU and garbage than the rows' lifetime saved.)
+ */
+export async function eachArray<Row extends readonly unknown[]>(
+  query: Selecting,
+  each: (row: Row) => void,
+): Promise<void> {
+  const rows = (await query.modifyEnd(sql.raw(ARRAY_ROWS)).execute()) as (Row | undefined)[];
+  for (let i = 0; i < rows.length; i++) {
+    each(rows[i]!);
+    rows[i] = undefined;
+  }
+}
+
 /** What `selectArrays` needs of a Kysely select query builder. */
 interface Selecting {
   modifyEnd(modifier: RawBuilder<unknown>): { execute(): Promise<unknown[]> };

@@ -27,7 +27,7 @@ import { RequestScope, outsideScope, runInScope, scopedDialect, type ScopedDrive
 import { wantsArrays } from './array-rows.js';
 
 export { sql };
-export { selectArrays } from './array-rows.js';
+export { eachArray, selectArrays } from './array-rows.js';
 export { RequestScope, currentScope, outsideScope } from './request-scope.js';
 export type { Kysely, Transaction };
 

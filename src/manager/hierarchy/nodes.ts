@@ -8,7 +8,7 @@ import { badRequest, conflict } from '../../kernel/errors.js';
 import { uuidv7 } from '../../kernel/ids.js';
 import { grantedTops, levelAt, requireCompany, requireNode, type CompanyAccess } from './access.js';
 import { viewRow, type HierarchyRepository, type NodeRow } from './repository.js';
-import { nestRows, treeJson, treesJson } from './tree-json.js';
+import { SubtreeRows, treeJson, treesJson } from './tree-json.js';
 import { hasControl, validateLabel, type HierarchyService } from './service.js';
 
 export interface NodeView {
@@ -131,8 +131,10 @@ export class NodeService {
   async read(a: CompanyAccess, id: string, depth: number): Promise<Buffer> {
     const node = requireNode(a, await this.#repo.node(a.companyId, id), 'read', id);
     const depths = Array.from({ length: depth + 1 }, (_, i) => node.depth + i);
-    const rows = depth === 0 ? [viewRow(node)] : await this.#repo.subtreeView(a.companyId, node.path, depths);
-    return treeJson(nestRows(rows, depth > 0).find((t) => t.row[0] === node.id)!);
+    const rows = new SubtreeRows(depth > 0);
+    if (depth === 0) rows.add(viewRow(node));
+    else await this.#repo.eachSubtreeView(a.companyId, node.path, depths, (row) => rows.add(row));
+    return treeJson(rows, node.id);
   }
 
   /** The roots the caller sees: the company's roots, or the top-most nodes granted to it. */
@@ -148,12 +150,13 @@ export class NodeService {
    * bytes.
    */
   async tree(a: CompanyAccess): Promise<Buffer> {
-    const tops = [];
-    if (a.companyLevel !== null) tops.push(...nestRows(await this.#repo.subtreeView(a.companyId, '')));
-    else
-      for (const g of grantedTops(a))
-        tops.push(...nestRows(await this.#repo.subtreeView(a.companyId, g.path)));
-    return treesJson(tops, '{"items":', '}');
+    const parts: SubtreeRows[] = [];
+    for (const path of a.companyLevel !== null ? [''] : grantedTops(a).map((g) => g.path)) {
+      const rows = new SubtreeRows();
+      await this.#repo.eachSubtreeView(a.companyId, path, undefined, (row) => rows.add(row));
+      parts.push(rows);
+    }
+    return treesJson(parts, '{"items":', '}');
   }
 
   async update(a: CompanyAccess, id: string, input: NodeInput): Promise<NodeView> {

@@ -17,64 +17,169 @@ const KEY = 1;
 const NAME = 2;
 const PARENT = 5;
 
-/** A node of a subtree being written: its row and its children (none: written without them). */
-interface Twig {
-  row: ViewRow;
-  children: Twig[] | undefined;
-}
-
-/** Siblings by name, then key (plain code-unit order: Intl collation costs more than the read). */
-const byNameKey = (x: Twig, y: Twig) => {
-  const a = x.row[NAME];
-  const b = y.row[NAME];
-  if (a !== b) return a < b ? -1 : 1;
-  const k = x.row[KEY];
-  const l = y.row[KEY];
-  return k < l ? -1 : k > l ? 1 : 0;
-};
+/** `,"children":[` and `]}`, or `}`: what a node's text has after its fields. */
+const CHILDREN_OPEN = ',"children":[';
 
 /**
- * Nests rows (in any order) into trees: a row whose parent is not among them is a top. With
- * `withChildren` false, the nodes are written without a `children` field (a read of depth 0).
- * Siblings and tops are sorted by name, then key.
+ * The nodes of subtrees, each written as it is added: its row is not kept. A node's fields are
+ * written at once into one buffer (its text up to `updatedAt`, "its head"); what is kept of it
+ * is where its head is, its parent, and its name and key (siblings are sorted by them). A site's
+ * 11,111 rows from the database (some 5 MB of arrays and strings) used to stay alive while the
+ * whole answer was written, and the young generation's scavenges copied them again and again;
+ * rows handed over one at a time die young. Rows come in any order: a row whose parent is not
+ * among them is a top. With `withChildren` false, nodes are written without a `children` field
+ * (a read of depth 0).
  */
-export function nestRows(rows: ViewRow[], withChildren = true): Twig[] {
-  const byId = new Map<string, Twig>();
-  for (const row of rows) byId.set(row[ID], { row, children: withChildren ? [] : undefined });
-  const tops: Twig[] = [];
-  for (const t of byId.values()) {
-    const parentId = t.row[PARENT];
-    const parent = parentId === null ? undefined : byId.get(parentId);
-    if (parent) parent.children!.push(t);
-    else tops.push(t);
+export class SubtreeRows {
+  readonly #withChildren: boolean;
+  readonly #heads = new JsonBytes(1 << 14);
+  readonly #iso = isoDates();
+  /** Per node, by the order added: its head's end in `#heads` (it starts where the last ends). */
+  readonly #ends: number[] = [];
+  readonly #names: string[] = [];
+  readonly #keys: string[] = [];
+  /** Per node, its parent's number, -1 for none among the rows, -2 while not yet added. */
+  readonly #parents: number[] = [];
+  readonly #byId = new Map<string, number>();
+  /** Nodes added before their parent: [node, parent id]. */
+  #waiting: [number, string][] = [];
+  /** The children of each node, sorted (nodes of `#kids` from `#kidsAt[i]` to `#kidsAt[i + 1]`). */
+  #kids: Int32Array | undefined;
+  #kidsAt: Int32Array | undefined;
+
+  constructor(withChildren = true) {
+    this.#withChildren = withChildren;
   }
-  if (withChildren) for (const t of byId.values()) if (t.children!.length > 1) t.children!.sort(byNameKey);
-  return tops.sort(byNameKey);
+
+  get size(): number {
+    return this.#ends.length;
+  }
+
+  /** Writes `row`'s fields (not kept: the caller may drop or reuse it). */
+  add(row: ViewRow): void {
+    const i = this.#ends.length;
+    const id = row[ID];
+    const parentId = row[PARENT];
+    this.#byId.set(id, i);
+    this.#names.push(row[NAME]);
+    this.#keys.push(row[KEY]);
+    let parent = -1;
+    if (parentId !== null) {
+      const p = this.#byId.get(parentId);
+      if (p !== undefined) parent = p;
+      else {
+        parent = -2;
+        this.#waiting.push([i, parentId]);
+      }
+    }
+    this.#parents.push(parent);
+    writeHead(row, this.#heads, this.#iso);
+    this.#ends.push(this.#heads.length);
+    this.#kids = undefined;
+  }
+
+  /** The node numbered by its id, if added. */
+  indexOf(id: string): number | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** The tops (nodes whose parent is not among the rows), sorted by name, then key. */
+  tops(): number[] {
+    this.#nest();
+    const tops: number[] = [];
+    for (let i = 0; i < this.#parents.length; i++) if (this.#parents[i] === -1) tops.push(i);
+    return tops.sort(this.#byNameKey);
+  }
+
+  /** The bytes `node`'s tree takes at most (its text and those of all the nodes). */
+  get maxBytes(): number {
+    return this.#heads.length + this.#ends.length * (CHILDREN_OPEN.length + 3);
+  }
+
+  /** Writes node `i`'s tree into `out` at `at`; answers where it ends. */
+  write(i: number, out: Buffer, at: number): number {
+    this.#nest();
+    const start = i === 0 ? 0 : this.#ends[i - 1]!;
+    at += this.#heads.copyOut(out, at, start, this.#ends[i]!);
+    if (!this.#withChildren) {
+      out[at++] = 0x7d;
+      return at;
+    }
+    for (let c = 0; c < CHILDREN_OPEN.length; c++) out[at++] = CHILDREN_OPEN.charCodeAt(c);
+    const kids = this.#kids!;
+    const end = this.#kidsAt![i + 1]!;
+    for (let k = this.#kidsAt![i]!; k < end; k++) {
+      if (k > this.#kidsAt![i]!) out[at++] = 0x2c;
+      at = this.write(kids[k]!, out, at);
+    }
+    out[at++] = 0x5d;
+    out[at++] = 0x7d;
+    return at;
+  }
+
+  #byNameKey = (x: number, y: number): number => {
+    const a = this.#names[x]!;
+    const b = this.#names[y]!;
+    if (a !== b) return a < b ? -1 : 1;
+    const k = this.#keys[x]!;
+    const l = this.#keys[y]!;
+    return k < l ? -1 : k > l ? 1 : 0;
+  };
+
+  /** Links each node to its children (by the order added, then sorted by name, then key). */
+  #nest(): void {
+    if (this.#kids !== undefined) return;
+    const parents = this.#parents;
+    for (const [i, parentId] of this.#waiting) parents[i] = this.#byId.get(parentId) ?? -1;
+    this.#waiting = [];
+    const n = parents.length;
+    const at = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) if (parents[i]! >= 0) at[parents[i]! + 1]!++;
+    for (let i = 0; i < n; i++) at[i + 1]! += at[i]!;
+    const kids = new Int32Array(at[n]!);
+    const next = at.slice(0, n);
+    for (let i = 0; i < n; i++) if (parents[i]! >= 0) kids[next[parents[i]!]!++] = i;
+    for (let i = 0; i < n; i++)
+      if (at[i + 1]! - at[i]! > 1) kids.subarray(at[i]!, at[i + 1]!).sort(this.#byNameKey);
+    this.#kids = kids;
+    this.#kidsAt = at;
+  }
 }
 
-/** The JSON of one tree (a `NodeView` with its `children`), as UTF-8 bytes. */
-export function treeJson(top: Twig): Buffer {
-  const w = new JsonBytes(sizeOf(top));
-  writeTwig(top, w, isoDates());
-  return w.bytes();
+/** `rows` (in any order) as subtrees (see `SubtreeRows`). */
+export function nestRows(rows: Iterable<ViewRow>, withChildren = true): SubtreeRows {
+  const s = new SubtreeRows(withChildren);
+  for (const row of rows) s.add(row);
+  return s;
+}
+
+/** The JSON of the tree under node `id` (a `NodeView` with its `children`), as UTF-8 bytes. */
+export function treeJson(s: SubtreeRows, id: string): Buffer {
+  const i = s.indexOf(id);
+  if (i === undefined) throw new Error(`node ${id} is not among the rows`);
+  const out = Buffer.allocUnsafe(s.maxBytes);
+  return out.subarray(0, s.write(i, out, 0));
 }
 
 /**
- * The JSON of a list of trees (`[NodeView, ...]`), as UTF-8 bytes, between `before` and `after`
- * (ASCII: the route's envelope, `{"items":` and `}`).
+ * The JSON of the trees of `parts` (each part's tops, sorted; the parts in their order) as a list
+ * (`[NodeView, ...]`), as UTF-8 bytes, between `before` and `after` (ASCII: the route's envelope,
+ * `{"items":` and `}`).
  */
-export function treesJson(tops: Twig[], before = '', after = ''): Buffer {
+export function treesJson(parts: SubtreeRows[], before = '', after = ''): Buffer {
   let size = before.length + after.length + 2;
-  for (const t of tops) size += sizeOf(t);
-  const w = new JsonBytes(size);
-  w.raw(`${before}[`);
-  const iso = isoDates();
-  for (let i = 0; i < tops.length; i++) {
-    if (i > 0) w.raw(',');
-    writeTwig(tops[i]!, w, iso);
-  }
-  w.raw(`]${after}`);
-  return w.bytes();
+  for (const s of parts) size += s.maxBytes;
+  const out = Buffer.allocUnsafe(size);
+  let at = out.write(`${before}[`, 0, 'latin1');
+  let first = true;
+  for (const s of parts)
+    for (const i of s.tops()) {
+      if (!first) out[at++] = 0x2c;
+      first = false;
+      at = s.write(i, out, at);
+    }
+  at += out.write(`]${after}`, at, 'latin1');
+  return out.subarray(0, at);
 }
 
 /**
@@ -144,29 +249,21 @@ class JsonBytes {
     this.#buf = next;
   }
 
-  bytes(): Buffer {
-    return this.#buf.subarray(0, this.#at);
+  /** The bytes written so far. */
+  get length(): number {
+    return this.#at;
+  }
+
+  /** Copies the bytes from `start` to `end` into `out` at `at`; answers how many. */
+  copyOut(out: Buffer, at: number, start: number, end: number): number {
+    return this.#buf.copy(out, at, start, end);
   }
 }
 
-/** The field names, punctuation, two dates and a depth of a node's text, and some room. */
-const NODE_TEXT = 256;
-
-/**
- * About the size of a tree's text: its fields' lengths and `NODE_TEXT` per node (exact for ASCII
- * text without escapes; more grows the buffer, rarely).
- */
-function sizeOf(t: Twig): number {
-  const r = t.row;
-  let size = NODE_TEXT + r[ID].length + r[KEY].length + r[NAME].length + (r[3]?.length ?? 0) + r[4].length;
-  size += (r[PARENT]?.length ?? 0) + (r[7]?.length ?? 0) + r[8].length;
-  if (t.children !== undefined) for (const c of t.children) size += sizeOf(c);
-  return size;
-}
-
-function writeTwig(t: Twig, w: JsonBytes, iso: (ms: number) => string): void {
+/** A node's text up to its last field, `updatedAt` (closing quote included). */
+function writeHead(row: ViewRow, w: JsonBytes, iso: (ms: number) => string): void {
   const [id, key, name, level, description, parentId, depth, deviceId, attributes, createdAt, updatedAt] =
-    t.row;
+    row;
   w.raw('{"id":');
   w.string(id);
   w.raw(',"key":');
@@ -192,17 +289,7 @@ function writeTwig(t: Twig, w: JsonBytes, iso: (ms: number) => string): void {
   w.raw(iso(createdAt));
   w.raw('","updatedAt":"');
   w.raw(iso(updatedAt));
-  const children = t.children;
-  if (children === undefined) {
-    w.raw('"}');
-    return;
-  }
-  w.raw('","children":[');
-  for (let i = 0; i < children.length; i++) {
-    if (i > 0) w.raw(',');
-    writeTwig(children[i]!, w, iso);
-  }
-  w.raw(']}');
+  w.raw('"');
 }
 
 /** `new Date(ms).toISOString()`, remembering the last time: an imported tree shares one. */

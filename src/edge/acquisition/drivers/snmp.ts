@@ -21,6 +21,8 @@ import {
   type ValueSink,
 } from '../types.js';
 import type { BrowseNode } from '../../devicehub/index.js';
+import { encodeGetVarbind } from './snmp-ber.js';
+import { SnmpGetter, VarbindError } from './snmp-get.js';
 
 const SYS_UPTIME = '1.3.6.1.2.1.1.3.0';
 const TRAP_OID = '1.3.6.1.6.3.1.1.4.1.0';
@@ -141,6 +143,10 @@ class SnmpSession implements DriverSession {
   /** GETs in flight at once (`maxConcurrentRequests`). */
   readonly #concurrency: number;
   #session: Session | undefined;
+  /** v1/v2c: the GETs of `OID` tags, encoded and decoded by the driver (net-snmp for the rest). */
+  #getter: SnmpGetter | undefined;
+  /** Each tag's GET varbind, encoded once (null: not encodable here, read through net-snmp). */
+  readonly #encoded = new WeakMap<TagSpec, Buffer | null>();
   #receiver: { close(cb?: () => void): void } | undefined;
   #traps: TagSpec[] = [];
   #sink: ValueSink | undefined;
@@ -163,6 +169,17 @@ class SnmpSession implements DriverSession {
       throw new Error(`no answer from the SNMP agent at ${p.host}:${p.port ?? 161}: ${errorText(err)}`);
     }
     this.#session = session;
+    const version = p.version ?? 'v2c';
+    if (version !== 'v3') {
+      this.#getter = new SnmpGetter(
+        p.host ?? '',
+        Number(p.port ?? 161) || 161,
+        version === 'v1' ? 0 : 1,
+        p.community ?? 'public',
+        Number(p.requestTimeoutMs ?? 2000) || 2000,
+        Number(p.retryRequestCount ?? 1),
+      );
+    }
     const trapPort = Number(p.trapPort ?? 0);
     if (trapPort > 0) this.#receiver = this.#listen(trapPort);
   }
@@ -194,6 +211,8 @@ class SnmpSession implements DriverSession {
   async close(): Promise<void> {
     const s = this.#session;
     this.#session = undefined;
+    this.#getter?.close();
+    this.#getter = undefined;
     try {
       s?.close();
     } catch {
@@ -275,6 +294,20 @@ class SnmpSession implements DriverSession {
     let left = idx;
     while (left.length > 0) {
       try {
+        const encoded = this.#getter ? this.#varbinds(tags, left) : undefined;
+        if (encoded) {
+          const values = await this.#getter!.get(encoded);
+          for (let k = 0; k < left.length; k++) {
+            const i = left[k]!;
+            const v = values[k]!;
+            const r = (out[i] =
+              v instanceof VarbindError
+                ? new ReadFailure(`get ${tags[i]!.props.oid}: ${v.text}`)
+                : asType(v, tags[i]!.valueType));
+            early?.(i, r);
+          }
+          return;
+        }
         const vbs = await call<Varbind[]>((cb) =>
           session.get(
             left.map((i) => tags[i]!.props.oid ?? ''),
@@ -303,6 +336,26 @@ class SnmpSession implements DriverSession {
         left = bad === left ? [] : left.filter((i) => i !== bad[0]);
       }
     }
+  }
+
+  /** The tags' GET varbinds, each encoded once; undefined if one is not encodable here. */
+  #varbinds(tags: readonly TagSpec[], idx: readonly number[]): Buffer[] | undefined {
+    const out = new Array<Buffer>(idx.length);
+    for (let k = 0; k < idx.length; k++) {
+      const tag = tags[idx[k]!]!;
+      let vb = this.#encoded.get(tag);
+      if (vb === undefined) {
+        try {
+          vb = encodeGetVarbind(tag.props.oid ?? '');
+        } catch {
+          vb = null;
+        }
+        this.#encoded.set(tag, vb);
+      }
+      if (vb === null) return undefined;
+      out[k] = vb;
+    }
+    return out;
   }
 
   async #walk(session: Session, oid: string): Promise<TagValue> {

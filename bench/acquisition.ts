@@ -114,6 +114,8 @@ async function startEdge(): Promise<{ url: string; nats: string; pid: number }> 
     {
       env,
       inheritStderr: true,
+      // A loaded machine (8 helpers on 2 vCPUs) took more than the default 30 s to start it.
+      timeoutMs: 120_000,
     },
   );
   stops.push(() => void edge.stop());

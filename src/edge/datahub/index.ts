@@ -8,6 +8,7 @@ export {
   Subscription,
   type SubscribeOptions,
   type PublishOptions,
+  type MatchMemo,
   type PayloadEncoder,
   type PrefixCounters,
 } from './bus.js';

@@ -56,6 +56,7 @@ export class Sublist<S extends Indexed> {
   readonly #cache = new Map<string, MatchResult<S>>();
   readonly #cacheSize: number;
   #count = 0;
+  #generation = 0;
   /** Called for each result as it is created (the bus attaches counters). */
   onResult: ((subject: string, result: MatchResult<S>) => void) | undefined;
 
@@ -65,6 +66,14 @@ export class Sublist<S extends Indexed> {
 
   get size(): number {
     return this.#count;
+  }
+
+  /**
+   * Changes with every insert and remove: a match result kept elsewhere (a publisher's
+   * `MatchMemo`) stays right while the generation it was taken at is current.
+   */
+  get generation(): number {
+    return this.#generation;
   }
 
   get cacheEntries(): number {
@@ -98,6 +107,7 @@ export class Sublist<S extends Indexed> {
       members.add(sub);
     }
     this.#count++;
+    this.#generation++;
     this.#invalidate(sub.pattern);
   }
 
@@ -121,6 +131,7 @@ export class Sublist<S extends Indexed> {
     }
     if (!removed) return false;
     this.#count--;
+    this.#generation++;
     this.#prune(node);
     this.#invalidate(sub.pattern);
     return true;

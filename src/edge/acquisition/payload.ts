@@ -7,7 +7,7 @@
  * The parts are made on the first value a NATS connection takes (none while only in-process
  * subscribers listen), about 130 bytes a tag; the device's part is shared by its tags.
  */
-import type { MatchMemo, PayloadEncoder, PublishOptions } from '../datahub/index.js';
+import type { PayloadEncoder, PublishOptions } from '../datahub/index.js';
 import { flat } from './subjects.js';
 import type { TagSpec, TagValue } from './types.js';
 
@@ -48,8 +48,6 @@ export class ValuePayloadEncoder implements PayloadEncoder, PublishOptions {
    * values): no second object per tag.
    */
   readonly encoder: PayloadEncoder = this;
-  /** The bus keeps the tag's raw subject's match result here (no look-up among 100,000 per value). */
-  matchMemo: MatchMemo | null = null;
   readonly #tag: TagSpec;
   readonly #datatype: string;
   readonly #head: string;

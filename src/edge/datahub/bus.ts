@@ -269,21 +269,6 @@ export interface PublishOptions {
   origin?: object;
   /** Makes the bytes a NATS connection gets, when the publisher can do it faster than JSON. */
   encoder?: PayloadEncoder;
-  /**
-   * A publisher that keeps one options object per subject (the acquisition's per-tag encoder) sets
-   * this to null: the bus keeps the subject's match result here and skips the look-up of the
-   * subject in its cache (one of 100,000 on a large site: a cache miss in memory per value) while
-   * no subscription came or went.
-   */
-  matchMemo?: MatchMemo | null;
-}
-
-/** A subject's match result as a publisher keeps it (see `PublishOptions.matchMemo`). */
-export interface MatchMemo {
-  subject: string;
-  /** The index's generation the result was taken at. */
-  generation: number;
-  result: MatchResult<Subscription>;
 }
 
 /**
@@ -388,7 +373,7 @@ export class DataHub {
     let headers: Buffer | undefined;
     const h = options?.headers;
     if (h !== undefined) headers = Buffer.isBuffer(h) ? h : encodeHeaders(h);
-    return this.dispatch(subject, data, reply, headers, options?.origin, true, options?.encoder, options);
+    return this.dispatch(subject, data, reply, headers, options?.origin, true, options?.encoder);
   }
 
   /**
@@ -403,9 +388,8 @@ export class DataHub {
     origin: object | undefined,
     forward: boolean,
     encoder?: PayloadEncoder,
-    memo?: PublishOptions,
   ): number {
-    const r = memo?.matchMemo !== undefined ? this.#memoMatch(subject, memo) : this.#match(subject);
+    const r = this.#match(subject);
     const counters = r.tag as PrefixCounters;
     const msg = new Message(this, subject, data, reply, headers, origin, counters, encoder);
     counters.msgsIn++;
@@ -432,22 +416,6 @@ export class DataHub {
     if (len > 0) counters.bytesOut += len * delivered;
     if (forward && this.#uplink !== undefined) this.#uplink.publish(msg);
     return delivered;
-  }
-
-  /** The match result kept on the publisher's options while the index's generation is current. */
-  #memoMatch(subject: string, holder: PublishOptions): MatchResult<Subscription> {
-    const m = holder.matchMemo;
-    const generation = this.#index.generation;
-    if (m && m.subject === subject && m.generation === generation) return m.result;
-    const result = this.#match(subject);
-    // One subject per memo: the first one published with these options (an alias subject published
-    // with the same options takes the cache's path).
-    if (!m) holder.matchMemo = { subject, generation, result };
-    else if (m.subject === subject) {
-      m.generation = generation;
-      m.result = result;
-    }
-    return result;
   }
 
   #match(subject: string): MatchResult<Subscription> {

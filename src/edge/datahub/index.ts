@@ -8,7 +8,6 @@ export {
   Subscription,
   type SubscribeOptions,
   type PublishOptions,
-  type MatchMemo,
   type PayloadEncoder,
   type PrefixCounters,
 } from './bus.js';

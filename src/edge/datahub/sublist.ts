@@ -56,7 +56,6 @@ export class Sublist<S extends Indexed> {
   readonly #cache = new Map<string, MatchResult<S>>();
   readonly #cacheSize: number;
   #count = 0;
-  #generation = 0;
   /** Called for each result as it is created (the bus attaches counters). */
   onResult: ((subject: string, result: MatchResult<S>) => void) | undefined;
 
@@ -66,14 +65,6 @@ export class Sublist<S extends Indexed> {
 
   get size(): number {
     return this.#count;
-  }
-
-  /**
-   * Changes with every insert and remove: a match result kept elsewhere (a publisher's
-   * `MatchMemo`) stays right while the generation it was taken at is current.
-   */
-  get generation(): number {
-    return this.#generation;
   }
 
   get cacheEntries(): number {
@@ -107,7 +98,6 @@ export class Sublist<S extends Indexed> {
       members.add(sub);
     }
     this.#count++;
-    this.#generation++;
     this.#invalidate(sub.pattern);
   }
 
@@ -131,7 +121,6 @@ export class Sublist<S extends Indexed> {
     }
     if (!removed) return false;
     this.#count--;
-    this.#generation++;
     this.#prune(node);
     this.#invalidate(sub.pattern);
     return true;

@@ -123,18 +123,11 @@ export class Writer {
     this.#dirty = false;
     const conn = this.#conn;
     if (this.#outLen === 0 || conn.closed) return;
-    const out = this.#out;
-    const chunk = out.subarray(0, this.#outLen);
+    const chunk = this.#out.subarray(0, this.#outLen);
+    this.#out = Buffer.allocUnsafe(OUT_SIZE);
     this.#outLen = 0;
     conn.socket.write(chunk);
-    const pending = conn.socket.writableLength;
-    // Written at once (nothing queued: the kernel took the bytes and the stream keeps no reference
-    // to the chunk): the buffer is used again. Otherwise the stream holds it and the next turn's
-    // messages go to a new one. (A new 64 KiB buffer per flush was ~800 a second at 100,000
-    // values/s: 50 MB/s of memory outside the heap for the collector to chase.)
-    if (pending !== 0 || conn.closed) this.#out = Buffer.allocUnsafe(OUT_SIZE);
-    else if (out.length > OUT_SIZE) this.#out = Buffer.allocUnsafe(OUT_SIZE);
-    if (pending > conn.core.maxPending) conn.slowConsumer(undefined);
+    if (conn.socket.writableLength > conn.core.maxPending) conn.slowConsumer(undefined);
   }
 
   /** Forgets what was gathered and not yet written (a slow consumer is cut). */

@@ -17,7 +17,7 @@
  * process (configuration, the NATS subscriber, the ceiling).
  *
  *   npm run bench -- acquisition [--servers 10] [--registers 10000] [--seconds 20] [--warmup 10]
- *                                [--short]
+ *                                [--short] [--edge-args "--history=false"]
  *
  * `--short` (for `npm run bench -- summary`): the same 100,000 tags, a window of 8 s after 5 s of
  * warm-up, 3 updates instead of 7.
@@ -38,6 +38,9 @@ const REGISTERS = arg('registers', 10000);
 const SECONDS = arg('seconds', 20, 8);
 const WARMUP = arg('warmup', 10, 5);
 const BLOCK = 125;
+/** Extra flags for `millwright edge` (one string, split at spaces), e.g. `--history-memory-mb 64`. */
+const edgeArgsAt = process.argv.indexOf('--edge-args');
+const EDGE_ARGS = edgeArgsAt > 0 ? (process.argv[edgeArgsAt + 1] ?? '').split(' ').filter(Boolean) : [];
 
 // --- the servers' process -----------------------------------------------------------------------
 if (process.argv.includes('--serve')) {
@@ -106,10 +109,15 @@ async function startServers(): Promise<number[]> {
 }
 
 async function startEdge(): Promise<{ url: string; nats: string; pid: number }> {
-  const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
-    env,
-    inheritStderr: true,
-  });
+  const edge = await startCli(
+    ['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', ...EDGE_ARGS],
+    {
+      env,
+      inheritStderr: true,
+      // A loaded machine (8 helpers on 2 vCPUs) took more than the default 30 s to start it.
+      timeoutMs: 120_000,
+    },
+  );
   stops.push(() => void edge.stop());
   const ready = edge.ready.services.edge!;
   return { url: ready.url, nats: ready.natsUrl!, pid: edge.pid };

@@ -16,6 +16,7 @@
  *
  * `--stable-subjects`: the publisher uses one subject string per tag, made once (as the
  * acquisition engine does), instead of a fresh string per value (as bench/analytics does).
+ * `--no-reader`: nobody reads (b)'s outputs (the means are then not compared).
  * `--only a|b`: one case (the other is set up, not fed); `--verbose`: every round's figure on stderr.
  * `--short`: 10 rounds of 50,000 values after 150,000 of warm-up.
  * Besides CPU time: the young-generation bytes allocated per value (median of batches of 500
@@ -34,6 +35,8 @@ const VALUES = arg('values', 100_000, 50_000);
 const ROUNDS = arg('rounds', 20, 10);
 const WARMUP = arg('warmup', 300_000, 150_000);
 const STABLE = process.argv.includes('--stable-subjects');
+/** `--no-reader`: nobody subscribes to (b)'s outputs (its means are then not compared). */
+const NO_READER = process.argv.includes('--no-reader');
 const VERBOSE = process.argv.includes('--verbose');
 const WINDOW_MS = 10_000;
 const subject = (i: number) => `bench.tag.${i}`;
@@ -121,13 +124,14 @@ async function builtIn(): Promise<Case & { rt: AnalyticsRuntime }> {
   const means = new Float64Array(N);
   let count = 0;
   const index = new Map<string, number>();
-  hub.subscribe('analytics.publish.*', {
-    callback: (msg) => {
-      const p = msg.data as { registerId: string; value: number };
-      means[index.get(p.registerId)!] = p.value;
-      count++;
-    },
-  });
+  if (!NO_READER)
+    hub.subscribe('analytics.publish.*', {
+      callback: (msg) => {
+        const p = msg.data as { registerId: string; value: number };
+        means[index.get(p.registerId)!] = p.value;
+        count++;
+      },
+    });
   for (let i = 0; i < N; i++) {
     const id = `p${i}`;
     index.set(id, i);

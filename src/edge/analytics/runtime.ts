@@ -7,7 +7,7 @@
  * No GraphQL here.
  */
 import { createHash } from 'node:crypto';
-import type { DataHub, Message, Subscription } from '../datahub/index.js';
+import type { DataHub, Message, Outlet, Subscription } from '../datahub/index.js';
 import { parsePath, readPath, type InputSpec, type PathStep } from './catalogue.js';
 import {
   createProcessor,
@@ -15,6 +15,7 @@ import {
   ScriptProcessor,
   scriptParameters,
   ScriptStopped,
+  type Emit,
   type Output,
   type Processor,
 } from './processors.js';
@@ -24,12 +25,6 @@ import { OnnxProcessor } from './onnx-processor.js';
 
 export const OUTPUT_PREFIX = 'analytics.publish.';
 export const outputSubject = (id: string) => `${OUTPUT_PREFIX}${id}`;
-
-/**
- * `s` as an internalized (flat, hashed once) string: the bus looks every published subject up in
- * a map, and a concatenated string is hashed again on each lookup until flattened.
- */
-const internal = (s: string): string => Object.keys({ [s]: 0 })[0]!;
 
 /** How an input reads its value from a payload: one top-level key (the common case) or a path. */
 type Reader = (payload: unknown) => unknown;
@@ -75,6 +70,10 @@ export interface StateStore {
 interface Running {
   def: InstanceDef;
   subject: string;
+  /** Where the outputs are published (made on the first output). */
+  outlet: Outlet | undefined;
+  /** Publishes one output (for the processors that answer at once through `inputTo`). */
+  emit: Emit;
   key: string;
   processor: Processor | undefined;
   subs: Subscription[];
@@ -175,7 +174,9 @@ export class AnalyticsRuntime {
     if (cur) this.#stop(cur, true);
     const r: Running = {
       def,
-      subject: internal(outputSubject(def.id)),
+      subject: outputSubject(def.id),
+      outlet: undefined,
+      emit: () => undefined,
       key,
       processor: undefined,
       subs: [],
@@ -184,6 +185,7 @@ export class AnalyticsRuntime {
       persistent: persistentWindowMs(def.kind, def.parameters) > PERSIST_MIN_WINDOW_MS,
       lastErrorLog: 0,
     };
+    r.emit = (value, timestamp, metadata) => this.#emit(r, value, timestamp, metadata);
     this.#running.set(def.id, r);
     if (!def.enabled || this.#closed) return;
     let processor: Processor;
@@ -296,6 +298,14 @@ export class AnalyticsRuntime {
     const t = typeof ts === 'number' ? ts : Date.now();
     r.status.messagesIn++;
     this.messagesIn++;
+    if (p.inputTo !== undefined) {
+      try {
+        p.inputTo(i, value, t, payload, r.emit);
+      } catch (err) {
+        this.#failed(r, p, err);
+      }
+      return;
+    }
     let out: ReturnType<Processor['input']>;
     try {
       out = p.input(i, value, t, payload);
@@ -340,21 +350,31 @@ export class AnalyticsRuntime {
   }
 
   #publishOne(r: Running, o: Output): void {
+    this.#emit(r, o.value, o.timestamp, o.metadata);
+  }
+
+  #emit(r: Running, v: unknown, timestamp: number, metadata: Record<string, unknown> | undefined): void {
     r.status.messagesOut++;
     this.messagesOut++;
-    const value = o.value ?? null;
+    const outlet = (r.outlet ??= this.#hub.outlet(r.subject));
+    // Nobody reads this output (no subscriber, no external cluster): it is counted, not built.
+    if (!outlet.interested()) {
+      outlet.skip();
+      return;
+    }
+    const value = v ?? null;
     const def = r.def;
-    this.#hub.publish(r.subject, {
+    outlet.publish({
       success: value !== null,
       datatype: datatypeOf(value),
-      timestamp: o.timestamp,
+      timestamp,
       registerId: def.id,
       value,
       deviceID: def.workspaceId,
       deviceName: 'analytics',
       tagName: def.name,
       description: def.kind,
-      metadata: o.metadata ?? {},
+      metadata: metadata ?? {},
     });
   }
 

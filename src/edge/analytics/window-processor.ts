@@ -1,6 +1,6 @@
 /** The window processor: statistics over tumbling or sliding windows, by time or by count. */
 import { LIMITS, type Statistic } from './catalogue.js';
-import { num, type Output, type Processor } from './processor.js';
+import { num, type Emit, type Output, type Processor } from './processor.js';
 
 function percentileOf(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -122,8 +122,8 @@ export class WindowProcessor implements Processor {
     this.#sumSq = q;
   }
 
-  #out(timestamp: number, windowStart?: number, windowEnd?: number): Output {
-    const value = statistic(
+  #value(): number | null {
+    return statistic(
       this.#stat,
       this.#p,
       this.#values,
@@ -132,9 +132,12 @@ export class WindowProcessor implements Processor {
       this.#sum,
       this.#sumSq,
     );
+  }
+
+  #out(timestamp: number, windowStart?: number, windowEnd?: number): Output {
     const count = this.#values.length - this.#head;
     return {
-      value,
+      value: this.#value(),
       timestamp,
       metadata:
         windowStart === undefined
@@ -143,18 +146,36 @@ export class WindowProcessor implements Processor {
     };
   }
 
+  /** A sliding window takes `v`: the values that left the window go. */
+  #slide(v: number, t: number): void {
+    this.#push(v, t);
+    if (this.#ms !== undefined) {
+      const from = t - this.#ms;
+      while (this.#head < this.#values.length && this.#times[this.#head]! <= from) this.#shift();
+    } else {
+      while (this.#values.length - this.#head > this.#count!) this.#shift();
+    }
+    this.#exact();
+  }
+
+  inputTo(i: number, raw: unknown, t: number, _payload: unknown, emit: Emit): void {
+    if (!this.#sliding) {
+      const o = this.input(i, raw, t);
+      if (o !== undefined) emit(o.value, o.timestamp, o.metadata);
+      return;
+    }
+    // The runtime's path of a sliding window: one output per value, without an `Output` object.
+    const v = num(raw);
+    if (v === undefined) return;
+    this.#slide(v, t);
+    emit(this.#value(), t, { statistic: this.#stat, count: this.#values.length - this.#head });
+  }
+
   input(_i: number, raw: unknown, t: number): Output | undefined {
     const v = num(raw);
     if (v === undefined) return undefined;
     if (this.#sliding) {
-      this.#push(v, t);
-      if (this.#ms !== undefined) {
-        const from = t - this.#ms;
-        while (this.#head < this.#values.length && this.#times[this.#head]! <= from) this.#shift();
-      } else {
-        while (this.#values.length - this.#head > this.#count!) this.#shift();
-      }
-      this.#exact();
+      this.#slide(v, t);
       return this.#out(t);
     }
     if (this.#count !== undefined) {

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { ClosedError, InvalidSubjectError, NoRespondersError, RequestTimeoutError } from './errors.js';
 import { decodeHeaders, encodeHeaders, encodePayload, knownLength, type HeaderMap } from './payload.js';
 import { Sublist, type MatchResult } from './sublist.js';
-import { isValidPattern, isValidSubject, subjectPrefix } from './subject.js';
+import { internal, isValidPattern, isValidSubject, subjectPrefix, type Outlet } from './subject.js';
 
 /** Counters of one subject prefix (the first tokens of a subject, e.g. `devicehub.raw`). */
 export interface PrefixCounters {
@@ -389,18 +389,34 @@ export class DataHub {
     forward: boolean,
     encoder?: PayloadEncoder,
   ): number {
-    const r = this.#match(subject);
+    return this.#send(this.#match(subject), subject, data, reply, headers, origin, forward, encoder);
+  }
+
+  /** Delivers a message to the subscriptions of its subject (`r`) and forwards it to the uplink. */
+  #send(
+    r: MatchResult<Subscription>,
+    subject: string,
+    data: unknown,
+    reply: string,
+    headers: Buffer | undefined,
+    origin: object | undefined,
+    forward: boolean,
+    encoder: PayloadEncoder | undefined,
+  ): number {
     const counters = r.tag as PrefixCounters;
-    const msg = new Message(this, subject, data, reply, headers, origin, counters, encoder);
     counters.msgsIn++;
     const len = knownLength(data);
     counters.bytesIn += len;
-    let delivered = 0;
     const plain = r.plain;
+    const groups = r.groups;
+    const uplink = forward ? this.#uplink : undefined;
+    // Nobody to hand it to: no `Message` either.
+    if (plain.length === 0 && groups.length === 0 && uplink === undefined) return 0;
+    const msg = new Message(this, subject, data, reply, headers, origin, counters, encoder);
+    let delivered = 0;
     for (let i = 0; i < plain.length; i++) {
       if (plain[i]!.deliver(msg)) delivered++;
     }
-    const groups = r.groups;
     for (let g = 0; g < groups.length; g++) {
       const members = groups[g]!;
       const n = members.length;
@@ -414,8 +430,38 @@ export class DataHub {
     }
     counters.msgsOut += delivered;
     if (len > 0) counters.bytesOut += len * delivered;
-    if (forward && this.#uplink !== undefined) this.#uplink.publish(msg);
+    if (uplink !== undefined) uplink.publish(msg);
     return delivered;
+  }
+
+  /**
+   * A handle for publishing often on one subject (see `Outlet`): its subscriptions are looked up
+   * again only after a subscription came or went.
+   */
+  outlet(subject: string): Outlet {
+    if (!isValidSubject(subject)) throw new InvalidSubjectError(subject, 'subject');
+    const key = internal(subject);
+    let result: MatchResult<Subscription> | undefined;
+    let generation = -1;
+    const current = (): MatchResult<Subscription> => {
+      if (this.#closed) throw new ClosedError();
+      if (result === undefined || generation !== this.#index.generation) {
+        result = this.#match(key);
+        generation = this.#index.generation;
+      }
+      return result;
+    };
+    return {
+      subject: key,
+      interested: () => {
+        const r = current();
+        return r.plain.length > 0 || r.groups.length > 0 || this.#uplink !== undefined;
+      },
+      publish: (data) => this.#send(current(), key, data, '', undefined, undefined, true, undefined),
+      skip: () => {
+        (current().tag as PrefixCounters).msgsIn++;
+      },
+    };
   }
 
   #match(subject: string): MatchResult<Subscription> {

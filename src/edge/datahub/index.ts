@@ -23,5 +23,5 @@ export { DataHubRepository } from './repository.js';
 export { datahubMigrations } from './migrations/index.js';
 export { datahubRoutes } from './routes.js';
 export { Gateway, type AccessGrant, type GatewayOptions } from './gateway/server.js';
-export { isValidPattern, isValidSubject, patternMatches, patternCovers } from './subject.js';
+export { isValidPattern, isValidSubject, patternMatches, patternCovers, type Outlet } from './subject.js';
 export { datahubModule } from './module.js';

@@ -95,3 +95,25 @@ export function subjectPrefix(subject: string, depth: number): string {
   }
   return subject.slice(0, i);
 }
+
+/**
+ * Publishing on one subject again and again (an analytics instance's output): the subject's
+ * subscriptions are looked up once per change of the bus's subscriptions instead of once per
+ * message, and the publisher can ask whether anyone would receive a message before it builds one.
+ */
+export interface Outlet {
+  /** The subject (internalized: hashed once). */
+  readonly subject: string;
+  /** Whether a message published now would reach a subscription of this process or the external cluster. */
+  interested(): boolean;
+  /** The same as `publish(subject, data)`: answers how many subscriptions of this process took it. */
+  publish(data: unknown): number;
+  /** Counts a message not built because nobody was interested, as a publish that nobody took. */
+  skip(): void;
+}
+
+/**
+ * `s` as an internalized (flat, hashed once) string: the bus looks every published subject up in
+ * a map, and a concatenated string is flattened and hashed again on each lookup.
+ */
+export const internal = (s: string): string => Object.keys({ [s]: 0 })[0]!;

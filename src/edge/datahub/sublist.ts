@@ -56,6 +56,7 @@ export class Sublist<S extends Indexed> {
   readonly #cache = new Map<string, MatchResult<S>>();
   readonly #cacheSize: number;
   #count = 0;
+  #generation = 0;
   /** Called for each result as it is created (the bus attaches counters). */
   onResult: ((subject: string, result: MatchResult<S>) => void) | undefined;
 
@@ -69,6 +70,11 @@ export class Sublist<S extends Indexed> {
 
   get cacheEntries(): number {
     return this.#cache.size;
+  }
+
+  /** Changes whenever a subscription comes or goes: a match result kept outside stays valid until then. */
+  get generation(): number {
+    return this.#generation;
   }
 
   insert(sub: S): void {
@@ -98,6 +104,7 @@ export class Sublist<S extends Indexed> {
       members.add(sub);
     }
     this.#count++;
+    this.#generation++;
     this.#invalidate(sub.pattern);
   }
 
@@ -121,6 +128,7 @@ export class Sublist<S extends Indexed> {
     }
     if (!removed) return false;
     this.#count--;
+    this.#generation++;
     this.#prune(node);
     this.#invalidate(sub.pattern);
     return true;

@@ -272,3 +272,35 @@ describe('parameters', () => {
     );
   });
 });
+
+describe('window inputTo (the runtime path)', () => {
+  test('emits what input answers, for every kind of window', () => {
+    const series: Array<[unknown, number]> = [4, 8, 'x', 15, 16, 23, 42, 7, 1].map((v, i) => [
+      v,
+      1000 + i * 400,
+    ]);
+    const configs: Array<Record<string, unknown>> = [
+      { statistic: 'mean', windowType: 'sliding', windowMs: 1000 },
+      { statistic: 'stddev', windowType: 'sliding', windowCount: 3 },
+      { statistic: 'sum', windowType: 'tumbling', windowCount: 2 },
+      { statistic: 'max', windowType: 'tumbling', windowMs: 1000 },
+      { statistic: 'percentile', percentile: 90, windowType: 'sliding', windowMs: 2000 },
+    ];
+    for (const params of configs) {
+      const a = make('window', params);
+      const b = make('window', params);
+      assert.ok(b.inputTo, 'window has inputTo');
+      const viaInput: Output[] = [];
+      const viaEmit: Output[] = [];
+      for (const [v, t] of series) {
+        const r = a.input(0, v, t, {});
+        assert.ok(!(r instanceof Promise));
+        if (r) viaInput.push(...(Array.isArray(r) ? r : [r]));
+        b.inputTo(0, v, t, {}, (value, timestamp, metadata) => viaEmit.push({ value, timestamp, metadata }));
+      }
+      assert.ok(viaInput.length > 0);
+      assert.deepEqual(viaEmit, viaInput, JSON.stringify(params));
+      assert.equal(JSON.stringify(viaEmit), JSON.stringify(viaInput));
+    }
+  });
+});

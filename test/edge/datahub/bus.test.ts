@@ -2,6 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  ClosedError,
   DataHub,
   InvalidSubjectError,
   NoRespondersError,
@@ -142,6 +143,48 @@ describe('DataHub in-process bus', () => {
     assert.equal(by['devicehub.alias']!.msgsOut, 1);
     assert.equal(by['other']!.msgsIn, 1);
     assert.equal(by['other']!.msgsOut, 0);
+  });
+
+  test('an outlet publishes like publish, and follows subscriptions that come and go', () => {
+    const hub = new DataHub();
+    assert.throws(() => hub.outlet('a.*'), InvalidSubjectError);
+    const out = hub.outlet(`out.${'x'}.y`);
+    assert.equal(out.subject, 'out.x.y');
+    assert.equal(out.interested(), false);
+    out.skip();
+    assert.equal(out.publish({ n: 0 }), 0);
+    const got: unknown[] = [];
+    const sub = hub.subscribe('out.>', (m) => got.push([m.subject, m.data]));
+    assert.equal(out.interested(), true);
+    const data = { n: 1 };
+    assert.equal(out.publish(data), 1);
+    assert.equal((got[0] as unknown[])[1], data, 'the object itself');
+    const q = hub.subscribe('out.x.*', { queue: 'g', callback: (m) => got.push(['q', m.data]) });
+    assert.equal(out.publish({ n: 2 }), 2);
+    sub.unsubscribe();
+    q.unsubscribe();
+    assert.equal(out.interested(), false);
+    assert.equal(out.publish({ n: 3 }), 0);
+    assert.deepEqual(got, [
+      ['out.x.y', { n: 1 }],
+      ['out.x.y', { n: 2 }],
+      ['q', { n: 2 }],
+    ]);
+    const c = hub.prefixCounters().find((p) => p.prefix === 'out.x')!;
+    assert.deepEqual([c.msgsIn, c.msgsOut], [5, 3], 'a skipped message counts as published to nobody');
+    hub.close();
+    assert.throws(() => out.publish({}), ClosedError);
+  });
+
+  test('an outlet is interested when an external cluster is joined', () => {
+    const hub = new DataHub();
+    const out = hub.outlet('up.a');
+    assert.equal(out.interested(), false);
+    const sent: string[] = [];
+    hub.setUplink({ publish: (m) => void sent.push(m.subject), interest: () => undefined });
+    assert.equal(out.interested(), true);
+    out.publish(1);
+    assert.deepEqual(sent, ['up.a']);
   });
 
   test('in-process: a million 128-byte messages all delivered (their rate is measured in bench/datahub)', () => {

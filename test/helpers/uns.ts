@@ -245,19 +245,21 @@ export async function startUnsProcess(
     MILLWRIGHT_UNS_DATA_DIR: dataDir,
     MILLWRIGHT_UNS_ADMIN_PASSWORD: UNS_ADMIN_PASSWORD,
   });
-  const made = reuseDataDir ? { code: 0, stderr: '' } : await runCli(
-    [
-      'uns',
-      'account',
-      'create',
-      '--username',
-      PROCESS_ACCOUNT.username,
-      '--password',
-      PROCESS_ACCOUNT.password,
-      ...rules.flatMap((r) => ['--rule', r]),
-    ],
-    env,
-  );
+  const made = reuseDataDir
+    ? { code: 0, stderr: '' }
+    : await runCli(
+        [
+          'uns',
+          'account',
+          'create',
+          '--username',
+          PROCESS_ACCOUNT.username,
+          '--password',
+          PROCESS_ACCOUNT.password,
+          ...rules.flatMap((r) => ['--rule', r]),
+        ],
+        env,
+      );
   if (made.code !== 0) throw new Error(`account create failed: ${made.stderr}`);
   const p = await startCli(
     [

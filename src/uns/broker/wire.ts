@@ -388,7 +388,9 @@ export class Wire {
    */
   retainedStored(messageId: number | undefined): void {
     if (messageId === undefined || !this.#unstored.delete(messageId)) return;
-    const waiting = this.#acks.find((a) => !a.ready && a.packet.messageId === messageId && a.packet.cmd === 'puback');
+    const waiting = this.#acks.find(
+      (a) => !a.ready && a.packet.messageId === messageId && a.packet.cmd === 'puback',
+    );
     if (waiting) waiting.ready = true;
     let sent = 0;
     while (sent < this.#acks.length && this.#acks[sent]!.ready) sent++;

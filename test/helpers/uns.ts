@@ -226,7 +226,8 @@ export interface UnsProcess {
   /** Resident set size of the process, bytes (from /proc). */
   rss(): number;
   alive(): boolean;
-  stop(): Promise<number | null>;
+  /** Stops the process; its data directory is removed unless `keepData`. */
+  stop(options?: { keepData?: boolean }): Promise<number | null>;
 }
 
 export const PROCESS_ACCOUNT = { username: 'dev1', password: 'dev1-password' };
@@ -234,27 +235,31 @@ export const PROCESS_ACCOUNT = { username: 'dev1', password: 'dev1-password' };
 export async function startUnsProcess(
   args: string[] = [],
   rules: string[] = ['#:PubSub'],
+  /** The data directory of an earlier process (its account is kept): a restart. */
+  reuseDataDir?: string,
 ): Promise<UnsProcess> {
   const { runCli, startCli, cleanEnv } = await import('./cli.js');
   const { readFileSync } = await import('node:fs');
-  const dataDir = mkdtempSync(join(tmpdir(), 'mw-uns-proc-'));
+  const dataDir = reuseDataDir ?? mkdtempSync(join(tmpdir(), 'mw-uns-proc-'));
   const env = cleanEnv({
     MILLWRIGHT_UNS_DATA_DIR: dataDir,
     MILLWRIGHT_UNS_ADMIN_PASSWORD: UNS_ADMIN_PASSWORD,
   });
-  const made = await runCli(
-    [
-      'uns',
-      'account',
-      'create',
-      '--username',
-      PROCESS_ACCOUNT.username,
-      '--password',
-      PROCESS_ACCOUNT.password,
-      ...rules.flatMap((r) => ['--rule', r]),
-    ],
-    env,
-  );
+  const made = reuseDataDir
+    ? { code: 0, stderr: '' }
+    : await runCli(
+        [
+          'uns',
+          'account',
+          'create',
+          '--username',
+          PROCESS_ACCOUNT.username,
+          '--password',
+          PROCESS_ACCOUNT.password,
+          ...rules.flatMap((r) => ['--rule', r]),
+        ],
+        env,
+      );
   if (made.code !== 0) throw new Error(`account create failed: ${made.stderr}`);
   const p = await startCli(
     [
@@ -296,10 +301,10 @@ export async function startUnsProcess(
         return false;
       }
     },
-    async stop() {
+    async stop(options = {}) {
       exited = true;
       const code = await p.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
       return code;
     },
   };

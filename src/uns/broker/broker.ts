@@ -50,6 +50,7 @@ import {
   mqttPacket,
   parseShared,
   REFUSED_PREFIX,
+  releaseRetainedAcks,
   RC,
   underlyingFilter,
   Wire,
@@ -163,6 +164,7 @@ export class UnsBroker {
       authorizeSubscribe: (client, sub, done) => ref.broker!.authorizeSubscribe(client, sub, done),
     });
     breakEmitterRecursion((aedes as unknown as { mq: EmitterInternals }).mq);
+    releaseRetainedAcks(aedes);
     const broker = new UnsBroker(aedes, persistence, options, limits);
     ref.broker = broker;
     try {

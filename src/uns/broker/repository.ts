@@ -83,16 +83,30 @@ export class BrokerRepository {
 
   // --- writes of a batch ----------------------------------------------------------------------
 
-  async putRetained(trx: BrokerTx, topic: string, packet: string): Promise<void> {
-    await trx
-      .insertInto('uns_mqtt_retained')
-      .values({ topic, packet })
-      .onConflict((oc) => oc.column('topic').doUpdateSet({ packet }))
-      .execute();
-  }
-
-  async deleteRetained(trx: BrokerTx, topic: string): Promise<void> {
-    await trx.deleteFrom('uns_mqtt_retained').where('topic', '=', topic).execute();
+  /**
+   * The retained messages of a batch in few statements: `packets` maps a topic to its packet, or
+   * to null for a deletion (upserts of up to 200 rows per statement, deletions of up to 500).
+   */
+  async writeRetained(trx: BrokerTx, packets: Map<string, string | null>): Promise<void> {
+    const puts: BrokerTables['uns_mqtt_retained'][] = [];
+    const dels: string[] = [];
+    for (const [topic, packet] of packets) {
+      if (packet === null) dels.push(topic);
+      else puts.push({ topic, packet });
+    }
+    for (let i = 0; i < puts.length; i += 200) {
+      await trx
+        .insertInto('uns_mqtt_retained')
+        .values(puts.slice(i, i + 200))
+        .onConflict((oc) => oc.column('topic').doUpdateSet({ packet: (eb) => eb.ref('excluded.packet') }))
+        .execute();
+    }
+    for (let i = 0; i < dels.length; i += 500) {
+      await trx
+        .deleteFrom('uns_mqtt_retained')
+        .where('topic', 'in', dels.slice(i, i + 500))
+        .execute();
+    }
   }
 
   async putSubscriptions(trx: BrokerTx, rows: BrokerTables['uns_mqtt_subscription'][]): Promise<void> {

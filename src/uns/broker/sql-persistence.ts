@@ -27,6 +27,7 @@ const require = createRequire(import.meta.url);
 const MemoryPersistence = require('aedes-persistence/asyncPersistence.js') as new () => AsyncPersistence;
 
 type Op = (trx: BrokerTx) => Promise<unknown>;
+const noop: Op = () => Promise.resolve();
 
 /** Bounds of each persistent session's queue of outgoing QoS 1/2 messages. */
 export interface QueueLimits {
@@ -71,6 +72,8 @@ export class SqlPersistence implements AsyncPersistence {
   #broker: { id: string; [key: string]: unknown } | undefined;
   #seq = 0;
   #queue: { op: Op; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  /** Retained messages of the next batch, by topic (null: deleted), written in few statements. */
+  #retained = new Map<string, string | null>();
   #flushing: Promise<void> | undefined;
   #destroyed = false;
   readonly #limits: QueueLimits;
@@ -190,9 +193,12 @@ export class SqlPersistence implements AsyncPersistence {
     await new Promise((r) => setImmediate(r));
     while (this.#queue.length > 0) {
       const batch = this.#queue;
+      const retained = this.#retained;
       this.#queue = [];
+      this.#retained = new Map();
       try {
         await this.#repo.transaction(async (trx) => {
+          if (retained.size > 0) await this.#repo.writeRetained(trx, retained);
           for (const item of batch) await item.op(trx);
         });
         for (const item of batch) item.resolve();
@@ -212,13 +218,10 @@ export class SqlPersistence implements AsyncPersistence {
 
   async storeRetained(packet: Packet): Promise<void> {
     await this.#mem.storeRetained(packet);
-    const topic = packet.topic;
-    if (packet.payload.length === 0) {
-      await this.#write((trx) => this.#repo.deleteRetained(trx, topic));
-    } else {
-      const text = encode(packet);
-      await this.#write((trx) => this.#repo.putRetained(trx, topic, text));
-    }
+    // The batch's retained messages go in one statement (the last of a topic wins); this call
+    // resolves when that batch commits.
+    this.#retained.set(packet.topic, packet.payload.length === 0 ? null : encode(packet));
+    await this.#write(noop);
   }
 
   createRetainedStream(pattern: string): Readable {

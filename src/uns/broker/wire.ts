@@ -10,10 +10,15 @@
  *   subscriptions of shared.ts; refusals decided here (topic filter, subscription quota) are
  *   remembered for the SUBACK.
  * - PUBACK/PUBCOMP of the client end an outbound QoS 1/2 flow (Receive Maximum of the client).
+ * - A retained QoS 1 PUBLISH is remembered until the broker has stored it (`retainedStored`).
  * Out (every packet aedes writes goes through `writeToStream` of mqtt-packet, hooked here per
  * connection):
  * - SUBACK and PUBACK/PUBREC reason codes this layer decided (0x8F, 0x90, 0x97) replace aedes's
  *   generic ones; the CONNACK advertises shared subscriptions.
+ * - The PUBACK of a retained QoS 1 PUBLISH waits until the retained message is stored (committed
+ *   to the database: aedes writes the PUBACK before it stores the message), and the PUBACKs and
+ *   PUBRECs after it wait behind it (they leave in the order of their PUBLISHes). At most one
+ *   read batch of the connection waits: aedes reads no more until the batch's publishes are done.
  * - to an MQTT 5 client: a PUBLISH bigger than the client's Maximum Packet Size is not sent (and
  *   counts as delivered, MQTT-3.1.2-25); QoS 1/2 PUBLISHes beyond the client's Receive Maximum
  *   wait for an acknowledgement; topic aliases are assigned up to the client's Topic Alias Maximum.
@@ -165,6 +170,11 @@ export class Wire {
   readonly admitted = new Set<string>();
   /** The client's Topic Alias Maximum (from its CONNECT): aliases this layer may assign. */
   clientAliasMax = 0;
+  /** Message ids of inbound retained QoS 1 PUBLISHes not yet stored (their PUBACK waits). */
+  readonly #unstored = new Set<number>();
+  /** PUBACKs/PUBRECs written behind a PUBACK that waits for its retained message's store. */
+  readonly #acks: { packet: WirePacket; opts: { protocolVersion?: number } | undefined; ready: boolean }[] =
+    [];
 
   constructor(client: WireClient, opts: WireOptions) {
     installWriteHook();
@@ -203,6 +213,9 @@ export class Wire {
           );
         return true;
       case 'publish':
+        if (packet.qos === 1 && packet.retain && typeof packet.messageId === 'number') {
+          this.#unstored.add(packet.messageId);
+        }
         if (packet.qos === 2 && typeof packet.messageId === 'number') {
           if (!this.awaitingRel.has(packet.messageId)) {
             if (this.awaitingRel.size >= this.#opts.maxInflightInbound) {
@@ -346,7 +359,7 @@ export class Wire {
         if (packet.cmd === 'pubrec' && (packet.reasonCode ?? 0) >= 0x80) {
           this.awaitingRel.delete(packet.messageId as number);
         }
-        break;
+        return this.#ack(packet, opts);
       }
       case 'publish':
         return this.#publish(packet, opts);
@@ -354,6 +367,37 @@ export class Wire {
         break;
     }
     return originalWrite(packet, this.client.conn, opts);
+  }
+
+  /** A PUBACK/PUBREC: written now, or after the store of a retained message before it. */
+  #ack(packet: WirePacket, opts: { protocolVersion?: number } | undefined): boolean {
+    let wait = false;
+    if (packet.cmd === 'puback' && this.#unstored.delete(packet.messageId as number)) {
+      // A refused PUBLISH (0x87, 0x90) is not stored: its PUBACK need not wait.
+      wait = (packet.reasonCode ?? 0) < 0x80;
+      if (wait) this.#unstored.add(packet.messageId as number);
+    }
+    if (!wait && this.#acks.length === 0) return originalWrite(packet, this.client.conn, opts);
+    this.#acks.push({ packet, opts, ready: !wait });
+    return true;
+  }
+
+  /**
+   * The retained QoS 1 message of `messageId` is stored (or its publish failed): its PUBACK, and
+   * those waiting behind it, leave.
+   */
+  retainedStored(messageId: number | undefined): void {
+    if (messageId === undefined || !this.#unstored.delete(messageId)) return;
+    const waiting = this.#acks.find(
+      (a) => !a.ready && a.packet.messageId === messageId && a.packet.cmd === 'puback',
+    );
+    if (waiting) waiting.ready = true;
+    let sent = 0;
+    while (sent < this.#acks.length && this.#acks[sent]!.ready) sent++;
+    if (sent === 0) return;
+    const ready = this.#acks.splice(0, sent);
+    if (this.client.closed) return;
+    for (const a of ready) originalWrite(a.packet, this.client.conn, a.opts);
   }
 
   #publish(packet: WirePacket, opts: { protocolVersion?: number } | undefined): boolean {
@@ -402,6 +446,27 @@ export class Wire {
     }
     return originalWrite(packet, this.client.conn, opts);
   }
+}
+
+type PublishFn = (packet: WirePacket, client: object | null, done: (err?: Error) => void) => void;
+
+/**
+ * aedes writes the PUBACK of a QoS 1 PUBLISH before it publishes the message (storing a retained
+ * one); the connection's Wire holds a retained message's PUBACK until this says the publish is
+ * done: the store committed, so that a PUBACKed retained message survives a crash.
+ */
+export function releaseRetainedAcks(aedes: object): void {
+  const target = aedes as { publish: PublishFn };
+  const publish = target.publish.bind(aedes);
+  target.publish = (packet, client, done) => {
+    // publish(packet, done) is aedes's form without a client (the broker's own messages).
+    if (!client || typeof client === 'function' || packet.qos !== 1 || !packet.retain)
+      return publish(packet, client, done);
+    publish(packet, client, (err) => {
+      wireOf(client)?.retainedStored(packet.messageId as number | undefined);
+      done(err);
+    });
+  };
 }
 
 /** What a malformed filter refused here is renamed to before aedes sees it. */

@@ -1,0 +1,128 @@
+/**
+ * A PUBACKed retained message is on disk (issue 34): the PUBACK of a retained QoS 1 PUBLISH leaves
+ * only once the retained message's store has committed (aedes writes it before it stores the
+ * message; wire.ts holds it), PUBACKs stay in the order of their PUBLISHes, and a `kill -9` of the
+ * UNS right after the PUBACKs loses none of the acknowledged retained messages.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { MqttClient } from 'mqtt';
+import {
+  connectMqtt,
+  createAccount,
+  end,
+  PROCESS_ACCOUNT,
+  startTestUns,
+  startUnsProcess,
+  subscribe,
+  unsToken,
+} from '../helpers/uns.js';
+import { eventually } from '../helpers/util.js';
+
+/** PUBACK message ids in the order the client receives them. */
+function pubacks(client: MqttClient): number[] {
+  const ids: number[] = [];
+  client.on('packetreceive', (packet) => {
+    if (packet.cmd === 'puback') ids.push(packet.messageId!);
+  });
+  return ids;
+}
+
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+test('the PUBACK of a retained QoS 1 message waits for its store, and PUBACKs keep their order', async () => {
+  const t = await startTestUns();
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  try {
+    const token = await unsToken(t);
+    await createAccount(t, token, 'dev', 'dev-password', [{ path: 'r/#', perm: 'PubSub' }]);
+    // The retained store is held until the test lets it go.
+    const persistence = t.uns.broker.persistence;
+    const storeRetained = persistence.storeRetained.bind(persistence);
+    const events: string[] = [];
+    persistence.storeRetained = async (packet) => {
+      events.push(`store ${packet.topic}`);
+      await gate;
+      await storeRetained(packet);
+      events.push(`stored ${packet.topic}`);
+    };
+    const client = await connectMqtt(`mqtt://127.0.0.1:${t.mqttPort}`, {
+      username: 'dev',
+      password: 'dev-password',
+    });
+    const acked = pubacks(client);
+    client.on('packetreceive', (packet) => {
+      if (packet.cmd === 'puback') events.push(`puback ${packet.messageId}`);
+    });
+    const done = Promise.all([
+      client.publishAsync('r/state', 'on', { qos: 1, retain: true }),
+      client.publishAsync('r/plain', 'x', { qos: 1 }),
+    ]);
+    await eventually(() => events.includes('store r/state'));
+    // The broker has had many turns of its event loop to send a PUBACK it did not hold.
+    await turns(50);
+    // Time is the test: a PUBACK not held would have arrived by now.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(acked, [], `no PUBACK before the retained message is stored: ${events.join(', ')}`);
+    open();
+    await done;
+    // The plain message's PUBACK waited behind the retained one's: the order of the PUBLISHes.
+    assert.equal(acked.length, 2);
+    assert.ok(acked[0]! !== acked[1]!);
+    assert.ok(
+      events.indexOf('stored r/state') < events.indexOf(`puback ${acked[0]}`),
+      `stored before the PUBACK: ${events.join(', ')}`,
+    );
+    await end(client);
+  } finally {
+    open();
+    await t.stop();
+  }
+});
+
+test('retained QoS 1 messages PUBACKed before a kill -9 of the UNS are there after its restart', async () => {
+  const first = await startUnsProcess();
+  let second: Awaited<ReturnType<typeof startUnsProcess>> | undefined;
+  try {
+    const pub = await connectMqtt(first.mqttUrl, { ...PROCESS_ACCOUNT, reconnectPeriod: 0 });
+    pub.on('error', () => undefined);
+    const acked: string[] = [];
+    const count = 300;
+    // A window of 50 in flight, as a publisher under load keeps; the process is killed at once
+    // after the last PUBACK.
+    let next = 0;
+    await new Promise<void>((resolve) => {
+      const send = () => {
+        const n = next++;
+        const topic = `durable/t${n}`;
+        pub.publish(topic, `v${n}`, { qos: 1, retain: true }, (err) => {
+          if (err) return;
+          acked.push(topic);
+          if (acked.length === count) {
+            process.kill(first.pid, 'SIGKILL');
+            resolve();
+          } else if (next < count) send();
+        });
+      };
+      for (let i = 0; i < 50; i++) send();
+    });
+    await first.stop({ keepData: true });
+    pub.end(true);
+    second = await startUnsProcess([], ['#:PubSub'], first.dataDir);
+    const sub = await connectMqtt(second.mqttUrl, { ...PROCESS_ACCOUNT });
+    const got = new Map<string, string>();
+    sub.on('message', (topic, payload, packet) => {
+      if (packet.retain) got.set(topic, payload.toString());
+    });
+    await subscribe(sub, 'durable/#', 0);
+    await eventually(() => got.size === count, 10_000, `${count} retained messages, got ${got.size}`);
+    for (const topic of acked) assert.equal(got.get(topic), `v${topic.slice('durable/t'.length)}`);
+    await end(sub);
+  } finally {
+    if (second) await second.stop();
+    else await first.stop();
+  }
+});

@@ -68,6 +68,38 @@ forEachDialect('audit chain', (ctx) => {
     assert.equal((await audit.verify()).ok, true);
   });
 
+  test('a reader outside the scope never sees a change without its record (one transaction)', async () => {
+    const db = ctx.database.db;
+    // The change and the record counted by one reader, in one statement (one snapshot, also under
+    // PostgreSQL's read committed).
+    const look = () =>
+      ctx.database.outsideScope(async () => {
+        const row = (
+          await sql<{
+            c: number;
+            r: number;
+          }>`select (select count(*) from scratch where id = 'paired') as c, (select count(*) from audit_record where action = 'scratch.paired') as r`.execute(
+            db,
+          )
+        ).rows[0]!;
+        return [Number(row.c), Number(row.r)];
+      });
+    const scope = ctx.database.openScope();
+    await ctx.database.runInScope(scope, () => sql`insert into scratch (id) values ('paired')`.execute(db));
+    // Readers queued while the change is written but its record not yet: were the record written
+    // in a transaction of its own after the change's commit, one would see the change alone.
+    const looks = [look()];
+    await scope.finish(true, async () => {
+      looks.push(look());
+      await audit.record(input('scratch.paired'));
+      looks.push(look());
+    });
+    looks.push(look());
+    for (const seen of await Promise.all(looks))
+      assert.ok(seen[0] === seen[1], `seen ${JSON.stringify(seen)}`);
+    assert.deepEqual(await look(), [1, 1]);
+  });
+
   test('two appenders on one database (two managers), and an append rolled back, keep one chain', async () => {
     // Each repository guesses the head from its own last append; the other's appends and a
     // rolled-back one make the guess wrong, and the append then reads the head (no fork, no gap).

@@ -15,6 +15,7 @@ import SQLite from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import type PgModule from 'pg';
 import {
+  CompiledQuery,
   Kysely,
   PostgresDialect,
   SqliteAdapter,
@@ -26,7 +27,7 @@ import {
 import { RequestScope, outsideScope, runInScope, scopedDialect, type ScopedDriver } from './request-scope.js';
 import { wantsArrays } from './array-rows.js';
 
-export { sql };
+export { sql, CompiledQuery };
 export { eachArray, selectArrays } from './array-rows.js';
 export { RequestScope, currentScope, outsideScope } from './request-scope.js';
 export type { Kysely, Transaction };

@@ -47,11 +47,10 @@ const VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'u
 
 /** Whether a request is recorded: a mutating method on a matched route that did not opt out. */
 export function isAudited(request: FastifyRequest): boolean {
-  return (
-    MUTATING.has(request.method) &&
-    request.routeOptions.url !== undefined &&
-    request.routeOptions.config?.audit !== false
-  );
+  if (!MUTATING.has(request.method)) return false;
+  // `routeOptions` is a getter that builds an object of twelve fields: read it once.
+  const route = request.routeOptions;
+  return route.url !== undefined && route.config?.audit !== false;
 }
 
 /**
@@ -71,6 +70,19 @@ export function actionOf(method: string, url: string): string {
   return `${name}.${VERBS[method] ?? method.toLowerCase()}`;
 }
 
+/**
+ * The action of each route (by method and route pattern, so bounded by the route table, not by
+ * clients): worked out once, not on every call (a tenth of the hook's own time).
+ */
+const routeActions = new Map<string, string>();
+
+function routeAction(method: string, url: string): string {
+  const key = `${method} ${url}`;
+  let action = routeActions.get(key);
+  if (action === undefined) routeActions.set(key, (action = actionOf(method, url)));
+  return action;
+}
+
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
 function field(request: FastifyRequest, key: string): string | undefined {
@@ -84,8 +96,11 @@ function field(request: FastifyRequest, key: string): string | undefined {
   return undefined;
 }
 
-function targetOf(request: FastifyRequest, payload: unknown): string | null {
-  const declared = request.routeOptions.config?.audit;
+function targetOf(
+  request: FastifyRequest,
+  declared: FastifyRequest['routeOptions']['config']['audit'],
+  payload: unknown,
+): string | null {
   if (declared && declared.target) return field(request, declared.target) ?? null;
   const params = (request.params ?? {}) as Record<string, unknown>;
   const named = Object.entries(params)
@@ -199,18 +214,22 @@ async function finish(
 ): Promise<void> {
   const status = reply.statusCode;
   const principal = (request.auth as ManagerAuthContext | null)?.principal;
-  const config = request.routeOptions.config;
+  const route = request.routeOptions;
+  const config = route.config;
   const declared = config?.audit;
-  const url = request.routeOptions.url ?? request.url;
   const input = {
     actor: principal?.subject ?? 'anonymous',
     actorName: principal ? (principal.username ?? principal.tokenName) : null,
     companyId: field(request, 'companyId') ?? state.companyId,
     projectId: field(request, 'projectId') ?? state.projectId,
     module: config?.module ?? 'manager',
-    action: (declared && declared.action) || actionOf(request.method, url),
+    action:
+      (declared && declared.action) ||
+      (route.url !== undefined
+        ? routeAction(request.method, route.url)
+        : actionOf(request.method, request.url)),
     origin: options.origin,
-    target: targetOf(request, payload),
+    target: targetOf(request, declared, payload),
     status,
     requestId: request.id,
     details: {

@@ -1,5 +1,12 @@
 /** The audit trail's tables; no other module reads or writes them. */
-import { currentScope, sql, type Database, type Kysely } from '../../kernel/db/index.js';
+import {
+  CompiledQuery,
+  currentScope,
+  sql,
+  type Database,
+  type DialectName,
+  type Kysely,
+} from '../../kernel/db/index.js';
 import { SettingsTable } from '../../kernel/db/settings.js';
 import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
 
@@ -139,12 +146,51 @@ const APPEND_LOCK = 27_000_027;
 /** Places tried for one record before the append gives up (each a record another appender took). */
 const APPEND_TRIES = 100;
 
+/** The columns of a record, in the order of its insert's parameters. */
+const RECORD_COLUMNS = [
+  'seq',
+  'id',
+  'at',
+  'actor',
+  'actor_name',
+  'company_id',
+  'project_id',
+  'module',
+  'action',
+  'origin',
+  'target',
+  'outcome',
+  'status',
+  'request_id',
+  'details',
+  'legacy_id',
+  'prev_hash',
+  'hash',
+] as const;
+
+/**
+ * The record's insert, written once per dialect (`?` or `$n` placeholders): built from a `sql`
+ * template and compiled on every change, it cost five times the statement's JavaScript.
+ */
+const INSERT_RECORD: Record<DialectName, string> = {
+  sqlite: insertText(() => '?'),
+  postgres: insertText((i) => `$${i + 1}`),
+};
+
+function insertText(placeholder: (i: number) => string): string {
+  return `insert into audit_record (${RECORD_COLUMNS.join(', ')}) values (${RECORD_COLUMNS.map((_, i) =>
+    placeholder(i),
+  ).join(', ')}) on conflict (seq) do nothing`;
+}
+
 /** Inserts `r` unless its seq is taken (another appender's record): whether it was inserted. */
-async function insertRecord(db: Kysely<AuditTables>, r: AuditRow): Promise<boolean> {
-  const res =
-    await sql`insert into audit_record (seq, id, at, actor, actor_name, company_id, project_id, module, action, origin, target, outcome, status, request_id, details, legacy_id, prev_hash, hash) values (${r.seq}, ${r.id}, ${r.at}, ${r.actor}, ${r.actor_name}, ${r.company_id}, ${r.project_id}, ${r.module}, ${r.action}, ${r.origin}, ${r.target}, ${r.outcome}, ${r.status}, ${r.request_id}, ${r.details}, ${r.legacy_id}, ${r.prev_hash}, ${r.hash}) on conflict (seq) do nothing`.execute(
-      db,
-    );
+async function insertRecord(db: Kysely<AuditTables>, dialect: DialectName, r: AuditRow): Promise<boolean> {
+  const res = await db.executeQuery(
+    CompiledQuery.raw(
+      INSERT_RECORD[dialect],
+      RECORD_COLUMNS.map((c) => r[c]),
+    ),
+  );
   return Number(res.numAffectedRows ?? 0) === 1;
 }
 
@@ -184,6 +230,7 @@ async function chainEnd(db: Kysely<AuditTables>): Promise<ChainEnd> {
  */
 async function appendIn(
   db: Kysely<AuditTables>,
+  dialect: DialectName,
   seal: Sealer,
   guess: () => ChainEnd | undefined,
   lock: boolean,
@@ -194,7 +241,7 @@ async function appendIn(
   for (let tries = 0; tries < APPEND_TRIES; tries++) {
     end ??= await chainEnd(db);
     const r = seal(end.seq + 1, end.hash);
-    if (await insertRecord(db, r)) {
+    if (await insertRecord(db, dialect, r)) {
       if (r.seq % HEAD_MARK_EVERY === 0)
         await sql`update audit_head set seq = ${r.seq}, hash = ${r.hash} where id = 1 and seq < ${r.seq}`.execute(
           db,
@@ -231,11 +278,13 @@ export class AuditRepository {
     if (scope) {
       // The lock must be taken in the scope's transaction: begin it (a read would go to the pool).
       if (lock) await scope.connection();
-      const r = await appendIn(this.#db, seal, () => this.#end, lock);
+      const r = await appendIn(this.#db, this.database.dialect, seal, () => this.#end, lock);
       scope.afterCommit(() => this.#moved(r));
       return r;
     }
-    const r = await this.#db.transaction().execute((trx) => appendIn(trx, seal, () => this.#end, lock));
+    const r = await this.#db
+      .transaction()
+      .execute((trx) => appendIn(trx, this.database.dialect, seal, () => this.#end, lock));
     this.#moved(r);
     return r;
   }

@@ -28,7 +28,7 @@ import { wantsArrays } from './array-rows.js';
 
 export { sql };
 export { selectArrays } from './array-rows.js';
-export { RequestScope, currentScope, outsideScope } from './request-scope.js';
+export { RequestScope, currentScope, outsideScope, scopeTracking } from './request-scope.js';
 export type { Kysely, Transaction };
 
 /**

@@ -17,8 +17,9 @@ const root = join(import.meta.dirname, '../..');
  * `node <CLI_ARGS> <command...>`: a process starts in a fraction of the time the sources through
  * tsx take, and its memory is the product's. `runCli`, `runCliJson` and `startCli` build first
  * when a source changed (`ensureBuilt`); a caller that runs `CLI_ARGS` itself calls it first.
- * `MILLWRIGHT_CLI_DIST=<folder>` runs another build instead (a copy of `dist/` inside the clone,
- * so that its packages resolve), as it is: a bench's before/after of two builds, run alternately.
+ * `MILLWRIGHT_CLI_DIST=<folder>` runs another build instead, as it is (a copy of `dist/` beside
+ * it, e.g. `dist-before/`, so that `package.json` and the packages resolve): a bench's
+ * before/after of two builds, run alternately.
  */
 export const CLI_ARGS = [join(process.env.MILLWRIGHT_CLI_DIST ?? join(root, 'dist'), 'cli/main.js')];
 

@@ -48,6 +48,13 @@ const edgeDir = dirs.make();
 const env = cleanEnv({ MILLWRIGHT_EDGE_ADMIN_PASSWORD: 'bench-admin-password' });
 const cli = (args: string[]) => runCliJson(args, env);
 
+/** CPU time (user + system) of a process so far, in µs (from /proc: clock ticks of 10 ms). */
+const cpuUs = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10_000;
+};
+
 const rssKiB = (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 
@@ -211,7 +218,19 @@ try {
     ],
   ];
   const loaded = cases.filter(([name]) => !only || name.startsWith(`${only}:`));
+  // Each service's CPU with no load (heartbeats, timers, the edge's own work), per second: taken
+  // off its CPU per call, which at a few hundred calls per second it would otherwise dominate.
+  const i0 = [cpuUs(managerProc.pid), cpuUs(edgeProc.pid), performance.now()] as const;
+  await new Promise((r) => setTimeout(r, 3000));
+  const idleS = (performance.now() - i0[2]) / 1000;
+  const idle = {
+    manager: (cpuUs(managerProc.pid) - i0[0]) / idleS,
+    edge: (cpuUs(edgeProc.pid) - i0[1]) / idleS,
+  };
   const load = async (o: autocannon.Options) => {
+    const m0 = cpuUs(managerProc.pid);
+    const e0 = cpuUs(edgeProc.pid);
+    const t0 = performance.now();
     const r = await autocannon({
       connections,
       duration,
@@ -223,15 +242,20 @@ try {
       tlsOptions: { rejectUnauthorized: false },
     } as autocannon.Options);
     if (r.errors || r.non2xx) throw new Error(`${o.url}: ${r.errors} errors, ${r.non2xx} non-2xx`);
-    return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+    const n = r.requests.total;
+    const s = (performance.now() - t0) / 1000;
+    const managerCpu = (cpuUs(managerProc.pid) - m0 - idle.manager * s) / n;
+    const edgeCpu = (cpuUs(edgeProc.pid) - e0 - idle.edge * s) / n;
+    return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, managerCpu, edgeCpu };
   };
   // Both paths warmed up alike first (JIT, TLS sessions, the bridge's caches), unmeasured.
   for (const [, o] of loaded) await load({ ...o, duration: warmup });
-  const results = new Map<string, { rps: number; p50: number; p99: number }[]>();
+  type Round = { rps: number; p50: number; p99: number; managerCpu: number; edgeCpu: number };
+  const results = new Map<string, Round[]>();
   for (let round = 0; round < rounds; round++) {
     for (const [name, o] of loaded) results.set(name, [...(results.get(name) ?? []), await load(o)]);
   }
-  const avg = (name: string, k: 'rps' | 'p50' | 'p99') => {
+  const avg = (name: string, k: keyof Round) => {
     const rs = results.get(name) ?? [];
     return rs.length ? rs.reduce((s, r) => s + r[k], 0) / rs.length : NaN;
   };
@@ -295,6 +319,14 @@ try {
     console.log(
       `| ${name} | ${avg(name, 'rps').toFixed(0)} | ${avg(name, 'p50').toFixed(1)} | ${avg(name, 'p99').toFixed(1)} | ${only ? '-' : `${((avg(name, 'rps') / direct) * 100).toFixed(1)}%`} |`,
     );
+  }
+  console.log(
+    `\nCPU per call: /proc before and after each round, less each service's CPU with no load (manager ${(idle.manager / 1000).toFixed(1)} ms/s, edge ${(idle.edge / 1000).toFixed(1)} ms/s over 3 s)`,
+  );
+  console.log('\n| case | manager CPU µs per call | edge CPU µs per call |');
+  console.log('|---|---:|---:|');
+  for (const [name] of loaded) {
+    console.log(`| ${name} | ${avg(name, 'managerCpu').toFixed(1)} | ${avg(name, 'edgeCpu').toFixed(1)} |`);
   }
   for (const [name] of loaded) {
     console.log(

@@ -5,7 +5,7 @@
  * be written does not happen; tampering with a row makes verify name it; the CSV and PDF exports
  * (the PDF read back with pdftotext); the deprecated routes, settings and the older store's move;
  * token changes (admin API and CLI) and edges' link sign-ins recorded without secrets; on SQLite a
- * call waiting on an edge holds no write lock.
+ * call waiting on an edge holds no write lock; a caller's bridged reads are not recorded.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -342,6 +342,33 @@ test('SQLite: a mutating call waiting on an edge holds no write lock; other chan
     assert.match(bridged.target, new RegExp(`deviceId=${edge.deviceId}`));
     assert.ok(bridged.seq > duringRecord.seq);
     assert.equal(bridged.details.method, 'PUT');
+  } finally {
+    await edge.stop();
+  }
+});
+
+test("a caller's bridged reads leave no record; its bridged change leaves one", async () => {
+  const { projectId } = await makeProject(m, 'reads-co', 'reads-p');
+  const edge = new SimEdge();
+  await edge.activate(m.url, await activationCode(m, projectId));
+  await edge.connect();
+  try {
+    const base = `/api/v1/edge/${projectId}/${edge.deviceId}`;
+    // Let the link's sign-in record land first.
+    await new Promise((r) => setTimeout(r, 300));
+    const before = await count();
+    for (const method of ['GET', 'HEAD', 'OPTIONS']) {
+      const res = await m.call(`${base}/config/templates`, { method });
+      assert.ok(res.status < 500, `${method}: ${res.status} ${res.text}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await count()) - before, 0, 'a bridged read was recorded');
+    const made = await m.call(`${base}/config/session`, { json: { doc: 1 } });
+    assert.equal(made.status, 201, made.text);
+    assert.equal((await count()) - before, 1);
+    const r = await newest();
+    assert.equal(r.module, 'bridge');
+    assert.equal(r.details.method, 'POST');
   } finally {
     await edge.stop();
   }

@@ -17,8 +17,11 @@ const root = join(import.meta.dirname, '../..');
  * `node <CLI_ARGS> <command...>`: a process starts in a fraction of the time the sources through
  * tsx take, and its memory is the product's. `runCli`, `runCliJson` and `startCli` build first
  * when a source changed (`ensureBuilt`); a caller that runs `CLI_ARGS` itself calls it first.
+ * `MILLWRIGHT_CLI_DIST=<folder>` runs another build instead, as it is (a copy of `dist/` beside
+ * it, e.g. `dist-before/`, so that `package.json` and the packages resolve): a bench's
+ * before/after of two builds, run alternately.
  */
-export const CLI_ARGS = [join(root, 'dist/cli/main.js')];
+export const CLI_ARGS = [join(process.env.MILLWRIGHT_CLI_DIST ?? join(root, 'dist'), 'cli/main.js')];
 
 let built = false;
 /**
@@ -27,7 +30,7 @@ let built = false;
  * `MILLWRIGHT_TEST_DIST_BUILT`: then nothing is looked at again.
  */
 export function ensureBuilt(): void {
-  if (built || process.env.MILLWRIGHT_TEST_DIST_BUILT === '1') return;
+  if (built || process.env.MILLWRIGHT_TEST_DIST_BUILT === '1' || process.env.MILLWRIGHT_CLI_DIST) return;
   execFileSync(process.execPath, [join(root, 'scripts/build.mjs'), '--if-changed'], {
     stdio: 'inherit',
     cwd: root,

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import pino from 'pino';
-import { sql } from '../../src/kernel/db/index.js';
+import { currentScope, scopeTracking, sql } from '../../src/kernel/db/index.js';
 import { AuditRepository, AuditService } from '../../src/manager/audit/index.js';
 import { HEAD_MARK_EVERY } from '../../src/manager/audit/repository.js';
 import { auditMigrations } from '../../src/manager/audit/migrations/index.js';
@@ -208,5 +208,44 @@ forEachDialect('audit chain', (ctx) => {
     assert.equal(v.ok, false);
     assert.equal(v.broken?.seq, mark - 1);
     assert.match(v.broken!.reason, new RegExp(`reached record ${mark} \\(records removed at the end\\)`));
+  });
+});
+
+forEachDialect('request scopes', (ctx) => {
+  before(async () => {
+    await sql`create table scratch_scopes (id text primary key)`.execute(ctx.database.db);
+  });
+
+  test("the scopes' storage runs its hooks only while a scope is open; later scopes work alike", async () => {
+    const db = ctx.database.db;
+    const insert = (id: string) => sql`insert into scratch_scopes (id) values (${id})`.execute(db);
+    const a = ctx.database.openScope();
+    const b = ctx.database.openScope();
+    await ctx.database.runInScope(a, () => insert('a'));
+    assert.equal(scopeTracking(), true);
+    await a.finish(true);
+    assert.equal(scopeTracking(), true, 'b is still open');
+    await ctx.database.runInScope(b, async () => {
+      await new Promise((r) => setImmediate(r));
+      assert.equal(currentScope(), b);
+      await insert('b');
+    });
+    await b.finish(false);
+    // No scope open: no hooks on every promise of the process.
+    assert.equal(scopeTracking(), false);
+    assert.equal(currentScope(), undefined);
+    const c = ctx.database.openScope();
+    await ctx.database.runInScope(c, async () => {
+      await new Promise((r) => setImmediate(r));
+      assert.equal(currentScope(), c);
+      await insert('c');
+    });
+    await c.finish(true);
+    assert.equal(scopeTracking(), false);
+    const rows = await sql<{ id: string }>`select id from scratch_scopes order by id`.execute(db);
+    assert.deepEqual(
+      rows.rows.map((r) => r.id),
+      ['a', 'c'],
+    );
   });
 });

@@ -22,6 +22,21 @@ import {
 } from 'kysely';
 
 const storage = new AsyncLocalStorage<RequestScope>();
+/**
+ * Scopes made and not yet ended. While an `AsyncLocalStorage` is enabled (from its first `run`),
+ * Node runs its hooks on every promise and async resource of the process: on the manager, about
+ * 55 µs of CPU per request of any kind (docs/performance.md). So the storage is disabled whenever
+ * no scope is open (a read-only request, a bridged read, never opens one); the next `run` enables
+ * it again. Nothing is lost: with no open scope there is no store anyone may read
+ * (`currentScope` answers only an active one), and a scope's `run` enables the storage before
+ * its context begins.
+ */
+let open = 0;
+
+/** Whether the scopes' storage currently runs its hooks (for the tests). */
+export function scopeTracking(): boolean {
+  return (storage as unknown as { enabled?: boolean }).enabled === true;
+}
 
 /** Whether a compiled query only reads (it may then run outside the scope's transaction). */
 function readsOnly(q: CompiledQuery): boolean {
@@ -47,6 +62,7 @@ export class RequestScope {
   constructor(driver: ScopedDriver) {
     this.driver = driver;
     this.handle = new ScopedConnection(this);
+    open++;
   }
 
   /** True until `finish`: queries of the scope's context go to its transaction. */
@@ -96,6 +112,7 @@ export class RequestScope {
 
   async #end(commit: boolean): Promise<void> {
     this.#active = false;
+    if (--open === 0) storage.disable();
     if (!this.#begin) return;
     let conn: DatabaseConnection;
     try {

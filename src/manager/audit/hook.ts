@@ -11,7 +11,9 @@
  *   both; a failure rolls the change back and appends one record with outcome `failure` (when
  *   the caller was authenticated: anonymous refusals are not recorded, so that nobody can grow
  *   the trail without a credential);
- * - a bridged call made while the request runs is added to the request's record.
+ * - a bridged call made while the request runs is added to the request's record; one made outside
+ *   a recorded request gets a record of its own when it may change something (a mutating method)
+ *   or when the manager makes it (a template task's), not a caller's bridged read.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -259,7 +261,8 @@ async function finish(
 
 /**
  * A bridged call: added to the record of the request it is made in, or recorded on its own
- * (a template task's call, origin `TASK`).
+ * (a template task's call, origin `TASK`; a caller's mutating call outside a recorded request).
+ * A caller's bridged read (GET, HEAD, OPTIONS) outside a recorded request is not recorded.
  */
 export function bridgedCallListener(audit: AuditService, logger: Logger) {
   return (call: BridgedCallRecord): void => {
@@ -279,6 +282,10 @@ export function bridgedCallListener(audit: AuditService, logger: Logger) {
       return;
     }
     const byManager = call.actor.subject.startsWith('manager:');
+    // A caller's read through the bridge (GET, HEAD, OPTIONS outside a recorded request) changes
+    // nothing: it is in the request log like any other read, not in the trail (one hash-chained
+    // insert per read was most of the manager's CPU per bridged read, bench/fleet).
+    if (!byManager && !MUTATING.has(call.method)) return;
     audit
       .record({
         actor: call.actor.subject,

@@ -99,6 +99,8 @@ const client = runCliJson(['edge', 'api-client', 'create', '--name', 'bench'], e
 const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
   env,
   inheritStderr: true,
+  // A start takes seconds on a quiet machine, and more than the default 30 s at load 25.
+  timeoutMs: 180_000,
 });
 edgePid = edge.pid;
 const api = new EdgeClient({

@@ -11,7 +11,7 @@
  *
  * `--short` (for `npm run bench -- summary`): the same 100,000 tags, without the second apply.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -59,15 +59,39 @@ function template(description: string): string {
 }
 
 const secs = (ms: number) => (ms / 1000).toFixed(2);
-const rows: Array<[string, string, string]> = [];
+const rows: Array<[string, string, string, string, string]> = [];
 /** Seconds per step, for `bench/summary`. */
 const seconds: Record<string, number> = {};
+let edgePid = 0;
+/** CPU milliseconds (user + system) of process `pid` so far, from /proc (0 where there is none). */
+function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in ticks of 1/100 s
+  } catch {
+    return 0;
+  }
+}
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+/**
+ * Runs one step: its wall seconds, and the CPU milliseconds the edge process and this client
+ * spent in it (CPU time is what a loaded machine does not inflate much; wall time is).
+ */
 const time = async <T>(label: string, target: string, fn: () => Promise<T>, key?: string): Promise<T> => {
   const t0 = performance.now();
+  const e0 = edgePid ? procCpuMs(edgePid) : 0;
+  const c0 = cpuMs();
   const out = await fn();
-  rows.push([label, secs(performance.now() - t0), target]);
-  if (key) seconds[key] = (performance.now() - t0) / 1000;
-  process.stderr.write(`${label}: ${secs(performance.now() - t0)} s\n`);
+  const wall = performance.now() - t0;
+  const edgeCpu = edgePid ? (procCpuMs(edgePid) - e0).toFixed(0) : '';
+  const clientCpu = (cpuMs() - c0).toFixed(0);
+  rows.push([label, secs(wall), edgeCpu, clientCpu, target]);
+  if (key) seconds[key] = wall / 1000;
+  process.stderr.write(`${label}: ${secs(wall)} s (CPU ms: edge ${edgeCpu}, client ${clientCpu})\n`);
   return out;
 };
 
@@ -75,7 +99,10 @@ const client = runCliJson(['edge', 'api-client', 'create', '--name', 'bench'], e
 const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
   env,
   inheritStderr: true,
+  // A start takes seconds on a quiet machine, and more than the default 30 s at load 25.
+  timeoutMs: 180_000,
 });
+edgePid = edge.pid;
 const api = new EdgeClient({
   url: edge.ready.services.edge!.url,
   credentials: { clientId: client.client_id, clientSecret: client.client_secret },
@@ -115,6 +142,7 @@ try {
 } finally {
   api.close();
   await edge.stop();
+  edgePid = 0;
 }
 
 // The floor: the rows inserted directly, one transaction, no checks, no HTTP.
@@ -177,7 +205,8 @@ rmSync(dataDir, { recursive: true, force: true });
 console.log(
   `\nbench/config: ${deviceCount} devices x ${tagsPerDevice} tags, ${cpus().length} cores (${cpus()[0]?.model ?? '?'})\n`,
 );
-console.log('| step | seconds | target |');
-console.log('|---|---:|---|');
-for (const [label, s, target] of rows) console.log(`| ${label} | ${s} | ${target} |`);
+console.log('| step | seconds | edge CPU ms | client CPU ms | target |');
+console.log('|---|---:|---:|---:|---|');
+for (const [label, s, edgeCpu, clientCpu, target] of rows)
+  console.log(`| ${label} | ${s} | ${edgeCpu} | ${clientCpu} | ${target} |`);
 reportFigures({ tags: total, ...seconds });

@@ -55,3 +55,12 @@ test('text beyond ASCII: two- and four-byte characters, lone surrogates, escapes
 test('a buffer grows past its first size with multi-byte text', () => {
   same({ data: { list: Array.from({ length: 5000 }, (_, i) => ({ i, t: '温'.repeat(i % 20) })) } });
 });
+
+test('arrays around the piece size (128 elements), with holes and undefined, are JSON.stringify', () => {
+  for (const length of [17, 127, 128, 129, 256, 257, 1000]) {
+    const list: unknown[] = Array.from({ length }, (_, i) => (i % 50 === 0 ? undefined : { i }));
+    delete list[length - 1]; // a hole
+    same({ data: { list } });
+    same(list);
+  }
+});

@@ -53,12 +53,20 @@ const TEMPLATE_META = [
 ] as const;
 const SNAPSHOT_META = ['id', 'reason', 'sections', 'size', 'created_at'] as const;
 
-export async function pack(text: string): Promise<string> {
-  return (await gzip(Buffer.from(text, 'utf8'), { level: 1 })).toString('base64');
+/** A document's text (or its UTF-8 bytes) as stored: gzip (level 1), base64. */
+export async function pack(text: string | Buffer): Promise<string> {
+  return (await gzip(typeof text === 'string' ? Buffer.from(text, 'utf8') : text, { level: 1 })).toString(
+    'base64',
+  );
 }
 
 export async function unpack(stored: string): Promise<string> {
-  return (await gunzip(Buffer.from(stored, 'base64'))).toString('utf8');
+  return (await unpackBytes(stored)).toString('utf8');
+}
+
+/** A stored document as its UTF-8 bytes (not decoded to a string). */
+export async function unpackBytes(stored: string): Promise<Buffer> {
+  return gunzip(Buffer.from(stored, 'base64'));
 }
 
 export class ConfigRepository {

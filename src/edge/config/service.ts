@@ -29,7 +29,7 @@ import {
   substitute,
   type TemplateDocument,
 } from './document.js';
-import { ConfigRepository, pack, unpack } from './repository.js';
+import { ConfigRepository, pack, unpack, unpackBytes } from './repository.js';
 import {
   CONFIG_LIMITS,
   IDEMPOTENCY_KEYS_KEPT,
@@ -92,7 +92,6 @@ export class ConfigService {
 
   // --- export
 
-  /** The current configuration, every section, secrets in the clear (kept on this edge only). */
   /**
    * The current configuration as a document: every `{{` of the sections escaped (`\{{`), so that
    * applying it gives the same text back (modules have placeholders of their own, the twins').
@@ -104,6 +103,25 @@ export class ConfigService {
       createdAt: new Date().toISOString(),
       sections: escapePlaceholders(await this.#exportSections()),
     };
+  }
+
+  /**
+   * The JSON text of `exportDocument()`, byte for byte, and its sections' names: each section
+   * written as text where it can (`exportJson`: no objects for the DeviceHub's 100,000 tags).
+   */
+  async exportText(): Promise<{ text: string; sections: string[] }> {
+    const createdAt = new Date().toISOString();
+    const head = JSON.stringify({ format: TEMPLATE_FORMAT, version: TEMPLATE_VERSION, createdAt });
+    const parts: string[] = [];
+    const names: string[] = [];
+    for (const s of this.#sections()) {
+      const text = s.exportJson
+        ? await s.exportJson()
+        : (JSON.stringify(escapePlaceholders(await s.export())) as string | undefined);
+      names.push(s.name);
+      if (text !== undefined) parts.push(`${JSON.stringify(s.name)}:${text}`);
+    }
+    return { text: `${head.slice(0, -1)},"sections":{${parts.join(',')}}}`, sections: names };
   }
 
   /** Every section's export, as the sections answer it (not escaped). */
@@ -288,13 +306,12 @@ export class ConfigService {
   // --- snapshots
 
   async captureSnapshot(reason: string): Promise<SnapshotView> {
-    const doc = await this.exportDocument();
-    const text = JSON.stringify(doc);
+    const { text, sections } = await this.exportText();
     const now = Date.now();
     const row = {
       id: uuidv7(now),
       reason,
-      sections: JSON.stringify(Object.keys(doc.sections)),
+      sections: JSON.stringify(sections),
       size: Buffer.byteLength(text),
       document: await pack(text),
       created_at: now,
@@ -348,12 +365,25 @@ export class ConfigService {
     doc: TemplateDocument,
     meta: { name: string; description?: string | undefined },
   ): Promise<TemplateView> {
+    return this.#saveText(JSON.stringify(doc), Object.keys(doc.sections), meta, doc);
+  }
+
+  /**
+   * Saves the JSON text of a document (`doc`, when the caller has it: else it is parsed, and only
+   * when the text may hold an encrypted secret).
+   */
+  async #saveText(
+    text: string,
+    sections: string[],
+    meta: { name: string; description?: string | undefined },
+    doc?: TemplateDocument,
+  ): Promise<TemplateView> {
     const name = meta.name.trim();
     if (name === '' || name.length > 200) throw badRequest('name must have 1 to 200 characters');
     if ((await this.#repo.countTemplates()) >= CONFIG_LIMITS.maxTemplates)
       throw conflict(`at most ${CONFIG_LIMITS.maxTemplates} templates are saved; delete some first`);
-    const text = JSON.stringify(doc);
-    if (Buffer.byteLength(text) > CONFIG_LIMITS.maxTemplateBytes)
+    const bytes = Buffer.from(text, 'utf8');
+    if (bytes.length > CONFIG_LIMITS.maxTemplateBytes)
       throw new AppError(
         ERRORS.payloadTooLarge,
         `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`,
@@ -363,11 +393,12 @@ export class ConfigService {
       id: uuidv7(now),
       name,
       description: meta.description ?? '',
-      sections: JSON.stringify(Object.keys(doc.sections)),
+      sections: JSON.stringify(sections),
       // No `"$encrypted"` in the text, no encrypted secret: the walk only when there may be one.
-      encrypted: text.includes('"$encrypted"') && hasEncrypted(doc) ? 1 : 0,
-      size: Buffer.byteLength(text),
-      document: await pack(text),
+      encrypted:
+        text.includes('"$encrypted"') && hasEncrypted(doc ?? (JSON.parse(text) as TemplateDocument)) ? 1 : 0,
+      size: bytes.length,
+      document: await pack(bytes),
       created_at: now,
       updated_at: now,
     };
@@ -386,7 +417,8 @@ export class ConfigService {
 
   /** Saves the current configuration as a template (secrets kept on the edge, in the clear). */
   async createFromCurrent(meta: { name: string; description?: string | undefined }): Promise<TemplateView> {
-    return this.#saveDocument(await this.exportDocument(), meta);
+    const { text, sections } = await this.exportText();
+    return this.#saveText(text, sections, meta);
   }
 
   async listTemplates(spec: ListSpec): Promise<ListPage<TemplateView>> {
@@ -444,16 +476,17 @@ export class ConfigService {
 
   /**
    * A saved template as it leaves the edge, as JSON text: secrets encrypted under the key, or left
-   * out. A template without secrets leaves as it was stored (the text `JSON.stringify` gave when it
-   * was saved), without being parsed and written again.
+   * out. A template without secrets leaves as it was stored (the UTF-8 bytes of the text
+   * `JSON.stringify` gave when it was saved), without being decoded, parsed and written again.
    */
-  async download(id: string, encryptionKey?: string): Promise<string> {
+  async download(id: string, encryptionKey?: string): Promise<string | Buffer> {
     const t = await this.#repo.getTemplate(id);
     if (!t) throw notFound(`template "${id}" not found`);
-    const text = await unpack(t.document);
-    if (!text.includes('"$secret"') && !text.includes('"$encrypted"') && !text.includes('"encryption"'))
-      return text;
-    return JSON.stringify(await protectSecrets(JSON.parse(text) as TemplateDocument, encryptionKey));
+    const bytes = await unpackBytes(t.document);
+    if (!bytes.includes('"$secret"') && !bytes.includes('"$encrypted"') && !bytes.includes('"encryption"'))
+      return bytes;
+    const doc = JSON.parse(bytes.toString('utf8')) as TemplateDocument;
+    return JSON.stringify(await protectSecrets(doc, encryptionKey));
   }
 
   /**

@@ -64,3 +64,56 @@ function tagOut(r: RegisterArray): TemplateTag {
 /** A JSON object column as `parseJson` reads it; `{}` (most metadata) without parsing. */
 const objectText = (text: string): Record<string, unknown> =>
   text === '{}' ? {} : (parseJson(text) as Record<string, unknown>);
+
+/**
+ * `JSON.stringify` replacer that escapes every `{{` of a string value as `\{{` (keys stay): the
+ * same text as `JSON.stringify(escapePlaceholders(value))` of the configuration service, for data
+ * read from JSON (no `toJSON`, no class instances).
+ */
+const escapeReplacer = (_key: string, value: unknown): unknown =>
+  typeof value === 'string' && value.includes('{{') ? value.replace(/\{\{/g, '\\{{') : value;
+
+/** A string value as JSON text, `{{` escaped (a column read as something else: as it is). */
+const str = (text: string): string =>
+  typeof text !== 'string'
+    ? String(JSON.stringify(text, escapeReplacer))
+    : JSON.stringify(text.includes('{{') ? text.replace(/\{\{/g, '\\{{') : text);
+
+/**
+ * A JSON object column as JSON text (`objectText`, escaped, stringified); `{}` as it is. A text
+ * without `{{` (outside strings there is none) and without `\u` escapes has no `{{` to escape:
+ * stringified without the replacer, which would take `JSON.stringify` off its fast path.
+ */
+const objectJson = (text: string): string =>
+  text === '{}'
+    ? '{}'
+    : text.includes('{{') || text.includes('\\u')
+      ? JSON.stringify(parseJson(text), escapeReplacer)
+      : JSON.stringify(parseJson(text));
+
+/** A value of a column that is not text (a number as read) as JSON, or undefined when omitted. */
+const valueJson = (value: unknown): string | undefined => JSON.stringify(value, escapeReplacer);
+
+/** One tag as the JSON text of `tagOut` (`{{` escaped), without its object. */
+function tagJson(r: RegisterArray): string {
+  let out = `{"ID":${str(r[0])},"TagName":${str(r[3])},"Name":${str(r[2])},"ValueType":${str(r[5])}`;
+  out += `,"Description":${str(r[4])},"PublishCoV":${r[6] === 1},"TagFormula":${str(r[7])}`;
+  const interval = typeof r[8] === 'number' && Number.isFinite(r[8]) ? String(r[8]) : valueJson(r[8]);
+  if (interval !== undefined) out += `,"IntervalMs":${interval}`;
+  return `${out},"Properties":${objectJson(r[9])},"MetaData":${objectJson(r[10])}}`;
+}
+
+/**
+ * The section's export as JSON text, `{{` escaped: byte for byte
+ * `JSON.stringify(escapePlaceholders({ devices: read.devices.map(exportDevice) }))`, written from
+ * the rows without the template objects of the 100,000 tags.
+ */
+export function exportJson(read: ExportRead): string {
+  const parts: string[] = [];
+  for (const [i, d] of read.devices.entries()) {
+    const head = JSON.stringify(deviceOut(d), escapeReplacer);
+    const tags = read.tags[i]!.map(tagJson);
+    parts.push(`${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"Tags":[${tags.join(',')}]}`);
+  }
+  return `{"devices":[${parts.join(',')}]}`;
+}

@@ -66,6 +66,12 @@ export interface ConfigSection<T = unknown> {
   readonly name: string;
   /** The current configuration of the module (secrets marked as `SecretValue`). */
   export(): Promise<T>;
+  /**
+   * The export as JSON text with every `{{` of its strings escaped as `\{{`: byte for byte
+   * `JSON.stringify` of the escaped `export()`, when the section can write it without making the
+   * export's objects (the DeviceHub's 100,000 tags). Exports to a document use it when there is one.
+   */
+  exportJson?(): Promise<string>;
   /** Problems of `doc` as this section (empty when it can be applied). */
   validate(doc: unknown): Promise<SectionIssue[]> | SectionIssue[];
   /** What applying `next` (valid) over `current` (an export) would change. */

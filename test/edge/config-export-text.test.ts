@@ -1,0 +1,119 @@
+/**
+ * The configuration export written as text (`ConfigService.exportText`, the DeviceHub's
+ * `exportJson`): byte for byte the JSON text of the document made of objects
+ * (`JSON.stringify(exportDocument())`), placeholders escaped, odd strings and metadata included;
+ * a saved export downloads as those bytes and parses back to the same document.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildEdgeApp, edgeConfigWith, type EdgeShell } from '../../src/edge/service.js';
+import type { DevicehubSection } from '../../src/edge/devicehub/config-section.js';
+import { escapePlaceholders } from '../../src/edge/config/document.js';
+
+let shell: EdgeShell;
+const dataDir = mkdtempSync(join(tmpdir(), 'mw-config-export-text-'));
+
+after(async () => {
+  await shell?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const ODD = 'quote " back \\ tab \t line \n nul-ish \u0001 sep \u2028 é ☃ 😀 {{x}} {{{';
+
+const doc: DevicehubSection = {
+  devices: [
+    {
+      Name: 'zeta',
+      DriverID: 'Generator',
+      Description: `a device {{Device}} ${ODD}`,
+      MetaData: { site: 'B {{Site}}', '10': 'an index key', nested: { list: [1, 'x{{y', true, null] } },
+      AliasTopics: true,
+      Tags: [
+        {
+          TagName: 'b-two',
+          Name: 'S',
+          ValueType: 'float64',
+          Description: ODD,
+          PublishCoV: true,
+          TagFormula: 'value * 2',
+          IntervalMs: 250,
+          Properties: { address: '7' },
+          MetaData: { unit: '°C', note: ODD, n: 1.5, deep: { a: [{ b: '{{c}}' }] }, '2': 'two', '1': 'one' },
+        },
+        {
+          TagName: 'a',
+          Name: 'S',
+          ValueType: 'int32',
+          Properties: { address: '9' },
+          MetaData: { '{{k}}': 'v{{' },
+        },
+      ],
+    },
+    { Name: 'alpha', DriverID: 'Generator', Tags: [] },
+    {
+      Name: 'mid',
+      DriverID: 'Generator',
+      Tags: Array.from({ length: 50 }, (_, i) => ({
+        TagName: `t${i}`,
+        Name: 'S',
+        ValueType: 'float64',
+        Description: i % 2 ? '' : `d${i}`,
+        IntervalMs: 1000 + i,
+        Properties: { address: String(i) },
+      })),
+    },
+  ],
+};
+
+/** The text with its `createdAt` value made fixed (the two exports are made at different times). */
+const fixed = (text: string) => text.replace(/"createdAt":"[^"]*"/, '"createdAt":"T"');
+
+before(async () => {
+  shell = await buildEdgeApp(
+    edgeConfigWith({ dataDir, datahubGateway: false, opcuaEnabled: false, logLevel: 'error' }),
+  );
+  const section = shell.module('devicehub').configSection;
+  assert.deepEqual(section.validate(doc), []);
+  await shell.database.transaction((trx) =>
+    section.apply(doc, {
+      mode: 'legacy',
+      trx,
+      failFast: true,
+      fail: (item, message) => assert.fail(`${item}: ${message}`),
+      afterCommit: () => undefined,
+      progress: () => undefined,
+    }),
+  );
+});
+
+test("the DeviceHub's exportJson is the JSON text of its escaped export, byte for byte", async () => {
+  const section = shell.module('devicehub').configSection;
+  const objects = JSON.stringify(escapePlaceholders(await section.export()));
+  const text = await section.exportJson();
+  assert.equal(text, objects);
+  assert.ok(text.includes('\\\\{{'), 'placeholders are escaped');
+});
+
+test('exportText is the JSON text of exportDocument, byte for byte, every section', async () => {
+  const config = shell.module('config');
+  const objects = JSON.stringify(await config.exportDocument());
+  const { text, sections } = await config.exportText();
+  assert.equal(fixed(text), fixed(objects));
+  assert.deepEqual(sections, Object.keys((await config.exportDocument()).sections));
+});
+
+test('a saved export downloads as the bytes of its text and reads back as the same document', async () => {
+  const config = shell.module('config');
+  const saved = await config.createFromCurrent({ name: 'export' });
+  const bytes = await config.download(saved.id);
+  const text = Buffer.isBuffer(bytes) ? bytes.toString('utf8') : bytes;
+  assert.equal(fixed(text), fixed(JSON.stringify(await config.exportDocument())));
+  assert.equal(saved.size, Buffer.byteLength(text));
+  const { doc: loaded } = await config.load(saved.id);
+  const preview = await config.preview(loaded, { mode: 'use' });
+  assert.deepEqual(preview.sections.devicehub, { added: [], changed: [], removed: [], restarts: [] });
+  await config.deleteTemplate(saved.id);
+});

@@ -92,17 +92,27 @@ export function compileAllSchemas(app: FastifyInstance): number {
   return all.length;
 }
 
-function lazyValidator(compile: () => Validate, waiting: Set<() => void>): Validate {
-  let real: Validate | undefined;
-  const ensure = () => {
-    if (real) return real;
-    real = compile();
-    waiting.delete(ensure);
+/**
+ * `compile` run at most once, at the first `get()` (or by `compileAllSchemas`, through `waiting`,
+ * which holds it until then).
+ */
+function deferred<T>(compile: () => T, waiting: Set<() => void>): () => T {
+  let real: T | undefined;
+  const get = (): T => {
+    if (real === undefined) {
+      real = compile();
+      waiting.delete(get);
+    }
     return real;
   };
-  waiting.add(ensure);
+  waiting.add(get);
+  return get;
+}
+
+function lazyValidator(compile: () => Validate, waiting: Set<() => void>): Validate {
+  const real = deferred(compile, waiting);
   const validate: Validate = (data, cxt) => {
-    const fn = real ?? ensure();
+    const fn = real();
     const ok = fn(data, cxt);
     validate.errors = fn.errors;
     return ok;
@@ -114,13 +124,6 @@ function lazyValidator(compile: () => Validate, waiting: Set<() => void>): Valid
 }
 
 function lazySerializer(compile: () => Serialize, waiting: Set<() => void>): Serialize {
-  let real: Serialize | undefined;
-  const ensure = () => {
-    if (real) return real;
-    real = compile();
-    waiting.delete(ensure);
-    return real;
-  };
-  waiting.add(ensure);
-  return (data) => (real ?? ensure())(data);
+  const real = deferred(compile, waiting);
+  return (data) => real()(data);
 }

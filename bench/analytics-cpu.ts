@@ -22,12 +22,10 @@
  * Besides CPU time: the young-generation bytes allocated per value (median of batches of 500
  * values without a scavenge), which the load does not change.
  */
-import pino from 'pino';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { DataHub } from '../src/edge/datahub/index.js';
-import { AnalyticsRuntime, type StateStore } from '../src/edge/analytics/runtime.js';
-import { AnalyticsLog } from '../src/edge/analytics/log.js';
-import { checkParameters } from '../src/edge/analytics/catalogue.js';
+import type { AnalyticsRuntime } from '../src/edge/analytics/runtime.js';
+import { bareSubscribers, meanProcessors, subject } from './analytics-cases.js';
 import { numArg as arg, reportFigures } from './support.js';
 
 const N = arg('processors', 1000);
@@ -38,15 +36,7 @@ const STABLE = process.argv.includes('--stable-subjects');
 /** `--no-reader`: nobody subscribes to (b)'s outputs (its means are then not compared). */
 const NO_READER = process.argv.includes('--no-reader');
 const VERBOSE = process.argv.includes('--verbose');
-const WINDOW_MS = 10_000;
-const subject = (i: number) => `bench.tag.${i}`;
 const stable = Array.from({ length: N }, (_, i) => subject(i));
-
-const store: StateStore = {
-  load: async () => undefined,
-  save: async () => undefined,
-  remove: async () => undefined,
-};
 
 /** One case: its bus, and its own position in the (shared) value sequence. */
 interface Case {
@@ -83,74 +73,12 @@ function publish(c: Case, n: number): void {
 
 function bare(): Case {
   const hub = new DataHub();
-  const means = new Float64Array(N);
-  let count = 0;
-  for (let i = 0; i < N; i++) {
-    let values: number[] = [];
-    let times: number[] = [];
-    let head = 0;
-    let sum = 0;
-    hub.subscribe(subject(i), {
-      callback: (msg) => {
-        const p = msg.json<{ value: number; timestamp: number }>();
-        values.push(p.value);
-        times.push(p.timestamp);
-        sum += p.value;
-        const from = p.timestamp - WINDOW_MS;
-        while (head < values.length && times[head]! <= from) sum -= values[head++]!;
-        if (head > 1024 && head * 2 > values.length) {
-          values = values.slice(head);
-          times = times.slice(head);
-          head = 0;
-        }
-        means[i] = sum / (values.length - head);
-        count++;
-      },
-    });
-  }
-  return { hub, means, seq: 0, ts: start, best: Infinity, outputs: () => count };
+  return { hub, ...bareSubscribers(hub, N), seq: 0, ts: start, best: Infinity };
 }
 
 async function builtIn(): Promise<Case & { rt: AnalyticsRuntime }> {
   const hub = new DataHub();
-  const rt = new AnalyticsRuntime({
-    hub,
-    log: new AnalyticsLog(pino({ level: 'silent' })),
-    store,
-    variables: () => ({}),
-    persistIntervalMs: 0,
-  });
-  await rt.init();
-  const means = new Float64Array(N);
-  let count = 0;
-  const index = new Map<string, number>();
-  if (!NO_READER)
-    hub.subscribe('analytics.publish.*', {
-      callback: (msg) => {
-        const p = msg.data as { registerId: string; value: number };
-        means[index.get(p.registerId)!] = p.value;
-        count++;
-      },
-    });
-  for (let i = 0; i < N; i++) {
-    const id = `p${i}`;
-    index.set(id, i);
-    const params = {
-      inputs: [{ subject: subject(i) }],
-      statistic: 'mean',
-      windowType: 'sliding',
-      windowMs: WINDOW_MS,
-    };
-    await rt.apply({
-      id,
-      workspaceId: 'bench',
-      name: `mean ${i}`,
-      kind: 'window',
-      parameters: checkParameters('window', params),
-      enabled: true,
-    });
-  }
-  return { hub, rt, means, seq: 0, ts: start, best: Infinity, outputs: () => count };
+  return { hub, ...(await meanProcessors(hub, N, 'window', !NO_READER)), seq: 0, ts: start, best: Infinity };
 }
 
 function round(c: Case): void {

@@ -24,12 +24,9 @@
  *
  * `--short` (for `npm run bench -- summary`): 150,000 values in 3 rounds, 2 s paced, and no (c).
  */
-import pino from 'pino';
 import { cpus, totalmem } from 'node:os';
 import { DataHub } from '../src/edge/datahub/index.js';
-import { AnalyticsRuntime, type InstanceDef, type StateStore } from '../src/edge/analytics/runtime.js';
-import { AnalyticsLog } from '../src/edge/analytics/log.js';
-import { checkParameters } from '../src/edge/analytics/catalogue.js';
+import { bareSubscribers, meanProcessors, subject } from './analytics-cases.js';
 import { numArg as arg, reportFigures, SHORT } from './support.js';
 
 const SECONDS = arg('seconds', 10, 2);
@@ -37,8 +34,6 @@ const N = arg('processors', 1000);
 const VALUES = arg('values', 300_000, 150_000);
 const ROUNDS = arg('rounds', 5, 3);
 const RATE = 100_000;
-const WINDOW_MS = 10_000;
-const subject = (i: number) => `bench.tag.${i}`;
 
 interface Row {
   name: string;
@@ -49,12 +44,6 @@ interface Row {
   cpu: number;
   outputs: number;
 }
-
-const store: StateStore = {
-  load: async () => undefined,
-  save: async () => undefined,
-  remove: async () => undefined,
-};
 
 /** A value payload as the acquisition engine publishes it. */
 const payload = (i: number, v: number, ts: number) => ({
@@ -146,92 +135,6 @@ async function run(
   };
 }
 
-/** The ceiling: a bare subscriber per tag with the same sliding-window deque. */
-function bare(hub: DataHub): { means: Float64Array; outputs: () => number } {
-  const means = new Float64Array(N);
-  let count = 0;
-  for (let i = 0; i < N; i++) {
-    let values: number[] = [];
-    let times: number[] = [];
-    let head = 0;
-    let sum = 0;
-    hub.subscribe(subject(i), {
-      callback: (msg) => {
-        const p = msg.json<{ value: number; timestamp: number }>();
-        values.push(p.value);
-        times.push(p.timestamp);
-        sum += p.value;
-        const from = p.timestamp - WINDOW_MS;
-        while (head < values.length && times[head]! <= from) sum -= values[head++]!;
-        if (head > 1024 && head * 2 > values.length) {
-          values = values.slice(head);
-          times = times.slice(head);
-          head = 0;
-        }
-        means[i] = sum / (values.length - head);
-        count++;
-      },
-    });
-  }
-  return { means, outputs: () => count };
-}
-
-const SCRIPT = `
-const values = [], times = [];
-let head = 0, sum = 0;
-function onMessage(m) {
-  values.push(m.value); times.push(m.timestamp); sum += m.value;
-  const from = m.timestamp - ${WINDOW_MS};
-  while (head < values.length && times[head] <= from) sum -= values[head++];
-  if (head > 1024 && head * 2 > values.length) { values.splice(0, head); times.splice(0, head); head = 0; }
-  return sum / (values.length - head);
-}`;
-
-async function processors(
-  hub: DataHub,
-  kind: 'window' | 'script',
-): Promise<{ rt: AnalyticsRuntime; means: Float64Array; outputs: () => number }> {
-  const logger = pino({ level: 'silent' });
-  const rt = new AnalyticsRuntime({
-    hub,
-    log: new AnalyticsLog(logger),
-    store,
-    variables: () => ({}),
-    persistIntervalMs: 0,
-  });
-  await rt.init();
-  const means = new Float64Array(N);
-  let count = 0;
-  // The bench's own reader of the outputs (to compare the means): a map lookup per output, so
-  // that the harness adds as little as it can to case (b) and (c).
-  const index = new Map<string, number>();
-  hub.subscribe('analytics.publish.*', {
-    callback: (msg) => {
-      const p = msg.data as { registerId: string; value: number };
-      means[index.get(p.registerId)!] = p.value;
-      count++;
-    },
-  });
-  for (let i = 0; i < N; i++) {
-    const params =
-      kind === 'window'
-        ? { inputs: [{ subject: subject(i) }], statistic: 'mean', windowType: 'sliding', windowMs: WINDOW_MS }
-        : { inputs: [{ subject: subject(i) }], script: SCRIPT };
-    const id = `p${i}`;
-    index.set(id, i);
-    const def: InstanceDef = {
-      id,
-      workspaceId: 'bench',
-      name: `mean ${i}`,
-      kind,
-      parameters: checkParameters(kind, params),
-      enabled: true,
-    };
-    await rt.apply(def);
-  }
-  return { rt, means, outputs: () => count };
-}
-
 function sameMeans(a: Float64Array, b: Float64Array): number {
   let worst = 0;
   for (let i = 0; i < N; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!) / Math.max(1, Math.abs(a[i]!)));
@@ -249,10 +152,10 @@ for (const c of SHORT ? (['bare', 'window'] as const) : (['bare', 'window', 'scr
   virtualTs = t0;
   const hub = new DataHub();
   if (c === 'bare') {
-    const b = bare(hub);
+    const b = bareSubscribers(hub, N);
     rows.push(await run('(a) bare subscriber, plain code (ceiling)', hub, b.outputs, b.means, results));
   } else {
-    const p = await processors(hub, c);
+    const p = await meanProcessors(hub, N, c);
     rows.push(
       await run(
         c === 'window' ? '(b) 1,000 built-in mean processors' : '(c) 1,000 script processors (QuickJS)',

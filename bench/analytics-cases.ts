@@ -1,0 +1,118 @@
+/**
+ * The two cases of bench/analytics and bench/analytics-cpu, on a bus the caller makes:
+ *
+ *   (a) a bare bus subscriber per tag computing a 10 s sliding mean in plain code (the ceiling);
+ *   (b) built-in `window` processors (mean, sliding, 10 s), or (c) script processors computing the
+ *       same mean, each output published on `analytics.publish.<id>` and read by one subscriber.
+ */
+import pino from 'pino';
+import type { DataHub } from '../src/edge/datahub/index.js';
+import { AnalyticsRuntime, type InstanceDef, type StateStore } from '../src/edge/analytics/runtime.js';
+import { AnalyticsLog } from '../src/edge/analytics/log.js';
+import { checkParameters } from '../src/edge/analytics/catalogue.js';
+
+export const WINDOW_MS = 10_000;
+export const subject = (i: number) => `bench.tag.${i}`;
+
+/** Each case's means, by tag, and how many outputs it made. */
+export interface CaseOutputs {
+  means: Float64Array;
+  outputs: () => number;
+}
+
+/** (a): a bare subscriber per tag with the sliding-window deque. */
+export function bareSubscribers(hub: DataHub, n: number): CaseOutputs {
+  const means = new Float64Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    let values: number[] = [];
+    let times: number[] = [];
+    let head = 0;
+    let sum = 0;
+    hub.subscribe(subject(i), {
+      callback: (msg) => {
+        const p = msg.json<{ value: number; timestamp: number }>();
+        values.push(p.value);
+        times.push(p.timestamp);
+        sum += p.value;
+        const from = p.timestamp - WINDOW_MS;
+        while (head < values.length && times[head]! <= from) sum -= values[head++]!;
+        if (head > 1024 && head * 2 > values.length) {
+          values = values.slice(head);
+          times = times.slice(head);
+          head = 0;
+        }
+        means[i] = sum / (values.length - head);
+        count++;
+      },
+    });
+  }
+  return { means, outputs: () => count };
+}
+
+/** (c)'s script: the same sliding mean as (a), in the processors' sandbox. */
+const SCRIPT = `
+const values = [], times = [];
+let head = 0, sum = 0;
+function onMessage(m) {
+  values.push(m.value); times.push(m.timestamp); sum += m.value;
+  const from = m.timestamp - ${WINDOW_MS};
+  while (head < values.length && times[head] <= from) sum -= values[head++];
+  if (head > 1024 && head * 2 > values.length) { values.splice(0, head); times.splice(0, head); head = 0; }
+  return sum / (values.length - head);
+}`;
+
+const store: StateStore = {
+  load: async () => undefined,
+  save: async () => undefined,
+  remove: async () => undefined,
+};
+
+/**
+ * (b) or (c): n processors on the bus, one per tag. With `reader`, the bench's own reader of the
+ * outputs (a map lookup per output, so that the harness adds as little as it can) fills `means`.
+ */
+export async function meanProcessors(
+  hub: DataHub,
+  n: number,
+  kind: 'window' | 'script',
+  reader = true,
+): Promise<CaseOutputs & { rt: AnalyticsRuntime }> {
+  const rt = new AnalyticsRuntime({
+    hub,
+    log: new AnalyticsLog(pino({ level: 'silent' })),
+    store,
+    variables: () => ({}),
+    persistIntervalMs: 0,
+  });
+  await rt.init();
+  const means = new Float64Array(n);
+  let count = 0;
+  const index = new Map<string, number>();
+  if (reader)
+    hub.subscribe('analytics.publish.*', {
+      callback: (msg) => {
+        const p = msg.data as { registerId: string; value: number };
+        means[index.get(p.registerId)!] = p.value;
+        count++;
+      },
+    });
+  for (let i = 0; i < n; i++) {
+    const params =
+      kind === 'window'
+        ? { inputs: [{ subject: subject(i) }], statistic: 'mean', windowType: 'sliding', windowMs: WINDOW_MS }
+        : { inputs: [{ subject: subject(i) }], script: SCRIPT };
+    const id = `p${i}`;
+    index.set(id, i);
+    const def: InstanceDef = {
+      id,
+      workspaceId: 'bench',
+      name: `mean ${i}`,
+      kind,
+      parameters: checkParameters(kind, params),
+      enabled: true,
+    };
+    await rt.apply(def);
+  }
+  return { rt, means, outputs: () => count };
+}

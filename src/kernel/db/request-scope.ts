@@ -111,8 +111,9 @@ export class RequestScope {
   }
 
   async #end(commit: boolean): Promise<void> {
+    // Counted once, even when two `finish` calls overlap (both past `#active` during `last`).
+    if (this.#active && --open === 0) storage.disable();
     this.#active = false;
-    if (--open === 0) storage.disable();
     if (!this.#begin) return;
     let conn: DatabaseConnection;
     try {

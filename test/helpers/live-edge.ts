@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { basic, http } from './edge.js';
-import { cleanEnv, runCli, startCli, tempDirs, type CliProcess } from './cli.js';
+import { cleanEnv, startCli, tempDirs, type CliProcess } from './cli.js';
+import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
 
 export interface LiveEdge {
   p: CliProcess;
@@ -37,20 +38,7 @@ export async function startLiveEdge(extraArgs: string[] = []): Promise<LiveEdge>
     { env: cleanEnv(), timeoutMs: 120_000 },
   );
   const url = p.ready.services.edge!.url;
-  const token = async (role: string) => {
-    const made = await runCli([
-      'edge',
-      'api-client',
-      'create',
-      '--data-dir',
-      dir,
-      '--name',
-      role,
-      '--role',
-      role,
-    ]);
-    assert.equal(made.code, 0, made.stderr);
-    const c = JSON.parse(made.stdout);
+  const tokenOf = async (c: { client_id: string; client_secret: string }) => {
     const tok = await http(`${url}/auth/v3/oauth/token`, {
       headers: { authorization: basic(c.client_id, c.client_secret) },
       form: { grant_type: 'client_credentials' },
@@ -58,8 +46,45 @@ export async function startLiveEdge(extraArgs: string[] = []): Promise<LiveEdge>
     assert.equal(tok.status, 200, tok.text);
     return `Bearer ${tok.body.access_token}`;
   };
-  const admin = await token('admin');
-  const viewer = await token('viewer');
+  // The first-run bootstrap through the API (login, EULA, a password of the admin's own), then
+  // both API clients: a CLI process (`edge api-client create`) costs seconds of CPU loading the
+  // services.
+  const first = await http(`${url}/auth/v2/login`, {
+    json: {
+      username: 'admin',
+      password: p.ready.services.edge!.firstRun!.password!,
+      providerId: LOCAL_PROVIDER_ID,
+    },
+  });
+  assert.equal(first.status, 200, first.text);
+  const cookie = (jwt: string) => ({ cookie: `jwtAccess=${jwt}` });
+  const eula = await http(`${url}/auth/v2/eula`, {
+    method: 'PUT',
+    headers: cookie(first.body.jwtAccess),
+    json: { agree: true, version: '1.0' },
+  });
+  assert.equal(eula.status, 204, eula.text);
+  const own = await http(`${url}/auth/v2/password?locale=en-US`, {
+    method: 'PUT',
+    headers: cookie(first.body.jwtAccess),
+    json: {
+      currentPassword: p.ready.services.edge!.firstRun!.password!,
+      newPassword: 'live-edge-admin-password',
+    },
+  });
+  assert.equal(own.status, 200, own.text);
+  const adminClient = await http(`${url}/auth/v3/api-clients`, {
+    headers: cookie(own.body.jwtAccess),
+    json: { name: 'admin', role: 'admin' },
+  });
+  assert.equal(adminClient.status, 201, adminClient.text);
+  const admin = await tokenOf(adminClient.body);
+  const viewerClient = await http(`${url}/auth/v3/api-clients`, {
+    headers: { authorization: admin },
+    json: { name: 'viewer', role: 'viewer' },
+  });
+  assert.equal(viewerClient.status, 201, viewerClient.text);
+  const viewer = await tokenOf(viewerClient.body);
   return {
     p,
     url,

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { connectMqtt as clientConnectMqtt, UnsClient } from '../../src/client/index.js';
 import { unsConfigWith, type UnsConfig } from '../../src/uns/service.js';
-import { startUns, type UnsService } from '../../src/uns/service.js';
+import { openUnsDatabase, startUns, type UnsService } from '../../src/uns/service.js';
+import { AccountRepository, AccountService, type Perm } from '../../src/uns/accounts/index.js';
+import pino from 'pino';
 import { http, type HttpReply } from './edge.js';
 import { TEST_LOG_FORMAT } from './log-format.js';
 import { eventually } from './util.js';
@@ -238,29 +240,16 @@ export async function startUnsProcess(
   /** The data directory of an earlier process (its account is kept): a restart. */
   reuseDataDir?: string,
 ): Promise<UnsProcess> {
-  const { runCli, startCli, cleanEnv } = await import('./cli.js');
+  const { startCli, cleanEnv } = await import('./cli.js');
   const { readFileSync } = await import('node:fs');
   const dataDir = reuseDataDir ?? mkdtempSync(join(tmpdir(), 'mw-uns-proc-'));
   const env = cleanEnv({
     MILLWRIGHT_UNS_DATA_DIR: dataDir,
     MILLWRIGHT_UNS_ADMIN_PASSWORD: UNS_ADMIN_PASSWORD,
   });
-  const made = reuseDataDir
-    ? { code: 0, stderr: '' }
-    : await runCli(
-        [
-          'uns',
-          'account',
-          'create',
-          '--username',
-          PROCESS_ACCOUNT.username,
-          '--password',
-          PROCESS_ACCOUNT.password,
-          ...rules.flatMap((r) => ['--rule', r]),
-        ],
-        env,
-      );
-  if (made.code !== 0) throw new Error(`account create failed: ${made.stderr}`);
+  // The account as `millwright uns account create` makes it (the same stores, the same service),
+  // in this process: a CLI process of its own costs seconds of CPU loading the services.
+  if (!reuseDataDir) await createProcessAccount(dataDir, rules);
   const p = await startCli(
     [
       'uns',
@@ -308,6 +297,25 @@ export async function startUnsProcess(
       return code;
     },
   };
+}
+
+/** `millwright uns account create --username dev1 --password ... --rule ...` on `dataDir`. */
+async function createProcessAccount(dataDir: string, rules: string[]): Promise<void> {
+  const database = await openUnsDatabase({ dataDir });
+  try {
+    const accounts = new AccountService(new AccountRepository(database.db), pino({ level: 'silent' }));
+    await accounts.refresh();
+    await accounts.create({
+      ...PROCESS_ACCOUNT,
+      rules: rules.map((r) => {
+        const i = r.lastIndexOf(':');
+        return { path: r.slice(0, i), perm: r.slice(i + 1) as Perm };
+      }),
+      enabled: true,
+    });
+  } finally {
+    await database.close();
+  }
 }
 
 /** Waits until the process's output (its JSON log lines) contains `text`; answers those lines. */

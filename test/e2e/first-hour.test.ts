@@ -13,6 +13,8 @@ import { MILLWRIGHT_VERSION } from '../../src/kernel/version.js';
 import { ERRORS } from '../../src/kernel/errors.js';
 
 const run = promisify(execFile);
+/** A loaded machine (tests of other files at once) can take long to start a service. */
+const LOADED = { timeoutMs: 120_000 };
 
 const dirs = tempDirs('mw-first-hour-');
 after(() => dirs.removeAll());
@@ -22,17 +24,10 @@ const login = (url: string, password: string) =>
 
 test('`millwright edge admin reset-password` prints a one-time password, and the bootstrap asks for a change again', async () => {
   const dir = dirs.make();
-  const edge = await startCli([
-    'edge',
-    '--port',
-    '0',
-    '--datahub-port',
-    '0',
-    '--host',
-    '127.0.0.1',
-    '--data-dir',
-    dir,
-  ]);
+  const edge = await startCli(
+    ['edge', '--port', '0', '--datahub-port', '0', '--host', '127.0.0.1', '--data-dir', dir],
+    LOADED,
+  );
   try {
     const url = edge.ready.services.edge!.url;
     const first = edge.ready.services.edge!.firstRun!.password!;
@@ -91,19 +86,10 @@ test('`millwright uns admin reset-password` prints a new password for the admini
   assert.equal(reset.code, 0, reset.stderr);
   const out = JSON.parse(reset.stdout) as { username: string; password: string };
   assert.equal(out.username, 'admin');
-  const uns = await startCli([
-    'uns',
-    '--port',
-    '0',
-    '--mqtt-port',
-    '0',
-    '--mqtts-port',
-    '0',
-    '--host',
-    '127.0.0.1',
-    '--data-dir',
-    dir,
-  ]);
+  const uns = await startCli(
+    ['uns', '--port', '0', '--mqtt-port', '0', '--mqtts-port', '0', '--host', '127.0.0.1', '--data-dir', dir],
+    LOADED,
+  );
   try {
     const url = uns.ready.services.uns!.url;
     assert.equal(uns.ready.services.uns!.firstRun, undefined, 'the reset admin is the admin: none created');

@@ -122,7 +122,7 @@ test(
     let lines = 0;
     let bytes = 0;
     // The last 2,000 bytes (decoded at the end: the export is ASCII but for the names it carries).
-    let tail = Buffer.alloc(0);
+    let tail: Buffer = Buffer.alloc(0);
     try {
       const res = await request(
         `${proc!.ready.services.manager!.adminUrl}/admin/v1/logs/v2/export?format=csv`,

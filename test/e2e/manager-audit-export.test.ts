@@ -47,11 +47,12 @@ async function seed(dataDir: string, n: number): Promise<void> {
   await (await openManagerDatabase({ dataDir, databaseUrl: undefined })).close();
   const db = new SQLite(join(dataDir, 'manager.db'));
   try {
+    // Positional parameters: binding 18 named ones from an object per row took about twice the
+    // CPU (1.5 s against 0.8 s per 100,000 rows, 2026-11-28).
     const insert = db.prepare(
       `INSERT INTO audit_record (seq, id, at, actor, actor_name, company_id, project_id, module, action,
          origin, target, outcome, status, request_id, details, legacy_id, prev_hash, hash)
-       VALUES (@seq, @id, @at, @actor, @actor_name, @company_id, @project_id, @module, @action,
-         @origin, @target, @outcome, @status, @request_id, @details, @legacy_id, @prev_hash, @hash)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     let prev = '0'.repeat(64);
     const batch = db.transaction((from: number, to: number) => {
@@ -76,7 +77,26 @@ async function seed(dataDir: string, n: number): Promise<void> {
           prev_hash: prev,
         };
         const hash = hashOf(row);
-        insert.run({ ...row, hash });
+        insert.run(
+          row.seq,
+          row.id,
+          row.at,
+          row.actor,
+          row.actor_name,
+          row.company_id,
+          row.project_id,
+          row.module,
+          row.action,
+          row.origin,
+          row.target,
+          row.outcome,
+          row.status,
+          row.request_id,
+          row.details,
+          row.legacy_id,
+          row.prev_hash,
+          hash,
+        );
         prev = hash;
       }
     });

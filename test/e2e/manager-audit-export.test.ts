@@ -47,11 +47,12 @@ async function seed(dataDir: string, n: number): Promise<void> {
   await (await openManagerDatabase({ dataDir, databaseUrl: undefined })).close();
   const db = new SQLite(join(dataDir, 'manager.db'));
   try {
+    // Positional parameters: binding 18 named ones from an object per row took about twice the
+    // CPU (1.5 s against 0.8 s per 100,000 rows, 2026-11-28).
     const insert = db.prepare(
       `INSERT INTO audit_record (seq, id, at, actor, actor_name, company_id, project_id, module, action,
          origin, target, outcome, status, request_id, details, legacy_id, prev_hash, hash)
-       VALUES (@seq, @id, @at, @actor, @actor_name, @company_id, @project_id, @module, @action,
-         @origin, @target, @outcome, @status, @request_id, @details, @legacy_id, @prev_hash, @hash)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     let prev = '0'.repeat(64);
     const batch = db.transaction((from: number, to: number) => {
@@ -76,7 +77,26 @@ async function seed(dataDir: string, n: number): Promise<void> {
           prev_hash: prev,
         };
         const hash = hashOf(row);
-        insert.run({ ...row, hash });
+        insert.run(
+          row.seq,
+          row.id,
+          row.at,
+          row.actor,
+          row.actor_name,
+          row.company_id,
+          row.project_id,
+          row.module,
+          row.action,
+          row.origin,
+          row.target,
+          row.outcome,
+          row.status,
+          row.request_id,
+          row.details,
+          row.legacy_id,
+          row.prev_hash,
+          hash,
+        );
         prev = hash;
       }
     });
@@ -121,7 +141,8 @@ test(
     const timer = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 100);
     let lines = 0;
     let bytes = 0;
-    let tail = '';
+    // The last 2,000 bytes (decoded at the end: the export is ASCII but for the names it carries).
+    let tail: Buffer = Buffer.alloc(0);
     try {
       const res = await request(
         `${proc!.ready.services.manager!.adminUrl}/admin/v1/logs/v2/export?format=csv`,
@@ -131,11 +152,12 @@ test(
         },
       );
       assert.equal(res.statusCode, 200);
+      // Counted on the bytes as they come (no decoding of the whole export into strings).
       for await (const chunk of res.body) {
-        const s = (chunk as Buffer).toString('utf8');
-        bytes += s.length;
-        for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) lines++;
-        tail = (tail + s).slice(-2000);
+        const b = chunk as Buffer;
+        bytes += b.length;
+        for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) lines++;
+        tail = b.length >= 2000 ? b.subarray(-2000) : Buffer.concat([tail, b]).subarray(-2000);
       }
     } finally {
       clearInterval(timer);
@@ -146,9 +168,10 @@ test(
     );
     // The N records written beforehand, then the CLI's creation of the export token (seq N + 1).
     assert.equal(lines, N + 2, 'a header line and one line per record');
-    assert.match(tail, new RegExp(`\\n${N},[^\\n]*,${actionOf(N)},[^\\n]*deviceId=d${N},`));
+    const last = tail.toString('utf8');
+    assert.match(last, new RegExp(`\\n${N},[^\\n]*,${actionOf(N)},[^\\n]*deviceId=d${N},`));
     assert.match(
-      tail,
+      last,
       new RegExp(`\\n${N + 1},[^\\n]*,cli:[^\\n]*,admin,api-tokens\\.create,CLI,name=export,`),
     );
     assert.ok(peak < RSS_LIMIT_MIB, `the manager's RSS peaked at ${peak.toFixed(0)} MiB`);

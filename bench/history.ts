@@ -17,7 +17,8 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataHub } from '../src/edge/datahub/index.js';
-import { DuckStore, DuckWorkerStore, HistoryService, type HistoryStore } from '../src/edge/history/index.js';
+import { DuckWorkerStore, HistoryService, type HistoryStore } from '../src/edge/history/index.js';
+import { DuckStore } from '../src/edge/history/duckdb/repository.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);

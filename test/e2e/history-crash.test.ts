@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DataHub } from '../../src/edge/datahub/index.js';
-import { DuckStore, DuckWorkerStore, HistoryService } from '../../src/edge/history/index.js';
+import { DuckWorkerStore, HistoryService } from '../../src/edge/history/index.js';
+import { DuckStore } from '../../src/edge/history/duckdb/repository.js';
 
 const TAGS = 1000;
 const TICK = 100;

@@ -8,9 +8,9 @@
  * answer is read. Bounds: the deadline, the stdio read buffer, the tools and resources read, the
  * text kept of each, and the probes running at once.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { badRequest, forbidden, tooManyRequests } from '../../kernel/errors.js';
 import type { AuthContext } from '../../kernel/http/auth-types.js';
@@ -98,10 +98,31 @@ function pairs(name: string, list: KeyValueInput[] | null | undefined, max: numb
   return out;
 }
 
+/** The MCP SDK's client classes, loaded on the first test (the SDK is large; most edges never test). */
+interface McpClientSdk {
+  Client: typeof Client;
+  StdioClientTransport: typeof StdioClientTransport;
+  StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
+}
+
+async function loadSdk(): Promise<McpClientSdk> {
+  const [client, stdio, http] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
+  return {
+    Client: client.Client,
+    StdioClientTransport: stdio.StdioClientTransport,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+  };
+}
+
 /** The transport the request asks for, after its checks; throws a 400 or a 403. */
 function transportOf(
   input: TestAISuiteMCPServerRequest,
   caller: AuthContext | null,
+  sdk: McpClientSdk,
 ): { kind: 'stdio'; transport: StdioClientTransport } | { kind: 'http'; transport: Transport } {
   const command = input.Command ?? '';
   const url = input.URL ?? '';
@@ -122,7 +143,7 @@ function transportOf(
     const env = pairs('Env', input.Env, MCP_PROBE.maxEnv);
     return {
       kind: 'stdio',
-      transport: new StdioClientTransport({
+      transport: new sdk.StdioClientTransport({
         command,
         args,
         env,
@@ -143,7 +164,7 @@ function transportOf(
   const headers = pairs('Headers', input.Headers, MCP_PROBE.maxHeaders);
   return {
     kind: 'http',
-    transport: new StreamableHTTPClientTransport(parsed, { requestInit: { headers } }),
+    transport: new sdk.StreamableHTTPClientTransport(parsed, { requestInit: { headers } }),
   };
 }
 
@@ -160,7 +181,8 @@ export async function testMcpServer(
   caller: AuthContext | null,
 ): Promise<TestAISuiteMCPServerResponse> {
   const timeoutMs = timeoutOf(input);
-  const { kind, transport } = transportOf(input, caller);
+  const sdk = await loadSdk();
+  const { kind, transport } = transportOf(input, caller, sdk);
   if (running >= MCP_PROBE.concurrent)
     throw tooManyRequests(
       `at most ${MCP_PROBE.concurrent} MCP server tests run at once: retry when one ends`,
@@ -168,7 +190,7 @@ export async function testMcpServer(
   running++;
   const started = Date.now();
   let stderr = '';
-  if (transport instanceof StdioClientTransport) {
+  if (kind === 'stdio') {
     transport.stderr?.on('data', (chunk: Buffer) => {
       if (stderr.length < MCP_PROBE.maxStderr)
         stderr += chunk.toString('utf8').slice(0, MCP_PROBE.maxStderr - stderr.length);
@@ -185,7 +207,7 @@ export async function testMcpServer(
     Truncated: false,
     DurationMs: 0,
   };
-  const client = new Client({ name: 'millwright-edge', version: MILLWRIGHT_VERSION });
+  const client = new sdk.Client({ name: 'millwright-edge', version: MILLWRIGHT_VERSION });
   const signal = AbortSignal.timeout(timeoutMs);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {

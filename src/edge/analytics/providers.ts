@@ -5,7 +5,6 @@
  * endpoint, asked `GET <baseUrl>/v1/models` within a deadline and a bounded reply.
  */
 import { readFile } from 'node:fs/promises';
-import { request } from 'undici';
 import { badRequest } from '../../kernel/errors.js';
 import type { AISuite } from './ai-suite.js';
 
@@ -67,6 +66,8 @@ export async function listProviderModels(
   const cfg = await providerConfig(suite, provider);
   const url = modelsUrl(cfg.baseUrl);
   let text: string;
+  // undici is loaded by the first listing (it is large, and most edges never list a provider's models).
+  const { request } = await import('undici');
   try {
     const res = await request(url, {
       headers: cfg.apiKey ? { authorization: `Bearer ${cfg.apiKey}` } : {},

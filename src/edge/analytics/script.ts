@@ -4,13 +4,7 @@
  * `process`, no `require`, no file system, no network, no host objects. The script defines
  * `function onMessage(message, parameters, variables)`; values cross the boundary as JSON text.
  */
-import {
-  newQuickJSWASMModule,
-  type QuickJSContext,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
 import { LIMITS } from './catalogue.js';
 
 /**
@@ -41,7 +35,9 @@ let modulePromise: Promise<QuickJSWASMModule> | undefined;
 let current: QuickJSWASMModule | undefined;
 /** The QuickJS WebAssembly module, loaded once per process (again after `taint`). */
 export const loadQuickJs = (): Promise<QuickJSWASMModule> =>
-  (modulePromise ??= newQuickJSWASMModule().then((m) => (current = m)));
+  (modulePromise ??= import('quickjs-emscripten') // its package too: loaded by the first script
+    .then((q) => q.newQuickJSWASMModule())
+    .then((m) => (current = m)));
 /** The module new sandboxes are made in (loaded by `loadQuickJs`). */
 export function quickJs(): QuickJSWASMModule {
   if (!current) throw new Error('QuickJS is not loaded (loadQuickJs)');

@@ -14,8 +14,7 @@ import { AppError, ERRORS, badRequest, conflict, notFound } from '../../kernel/e
 import { uuidv7 } from '../../kernel/ids.js';
 import type { SecretBox } from '../../kernel/secret-box.js';
 import type { CloudstorageRepository, FileRow, SourceRow, TargetRow } from './repository.js';
-import { s3Client, storageMessage, Uploader, type UploadSettings } from './upload.js';
-import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import { s3Client, s3Sdk, storageMessage, Uploader, type UploadSettings } from './upload.js';
 
 /** Top-level folders of the data directory never synced: the keys. */
 export const PRIVATE_FOLDERS = ['secrets', 'tls'];
@@ -188,7 +187,7 @@ export class CloudstorageService {
   async removeTarget(id: string): Promise<void> {
     if (this.#running) throw conflict('a sync is running: remove the target once it ended');
     const target = await this.targetRow(id);
-    const client = s3Client(this.credentials(target), this.settings.requestTimeoutMs);
+    const client = await s3Client(this.credentials(target), this.settings.requestTimeoutMs);
     for (const f of (await this.repo.files()).filter((x) => x.target_id === id)) {
       await this.#uploader.abort(f, client, target);
     }
@@ -199,9 +198,9 @@ export class CloudstorageService {
   /** Whether the target's bucket answers with its credentials (HeadBucket). */
   async checkTarget(id: string): Promise<{ ok: true }> {
     const target = await this.targetRow(id);
-    const client = s3Client(this.credentials(target), this.settings.requestTimeoutMs);
+    const client = await s3Client(this.credentials(target), this.settings.requestTimeoutMs);
     try {
-      await client.send(new HeadBucketCommand({ Bucket: target.bucket }));
+      await client.send(new (await s3Sdk()).HeadBucketCommand({ Bucket: target.bucket }));
       return { ok: true };
     } catch (err) {
       throw new AppError(ERRORS.storageError, `target "${target.name}": ${storageMessage(err)}`);
@@ -336,7 +335,7 @@ export class CloudstorageService {
     const target = await this.repo.target(file.target_id);
     if (!target) return;
     this.#current = file.id;
-    const client = s3Client(this.credentials(target), this.settings.requestTimeoutMs);
+    const client = await s3Client(this.credentials(target), this.settings.requestTimeoutMs);
     try {
       await this.#uploader.upload(file, join(this.dataDir, file.path), client, target);
     } catch (err) {

@@ -10,15 +10,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Logger } from 'pino';
 import type { CloudstorageRepository, FileRow, TargetRow } from './repository.js';
 
@@ -36,8 +28,17 @@ export interface TargetCredentials {
   secretAccessKey: string;
 }
 
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+let sdk: Promise<S3Sdk> | undefined;
+
+/** The S3 SDK, loaded by its first use: it is large, and most edges never sync to a storage. */
+export function s3Sdk(): Promise<S3Sdk> {
+  return (sdk ??= import('@aws-sdk/client-s3'));
+}
+
 /** A client of a target's storage: our retries, not the SDK's; no checksum headers S3 clones refuse. */
-export function s3Client(c: TargetCredentials, requestTimeoutMs: number): S3Client {
+export async function s3Client(c: TargetCredentials, requestTimeoutMs: number): Promise<S3Client> {
+  const { S3Client } = await s3Sdk();
   return new S3Client({
     endpoint: c.target.endpoint,
     region: c.target.region || 'us-east-1',
@@ -120,6 +121,7 @@ export class Uploader {
 
   /** Uploads `file` from `absPath`; answers when it is done (state `done`), or throws. */
   async upload(file: FileRow, absPath: string, client: S3Client, target: TargetRow): Promise<void> {
+    const S3 = await s3Sdk(); // loaded already: the client was made with it
     const info = await stat(absPath);
     if (info.size !== file.size || Math.trunc(info.mtimeMs) !== file.mtime_ms) {
       // Changed since it was found: start over with what it is now.
@@ -148,7 +150,7 @@ export class Uploader {
         : await this.multipart({ ...file, sha256 }, absPath, client, target, sha256);
     // The object as the storage has it: the file's size and SHA-256.
     const head = await this.retry('HeadObject', () =>
-      client.send(new HeadObjectCommand({ Bucket: target.bucket, Key: file.object_key })),
+      client.send(new S3.HeadObjectCommand({ Bucket: target.bucket, Key: file.object_key })),
     );
     if (Number(head.ContentLength) !== file.size || head.Metadata?.sha256 !== sha256) {
       throw new Error(
@@ -178,12 +180,13 @@ export class Uploader {
   }
 
   private async single(file: FileRow, absPath: string, client: S3Client, target: TargetRow, sha256: string) {
+    const S3 = await s3Sdk(); // loaded already: the client was made with it
     const body = await readRange(absPath, 0, file.size);
     await this.repo.updateFile(file.id, { state: 'uploading', parts_total: 1, error: null });
     await this.throttle(body.length);
     const out = await this.retry('PutObject', () =>
       client.send(
-        new PutObjectCommand({
+        new S3.PutObjectCommand({
           Bucket: target.bucket,
           Key: file.object_key,
           Body: body,
@@ -204,6 +207,7 @@ export class Uploader {
     target: TargetRow,
     sha256: string,
   ) {
+    const S3 = await s3Sdk(); // loaded already: the client was made with it
     const ps = this.settings.partSize;
     const total = Math.ceil(file.size / ps);
     let uploadId = file.upload_id;
@@ -211,7 +215,7 @@ export class Uploader {
     if (!uploadId) {
       const created = await this.retry('CreateMultipartUpload', () =>
         client.send(
-          new CreateMultipartUploadCommand({
+          new S3.CreateMultipartUploadCommand({
             Bucket: target.bucket,
             Key: file.object_key,
             Metadata: { sha256 },
@@ -246,7 +250,7 @@ export class Uploader {
       await this.throttle(body.length);
       const out = await this.retry(`UploadPart ${n}`, () =>
         client.send(
-          new UploadPartCommand({
+          new S3.UploadPartCommand({
             Bucket: target.bucket,
             Key: file.object_key,
             UploadId: uploadId,
@@ -265,7 +269,7 @@ export class Uploader {
     parts.sort((a, b) => a.part_number - b.part_number);
     const out = await this.retry('CompleteMultipartUpload', () =>
       client.send(
-        new CompleteMultipartUploadCommand({
+        new S3.CompleteMultipartUploadCommand({
           Bucket: target.bucket,
           Key: file.object_key,
           UploadId: uploadId,
@@ -282,9 +286,10 @@ export class Uploader {
   /** Gives up a file's multipart upload on the storage (best effort). */
   async abort(file: FileRow, client: S3Client, target: TargetRow): Promise<void> {
     if (!file.upload_id) return;
+    const S3 = await s3Sdk(); // loaded already: the client was made with it
     try {
       await client.send(
-        new AbortMultipartUploadCommand({
+        new S3.AbortMultipartUploadCommand({
           Bucket: target.bucket,
           Key: file.object_key,
           UploadId: file.upload_id,

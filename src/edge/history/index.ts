@@ -22,7 +22,8 @@ export {
   type PolicyMode,
 } from './policy.js';
 export { chooseBucket, bucketOf, NICE_WIDTHS, MAX_BUCKETS } from './buckets.js';
-export { DuckStore, SEG_MS } from './duckdb/repository.js';
+// DuckStore (./duckdb/repository.js) is not re-exported: it loads DuckDB's client on the edge's
+// thread, where the edge never opens it (the store runs in its worker, DuckWorkerStore).
 export { DuckWorkerStore } from './duckdb/client.js';
 export { PgStore } from './postgres/repository.js';
 export type { HistoryStore, SampleBatch, Sample, Retention, StoreStats } from './store.js';

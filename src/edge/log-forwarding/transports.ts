@@ -9,7 +9,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { connect as netConnect, type Socket } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import type { ForwardingTarget, HttpTarget, SyslogTarget, TlsSettings } from './config.js';
 import { jsonLine, octetCounted, syslogMessage, type QueuedEntry } from './format.js';
 
@@ -49,7 +49,8 @@ function tlsOptions(
 
 /** Opens the transport of `target`; rejects when it cannot connect. */
 export async function openTransport(target: ForwardingTarget, trustedCa?: string[]): Promise<Transport> {
-  if (target.type === 'http') return new HttpTransport(target, trustedCa);
+  // undici is loaded by the first HTTP target (it is large, and most edges forward no logs).
+  if (target.type === 'http') return new HttpTransport(await import('undici'), target, trustedCa);
   if (target.protocol === 'udp') return UdpTransport.open(target);
   return StreamTransport.open(target, trustedCa);
 }
@@ -171,18 +172,23 @@ class UdpTransport implements Transport {
   }
 }
 
+type Undici = typeof import('undici');
+
 class HttpTransport implements Transport {
   readonly acknowledged = true;
   onClose: ((err: Error) => void) | undefined;
   readonly #agent: Agent;
+  readonly #request: Undici['request'];
   readonly #host = osHostname();
 
   constructor(
+    undici: Undici,
     private readonly target: HttpTarget,
     private readonly trustedCa: string[] | undefined,
   ) {
     const url = new URL(target.url);
-    this.#agent = new Agent({
+    this.#request = undici.request;
+    this.#agent = new undici.Agent({
       connect: { ...tlsOptions(target.tls, url.hostname, this.trustedCa), timeout: CONNECT_TIMEOUT_MS },
       headersTimeout: HTTP_TIMEOUT_MS,
       bodyTimeout: HTTP_TIMEOUT_MS,
@@ -191,7 +197,7 @@ class HttpTransport implements Transport {
 
   async send(batch: Outgoing[]): Promise<void> {
     const body = batch.map((o) => `${jsonLine(o.entry, o.seq, this.#host)}\n`).join('');
-    const res = await request(this.target.url, {
+    const res = await this.#request(this.target.url, {
       method: 'POST',
       headers: { ...this.target.headers, 'content-type': 'application/x-ndjson' },
       body,

@@ -7,7 +7,6 @@
 export { twinsMigrations } from './migrations/index.js';
 export { TwinsService, DEFAULT_TWINS_LIMITS, type TwinsLimits } from './service.js';
 export { TwinRuntime, type UnsSource } from './runtime.js';
-export { UnsLink } from './uns-link.js';
 
 export {
   twinsModule,

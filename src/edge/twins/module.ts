@@ -18,7 +18,6 @@ import { TwinsRepository } from './repository.js';
 import { resolvers, type TwinsContext } from './resolvers.js';
 import { TwinRuntime, type UnsSource } from './runtime.js';
 import { TwinsService, type TwinsLimits } from './service.js';
-import { UnsLink } from './uns-link.js';
 
 export const TWINS_PATH = '/digital-twins';
 
@@ -110,10 +109,11 @@ export const twinsModule: EdgeModule<'twins', typeof twinsOptions> = {
   options: twinsOptions,
   migrations: twinsMigrations,
   requires: ['datahub'],
-  start: (ctx) => {
+  start: async (ctx) => {
     const c = ctx.config;
+    // The MQTT client (uns-link.js and mqtt) is loaded only by an edge linked to a UNS broker.
     const uns = c.unsMqttUrl
-      ? new UnsLink({
+      ? new (await import('./uns-link.js')).UnsLink({
           url: c.unsMqttUrl,
           username: c.unsUsername,
           password: c.unsPassword,

@@ -5,7 +5,8 @@
  * it has no I/O, no `require`, no globals. It is evaluated off the main loop, within bounds, by
  * the expression sandbox (expressions.ts).
  */
-import jsonata from 'jsonata';
+import { createRequire } from 'node:module';
+import type jsonata from 'jsonata';
 import { badRequest } from '../../kernel/errors.js';
 
 /** Longest expression accepted (characters). */
@@ -15,6 +16,11 @@ export const MAX_EXPRESSION_LENGTH = 16 * 1024;
 export interface Compiled {
   expression: string;
 }
+
+// jsonata (a CommonJS package) is required by the first transformation checked: most edges have
+// none, and the checks here are synchronous, so a dynamic import() would not do.
+let parseJsonata: typeof jsonata | undefined;
+const requireHere = createRequire(import.meta.url);
 
 interface JsonataError {
   message?: string;
@@ -29,7 +35,7 @@ export function compileTransformation(expression: string): Compiled {
   if (expression.length > MAX_EXPRESSION_LENGTH)
     throw badRequest(`Expression is longer than ${MAX_EXPRESSION_LENGTH} characters`);
   try {
-    jsonata(expression);
+    (parseJsonata ??= requireHere('jsonata') as typeof jsonata)(expression);
     return { expression };
   } catch (err) {
     const e = err as JsonataError;

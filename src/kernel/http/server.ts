@@ -24,6 +24,7 @@ import { installJsonBodyParser } from './json-body.js';
 import { answerPlainHttpOnTls } from './plain-http-hint.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { lazySchemaCompilers } from './lazy-schemas.js';
+import { selfSignedCertificate } from './self-signed.js';
 import { AppError, ERRORS } from '../errors.js';
 import { ConfigError, PortInUseError } from '../config.js';
 import { Value } from '@sinclair/typebox/value';
@@ -98,28 +99,13 @@ export async function ensureCertificate(
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const now = new Date();
-  // Loaded only here: selfsigned (and @peculiar/x509 under it) costs a large share of a start.
-  const { generate } = await import('selfsigned');
-  const pems = await generate([{ name: 'commonName', value: hostname() || 'localhost' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(now.getTime() - 60_000),
-    notAfterDate: new Date(now.getTime() + 825 * 24 * 3600 * 1000),
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 2, value: hostname() || 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-          { type: 7, ip: '::1' },
-        ],
-      },
-    ],
+  const host = hostname() || 'localhost';
+  const pems = selfSignedCertificate({
+    commonName: host,
+    notBefore: new Date(now.getTime() - 60_000),
+    notAfter: new Date(now.getTime() + 825 * 24 * 3600 * 1000),
+    dnsNames: ['localhost', host],
+    ipAddresses: ['127.0.0.1', '::1'],
   });
   writeFileSync(key, pems.private, { mode: 0o600 });
   writeFileSync(crt, pems.cert, { mode: 0o644 });

@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import {
   bucketOf,
   chooseBucket,
-  DuckStore,
   keep,
   PolicyTable,
   policyTagProblem,
   type HistoryPolicy,
 } from '../../../src/edge/history/index.js';
+import { DuckStore } from '../../../src/edge/history/duckdb/repository.js';
 
 const state = (p: Partial<HistoryPolicy>) => ({
   id: 1,

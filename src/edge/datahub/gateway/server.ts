@@ -250,7 +250,10 @@ export class Gateway implements GatewayCore {
     this.#dirty.push(conn);
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
-      queueMicrotask(this.#flushAll);
+      // After the loop's I/O callbacks of this turn, not after the current one: a driver whose
+      // answers come as many datagrams or reads (SNMP: one per GET of 50 values, several in
+      // flight) gets their messages into one socket write instead of one write per answer.
+      setImmediate(this.#flushAll);
     }
   }
 

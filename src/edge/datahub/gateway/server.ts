@@ -250,10 +250,7 @@ export class Gateway implements GatewayCore {
     this.#dirty.push(conn);
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
-      // After the loop's I/O callbacks of this turn, not after the current one: a driver whose
-      // answers come as many datagrams or reads (SNMP: one per GET of 50 values, several in
-      // flight) gets their messages into one socket write instead of one write per answer.
-      setImmediate(this.#flushAll);
+      queueMicrotask(this.#flushAll);
     }
   }
 

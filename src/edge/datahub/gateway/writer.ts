@@ -1,7 +1,6 @@
 /**
  * The writer of one connection: every outgoing line and MSG of one event-loop turn is gathered in
- * one buffer and written once (the gateway flushes its dirty connections in `setImmediate`, after
- * the turn's I/O callbacks; a full 64 KiB buffer is written at once). Past
+ * one buffer and written once (the gateway flushes its dirty connections in a microtask). Past
  * `maxPending` bytes not yet taken by the peer, the connection is cut as a slow consumer.
  */
 import type { Message, Subscription } from '../bus.js';

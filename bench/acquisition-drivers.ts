@@ -50,6 +50,12 @@ const OIDS = Number(arg('oids', '3000'));
 const S7_CONNECTIONS = arg('s7-connections', '');
 const SNMP_CONCURRENCY = arg('snmp-concurrency', '');
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const FAILED = Buffer.from('{"success":false');
+const startsWith = (data: Uint8Array, prefix: Uint8Array): boolean => {
+  if (data.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix[i]) return false;
+  return true;
+};
 
 function ticks(path: string): number {
   const stat = readFileSync(path, 'utf8');
@@ -248,10 +254,12 @@ async function run(c: Case) {
   const nc = await api.nats();
   let received = 0;
   let failures = 0;
+  // As little work per message as a consumer that counts can do: the failure flag is read from
+  // the payload's first bytes, without decoding the payload's text (it shares the two cores).
   nc.subscribe('devicehub.raw.>', {
     callback: (_e, m) => {
       received++;
-      if (m.string().startsWith('{"success":false')) failures++;
+      if (startsWith(m.data, FAILED)) failures++;
     },
   });
   const rows: string[] = [];

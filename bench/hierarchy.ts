@@ -15,9 +15,12 @@
  *      median time to the answer's last byte and the median of decoding and parsing it.
  * Target (issue 30): a subtree read under 100 ms at 100,000 nodes.
  *
- *   npm run bench -- hierarchy [--db sqlite|postgres] [--reads 50]
+ *   npm run bench -- hierarchy [--db sqlite|postgres] [--reads 50] [--unit-flags no]
+ *
+ * The manager runs with the Node flags of its systemd unit (its young generation), as deployed.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { cleanEnv, runCliJson, startCli, tempDirs } from '../test/helpers/cli.js';
 import { request } from 'undici';
@@ -33,7 +36,21 @@ const arg = (name: string, dflt: string) => {
 };
 const dialect = arg('db', 'sqlite');
 const reads = Number(arg('reads', '50'));
+/** `--unit-flags no`: the manager without its systemd unit's Node flags (V8's defaults), to compare. */
+const unitFlags = arg('unit-flags', 'yes') !== 'no';
 if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error('--db is sqlite or postgres');
+
+/**
+ * The Node flags of the manager's systemd unit (deploy/systemd/millwright-manager.service: its
+ * young generation): the bench runs the manager as it is deployed, beside any flags of
+ * MILLWRIGHT_CHILD_NODE_ARGS (a profile).
+ */
+function deployedNodeFlags(): string[] {
+  const unit = readFileSync(new URL('../deploy/systemd/millwright-manager.service', import.meta.url), 'utf8');
+  const flags = /^ExecStart=\S+ ((?:--\S+ )*)\S+\/cli\/main\.js manager$/m.exec(unit);
+  if (!flags) throw new Error('millwright-manager.service: no ExecStart of the manager');
+  return flags[1]!.split(' ').filter(Boolean);
+}
 
 const q = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 function generate(): string {
@@ -74,6 +91,10 @@ async function main() {
   if (dialect === 'postgres' && !pg) throw new Error('PostgreSQL is not reachable');
   const store = ['--data-dir', dataDir, ...(pg ? ['--database-url', pg.url] : [])];
   const common = ['--host', '127.0.0.1', '--port', '0', '--admin-port', '0', '--log-level', 'warn'];
+  const nodeFlags = unitFlags ? deployedNodeFlags() : [];
+  process.env.MILLWRIGHT_CHILD_NODE_ARGS = [...nodeFlags, process.env.MILLWRIGHT_CHILD_NODE_ARGS ?? ''].join(
+    ' ',
+  );
   const proc = await startCli(['manager', ...common, ...store], {
     env,
     inheritStderr: true,
@@ -194,7 +215,7 @@ async function main() {
     }
     const load1 = loadavg()[0]!;
     console.log(
-      `\nbench/hierarchy on ${dialect}: 100,000 nodes; load average ${load0.toFixed(2)} -> ${load1.toFixed(2)}\n`,
+      `\nbench/hierarchy on ${dialect}: 100,000 nodes; load average ${load0.toFixed(2)} -> ${load1.toFixed(2)}; manager's node flags (its systemd unit): ${nodeFlags.join(' ') || 'none'}\n`,
     );
     console.log('| step                          | ms     |');
     console.log('| ----------------------------- | ------ |');

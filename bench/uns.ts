@@ -199,6 +199,13 @@ async function worker(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Driver side
 
+/**
+ * The Receive Maximum both brokers tell MQTT 5 clients (the UNS's default; Mosquitto's
+ * `max_inflight_messages`, whose default of 20 gave Mosquitto's publisher a window of 20 against
+ * the UNS's 100 in the QoS 1/2 cases).
+ */
+const IN_FLIGHT = 100;
+
 interface Broker {
   name: string;
   url: string;
@@ -260,6 +267,8 @@ async function startMillwright(dir: string): Promise<Broker> {
       '127.0.0.1',
       '--log-level',
       'warn',
+      '--max-inflight-inbound',
+      String(IN_FLIGHT),
     ],
     { env, inheritStderr: true },
   );
@@ -289,6 +298,9 @@ async function startMosquitto(dir: string): Promise<Broker> {
       `password_file ${pwfile}`,
       `acl_file ${join(dir, 'acl')}`,
       'persistence false',
+      // The same in-flight limit as the UNS (an MQTT 5 publisher keeps no more QoS 1/2 messages in
+      // flight than the Receive Maximum each broker tells: Mosquitto's default is 20, the UNS's 100).
+      `max_inflight_messages ${IN_FLIGHT}`,
       'log_type error',
       '',
     ].join('\n'),

@@ -18,6 +18,7 @@ import {
   unsToken,
 } from '../helpers/uns.js';
 import { eventually } from '../helpers/util.js';
+import { BrokerRepository } from '../../src/uns/broker/repository.js';
 
 /** PUBACK message ids in the order the client receives them. */
 function pubacks(client: MqttClient): number[] {
@@ -79,6 +80,100 @@ test('the PUBACK of a retained QoS 1 message waits for its store, and PUBACKs ke
     await end(client);
   } finally {
     open();
+    await t.stop();
+  }
+});
+
+test('a retained QoS 1 message is delivered before its commit, and its PUBACK waits for the commit', async () => {
+  const t = await startTestUns();
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  // The commit of retained messages is held until the test lets it go.
+  const writeRetained = BrokerRepository.prototype.writeRetained;
+  const committed: string[] = [];
+  BrokerRepository.prototype.writeRetained = async function (trx, packets) {
+    await gate;
+    await writeRetained.call(this, trx, packets);
+    committed.push(...packets.keys());
+  };
+  try {
+    const token = await unsToken(t);
+    await createAccount(t, token, 'dev', 'dev-password', [{ path: 'r/#', perm: 'PubSub' }]);
+    const url = `mqtt://127.0.0.1:${t.mqttPort}`;
+    const sub = await connectMqtt(url, { username: 'dev', password: 'dev-password' });
+    const live: string[] = [];
+    sub.on('message', (topic) => live.push(topic));
+    await subscribe(sub, 'r/#', 1);
+    const client = await connectMqtt(url, { username: 'dev', password: 'dev-password' });
+    // Connected before (a clean session's connect writes, and writes queue behind the held commit).
+    const late = await connectMqtt(url, { username: 'dev', password: 'dev-password' });
+    const acked = pubacks(client);
+    const done = Promise.all([
+      client.publishAsync('r/a', 'on', { qos: 1, retain: true }),
+      client.publishAsync('r/b', 'off', { qos: 1, retain: true }),
+      client.publishAsync('r/plain', 'x', { qos: 1 }),
+    ]);
+    // Delivered (and retained in memory: a new subscriber gets them) while the commit is held.
+    await eventually(() => live.length === 3, 5000, `3 live messages, got ${live.join(', ')}`);
+    const retained = new Map<string, string>();
+    late.on('message', (topic, payload, packet) => {
+      if (packet.retain) retained.set(topic, payload.toString());
+    });
+    await subscribe(late, 'r/#', 0);
+    await eventually(() => retained.size === 2, 5000, `2 retained messages, got ${retained.size}`);
+    assert.deepEqual(Object.fromEntries(retained), { 'r/a': 'on', 'r/b': 'off' });
+    // No PUBACK before the commit, not even the plain message's (it waits behind them).
+    await turns(50);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(acked, [], 'no PUBACK before the retained messages are committed');
+    assert.deepEqual(committed, []);
+    open();
+    await done;
+    assert.deepEqual(committed.sort(), ['r/a', 'r/b']);
+    assert.equal(acked.length, 3);
+    await Promise.all([end(client), end(sub), end(late)]);
+  } finally {
+    BrokerRepository.prototype.writeRetained = writeRetained;
+    open();
+    await t.stop();
+  }
+});
+
+test('a new subscriber gets every retained message, more of them than are written at once', async () => {
+  const t = await startTestUns();
+  try {
+    const token = await unsToken(t);
+    await createAccount(t, token, 'dev', 'dev-password', [{ path: 'many/#', perm: 'PubSub' }]);
+    const url = `mqtt://127.0.0.1:${t.mqttPort}`;
+    const pub = await connectMqtt(url, { username: 'dev', password: 'dev-password' });
+    const count = 700; // beyond RETAINED_WINDOW (256) of aedes-support.ts
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (next < count) {
+          const n = next++;
+          await pub.publishAsync(`many/t${n}`, `v${n}`, { qos: 1, retain: true });
+        }
+      }),
+    );
+    for (const qos of [0, 1] as const) {
+      const sub = await connectMqtt(url, { username: 'dev', password: 'dev-password' });
+      const got = new Map<string, string>();
+      let live = 0;
+      sub.on('message', (topic, payload, packet) => {
+        if (packet.retain) got.set(topic, payload.toString());
+        else live++;
+      });
+      await subscribe(sub, 'many/#', qos);
+      await eventually(() => got.size === count, 10_000, `QoS ${qos}: ${count} retained, got ${got.size}`);
+      for (let n = 0; n < count; n++) assert.equal(got.get(`many/t${n}`), `v${n}`);
+      // After them, a live message arrives as a live one (not retained).
+      await pub.publishAsync('many/t0', 'live', { qos: 1 });
+      await eventually(() => live === 1, 5000, `QoS ${qos}: the live message`);
+      await end(sub);
+    }
+    await end(pub);
+  } finally {
     await t.stop();
   }
 });

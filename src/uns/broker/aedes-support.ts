@@ -65,6 +65,42 @@ export function coalesceWrites(stream: Duplex): void {
   }) as typeof stream.write;
 }
 
+/** Retained messages of one SUBSCRIBE handed to a connection before their writes are done, at most. */
+export const RETAINED_WINDOW = 256;
+
+/** The part of aedes's Client that delivers a message at its QoS (an instance field). */
+interface DeliverInternals {
+  deliverQoS: (packet: { retain?: boolean; brokerId?: string | null }, cb: () => void) => void;
+}
+
+/**
+ * aedes sends the retained messages of a SUBSCRIBE one after the other through a stream, each
+ * only when the one before is written: `deliverQoS` (and `deliver0`) write on the next turn of the
+ * event loop and call back on the turn after that (`write.js`: `setImmediate(done)`), so each
+ * retained message cost two turns and a system call of its own. Here the stream is told at once
+ * (on the next tick) for up to `RETAINED_WINDOW` messages whose writes are not done yet: they are
+ * written in the same turn, in order, into one corked write; beyond the window (a full socket:
+ * aedes waits for `drain` before it calls back) the stream waits as before. aedes's callback never
+ * waited for an acknowledgement (QoS 1/2 beyond the client's Receive Maximum are held by wire.ts
+ * either way). A retained message sent on SUBSCRIBE is the one packet aedes marks with
+ * `brokerId = null` (it is not deduplicated).
+ */
+export function windowRetainedDelivery(client: object): void {
+  const c = client as DeliverInternals;
+  const deliverQoS = c.deliverQoS;
+  let pending = 0;
+  const written = () => void pending--;
+  c.deliverQoS = (packet, cb) => {
+    if (packet.brokerId !== null || packet.retain !== true || pending >= RETAINED_WINDOW) {
+      deliverQoS(packet, cb);
+      return;
+    }
+    pending++;
+    deliverQoS(packet, written);
+    process.nextTick(cb);
+  };
+}
+
 /** The part of mqemitter this layer hooks: its per-message step (an instance field). */
 export interface EmitterInternals {
   _do?: (message: unknown, callback: unknown) => unknown;

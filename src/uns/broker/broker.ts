@@ -30,6 +30,7 @@ import {
   addressOf,
   breakEmitterRecursion,
   coalesceWrites,
+  windowRetainedDelivery,
   kick,
   remoteOf,
   shortTopic,
@@ -164,7 +165,7 @@ export class UnsBroker {
       authorizeSubscribe: (client, sub, done) => ref.broker!.authorizeSubscribe(client, sub, done),
     });
     breakEmitterRecursion((aedes as unknown as { mq: EmitterInternals }).mq);
-    releaseRetainedAcks(aedes);
+    releaseRetainedAcks(aedes, persistence instanceof SqlPersistence ? persistence : undefined);
     const broker = new UnsBroker(aedes, persistence, options, limits);
     ref.broker = broker;
     try {
@@ -454,6 +455,7 @@ export class UnsBroker {
     coalesceWrites(stream);
     const client = this.aedes.handle(stream, request) as unknown as Client & ClientInternals;
     new Wire(client as unknown as WireClient, (this.#wireOptions ??= this.#makeWireOptions()));
+    windowRetainedDelivery(client);
     this.#limitPacketSize(client);
   }
 

@@ -219,9 +219,39 @@ export class SqlPersistence implements AsyncPersistence {
   async storeRetained(packet: Packet): Promise<void> {
     await this.#mem.storeRetained(packet);
     // The batch's retained messages go in one statement (the last of a topic wins); this call
-    // resolves when that batch commits.
+    // resolves when that batch commits, or, for a payload `deferRetainedCommit` named, at once
+    // (the commit is then `retainedCommit`'s).
     this.#retained.set(packet.topic, packet.payload.length === 0 ? null : encode(packet));
-    await this.#write(noop);
+    const committed = this.#write(noop);
+    const payload = packet.payload;
+    if (typeof payload === 'object' && this.#deferred.get(payload) === null) {
+      committed.catch(() => {});
+      this.#deferred.set(payload, committed);
+      return;
+    }
+    await committed;
+  }
+
+  /**
+   * Payload → the commit of its retained message: null until `storeRetained` has queued it.
+   * Keyed by the payload because aedes stores a copy of the packet that keeps the same payload.
+   */
+  readonly #deferred = new WeakMap<Buffer, Promise<void> | null>();
+
+  /**
+   * The next `storeRetained` of this payload resolves once the message is in memory (seen by new
+   * subscribers) and queued for the next commit, instead of after the commit: aedes's publish (and
+   * its next read of the connection) then need not wait for the commit; `retainedCommit` gives it.
+   */
+  deferRetainedCommit(payload: Buffer): void {
+    this.#deferred.set(payload, null);
+  }
+
+  /** The commit of the retained message of a payload `deferRetainedCommit` named, once stored. */
+  retainedCommit(payload: Buffer): Promise<void> | undefined {
+    const committed = this.#deferred.get(payload);
+    this.#deferred.delete(payload);
+    return committed ?? undefined;
   }
 
   createRetainedStream(pattern: string): Readable {

@@ -382,6 +382,11 @@ export class Wire {
     return true;
   }
 
+  /** Whether one more retained PUBLISH's publish may finish before its commit (see releaseRetainedAcks). */
+  mayDeferStore(): boolean {
+    return this.#unstored.size <= this.#opts.maxInflightInbound;
+  }
+
   /**
    * The retained QoS 1 message of `messageId` is stored (or its publish failed): its PUBACK, and
    * those waiting behind it, leave.
@@ -450,21 +455,54 @@ export class Wire {
 
 type PublishFn = (packet: WirePacket, client: object | null, done: (err?: Error) => void) => void;
 
+/** A store whose retained write may be committed after the publish is done (`SqlPersistence`). */
+export interface RetainedCommits {
+  deferRetainedCommit(payload: Buffer): void;
+  retainedCommit(payload: Buffer): Promise<void> | undefined;
+}
+
 /**
  * aedes writes the PUBACK of a QoS 1 PUBLISH before it publishes the message (storing a retained
- * one); the connection's Wire holds a retained message's PUBACK until this says the publish is
- * done: the store committed, so that a PUBACKed retained message survives a crash.
+ * one); the connection's Wire holds a retained message's PUBACK until this says the message is
+ * committed, so that a PUBACKed retained message survives a crash.
+ *
+ * With `commits` (the SQL store), the publish itself does not wait for the commit: the message is
+ * in memory (delivered, and seen by new subscribers) and the commit follows, so aedes reads the
+ * connection's next PUBLISHes meanwhile and their retained writes join the same or the next
+ * transaction, instead of one read batch per commit; the PUBACK still leaves after the commit.
+ * At most `maxInflightInbound` retained PUBLISHes of a connection wait so; past that, the publish
+ * waits for its commit again (and aedes reads no more), which bounds what a client that does not
+ * wait for its PUBACKs makes the broker hold. A failed commit closes the connection (no PUBACK).
  */
-export function releaseRetainedAcks(aedes: object): void {
+export function releaseRetainedAcks(aedes: object, commits?: RetainedCommits): void {
   const target = aedes as { publish: PublishFn };
   const publish = target.publish.bind(aedes);
   target.publish = (packet, client, done) => {
     // publish(packet, done) is aedes's form without a client (the broker's own messages).
     if (!client || typeof client === 'function' || packet.qos !== 1 || !packet.retain)
       return publish(packet, client, done);
+    const wire = wireOf(client);
+    const payload = packet.payload as unknown;
+    const defer =
+      commits !== undefined &&
+      wire !== undefined &&
+      wire.mayDeferStore() &&
+      Buffer.isBuffer(payload) &&
+      payload.length > 0;
+    if (defer) commits.deferRetainedCommit(payload);
     publish(packet, client, (err) => {
-      wireOf(client)?.retainedStored(packet.messageId as number | undefined);
-      done(err);
+      const committed = defer && !err ? commits.retainedCommit(payload) : undefined;
+      if (!committed || !wire) {
+        wire?.retainedStored(packet.messageId as number | undefined);
+        return done(err);
+      }
+      committed.then(
+        () => wire.retainedStored(packet.messageId as number | undefined),
+        (e: unknown) => {
+          if (!wire.client.closed) wire.client.emit('error', e);
+        },
+      );
+      done();
     });
   };
 }

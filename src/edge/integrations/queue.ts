@@ -48,7 +48,18 @@ export interface QueueStats {
 /** Pending appends past which a commit happens at once instead of on the next turn. */
 export const FLUSH_AT = 10_000;
 
+/**
+ * The committed messages kept in memory as well (the tail), so that the sender reads what was just
+ * committed without a query: at most this many messages and `TAIL_MAX_BYTES` (topic + payload).
+ * Past either bound the tail is dropped and reads go to the file until the queue is empty again.
+ */
+export const TAIL_MAX_MESSAGES = 20_000;
+export const TAIL_MAX_BYTES = 8 * 1024 * 1024;
+
 type Pending = { ts: number; topic: string; subject: string; payload: Buffer };
+
+/** A message's bytes as the bounds count them (topic + payload). */
+const tailSize = (m: { topic: string; payload: Buffer }) => Buffer.byteLength(m.topic) + m.payload.length;
 
 export class DiskQueue {
   readonly path: string;
@@ -61,6 +72,14 @@ export class DiskQueue {
   readonly #oldest: SQLite.Statement;
   readonly #oldestN: SQLite.Statement;
   #pending: Pending[] = [];
+  /**
+   * Every committed row of the file, oldest first from `#tailHead`, while `#tailComplete` (the
+   * file was empty at open, or became empty since); their bytes in `#tailBytes`.
+   */
+  #tail: QueuedMessage[] = [];
+  #tailHead = 0;
+  #tailBytes = 0;
+  #tailComplete = false;
   #ackUpTo = 0;
   #scheduled = false;
   #depth = 0;
@@ -105,6 +124,7 @@ export class DiskQueue {
       .get() as { n: number; b: number };
     this.#depth = totals.n;
     this.#bytes = totals.b;
+    this.#tailComplete = totals.n === 0;
   }
 
   get depth(): number {
@@ -163,9 +183,12 @@ export class DiskQueue {
   };
 
   #transaction(pending: Pending[], ackUpTo: number): void {
+    /** What the commit deleted (every row up to this seq) and added, for the tail once committed. */
+    let deletedUpTo = ackUpTo;
+    const added: QueuedMessage[] = [];
     this.#db.transaction(() => {
       if (ackUpTo > 0) {
-        const c = this.#countUpTo.get(ackUpTo) as { n: number; b: number };
+        const c = this.#tailCount(ackUpTo) ?? (this.#countUpTo.get(ackUpTo) as { n: number; b: number });
         if (c.n > 0) {
           this.#deleteUpTo.run(ackUpTo);
           this.#depth -= c.n;
@@ -204,6 +227,7 @@ export class DiskQueue {
               b: number;
             };
             this.#deleteUpTo.run(o.seq);
+            deletedUpTo = Math.max(deletedUpTo, o.seq);
             this.#depth -= o.n;
             this.#bytes -= o.b;
             this.dropped += o.n;
@@ -221,16 +245,75 @@ export class DiskQueue {
         }
       }
       for (const m of incoming) {
-        this.#insert.run(m.ts, m.topic, m.subject, m.payload);
+        const seq = Number(this.#insert.run(m.ts, m.topic, m.subject, m.payload).lastInsertRowid);
+        added.push({ seq, ts: m.ts, topic: m.topic, subject: m.subject, payload: m.payload });
         this.#bytes += size(m);
       }
       this.#depth += incoming.length;
     })();
+    this.#updateTail(deletedUpTo, added);
+  }
+
+  /** Count and bytes of the rows up to `seq`, from the tail (undefined when it is not complete). */
+  #tailCount(seq: number): { n: number; b: number } | undefined {
+    if (!this.#tailComplete) return undefined;
+    const tail = this.#tail;
+    let n = 0;
+    let b = 0;
+    for (let i = this.#tailHead; i < tail.length && tail[i]!.seq <= seq; i++) {
+      n++;
+      b += tailSize(tail[i]!);
+    }
+    return { n, b };
+  }
+
+  /** The tail after a commit that deleted every row up to `deletedUpTo` and added `added`. */
+  #updateTail(deletedUpTo: number, added: QueuedMessage[]): void {
+    if (this.#depth === 0) {
+      // Empty: the tail is complete again (nothing in the file it lacks).
+      this.#tail = [];
+      this.#tailHead = 0;
+      this.#tailBytes = 0;
+      this.#tailComplete = true;
+      return;
+    }
+    if (!this.#tailComplete) return;
+    const tail = this.#tail;
+    let head = this.#tailHead;
+    while (head < tail.length && tail[head]!.seq <= deletedUpTo) this.#tailBytes -= tailSize(tail[head++]!);
+    for (const m of added) {
+      tail.push(m);
+      this.#tailBytes += tailSize(m);
+    }
+    if (tail.length - head > TAIL_MAX_MESSAGES || this.#tailBytes > TAIL_MAX_BYTES) {
+      this.#tail = [];
+      this.#tailHead = 0;
+      this.#tailBytes = 0;
+      this.#tailComplete = false;
+      return;
+    }
+    if (head > 1024 && head * 2 > tail.length) {
+      this.#tail = tail.slice(head);
+      head = 0;
+    }
+    this.#tailHead = head;
   }
 
   /** Up to `limit` committed messages after `afterSeq`, oldest first. */
   read(afterSeq: number, limit: number): QueuedMessage[] {
     if (this.#closed) return [];
+    if (this.#tailComplete) {
+      // The first tail entry after `afterSeq` (seqs ascend), then up to `limit` of them.
+      const tail = this.#tail;
+      let lo = this.#tailHead;
+      let hi = tail.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (tail[mid]!.seq <= afterSeq) lo = mid + 1;
+        else hi = mid;
+      }
+      return tail.slice(lo, lo + limit);
+    }
     return this.#read.all(afterSeq, limit) as QueuedMessage[];
   }
 

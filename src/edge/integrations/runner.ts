@@ -227,7 +227,10 @@ export class InstanceRunner {
   async #pump(generation: number, connector: Connector): Promise<void> {
     const queue = this.#o.queue;
     const window = Number(this.#o.config.maxInflight ?? 1000);
-    const batchSize = Math.min(window, Number(this.#o.config.batchSize ?? DEFAULT_BATCH));
+    // A pipelined connector refills its window in eighths (not in batches of 500 out of 1,000):
+    // each acknowledged batch makes room for the next at once, so the window stays nearly full.
+    const batchDefault = connector.pipelined ? Math.min(DEFAULT_BATCH, Math.ceil(window / 8)) : DEFAULT_BATCH;
+    const batchSize = Math.max(1, Math.min(window, Number(this.#o.config.batchSize ?? batchDefault)));
     const inflight: { done: Promise<void>; last: number; n: number }[] = [];
     let cursor = 0;
     let inflightCount = 0;

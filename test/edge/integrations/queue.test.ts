@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DiskQueue } from '../../../src/edge/integrations/queue.js';
+import { DiskQueue, TAIL_MAX_MESSAGES } from '../../../src/edge/integrations/queue.js';
 import { ensureBuilt } from '../../helpers/cli.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'mw-queue-'));
@@ -102,6 +102,55 @@ test('full, drop-oldest: the oldest go, counted; full, drop-newest: the new ones
     assert.ok(bytes.dropped > 0);
     assert.equal(values(bytes).at(-1), 999);
     bytes.close();
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test('reads served from memory equal the file: past the in-memory bound, after drops, after reopening', () => {
+  const d = dir();
+  try {
+    const file = join(d, 'tail.db');
+    const q = new DiskQueue(file, {
+      maxBytes: 1 << 30,
+      maxMessages: TAIL_MAX_MESSAGES + 500,
+      policy: 'drop-oldest',
+    });
+    // More than the in-memory tail holds, then past the message bound (the oldest 1,000 dropped).
+    for (let i = 0; i < TAIL_MAX_MESSAGES + 1500; i++) q.push('t', 's', payload(i));
+    q.flush();
+    assert.equal(q.dropped, 1000);
+    const read = (after: number, n: number) =>
+      q.read(after, n).map((m) => JSON.parse(m.payload.toString()).value);
+    assert.deepEqual(read(0, 3), [1000, 1001, 1002]);
+    // Everything acknowledged: the queue is empty, then what is appended is read from memory.
+    q.ack(q.read(0, 1_000_000).at(-1)!.seq);
+    q.flush();
+    assert.equal(q.depth, 0);
+    assert.deepEqual(q.read(0, 10), []);
+    for (let i = 0; i < 20; i++) q.push('t', 's', payload(i));
+    q.flush();
+    const rows = q.read(0, 100);
+    assert.deepEqual(
+      rows.map((m) => JSON.parse(m.payload.toString()).value),
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+    q.ack(rows[4]!.seq);
+    q.flush();
+    assert.equal(q.depth, 15);
+    assert.equal(
+      q.stats().bytes,
+      Array.from({ length: 15 }, (_, i) => 1 + payload(i + 5).length).reduce((a, b) => a + b),
+    );
+    assert.deepEqual(read(rows[9]!.seq, 3), [10, 11, 12]);
+    assert.deepEqual(read(0, 2), [5, 6]);
+    // The file holds the same: reopened, the reads come from it.
+    const fromMemory = q.read(0, 100).map((m) => [m.seq, m.ts, m.topic, m.subject, m.payload.toString()]);
+    q.close();
+    const again = new DiskQueue(file, big);
+    const fromFile = again.read(0, 100).map((m) => [m.seq, m.ts, m.topic, m.subject, m.payload.toString()]);
+    assert.deepEqual(fromFile, fromMemory);
+    again.close();
   } finally {
     rmSync(d, { recursive: true, force: true });
   }

@@ -107,6 +107,7 @@ const mayHoldSecret = (b: Buffer): boolean => b.includes('"$secret"') || b.inclu
 /**
  * `JSON.stringify(await protectSecrets(JSON.parse(text), encryptionKey))` of a stored document's
  * bytes, as bytes: the sections without a secret (and large enough to matter) are not parsed.
+ * The answer may be written over `bytes` (the caller's buffer is not to be read afterwards).
  */
 export async function protectSecretsBytes(bytes: Buffer, encryptionKey: string | undefined): Promise<Buffer> {
   const whole = async () =>
@@ -133,15 +134,41 @@ export async function protectSecretsBytes(bytes: Buffer, encryptionKey: string |
   reduced.push(bytes.subarray(at));
   const doc = JSON.parse(Buffer.concat(reduced).toString('utf8')) as TemplateDocument;
   const text = JSON.stringify(await protectSecrets(doc, encryptionKey));
-  const out: Buffer[] = [];
+  // The answer in pieces: the protected text between the markers, each kept section's bytes.
+  const pieces: Array<Buffer | [number, number]> = [];
   let from = 0;
-  for (const [i, [start, end]] of kept.entries()) {
+  for (const [i, range] of kept.entries()) {
     const written = marker(i);
     const k = text.indexOf(written, from);
     if (k < 0) return whole();
-    out.push(Buffer.from(text.slice(from, k), 'utf8'), bytes.subarray(start, end));
+    pieces.push(Buffer.from(text.slice(from, k), 'utf8'), range);
     from = k + written.length;
   }
-  out.push(Buffer.from(text.slice(from), 'utf8'));
-  return Buffer.concat(out);
+  pieces.push(Buffer.from(text.slice(from), 'utf8'));
+  return (
+    inPlace(bytes, pieces) ??
+    Buffer.concat(pieces.map((p) => (Buffer.isBuffer(p) ? p : bytes.subarray(...p))))
+  );
+}
+
+/**
+ * The pieces written into `bytes` itself, from its start, when no piece lands after where its
+ * kept section starts (secrets left out make the text shorter): no second buffer of the
+ * document's size. Undefined (nothing written) when a piece would overwrite a section not yet
+ * moved.
+ */
+function inPlace(bytes: Buffer, pieces: Array<Buffer | [number, number]>): Buffer | undefined {
+  let at = 0;
+  for (const p of pieces) {
+    if (Buffer.isBuffer(p)) at += p.length;
+    else if (at > p[0]) return undefined;
+    else at += p[1] - p[0];
+  }
+  if (at > bytes.length) return undefined;
+  at = 0;
+  for (const p of pieces) {
+    if (Buffer.isBuffer(p)) at += p.copy(bytes, at);
+    else at += bytes.copy(bytes, at, p[0], p[1]);
+  }
+  return bytes.subarray(0, at);
 }

@@ -29,6 +29,7 @@ import {
   substitute,
   type TemplateDocument,
 } from './document.js';
+import { protectSecretsBytes } from './document-bytes.js';
 import { ConfigRepository, pack, unpack, unpackBytes } from './repository.js';
 import {
   CONFIG_LIMITS,
@@ -485,8 +486,8 @@ export class ConfigService {
     const bytes = await unpackBytes(t.document);
     if (!bytes.includes('"$secret"') && !bytes.includes('"$encrypted"') && !bytes.includes('"encryption"'))
       return bytes;
-    const doc = JSON.parse(bytes.toString('utf8')) as TemplateDocument;
-    return JSON.stringify(await protectSecrets(doc, encryptionKey));
+    // Secrets to protect: only the sections that may hold one are parsed and written again.
+    return protectSecretsBytes(bytes, encryptionKey);
   }
 
   /**

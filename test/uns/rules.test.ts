@@ -79,13 +79,14 @@ test('compiled rules split Pub and Sub; the connection cache follows replaced ru
   assert.equal(conn.canPublish('t/1'), false);
 });
 
-test('checking a publish against 1000 rules of an account stays fast', () => {
+test('a publish checked against 1000 rules of an account is allowed exactly where one of them matches', () => {
+  // How fast this is lives in no test (tests assert no timings): the UNS benches measure the broker.
   const specs = Array.from({ length: 1000 }, (_, i) => ({ path: `site/${i}/+/#`, perm: 'PubSub' as const }));
   const rules = new CompiledRules(specs);
-  const started = process.hrtime.bigint();
   let allowed = 0;
   for (let i = 0; i < 10_000; i++) if (rules.canPublish(`site/${i % 1500}/m/temp`)) allowed++;
-  const perCheckUs = Number(process.hrtime.bigint() - started) / 1000 / 10_000;
   assert.equal(allowed, 7000);
-  assert.ok(perCheckUs < 200, `${perCheckUs} µs per uncached check`);
+  assert.equal(rules.canPublish('site/999/m'), true);
+  assert.equal(rules.canPublish('site/1000/m/temp'), false);
+  assert.equal(rules.canPublish('site/5'), false, 'the + level needs a level under the site');
 });

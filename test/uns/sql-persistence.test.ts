@@ -106,6 +106,12 @@ describe('state survives a restart', () => {
     await first.outgoingEnqueueCombi([{ clientId: 'c1' }], p2);
     await first.outgoingUpdate({ id: 'c1' }, { ...p1, messageId: 42 });
     await first.incomingStorePacket({ id: 'c2' }, { ...p1, qos: 2, messageId: 7 });
+    // A clean session's QoS 2 message awaiting PUBREL: in memory while it lives, not on disk.
+    await first.incomingStorePacket({ id: 'c4', clean: true }, { ...p1, qos: 2, messageId: 8 });
+    assert.equal(
+      (await first.incomingGetPacket({ id: 'c4' }, { messageId: 8 } as any)).payload.toString(),
+      'm1',
+    );
     await first.putWill(
       { id: 'c3' },
       { topic: 'will/c3', payload: Buffer.from('bye'), qos: 1, retain: false },
@@ -140,6 +146,10 @@ describe('state survives a restart', () => {
     assert.equal(cleared?.payload.toString(), 'm1');
     const incoming = await second.incomingGetPacket({ id: 'c2' }, { messageId: 7 } as any);
     assert.equal(incoming.payload.toString(), 'm1');
+    await assert.rejects(
+      second.incomingGetPacket({ id: 'c4' }, { messageId: 8 } as any),
+      'a clean session is not restored',
+    );
     const wills: any[] = await second.streamWill({ 'broker-b': Date.now() }).toArray();
     assert.deepEqual(
       wills.map((w) => [w.clientId, w.brokerId, w.payload.toString()]),

@@ -494,8 +494,11 @@ export class SqlPersistence implements AsyncPersistence {
 
   // --- incoming (QoS 2 awaiting PUBREL) ---------------------------------------------------------
 
-  async incomingStorePacket(client: ClientRef, packet: Packet): Promise<void> {
+  // A clean session (aedes's `client.clean`: session expiry 0) ends with its connection, so its
+  // QoS 2 messages awaiting PUBREL are kept in memory only: after a restart nobody could resume them.
+  async incomingStorePacket(client: ClientRef & { clean?: boolean }, packet: Packet): Promise<void> {
     await this.#mem.incomingStorePacket(client, packet);
+    if (client.clean === true) return;
     const row = { client_id: client.id, message_id: Number(packet.messageId), packet: encode(packet) };
     await this.#write((trx) => this.#repo.putIncoming(trx, row));
   }
@@ -504,8 +507,9 @@ export class SqlPersistence implements AsyncPersistence {
     return this.#mem.incomingGetPacket(client, packet);
   }
 
-  async incomingDelPacket(client: ClientRef, packet: Packet): Promise<void> {
+  async incomingDelPacket(client: ClientRef & { clean?: boolean }, packet: Packet): Promise<void> {
     await this.#mem.incomingDelPacket(client, packet);
+    if (client.clean === true) return;
     const id = client.id;
     const messageId = Number(packet.messageId);
     await this.#write((trx) => this.#repo.deleteIncoming(trx, id, messageId));

@@ -68,6 +68,21 @@ const store: StateStore = {
   remove: async () => undefined,
 };
 
+/** An analytics runtime on `hub` for the benches: silent log, no state kept, no variables. */
+export function benchRuntime(
+  hub: DataHub,
+  modelPath?: (name: string) => string | undefined,
+): AnalyticsRuntime {
+  return new AnalyticsRuntime({
+    hub,
+    log: new AnalyticsLog(pino({ level: 'silent' })),
+    store,
+    variables: () => ({}),
+    persistIntervalMs: 0,
+    ...(modelPath ? { modelPath } : {}),
+  });
+}
+
 /**
  * (b) or (c): n processors on the bus, one per tag. With `reader`, the bench's own reader of the
  * outputs (a map lookup per output, so that the harness adds as little as it can) fills `means`.
@@ -78,13 +93,7 @@ export async function meanProcessors(
   kind: 'window' | 'script',
   reader = true,
 ): Promise<CaseOutputs & { rt: AnalyticsRuntime }> {
-  const rt = new AnalyticsRuntime({
-    hub,
-    log: new AnalyticsLog(pino({ level: 'silent' })),
-    store,
-    variables: () => ({}),
-    persistIntervalMs: 0,
-  });
+  const rt = benchRuntime(hub);
   await rt.init();
   const means = new Float64Array(n);
   let count = 0;

@@ -13,13 +13,11 @@
  *
  *   npm run bench -- analytics-model [--values 20000] [--rounds 3]
  */
-import pino from 'pino';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { DataHub } from '../src/edge/datahub/index.js';
-import { AnalyticsRuntime, type StateStore } from '../src/edge/analytics/runtime.js';
-import { AnalyticsLog } from '../src/edge/analytics/log.js';
+import { benchRuntime } from './analytics-cases.js';
 import { checkParameters } from '../src/edge/analytics/catalogue.js';
 import { loadOrt } from '../src/edge/analytics/onnx-processor.js';
 import { denseModel } from '../test/helpers/onnx-model.js';
@@ -99,19 +97,7 @@ async function bare(): Promise<Row> {
 
 async function processor(): Promise<Row> {
   const hub = new DataHub();
-  const store: StateStore = {
-    load: async () => undefined,
-    save: async () => undefined,
-    remove: async () => undefined,
-  };
-  const rt = new AnalyticsRuntime({
-    hub,
-    log: new AnalyticsLog(pino({ level: 'silent' })),
-    store,
-    variables: () => ({}),
-    persistIntervalMs: 0,
-    modelPath: () => path,
-  });
+  const rt = benchRuntime(hub, () => path);
   await rt.apply({
     id: 'm',
     workspaceId: 'bench',

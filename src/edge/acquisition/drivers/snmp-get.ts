@@ -8,7 +8,7 @@
  * datagram that cannot be decoded dropped (the request then times out).
  */
 import { createSocket, type Socket } from 'node:dgram';
-import snmp from 'net-snmp';
+import { netSnmp } from './snmp-lib.js';
 import type { TagValue } from '../types.js';
 import {
   BerError,
@@ -141,37 +141,38 @@ export class SnmpGetter {
     values: readonly unknown[],
     oids: readonly number[],
   ): Error | undefined {
-    const R = snmp.ResponseInvalidCode;
+    const lib = netSnmp();
+    const R = lib.ResponseInvalidCode;
     if (head.version !== this.version) {
-      return new snmp.ResponseInvalidError(
+      return new lib.ResponseInvalidError(
         `Version in request '${this.version}' does not match version in response '${head.version}'`,
         R.EVersionNoMatch,
       );
     }
     const community = buf.subarray(head.communityStart, head.communityEnd);
     if (!community.equals(this.#community)) {
-      return new snmp.ResponseInvalidError(
+      return new lib.ResponseInvalidError(
         `Community '${this.#community.toString()}' in request does not match community '${community.toString()}' in response`,
         R.ECommunityNoMatch,
       );
     }
     if (head.pduType !== T.GetResponse) {
-      return new snmp.ResponseInvalidError(
+      return new lib.ResponseInvalidError(
         `Unknown PDU type '${head.pduType}' in response`,
         R.EUnknownPduType,
       );
     }
     if (head.errorStatus > 0) {
-      const status = snmp.ErrorStatus as unknown as Record<number, string>;
+      const status = lib.ErrorStatus as unknown as Record<number, string>;
       // As net-snmp: an unknown status is named by GeneralError's number.
-      const text = status[head.errorStatus] ?? String(snmp.ErrorStatus.GeneralError);
-      const code = head.errorStatus in status ? head.errorStatus : snmp.ErrorStatus.GeneralError;
+      const text = status[head.errorStatus] ?? String(lib.ErrorStatus.GeneralError);
+      const code = head.errorStatus in status ? head.errorStatus : lib.ErrorStatus.GeneralError;
       const at = head.errorIndex - 1;
-      if (at < 0 || at >= values.length) return new snmp.RequestFailedError(text, code);
-      return new snmp.RequestFailedError(`${text}: ${oidText(buf, oids[2 * at]!, oids[2 * at + 1]!)}`, code);
+      if (at < 0 || at >= values.length) return new lib.RequestFailedError(text, code);
+      return new lib.RequestFailedError(`${text}: ${oidText(buf, oids[2 * at]!, oids[2 * at + 1]!)}`, code);
     }
     if (values.length !== p.count) {
-      return new snmp.ResponseInvalidError('Requested OIDs do not match response OIDs', R.EReqResOidNoMatch);
+      return new lib.ResponseInvalidError('Requested OIDs do not match response OIDs', R.EReqResOidNoMatch);
     }
     return undefined;
   }

@@ -6,7 +6,8 @@
  * UDP has no connection: `connect` asks the agent for sysUpTime, and a request that gets no
  * answer after the retries counts as the device being away.
  */
-import snmp from 'net-snmp';
+import type * as snmp from 'net-snmp';
+import { netSnmp } from './snmp-lib.js';
 import type { Session, User, Varbind } from 'net-snmp';
 import { errorText } from '../engine.js';
 import {
@@ -30,35 +31,35 @@ const TRAP_OID = '1.3.6.1.6.3.1.1.4.1.0';
 const MAX_WALK = 10_000;
 const MAX_BROWSE = 5_000;
 
-const AUTH: Record<string, snmp.AuthProtocols> = {
-  MD5: snmp.AuthProtocols.md5,
-  SHA: snmp.AuthProtocols.sha,
-  SHA224: snmp.AuthProtocols.sha224,
-  SHA256: snmp.AuthProtocols.sha256,
-  SHA384: snmp.AuthProtocols.sha384,
-  SHA512: snmp.AuthProtocols.sha512,
-};
-const PRIV: Record<string, snmp.PrivProtocols> = {
-  DES: snmp.PrivProtocols.des,
-  AES: snmp.PrivProtocols.aes,
-  AES256B: snmp.PrivProtocols.aes256b,
-  AES256R: snmp.PrivProtocols.aes256r,
-};
-const LEVEL: Record<string, snmp.SecurityLevel> = {
-  noAuthNoPriv: snmp.SecurityLevel.noAuthNoPriv,
-  authNoPriv: snmp.SecurityLevel.authNoPriv,
-  authPriv: snmp.SecurityLevel.authPriv,
-};
+const AUTH = (): Record<string, snmp.AuthProtocols> => ({
+  MD5: netSnmp().AuthProtocols.md5,
+  SHA: netSnmp().AuthProtocols.sha,
+  SHA224: netSnmp().AuthProtocols.sha224,
+  SHA256: netSnmp().AuthProtocols.sha256,
+  SHA384: netSnmp().AuthProtocols.sha384,
+  SHA512: netSnmp().AuthProtocols.sha512,
+});
+const PRIV = (): Record<string, snmp.PrivProtocols> => ({
+  DES: netSnmp().PrivProtocols.des,
+  AES: netSnmp().PrivProtocols.aes,
+  AES256B: netSnmp().PrivProtocols.aes256b,
+  AES256R: netSnmp().PrivProtocols.aes256r,
+});
+const LEVEL = (): Record<string, snmp.SecurityLevel> => ({
+  noAuthNoPriv: netSnmp().SecurityLevel.noAuthNoPriv,
+  authNoPriv: netSnmp().SecurityLevel.authNoPriv,
+  authPriv: netSnmp().SecurityLevel.authPriv,
+});
 
 export function v3User(p: Record<string, string>): User {
-  const level = LEVEL[p.securityLevel ?? 'authPriv'] ?? snmp.SecurityLevel.authPriv;
+  const level = LEVEL()[p.securityLevel ?? 'authPriv'] ?? netSnmp().SecurityLevel.authPriv;
   const user: User = { name: p.securityName ?? '', level };
-  if (level !== snmp.SecurityLevel.noAuthNoPriv) {
-    user.authProtocol = AUTH[p.authProtocol ?? 'SHA'] ?? snmp.AuthProtocols.sha;
+  if (level !== netSnmp().SecurityLevel.noAuthNoPriv) {
+    user.authProtocol = AUTH()[p.authProtocol ?? 'SHA'] ?? netSnmp().AuthProtocols.sha;
     user.authKey = p.authKey ?? '';
   }
-  if (level === snmp.SecurityLevel.authPriv) {
-    user.privProtocol = PRIV[p.privProtocol ?? 'AES'] ?? snmp.PrivProtocols.aes;
+  if (level === netSnmp().SecurityLevel.authPriv) {
+    user.privProtocol = PRIV()[p.privProtocol ?? 'AES'] ?? netSnmp().PrivProtocols.aes;
     user.privKey = p.privKey ?? '';
   }
   return user;
@@ -75,10 +76,10 @@ export function openSession(p: Record<string, string>): Session {
   const version = p.version ?? 'v2c';
   const session =
     version === 'v3'
-      ? snmp.createV3Session(p.host ?? '', v3User(p), { ...options, context: p.contextName ?? '' })
-      : snmp.createSession(p.host ?? '', p.community ?? 'public', {
+      ? netSnmp().createV3Session(p.host ?? '', v3User(p), { ...options, context: p.contextName ?? '' })
+      : netSnmp().createSession(p.host ?? '', p.community ?? 'public', {
           ...options,
-          version: version === 'v1' ? snmp.Version1 : snmp.Version2c,
+          version: version === 'v1' ? netSnmp().Version1 : netSnmp().Version2c,
         });
   session.on('error', () => undefined);
   return session;
@@ -91,7 +92,7 @@ const call = <T>(fn: (cb: (err: Error | null, result?: T) => void) => void): Pro
 export function varbindValue(vb: Varbind): TagValue {
   const v = vb.value;
   if (Buffer.isBuffer(v)) {
-    if (vb.type === snmp.ObjectType.Counter64) {
+    if (vb.type === netSnmp().ObjectType.Counter64) {
       let n = 0n;
       for (const byte of v) n = (n << 8n) | BigInt(byte);
       return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n.toString();
@@ -118,21 +119,21 @@ function asType(v: TagValue, valueType: string): TagValue {
 const isTimeout = (err: unknown) => (err as { name?: string }).name === 'RequestTimedOutError';
 
 /** SNMP types of a set, by name (tag property `setType`), else from the value type. */
-const SET_TYPES: Record<string, snmp.ObjectType> = {
-  Integer: snmp.ObjectType.Integer,
-  OctetString: snmp.ObjectType.OctetString,
-  Gauge32: snmp.ObjectType.Gauge32,
-  Counter32: snmp.ObjectType.Counter32,
-  TimeTicks: snmp.ObjectType.TimeTicks,
-  IpAddress: snmp.ObjectType.IpAddress,
-  ObjectIdentifier: snmp.ObjectType.OID,
-};
+const SET_TYPES = (): Record<string, snmp.ObjectType> => ({
+  Integer: netSnmp().ObjectType.Integer,
+  OctetString: netSnmp().ObjectType.OctetString,
+  Gauge32: netSnmp().ObjectType.Gauge32,
+  Counter32: netSnmp().ObjectType.Counter32,
+  TimeTicks: netSnmp().ObjectType.TimeTicks,
+  IpAddress: netSnmp().ObjectType.IpAddress,
+  ObjectIdentifier: netSnmp().ObjectType.OID,
+});
 function setType(tag: TagSpec): snmp.ObjectType {
-  const named = tag.props.setType;
-  if (named && SET_TYPES[named]) return SET_TYPES[named];
-  if (tag.valueType === 'string') return snmp.ObjectType.OctetString;
-  if (tag.valueType.startsWith('uint')) return snmp.ObjectType.Gauge32;
-  return snmp.ObjectType.Integer;
+  const named = tag.props.setType ? SET_TYPES()[tag.props.setType] : undefined;
+  if (named) return named;
+  if (tag.valueType === 'string') return netSnmp().ObjectType.OctetString;
+  if (tag.valueType.startsWith('uint')) return netSnmp().ObjectType.Gauge32;
+  return netSnmp().ObjectType.Integer;
 }
 
 class SnmpSession implements DriverSession {
@@ -187,21 +188,24 @@ class SnmpSession implements DriverSession {
   /** A notification receiver on `trapPort`: traps from the device's host become Trap tag values. */
   #listen(port: number) {
     const p = this.#device.props;
-    const receiver = snmp.createReceiver({ port, transport: 'udp4' }, (err: Error | null, n: unknown) => {
-      if (err || !n || !this.#sink) return;
-      const { pdu } = n as { pdu: { varbinds: Varbind[] } };
-      const vbs: Record<string, TagValue> = {};
-      for (const vb of pdu.varbinds) vbs[vb.oid] = varbindValue(vb);
-      const trapOid = String(vbs[TRAP_OID] ?? '');
-      const now = Date.now();
-      for (const tag of this.#traps) {
-        const want = tag.props.trapOid ?? '';
-        if (want !== '' && want !== trapOid) continue;
-        const oid = tag.props.oid ?? '';
-        if (oid === '') this.#sink(tag, { trapOid, varbinds: vbs }, now);
-        else if (oid in vbs) this.#sink(tag, asType(vbs[oid]!, tag.valueType), now);
-      }
-    });
+    const receiver = netSnmp().createReceiver(
+      { port, transport: 'udp4' },
+      (err: Error | null, n: unknown) => {
+        if (err || !n || !this.#sink) return;
+        const { pdu } = n as { pdu: { varbinds: Varbind[] } };
+        const vbs: Record<string, TagValue> = {};
+        for (const vb of pdu.varbinds) vbs[vb.oid] = varbindValue(vb);
+        const trapOid = String(vbs[TRAP_OID] ?? '');
+        const now = Date.now();
+        for (const tag of this.#traps) {
+          const want = tag.props.trapOid ?? '';
+          if (want !== '' && want !== trapOid) continue;
+          const oid = tag.props.oid ?? '';
+          if (oid === '') this.#sink(tag, { trapOid, varbinds: vbs }, now);
+          else if (oid in vbs) this.#sink(tag, asType(vbs[oid]!, tag.valueType), now);
+        }
+      },
+    );
     const auth = receiver.getAuthorizer();
     if ((p.version ?? 'v2c') === 'v3') auth.addUser(v3User(p));
     else auth.addCommunity(p.community ?? 'public');
@@ -317,8 +321,8 @@ class SnmpSession implements DriverSession {
         left.forEach((i, k) => {
           const vb = vbs[k];
           out[i] =
-            !vb || snmp.isVarbindError(vb)
-              ? new ReadFailure(`get ${tags[i]!.props.oid}: ${vb ? snmp.varbindError(vb) : 'no answer'}`)
+            !vb || netSnmp().isVarbindError(vb)
+              ? new ReadFailure(`get ${tags[i]!.props.oid}: ${vb ? netSnmp().varbindError(vb) : 'no answer'}`)
               : asType(varbindValue(vb), tags[i]!.valueType);
           early?.(i, out[i]!);
         });
@@ -367,7 +371,7 @@ class SnmpSession implements DriverSession {
         this.#maxRep,
         (vbs: Varbind[]) => {
           for (const vb of vbs) {
-            if (snmp.isVarbindError(vb)) continue;
+            if (netSnmp().isVarbindError(vb)) continue;
             values[vb.oid.startsWith(`${oid}.`) ? vb.oid.slice(oid.length + 1) : vb.oid] = varbindValue(vb);
             if (++n >= MAX_WALK) return true;
           }
@@ -398,9 +402,9 @@ class SnmpSession implements DriverSession {
     if (tag.register !== 'OID') throw new Error(`register ${tag.register} is read-only; write to OID`);
     const type = setType(tag);
     const v =
-      type === snmp.ObjectType.OctetString ||
-      type === snmp.ObjectType.IpAddress ||
-      type === snmp.ObjectType.OID
+      type === netSnmp().ObjectType.OctetString ||
+      type === netSnmp().ObjectType.IpAddress ||
+      type === netSnmp().ObjectType.OID
         ? String(value)
         : typeof value === 'boolean'
           ? Number(value)
@@ -409,7 +413,7 @@ class SnmpSession implements DriverSession {
       const vbs = await call<Varbind[]>((cb) =>
         session.set([{ oid: tag.props.oid ?? '', type, value: v as never }], cb),
       );
-      if (vbs[0] && snmp.isVarbindError(vbs[0])) throw new Error(snmp.varbindError(vbs[0]));
+      if (vbs[0] && netSnmp().isVarbindError(vbs[0])) throw new Error(netSnmp().varbindError(vbs[0]));
     } catch (err) {
       this.#lostOn(err);
       throw new Error(`set ${tag.props.oid}: ${errorText(err)}`);
@@ -421,8 +425,8 @@ let store: { translate(oid: string, format: string): string } | undefined;
 /** The MIB name of an OID (`SNMPv2-MIB::sysDescr`), from the MIBs net-snmp ships; null if unknown. */
 function mibName(oid: string): string | null {
   try {
-    store ??= snmp.createModuleStore() as typeof store;
-    const name = store!.translate(oid, snmp.OidFormat.module);
+    store ??= netSnmp().createModuleStore() as typeof store;
+    const name = store!.translate(oid, netSnmp().OidFormat.module);
     return name && name !== oid ? name : null;
   } catch {
     return null;
@@ -440,7 +444,7 @@ export async function browseSnmp(p: Record<string, string>): Promise<BrowseNode[
         root,
         Number(p.maxRepetitions ?? 20) || 20,
         (vbs: Varbind[]) => {
-          for (const vb of vbs) if (!snmp.isVarbindError(vb)) found.push(vb);
+          for (const vb of vbs) if (!netSnmp().isVarbindError(vb)) found.push(vb);
           return found.length >= MAX_BROWSE ? true : undefined;
         },
         (err: Error | null) => cb(err),
@@ -467,7 +471,7 @@ export async function browseSnmp(p: Record<string, string>): Promise<BrowseNode[
       Name: objName ? `${objName.replace(/^.*::/, '')}.${instance}` : vb.oid,
       Description: `${vb.oid}: ${String(v).slice(0, 80)}`,
       RegisterName: 'OID',
-      ValueType: numeric ? (vb.type === snmp.ObjectType.Integer ? 'int32' : 'uint64') : 'string',
+      ValueType: numeric ? (vb.type === netSnmp().ObjectType.Integer ? 'int32' : 'uint64') : 'string',
       Properties: [{ Name: 'oid', Value: vb.oid }],
     });
   }

@@ -219,6 +219,12 @@ export function treesJson(parts: SubtreeRows[], before = '', after = ''): Buffer
  * generation's scavenges copied them with the rows, and that was most of the writing's CPU time).
  * A field with a character to escape or beyond ASCII is written as `JSON.stringify` writes it.
  */
+/**
+ * Texts longer than this (a node's stored JSON text) are copied by the native encoder: one call
+ * costs more than a short text's loop, less than a long one's.
+ */
+const LONG = 32;
+
 class JsonBytes {
   #buf: Buffer;
   #at = 0;
@@ -230,6 +236,10 @@ class JsonBytes {
   /** `text` as it is (JSON already: punctuation, a stored attributes object, a date). */
   raw(text: string): void {
     const n = text.length;
+    if (n > LONG) {
+      this.#utf8(text);
+      return;
+    }
     if (this.#buf.length - this.#at < n) this.#grow(n);
     const buf = this.#buf;
     let at = this.#at;

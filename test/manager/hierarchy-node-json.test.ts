@@ -106,7 +106,10 @@ forEachDialect('a node stores its JSON text', (ctx) => {
       stored[1]!.json_head,
       `{"id":"${n[2]!.id}","key":"k2","name":"node 2","level":null,"description":""`,
     );
-    assert.equal(stored[1]!.json_tail, ',"deviceId":null,"attributes":{},"createdAt":"2025-11-24T16:00:00.002Z"');
+    assert.equal(
+      stored[1]!.json_tail,
+      ',"deviceId":null,"attributes":{},"createdAt":"2025-11-24T16:00:00.002Z"',
+    );
     assert.equal(await read(repo, n[1]!.id), await expected(repo, n[1]!.id));
   });
 

@@ -60,7 +60,16 @@ export type GrantWithPath = GrantRow & { path: string; node_key: string; node_na
  * The columns of a node's view (not its company, nor its path), in the order of `ViewRow`: its
  * id, key and name (siblings sort by them), the fields a move rewrites, and its stored JSON text.
  */
-const VIEW_COLUMNS = ['id', 'key', 'name', 'parent_id', 'depth', 'updated_at', 'json_head', 'json_tail'] as const;
+const VIEW_COLUMNS = [
+  'id',
+  'key',
+  'name',
+  'parent_id',
+  'depth',
+  'updated_at',
+  'json_head',
+  'json_tail',
+] as const;
 /** A node's view as the values of `VIEW_COLUMNS` (an array: see `selectArrays`). */
 export type ViewRow = [
   id: string,
@@ -302,7 +311,8 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
 
   /** Writes the node's own fields (not its place: see `movePaths`, `setParent`) and its JSON text. */
   async updateNode(row: NodeRow): Promise<void> {
-    const { key, name, level, description, device_id, attributes, updated_at, json_head, json_tail } = stored(row);
+    const { key, name, level, description, device_id, attributes, updated_at, json_head, json_tail } =
+      stored(row);
     await this.db
       .updateTable('mgr_asset_node')
       .set({ key, name, level, description, device_id, attributes, updated_at, json_head, json_tail })

@@ -116,6 +116,23 @@ const stored = (r: NodeRow): StoredNodeRow => {
   return { ...w, json_head, json_tail };
 };
 
+/** A node's columns but its stored JSON text (which only a subtree read needs). */
+const NODE_COLUMNS = [
+  'id',
+  'company_id',
+  'key',
+  'parent_id',
+  'path',
+  'depth',
+  'name',
+  'level',
+  'description',
+  'device_id',
+  'attributes',
+  'created_at',
+  'updated_at',
+] as const;
+
 /** The end of the path range of a subtree: hex digits sort before `g` in every collation. */
 export const pathEnd = (path: string) => `${path}g`;
 
@@ -187,7 +204,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   node(companyId: string, id: string): Promise<NodeRow | undefined> {
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('id', '=', id)
       .executeTakeFirst();
@@ -197,7 +214,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
     if (keys.length === 0) return Promise.resolve([]);
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('key', 'in', keys)
       .execute();
@@ -206,7 +223,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   nodeByDevice(companyId: string, deviceId: string): Promise<NodeRow | undefined> {
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('device_id', '=', deviceId)
       .executeTakeFirst();
@@ -215,7 +232,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   roots(companyId: string): Promise<NodeRow[]> {
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('depth', '=', 1)
       .orderBy('name')
@@ -227,7 +244,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   subtree(companyId: string, path: string, maxDepth?: number): Promise<NodeRow[]> {
     let q = this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('path', '>=', path)
       .where('path', '<', pathEnd(path));
@@ -273,7 +290,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   allNodes(companyId: string): Promise<NodeRow[]> {
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .orderBy('depth')
       .orderBy('key')

@@ -81,7 +81,16 @@ forEachDialect('hierarchy repository', (ctx) => {
       whole.find((r) => r[0] === 'n4'),
       viewRow(n[4]!),
     );
-    assert.deepEqual(viewRow(n[4]!), ['n4', 'k4', 'node 4', null, '', 'n2', 3, null, '{}', 1, 1]);
+    assert.deepEqual(viewRow(n[4]!), [
+      'n4',
+      'k4',
+      'node 4',
+      'n2',
+      3,
+      1,
+      '{"id":"n4","key":"k4","name":"node 4","level":null,"description":""',
+      ',"deviceId":null,"attributes":{},"createdAt":"1970-01-01T00:00:00.001Z"',
+    ]);
     assert.deepEqual(ids(await repo.subtreeView('c1', n[1]!.path, [1, 2])), ['n1', 'n2', 'n3']);
     assert.deepEqual(ids(await repo.subtreeView('c1', n[2]!.path, [3])), ['n4']);
     assert.deepEqual(ids(await repo.subtreeView('c1', n[3]!.path, [3, 4])), [], 'n3 has no children');

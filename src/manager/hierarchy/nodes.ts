@@ -186,7 +186,7 @@ export class NodeService {
         set.device_id === node.device_id ? null : set.device_id,
         id,
       );
-      await repo.updateNode(id, set);
+      await repo.updateNode({ ...node, ...set });
     });
     return nodeView({ ...node, ...set });
   }

@@ -1,6 +1,7 @@
 /** The asset hierarchy's tables: templates, nodes (with their materialized path) and branch grants. */
 import { eachArray, selectArrays, sql, type Transaction } from '../../kernel/db/index.js';
 import { BoundRepository } from '../../kernel/db/bound-repository.js';
+import { nodeJson } from './tree-json.js';
 
 export type TemplateStatus = 'DRAFT' | 'ACTIVE' | 'ARCHIVED';
 export type Access = 'edit' | 'read';
@@ -31,6 +32,10 @@ export interface HierarchyTables {
     attributes: string;
     created_at: number;
     updated_at: number;
+    /** The node's JSON text before `parentId`, kept by every write of the row (`nodeJson`). */
+    json_head: string;
+    /** The node's JSON text from `deviceId` to `createdAt` (`nodeJson`). */
+    json_tail: string;
   };
   mgr_asset_grant: {
     id: string;
@@ -44,58 +49,94 @@ export interface HierarchyTables {
 }
 
 export type TemplateRow = HierarchyTables['mgr_asset_template'];
-export type NodeRow = HierarchyTables['mgr_asset_node'];
+/** A node as the service sees it: its stored JSON text (`json_head`, `json_tail`) is the repository's. */
+export type NodeRow = Omit<StoredNodeRow, 'json_head' | 'json_tail'>;
+/** A node's row as stored. */
+export type StoredNodeRow = HierarchyTables['mgr_asset_node'];
 export type GrantRow = HierarchyTables['mgr_asset_grant'];
 export type GrantWithPath = GrantRow & { path: string; node_key: string; node_name: string };
 
-/** The columns of a node's view (not its company, nor its path), in the order of `ViewRow`. */
+/**
+ * The columns of a node's view (not its company, nor its path), in the order of `ViewRow`: its
+ * id, key and name (siblings sort by them), the fields a move rewrites, and its stored JSON text.
+ */
 const VIEW_COLUMNS = [
   'id',
   'key',
   'name',
-  'level',
-  'description',
   'parent_id',
   'depth',
-  'device_id',
-  'attributes',
-  'created_at',
   'updated_at',
+  'json_head',
+  'json_tail',
 ] as const;
 /** A node's view as the values of `VIEW_COLUMNS` (an array: see `selectArrays`). */
 export type ViewRow = [
   id: string,
   key: string,
   name: string,
-  level: string | null,
-  description: string,
   parentId: string | null,
   depth: number,
-  deviceId: string | null,
-  attributes: string,
-  createdAt: number,
   updatedAt: number,
+  head: string,
+  tail: string,
 ];
 
-/** `row` as a `ViewRow`. */
+/** `row` as a `ViewRow` (its JSON text written afresh: the same as stored). */
 export const viewRow = (r: NodeRow): ViewRow => [
   r.id,
   r.key,
   r.name,
-  r.level,
-  r.description,
   r.parent_id,
   r.depth,
-  r.device_id,
-  r.attributes,
-  r.created_at,
   r.updated_at,
+  ...nodeJson(r),
 ];
+
+/** A lone surrogate (UTF-16 that is not text): neither store keeps one as it is. */
+const LONE_SURROGATE = /\p{Cs}/gu;
+const wellFormed = (s: string) => s.replace(LONE_SURROGATE, '\ufffd');
+const wellFormedOrNull = (s: string | null) => (s === null ? null : wellFormed(s));
+
+/**
+ * `row` as stored, with its JSON text. Its text columns are written well-formed (a lone surrogate
+ * as U+FFFD): SQLite would keep its bytes and read them back as three U+FFFD, PostgreSQL as one,
+ * and the stored JSON text must say what the columns read back.
+ */
+const stored = (r: NodeRow): StoredNodeRow => {
+  const w: NodeRow = {
+    ...r,
+    key: wellFormed(r.key),
+    name: wellFormed(r.name),
+    level: wellFormedOrNull(r.level),
+    description: wellFormed(r.description),
+    device_id: wellFormedOrNull(r.device_id),
+  };
+  const [json_head, json_tail] = nodeJson(w);
+  return { ...w, json_head, json_tail };
+};
+
+/** A node's columns but its stored JSON text (which only a subtree read needs). */
+const NODE_COLUMNS = [
+  'id',
+  'company_id',
+  'key',
+  'parent_id',
+  'path',
+  'depth',
+  'name',
+  'level',
+  'description',
+  'device_id',
+  'attributes',
+  'created_at',
+  'updated_at',
+] as const;
 
 /** The end of the path range of a subtree: hex digits sort before `g` in every collation. */
 export const pathEnd = (path: string) => `${path}g`;
 
-/** Rows per INSERT: 13 columns, well under SQLite's and PostgreSQL's bound on parameters. */
+/** Rows per INSERT: 15 columns, well under SQLite's and PostgreSQL's bound on parameters. */
 const BATCH = 500;
 
 export class HierarchyRepository extends BoundRepository<HierarchyTables, HierarchyRepository> {
@@ -163,7 +204,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   node(companyId: string, id: string): Promise<NodeRow | undefined> {
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('id', '=', id)
       .executeTakeFirst();
@@ -173,7 +214,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
     if (keys.length === 0) return Promise.resolve([]);
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('key', 'in', keys)
       .execute();
@@ -182,7 +223,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   nodeByDevice(companyId: string, deviceId: string): Promise<NodeRow | undefined> {
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('device_id', '=', deviceId)
       .executeTakeFirst();
@@ -191,7 +232,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   roots(companyId: string): Promise<NodeRow[]> {
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('depth', '=', 1)
       .orderBy('name')
@@ -203,7 +244,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   subtree(companyId: string, path: string, maxDepth?: number): Promise<NodeRow[]> {
     let q = this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .where('path', '>=', path)
       .where('path', '<', pathEnd(path));
@@ -249,7 +290,7 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
   allNodes(companyId: string): Promise<NodeRow[]> {
     return this.db
       .selectFrom('mgr_asset_node')
-      .selectAll()
+      .select(NODE_COLUMNS)
       .where('company_id', '=', companyId)
       .orderBy('depth')
       .orderBy('key')
@@ -280,16 +321,20 @@ export class HierarchyRepository extends BoundRepository<HierarchyTables, Hierar
     for (let i = 0; i < rows.length; i += BATCH) {
       await this.db
         .insertInto('mgr_asset_node')
-        .values(rows.slice(i, i + BATCH))
+        .values(rows.slice(i, i + BATCH).map(stored))
         .execute();
     }
   }
 
-  async updateNode(
-    id: string,
-    set: Partial<Omit<NodeRow, 'id' | 'company_id' | 'path' | 'depth' | 'parent_id' | 'created_at'>>,
-  ): Promise<void> {
-    await this.db.updateTable('mgr_asset_node').set(set).where('id', '=', id).execute();
+  /** Writes the node's own fields (not its place: see `movePaths`, `setParent`) and its JSON text. */
+  async updateNode(row: NodeRow): Promise<void> {
+    const { key, name, level, description, device_id, attributes, updated_at, json_head, json_tail } =
+      stored(row);
+    await this.db
+      .updateTable('mgr_asset_node')
+      .set({ key, name, level, description, device_id, attributes, updated_at, json_head, json_tail })
+      .where('id', '=', row.id)
+      .execute();
   }
 
   /** Moves every node of the subtree at `from` under the new path prefix `to` (depths shift too). */

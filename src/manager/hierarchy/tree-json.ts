@@ -5,9 +5,12 @@
  * is exactly `JSON.stringify` of the nested `NodeView`s (same fields, same order, same escapes):
  * test/manager/hierarchy-tree-json.test.ts holds the two side by side.
  *
- * `attributes` is spliced in as stored: every writer of the column stores
- * `JSON.stringify(validateAttributes(...))` of a parsed object, which parses and stringifies back
- * to itself.
+ * Each node's row stores the JSON text of its fields that do not depend on its place
+ * (`nodeJson`: `json_head` from `id` to `description`, `json_tail` from `deviceId` to
+ * `createdAt`), written by the repository whenever the row is written; a read splices them with
+ * the three fields a move rewrites (`parentId`, `depth`, `updatedAt`) instead of escaping every
+ * field of every node again. `attributes` is stored as `JSON.stringify(validateAttributes(...))`
+ * of a parsed object, which parses and stringifies back to itself.
  */
 import type { ViewRow } from './repository.js';
 
@@ -15,7 +18,34 @@ import type { ViewRow } from './repository.js';
 const ID = 0;
 const KEY = 1;
 const NAME = 2;
-const PARENT = 5;
+const PARENT = 3;
+
+/** What `nodeJson` needs of a node: the fields that do not change when it moves. */
+export interface NodeJsonFields {
+  id: string;
+  key: string;
+  name: string;
+  level: string | null;
+  description: string;
+  device_id: string | null;
+  attributes: string;
+  created_at: number;
+}
+
+/**
+ * The stored JSON text of a node (`json_head`, `json_tail`): its `NodeView`'s fields before
+ * `parentId` (from `{`), and those between `depth` and `updatedAt` (from the comma before
+ * `deviceId` to the closing quote of `createdAt`), exactly as `JSON.stringify` writes them.
+ */
+export function nodeJson(r: NodeJsonFields): [head: string, tail: string] {
+  const head =
+    `{"id":${JSON.stringify(r.id)},"key":${JSON.stringify(r.key)},"name":${JSON.stringify(r.name)}` +
+    `,"level":${JSON.stringify(r.level)},"description":${JSON.stringify(r.description)}`;
+  const tail =
+    `,"deviceId":${JSON.stringify(r.device_id)},"attributes":${r.attributes}` +
+    `,"createdAt":"${new Date(Number(r.created_at)).toISOString()}"`;
+  return [head, tail];
+}
 
 /** `,"children":[` and `]}`, or `}`: what a node's text has after its fields. */
 const CHILDREN_OPEN = ',"children":[';
@@ -189,6 +219,12 @@ export function treesJson(parts: SubtreeRows[], before = '', after = ''): Buffer
  * generation's scavenges copied them with the rows, and that was most of the writing's CPU time).
  * A field with a character to escape or beyond ASCII is written as `JSON.stringify` writes it.
  */
+/**
+ * Texts longer than this (a node's stored JSON text) are copied by the native encoder: one call
+ * costs more than a short text's loop, less than a long one's.
+ */
+const LONG = 32;
+
 class JsonBytes {
   #buf: Buffer;
   #at = 0;
@@ -200,6 +236,10 @@ class JsonBytes {
   /** `text` as it is (JSON already: punctuation, a stored attributes object, a date). */
   raw(text: string): void {
     const n = text.length;
+    if (n > LONG) {
+      this.#utf8(text);
+      return;
+    }
     if (this.#buf.length - this.#at < n) this.#grow(n);
     const buf = this.#buf;
     let at = this.#at;
@@ -260,34 +300,17 @@ class JsonBytes {
   }
 }
 
-/** A node's text up to its last field, `updatedAt` (closing quote included). */
+/** A node's text up to its last field, `updatedAt` (closing quote included): its stored text with its place. */
 function writeHead(row: ViewRow, w: JsonBytes, iso: (ms: number) => string): void {
-  const [id, key, name, level, description, parentId, depth, deviceId, attributes, createdAt, updatedAt] =
-    row;
-  w.raw('{"id":');
-  w.string(id);
-  w.raw(',"key":');
-  w.string(key);
-  w.raw(',"name":');
-  w.string(name);
-  w.raw(',"level":');
-  if (level === null) w.raw('null');
-  else w.string(level);
-  w.raw(',"description":');
-  w.string(description);
+  const [, , , parentId, depth, updatedAt, head, tail] = row;
+  w.raw(head);
   w.raw(',"parentId":');
   if (parentId === null) w.raw('null');
   else w.string(parentId);
   w.raw(',"depth":');
   w.raw(String(depth));
-  w.raw(',"deviceId":');
-  if (deviceId === null) w.raw('null');
-  else w.string(deviceId);
-  w.raw(',"attributes":');
-  w.raw(attributes);
-  w.raw(',"createdAt":"');
-  w.raw(iso(createdAt));
-  w.raw('","updatedAt":"');
+  w.raw(tail);
+  w.raw(',"updatedAt":"');
   w.raw(iso(updatedAt));
   w.raw('"');
 }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { buildEdgeApp, edgeConfigWith, type EdgeShell } from '../../src/edge/service.js';
 import type { DevicehubSection } from '../../src/edge/devicehub/config-section.js';
 import { escapePlaceholders } from '../../src/edge/config/document.js';
+import { EXPORT_BATCH_TAGS } from '../../src/edge/devicehub/config-export.js';
 
 let shell: EdgeShell;
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-config-export-text-'));
@@ -65,6 +66,29 @@ const doc: DevicehubSection = {
         Properties: { address: String(i) },
       })),
     },
+    // The text is read a batch of devices at a time: a device above a batch's tags (read alone),
+    // and more devices than one batch holds, a few tags each, with none between.
+    {
+      Name: 'big',
+      DriverID: 'Generator',
+      Tags: Array.from({ length: EXPORT_BATCH_TAGS + 3 }, (_, i) => ({
+        TagName: `b${i}`,
+        Name: 'S',
+        ValueType: 'float64',
+        Properties: { address: String(i) },
+      })),
+    },
+    ...Array.from({ length: 620 }, (_, d) => ({
+      Name: `small-${String(d).padStart(3, '0')}`,
+      DriverID: 'Generator',
+      Tags: Array.from({ length: d % 4 }, (_, i) => ({
+        TagName: `s${i}`,
+        Name: 'S',
+        ValueType: 'int32',
+        Description: `{{d${d}}}`,
+        Properties: { address: String(i) },
+      })),
+    })),
   ],
 };
 

@@ -25,7 +25,7 @@ import { applyKeyed, planKeyed } from '../../kernel/service/keyed-section.js';
 import { canonical, checkObject, issueOf, join } from '../../kernel/service/section-shape.js';
 import type { Kysely } from '../../kernel/db/index.js';
 import { findDriverByIdOrName } from './catalogue/index.js';
-import { exportDevice, exportJson, readExport, type ExportRead } from './config-export.js';
+import { exportDevice, exportText, readExport, type ExportRead } from './config-export.js';
 import {
   registerRowOf,
   type DeviceRow,
@@ -158,7 +158,7 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
 
   /** The export as JSON text (`{{` escaped), written from the rows without its objects. */
   async exportJson(): Promise<string> {
-    return exportJson(await readExport(this.#repo));
+    return exportText(this.#repo);
   }
 
   /** The normal form of an export (`read`, its rows; `out`, the export made of them). */

@@ -120,25 +120,37 @@ const EXPORT_BATCH_DEVICES = 500;
  * The section's export as JSON text, `{{` escaped: byte for byte
  * `JSON.stringify(escapePlaceholders({ devices: read.devices.map(exportDevice) }))` of
  * `readExport`'s rows, written from the rows without the template objects of the 100,000 tags and
- * read a batch of devices (in name order) at a time: each batch's rows become text at once and are let
- * go, so that a few thousand rows live at a time, not 100,000 (kept alive through every
+ * read a batch of devices at a time (`eachExportBatch`): each batch's rows become text at once and
+ * are let go, so that a few thousand rows live at a time, not 100,000 (kept alive through every
  * young-generation collection of the read, they were half its time).
  */
 export async function exportText(repo: DevicehubRepository): Promise<string> {
+  const parts: string[] = [];
+  await eachExportBatch(repo, (d, tags) => parts.push(deviceJson(d, tags.map(tagJson))));
+  return `{"devices":[${parts.join(',')}]}`;
+}
+
+/**
+ * Hands every device (in name order, as `readExport`) with its registers (by ID, the exported
+ * columns) to `each`, reading a batch of devices at a time: a batch's rows are let go once handed.
+ */
+export async function eachExportBatch(
+  repo: DevicehubRepository,
+  each: (device: DeviceRow, tags: ExportArray[]) => void,
+): Promise<void> {
   const devices = await repo.getDevices();
   devices.sort(byName);
   const counts = new Map(await repo.registerCounts());
-  const parts: string[] = [];
   let batch: DeviceRow[] = [];
   let size = 0;
   const flush = async (): Promise<void> => {
     const index = new Map(batch.map((d, i) => [d.id, i]));
-    const tags: string[][] = batch.map(() => []);
+    const tags: ExportArray[][] = batch.map(() => []);
     for (const r of await repo.exportArrays(batch.map((d) => d.id))) {
       const i = index.get(r[1]);
-      if (i !== undefined) tags[i]!.push(tagJson(r));
+      if (i !== undefined) tags[i]!.push(r);
     }
-    for (const [i, d] of batch.entries()) parts.push(deviceJson(d, tags[i]!));
+    for (const [i, d] of batch.entries()) each(d, tags[i]!);
     batch = [];
     size = 0;
   };
@@ -150,5 +162,4 @@ export async function exportText(repo: DevicehubRepository): Promise<string> {
     size += n;
   }
   if (batch.length > 0) await flush();
-  return `{"devices":[${parts.join(',')}]}`;
 }

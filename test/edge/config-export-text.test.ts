@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { buildEdgeApp, edgeConfigWith, type EdgeShell } from '../../src/edge/service.js';
 import type { DevicehubSection } from '../../src/edge/devicehub/config-section.js';
 import { escapePlaceholders } from '../../src/edge/config/document.js';
+import { EXPORT_BATCH_TAGS } from '../../src/edge/devicehub/config-export.js';
 
 let shell: EdgeShell;
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-config-export-text-'));
@@ -65,6 +66,29 @@ const doc: DevicehubSection = {
         Properties: { address: String(i) },
       })),
     },
+    // The text is read a batch of devices at a time: a device above a batch's tags (read alone),
+    // and more devices than one batch holds, a few tags each, with none between.
+    {
+      Name: 'big',
+      DriverID: 'Generator',
+      Tags: Array.from({ length: EXPORT_BATCH_TAGS + 3 }, (_, i) => ({
+        TagName: `b${i}`,
+        Name: 'S',
+        ValueType: 'float64',
+        Properties: { address: String(i) },
+      })),
+    },
+    ...Array.from({ length: 620 }, (_, d) => ({
+      Name: `small-${String(d).padStart(3, '0')}`,
+      DriverID: 'Generator',
+      Tags: Array.from({ length: d % 4 }, (_, i) => ({
+        TagName: `s${i}`,
+        Name: 'S',
+        ValueType: 'int32',
+        Description: `{{d${d}}}`,
+        Properties: { address: String(i) },
+      })),
+    })),
   ],
 };
 
@@ -116,4 +140,41 @@ test('a saved export downloads as the bytes of its text and reads back as the sa
   const preview = await config.preview(loaded, { mode: 'use' });
   assert.deepEqual(preview.sections.devicehub, { added: [], changed: [], removed: [], restarts: [] });
   await config.deleteTemplate(saved.id);
+});
+
+test('a diff over the stored rows (diffCurrent) is the diff of the export, in the same order', async () => {
+  const section = shell.module('devicehub').configSection;
+  const current = (await section.export()) as DevicehubSection;
+  const copy = structuredClone(current);
+  const byName = new Map(copy.devices.map((d) => [d.Name, d]));
+  const big = byName.get('big')!;
+  big.Tags![10]!.Description = 'changed';
+  big.Tags!.splice(20, 1);
+  big.Tags!.push({ TagName: 'new-tag', Name: 'S', ValueType: 'int32', Properties: { address: '1' } });
+  byName.get('zeta')!.Description = 'another description';
+  byName.get('small-007')!.Tags![0]!.MetaData = { unit: 'bar' };
+  byName.get('small-011')!.Tags![1]!.Properties = { address: '99' };
+  const next: DevicehubSection = {
+    devices: [
+      {
+        Name: 'new-device',
+        DriverID: 'Generator',
+        Tags: [{ TagName: 'x', Name: 'S', ValueType: 'int16', Properties: { address: '0' } }],
+      },
+      ...copy.devices.filter((d) => d.Name !== 'alpha' && d.Name !== 'small-005').reverse(),
+    ],
+  };
+  for (const mode of ['use', 'legacy', 'merge-apply'] as const) {
+    const stored = await section.diffCurrent!(next, mode);
+    assert.deepEqual(stored, section.diff(current, next, mode), mode);
+    if (mode !== 'merge-apply') assert.ok(stored.changed.includes('big/' + big.Tags![10]!.TagName), mode);
+  }
+  const use = await section.diffCurrent!(next, 'use');
+  assert.ok(use.removed.includes('alpha') && use.removed.includes('small-005'));
+  assert.ok(use.added.includes('new-device') && use.added.includes('big/new-tag'));
+  assert.ok(
+    use.changed.includes('zeta') &&
+      use.changed.includes('small-007/s0') &&
+      use.changed.includes('small-011/s1'),
+  );
 });

@@ -25,7 +25,8 @@ import { applyKeyed, planKeyed } from '../../kernel/service/keyed-section.js';
 import { canonical, checkObject, issueOf, join } from '../../kernel/service/section-shape.js';
 import type { Kysely } from '../../kernel/db/index.js';
 import { findDriverByIdOrName } from './catalogue/index.js';
-import { exportDevice, exportJson, readExport, type ExportRead } from './config-export.js';
+import { deviceKey, diffDevices, diffStored, sameTag } from './config-diff.js';
+import { exportDevice, exportText, readExport, type ExportRead } from './config-export.js';
 import {
   registerRowOf,
   type DeviceRow,
@@ -33,7 +34,7 @@ import {
   type DevicehubTables,
   type RegisterRow,
 } from './repository.js';
-import { buildRegisterRow, metaData, params, parseJson } from './rows.js';
+import { buildRegisterRow, metaData, params } from './rows.js';
 import type { DeviceHubService } from './service.js';
 import type { DevicehubChange, Param } from './types.js';
 import { checkName, resolveProperties } from './validation.js';
@@ -105,34 +106,6 @@ interface NormalDevice {
   tags: Map<string, { path: string; given: TemplateTag; row: RegisterRow }>;
 }
 
-/** The fields of a row that are configuration (not ids, owners or times), canonical. */
-const deviceKey = (r: DeviceRow) =>
-  canonical({
-    n: r.name,
-    d: r.driver_id,
-    s: r.description,
-    p: parseJson(r.properties),
-    m: parseJson(r.metadata),
-    h: parseJson(r.dh_params || '[]'),
-    w: parseJson(r.worker_params || '[]'),
-    a: r.alias_topics,
-    g: r.debug,
-  });
-/** Whether two rows are the same tag configuration (JSON columns compared canonically). */
-const sameTag = (a: RegisterRow, b: RegisterRow): boolean =>
-  a.name === b.name &&
-  a.tag_name === b.tag_name &&
-  a.description === b.description &&
-  a.value_type === b.value_type &&
-  sameValue(a.publish_cov, b.publish_cov) &&
-  a.tag_formula === b.tag_formula &&
-  sameValue(a.interval_ms, b.interval_ms) &&
-  sameJson(a.properties, b.properties) &&
-  sameJson(a.metadata, b.metadata);
-/** A number as stored or as read (a driver may read an integer column as text). */
-const sameValue = (a: unknown, b: unknown) => a === b || String(a) === String(b);
-const sameJson = (a: string, b: string) => a === b || canonical(parseJson(a)) === canonical(parseJson(b));
-
 export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   readonly name = 'devicehub';
   readonly #repo: DevicehubRepository;
@@ -158,7 +131,7 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
 
   /** The export as JSON text (`{{` escaped), written from the rows without its objects. */
   async exportJson(): Promise<string> {
-    return exportJson(await readExport(this.#repo));
+    return exportText(this.#repo);
   }
 
   /** The normal form of an export (`read`, its rows; `out`, the export made of them). */
@@ -259,12 +232,7 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   /** `diff` over the stored rows, without making the export's objects (a preview, an apply). */
   async diffCurrent(next: DevicehubSection, mode: ApplyMode): Promise<SectionDiff> {
     if (mode === 'merge-apply') return this.diff(await this.export(), next, mode);
-    const read = await readExport(this.#repo);
-    const cur = read.devices.map((row, i) => ({
-      row,
-      tags: new Map(read.tags[i]!.map((a) => [a[3], { row: registerRowOf(a) }])),
-    }));
-    return diffDevices(cur, this.#rows(next), mode);
+    return diffStored(this.#repo, this.#rows(next), mode);
   }
 
   merge(
@@ -425,53 +393,6 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
     const read = await readExport(repo);
     return { devices: read.devices.map((d, i) => exportDevice(d, read.tags[i]!)) };
   }
-}
-
-/** A device as a diff reads it: its row, its tags' rows by TagName. */
-interface DiffDevice {
-  row: DeviceRow;
-  tags: Map<string, { row: RegisterRow }>;
-}
-
-/** What `nxt` changes over `cur` (devices by Name, tags by TagName). */
-function diffDevices(cur: DiffDevice[], nxt: DiffDevice[], mode: ApplyMode): SectionDiff {
-  const curByName = new Map(cur.map((d) => [d.row.name, d]));
-  const out: SectionDiff = { added: [], changed: [], removed: [], restarts: [] };
-  const restartDevices = new Set<string>();
-  for (const d of nxt) {
-    const c = curByName.get(d.row.name);
-    if (!c) {
-      out.added.push(d.row.name);
-      for (const t of d.tags.keys()) out.added.push(`${d.row.name}/${t}`);
-      continue;
-    }
-    if (deviceKey(c.row) !== deviceKey(d.row)) {
-      out.changed.push(d.row.name);
-      restartDevices.add(d.row.name);
-    }
-    for (const [name, t] of d.tags) {
-      const ct = c.tags.get(name);
-      if (!ct) out.added.push(`${d.row.name}/${name}`);
-      else if (!sameTag(ct.row, t.row)) out.changed.push(`${d.row.name}/${name}`);
-    }
-    if (mode === 'use') {
-      for (const name of c.tags.keys()) if (!d.tags.has(name)) out.removed.push(`${d.row.name}/${name}`);
-    }
-  }
-  if (mode === 'use') {
-    const names = new Set(nxt.map((d) => d.row.name));
-    for (const c of cur) {
-      if (names.has(c.row.name)) continue;
-      out.removed.push(c.row.name);
-      restartDevices.add(c.row.name);
-    }
-  }
-  // A merge-apply restarts the whole acquisition engine, but only when it changes something.
-  const changes = out.added.length + out.changed.length + out.removed.length;
-  if (mode === 'merge-apply') {
-    if (changes > 0) out.restarts.push('acquisition');
-  } else for (const name of restartDevices) out.restarts.push(`acquisition: device "${name}"`);
-  return out;
 }
 
 /** What the apply of one section gathers while it goes through the devices. */

@@ -58,8 +58,8 @@ export interface RegisterWithDevice extends RegisterRow {
   alias_topics: number;
 }
 
-/** A register as the values of `REGISTER_ROW_COLUMNS`, in that order (see `selectArrays`). */
-export type RegisterArray = [
+/** A register as a configuration export reads it: the values of `EXPORT_COLUMNS`, in order. */
+export type ExportArray = [
   id: string,
   device_id: string,
   name: string,
@@ -71,9 +71,10 @@ export type RegisterArray = [
   interval_ms: number,
   properties: string,
   metadata: string,
-  created_at: number,
-  updated_at: number,
 ];
+
+/** A register as the values of `REGISTER_ROW_COLUMNS`, in that order (see `selectArrays`). */
+export type RegisterArray = [...ExportArray, created_at: number, updated_at: number];
 
 /**
  * A register with its device's name and `alias_topics`, as the values of `REGISTER_COLUMNS` in
@@ -108,6 +109,21 @@ const REGISTER_COLUMNS = [
   'r.updated_at',
   'd.name as device_name',
   'd.alias_topics',
+] as const;
+
+/** The columns of a register that its configuration export writes (`ExportArray`). */
+const EXPORT_COLUMNS = [
+  'id',
+  'device_id',
+  'name',
+  'tag_name',
+  'description',
+  'value_type',
+  'publish_cov',
+  'tag_formula',
+  'interval_ms',
+  'properties',
+  'metadata',
 ] as const;
 
 const REGISTER_ROW_COLUMNS = [
@@ -362,6 +378,32 @@ export class DevicehubRepository {
   async registerArrays(): Promise<RegisterArray[]> {
     return selectArrays<RegisterArray>(
       this.db.selectFrom('dh_register').select(REGISTER_ROW_COLUMNS).orderBy('id'),
+    );
+  }
+
+  /** How many registers each device has: `[device ID, count]` (devices without any left out). */
+  async registerCounts(): Promise<Array<[string, number]>> {
+    const rows = await selectArrays<[string, number | string]>(
+      this.db
+        .selectFrom('dh_register')
+        .select((eb) => ['device_id', eb.fn.countAll().as('n')])
+        .groupBy('device_id'),
+    );
+    return rows.map(([id, n]) => [id, Number(n)]);
+  }
+
+  /**
+   * The registers of the devices `deviceIds` as arrays of the exported columns (`ExportArray`),
+   * ordered by ID: a configuration export reads them a few thousand at a time.
+   */
+  async exportArrays(deviceIds: readonly string[]): Promise<ExportArray[]> {
+    if (deviceIds.length === 0) return [];
+    return selectArrays<ExportArray>(
+      this.db
+        .selectFrom('dh_register')
+        .select(EXPORT_COLUMNS)
+        .where('device_id', 'in', deviceIds)
+        .orderBy('id'),
     );
   }
 

@@ -16,7 +16,12 @@
  * Per driver two runs, paced first: `max` (IntervalMs 10: the edge reads back to back while a read takes
  * longer than 10 ms, compared with the ceiling; a read cycle shorter than that is read every
  * 10 ms, at most tags × 100 values/s, which the row names) and `paced` (IntervalMs 1000: the edge
- * CPU at that stated load). `--s7-connections` and `--snmp-concurrency` set the devices'
+ * CPU at that stated load). `max` and the ceiling are measured in `--rounds` (default 4) pairs of
+ * windows of `--seconds / --rounds` each, alternating (edge, loop, loop, edge, edge, ...), the edge
+ * stopped (SIGSTOP) while the loop runs; the ratio is that of the medians of the rounds. Before
+ * 2026-11-28 the ceiling was one window after the edge had ended, so that a change of the machine's
+ * load between the two windows (or the history's compaction in the edge's one) moved the ratio by
+ * 30 points between runs; each round's figures and the peer's CPU are in the table. `--s7-connections` and `--snmp-concurrency` set the devices'
  * `connections` and `maxConcurrentRequests` (default: the drivers' defaults, 2 and 4), e.g. 1 to
  * compare with one request in flight.
  *
@@ -25,7 +30,7 @@
  * monotonic times go to stderr, to slice a CPU profile of the edge.
  *
  *   npm run bench -- acquisition-drivers [--driver s7|snmp|all] [--seconds 10] [--oids 3000]
- *     [--s7-connections N] [--snmp-concurrency N]
+ *     [--s7-connections N] [--snmp-concurrency N] [--rounds 4]
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';

@@ -105,8 +105,6 @@ export class Gateway implements GatewayCore {
   readonly #sockets = new Set<Socket>();
   readonly #dirty: Connection[] = [];
   #flushScheduled = false;
-  /** A flush went out by microtask this event-loop turn (reset in the turn's check phase). */
-  #flushedThisTurn = false;
   readonly #secure: SecureContext | undefined;
   readonly #trustLocal: boolean;
   readonly #localAddresses: Set<string>;
@@ -248,29 +246,13 @@ export class Gateway implements GatewayCore {
     return this.#authenticate(key);
   }
 
-  /**
-   * The first flush of an event-loop turn goes out in a microtask after the current callback (a
-   * reply is written at once); what is gathered after it in the same turn (further I/O callbacks
-   * of the same poll phase: an SNMP driver's answers, 50 values each, read one after another) is
-   * written once in the turn's check phase (setImmediate), so a busy publisher wakes a subscriber
-   * once a turn rather than once a callback.
-   */
   scheduleFlush(conn: Connection): void {
     this.#dirty.push(conn);
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    if (this.#flushedThisTurn) {
-      setImmediate(this.#flushAll);
-      return;
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flushAll);
     }
-    this.#flushedThisTurn = true;
-    setImmediate(this.#turnEnded);
-    queueMicrotask(this.#flushAll);
   }
-
-  readonly #turnEnded = (): void => {
-    this.#flushedThisTurn = false;
-  };
 
   readonly #flushAll = (): void => {
     this.#flushScheduled = false;

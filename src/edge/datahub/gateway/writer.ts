@@ -123,19 +123,11 @@ export class Writer {
     this.#dirty = false;
     const conn = this.#conn;
     if (this.#outLen === 0 || conn.closed) return;
-    const out = this.#out;
-    const chunk = out.subarray(0, this.#outLen);
+    const chunk = this.#out.subarray(0, this.#outLen);
+    this.#out = Buffer.allocUnsafe(OUT_SIZE);
     this.#outLen = 0;
-    const socket = conn.socket;
-    // The buffer is the socket's until written. When nothing was pending before and nothing is
-    // after, the write went out whole at once (libuv's synchronous try), the socket keeps no
-    // reference to it, and the next turn gathers into it again: no 64 KiB buffer a write (a
-    // connection taking an SNMP answer's 50 values a write allocated 100 MB/s for the GC).
-    const idle = socket.writableLength === 0;
-    socket.write(chunk);
-    if (!idle || socket.writableLength !== 0) this.#out = Buffer.allocUnsafe(OUT_SIZE);
-    else if (out.length > OUT_SIZE) this.#out = Buffer.allocUnsafe(OUT_SIZE);
-    if (socket.writableLength > conn.core.maxPending) conn.slowConsumer(undefined);
+    conn.socket.write(chunk);
+    if (conn.socket.writableLength > conn.core.maxPending) conn.slowConsumer(undefined);
   }
 
   /** Forgets what was gathered and not yet written (a slow consumer is cut). */

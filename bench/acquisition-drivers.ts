@@ -16,7 +16,12 @@
  * Per driver two runs, paced first: `max` (IntervalMs 10: the edge reads back to back while a read takes
  * longer than 10 ms, compared with the ceiling; a read cycle shorter than that is read every
  * 10 ms, at most tags × 100 values/s, which the row names) and `paced` (IntervalMs 1000: the edge
- * CPU at that stated load). `--s7-connections` and `--snmp-concurrency` set the devices'
+ * CPU at that stated load). `max` and the ceiling are measured in `--rounds` (default 4) pairs of
+ * windows of `--seconds / --rounds` each, alternating (edge, loop, loop, edge, edge, ...), the edge
+ * stopped (SIGSTOP) while the loop runs; the ratio is that of the medians of the rounds. Before
+ * 2026-11-28 the ceiling was one window after the edge had ended, so that a change of the machine's
+ * load between the two windows (or the history's compaction in the edge's one) moved the ratio by
+ * 30 points between runs; each round's figures and the peer's CPU are in the table. `--s7-connections` and `--snmp-concurrency` set the devices'
  * `connections` and `maxConcurrentRequests` (default: the drivers' defaults, 2 and 4), e.g. 1 to
  * compare with one request in flight.
  *
@@ -25,7 +30,7 @@
  * monotonic times go to stderr, to slice a CPU profile of the edge.
  *
  *   npm run bench -- acquisition-drivers [--driver s7|snmp|all] [--seconds 10] [--oids 3000]
- *     [--s7-connections N] [--snmp-concurrency N]
+ *     [--s7-connections N] [--snmp-concurrency N] [--rounds 4]
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -49,6 +54,11 @@ const SECONDS = Number(arg('seconds', '10'));
 const OIDS = Number(arg('oids', '3000'));
 const S7_CONNECTIONS = arg('s7-connections', '');
 const SNMP_CONCURRENCY = arg('snmp-concurrency', '');
+const ROUNDS = Number(arg('rounds', '4'));
+/** After SIGCONT, the edge's time to take up its reads again before a window counts. */
+const SETTLE_MS = 500;
+/** After SIGSTOP, the time for the subscriber to take the messages already sent. */
+const DRAIN_MS = 200;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const FAILED = Buffer.from('{"success":false');
 const startsWith = (data: Uint8Array, prefix: Uint8Array): boolean => {
@@ -105,6 +115,8 @@ interface Case {
     props: Record<string, string>;
     tags: Array<{ Name: string; TagName: string; ValueType: string; Properties: Record<string, string> }>;
     requests(): Promise<number>;
+    /** The peer's process (its CPU is reported beside the edge's). */
+    pid(): number | undefined;
     ceiling(seconds: number): Promise<number>;
     stop(): Promise<void>;
   }>;
@@ -132,6 +144,7 @@ const s7Case: Case = {
       },
       tags,
       requests: async () => (await peer.stats()).reads,
+      pid: () => peer.pid,
       async ceiling(seconds) {
         const snap7 = createRequire(import.meta.url)('node-snap7') as { S7Client: new () => Snap7Client };
         const c = new snap7.S7Client();
@@ -209,6 +222,7 @@ const snmpCase: Case = {
       })),
       // snmpInPkts, less the request that asks for it.
       requests: async () => Number((await get(['1.3.6.1.2.1.11.1.0']))[0]!.value),
+      pid: () => agent.pid,
       async ceiling(seconds) {
         let values = 0;
         const until = performance.now() + seconds * 1000;
@@ -225,6 +239,189 @@ const snmpCase: Case = {
     };
   },
 };
+
+/** What the edge delivered in one window, and the CPU of the edge, the bench and the peer in it. */
+interface EdgeWindow {
+  values: number;
+  failures: number;
+  requests: number;
+  wall: number;
+  /** CPU seconds in the window: the edge in all, its main thread, the bench, the peer. */
+  edge: number;
+  main: number;
+  own: number;
+  peer: number;
+}
+
+/** The library's loop in one window: values/s, and the CPU shares of the bench and the peer. */
+interface CeilingWindow {
+  rate: number;
+  own: number;
+  peer: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+
+/** CPU seconds of a process (all its threads), 0 when there is none or it ended. */
+function processCpu(pid: number | undefined): number {
+  try {
+    return pid ? ticks(`/proc/${pid}/stat`) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+type Peer = Awaited<ReturnType<Case['setup']>>;
+
+/** Counts the values the subscriber got, and what the edge, the bench and the peer used meanwhile. */
+async function edgeWindow(
+  peer: Peer,
+  edgePid: number,
+  count: { received: number; failures: number },
+  seconds: number,
+  snmpCounter: boolean,
+): Promise<EdgeWindow> {
+  const r0 = await peer.requests();
+  const cpu0 = cpuSeconds(edgePid);
+  const own0 = ownCpuSeconds();
+  const peer0 = processCpu(peer.pid());
+  count.received = 0;
+  count.failures = 0;
+  const t0 = performance.now();
+  await sleep(seconds * 1000);
+  const wall = (performance.now() - t0) / 1000;
+  const values = count.received;
+  const failures = count.failures;
+  const cpu1 = cpuSeconds(edgePid);
+  const own = ownCpuSeconds() - own0;
+  const peerCpu = processCpu(peer.pid()) - peer0;
+  // snmpInPkts counts the request that asks for it.
+  const requests = (await peer.requests()) - r0 - (snmpCounter ? 1 : 0);
+  return {
+    values,
+    failures,
+    requests,
+    wall,
+    edge: cpu1.all - cpu0.all,
+    main: cpu1.main - cpu0.main,
+    own,
+    peer: peerCpu,
+  };
+}
+
+/** The library's loop for `seconds`, with the bench's and the peer's CPU share meanwhile. */
+async function ceilingWindow(peer: Peer, seconds: number): Promise<CeilingWindow> {
+  const own0 = ownCpuSeconds();
+  const peer0 = processCpu(peer.pid());
+  const t0 = performance.now();
+  const rate = await peer.ceiling(seconds);
+  const wall = (performance.now() - t0) / 1000;
+  return { rate, own: (ownCpuSeconds() - own0) / wall, peer: (processCpu(peer.pid()) - peer0) / wall };
+}
+
+/** Sums the windows (one window for `paced`, the edge's rounds for `max`). */
+function total(ws: EdgeWindow[]): EdgeWindow {
+  const t: EdgeWindow = { values: 0, failures: 0, requests: 0, wall: 0, edge: 0, main: 0, own: 0, peer: 0 };
+  for (const w of ws) for (const k of Object.keys(t) as Array<keyof EdgeWindow>) t[k] += w[k];
+  return t;
+}
+
+/** One table row of edge windows: values/s, requests a cycle, CPU shares and µs per value. */
+function edgeRow(name: string, label: string, tags: number, w: EdgeWindow): string {
+  const perValue = w.values > 0 ? ((w.edge * 1e6) / w.values).toFixed(1) : '';
+  const cycles = w.values / tags;
+  return `| ${name} | ${label} | ${fmt(w.values / w.wall)} | ${(w.requests / Math.max(1, cycles)).toFixed(1)} | ${pct(w.edge / w.wall)} | ${pct(w.main / w.wall)} | ${perValue} | ${pct(w.own / w.wall)} | ${pct(w.peer / w.wall)} | ${w.failures} |`;
+}
+
+/** The edge's CPU by thread over a phase, to stderr (the history's worker, libuv's pool). */
+function logThreads(pid: number, threads0: Map<string, number>, wall: number): void {
+  const split = [...threadCpu(pid)]
+    .map(([name, sec]) => [name, (sec - (threads0.get(name) ?? 0)) / wall] as const)
+    .filter(([, share]) => share >= 0.005)
+    .sort((x, y) => y[1] - x[1])
+    .slice(0, 6);
+  console.error(`  edge CPU by thread: ${split.map(([n, v]) => `${n} ${(v * 100).toFixed(1)}%`).join(', ')}`);
+}
+
+/**
+ * The `max` comparison: ROUNDS pairs of an edge window and a window of the library's loop, in the
+ * order E C C E E C ... (so that a trend in the machine's load hits both sides alike). While the
+ * library's loop runs the edge is stopped (SIGSTOP: no CPU, no requests, as when the ceiling was
+ * measured after the edge had ended); after SIGCONT it runs SETTLE_MS before a window counts.
+ */
+async function maxRounds(
+  peer: Peer,
+  edgePid: number,
+  count: { received: number; failures: number },
+  snmpCounter: boolean,
+): Promise<{ edge: EdgeWindow[]; ceiling: CeilingWindow[] }> {
+  const edge: EdgeWindow[] = [];
+  const ceiling: CeilingWindow[] = [];
+  const window = SECONDS / ROUNDS;
+  let stopped = false;
+  const pause = async () => {
+    process.kill(edgePid, 'SIGSTOP');
+    stopped = true;
+    await sleep(DRAIN_MS); // the messages already on the subscriber's socket
+  };
+  const resume = async () => {
+    process.kill(edgePid, 'SIGCONT');
+    stopped = false;
+    await sleep(SETTLE_MS);
+  };
+  try {
+    // The library's loop warmed up once (its first window would carry its JIT's compile).
+    await pause();
+    await peer.ceiling(Math.min(1, window));
+    await resume();
+    for (let k = 0; k < ROUNDS; k++) {
+      for (const side of k % 2 === 0 ? (['edge', 'ceiling'] as const) : (['ceiling', 'edge'] as const)) {
+        if (side === 'edge') {
+          if (stopped) await resume();
+          edge.push(await edgeWindow(peer, edgePid, count, window, snmpCounter));
+        } else {
+          if (!stopped) await pause();
+          ceiling.push(await ceilingWindow(peer, window));
+        }
+      }
+    }
+  } finally {
+    if (stopped) process.kill(edgePid, 'SIGCONT');
+  }
+  return { edge, ceiling };
+}
+
+async function createDevice(
+  gql: (q: string, v?: Record<string, unknown>) => Promise<any>,
+  c: Case,
+  peer: Peer,
+  interval: number,
+): Promise<string> {
+  const dev = (
+    await gql(`mutation($in: CreateDeviceRequest!) { CreateDevice(input: $in) { ID } }`, {
+      in: {
+        Name: `d-${interval}`,
+        DriverID: c.driver,
+        Properties: Object.entries(peer.props).map(([Key, Value]) => ({ Key, Value })),
+      },
+    })
+  ).CreateDevice.ID as string;
+  await gql(`mutation($in: [CreateRegisterRequest!]!) { CreateRegisters(input: $in) { ID } }`, {
+    in: peer.tags.map((t) => ({
+      ...t,
+      DeviceID: dev,
+      IntervalMs: interval,
+      Properties: Object.entries(t.Properties).map(([Name, Value]) => ({ Name, Value })),
+    })),
+  });
+  return dev;
+}
 
 async function run(c: Case) {
   const dataDir = mkdtempSync(join(tmpdir(), 'mw-bench-drivers-'));
@@ -252,86 +449,74 @@ async function run(c: Case) {
   });
   const gql = (q: string, v?: Record<string, unknown>): Promise<any> => api.graphql('/devicehub/v2', q, v);
   const nc = await api.nats();
-  let received = 0;
-  let failures = 0;
+  const count = { received: 0, failures: 0 };
   // As little work per message as a consumer that counts can do: the failure flag is read from
   // the payload's first bytes, without decoding the payload's text (it shares the two cores).
   nc.subscribe('devicehub.raw.>', {
     callback: (_e, m) => {
-      received++;
-      if (startsWith(m.data, FAILED)) failures++;
+      count.received++;
+      if (startsWith(m.data, FAILED)) count.failures++;
     },
   });
   const rows: string[] = [];
-  let maxRate = 0;
+  const snmpCounter = c.name === 'snmp';
   // Paced first: a window after the max one would also carry the history's work on the max
   // window's values (appends still queued, and the minute's compaction of a million values or more
   // into a segment: 30% of a core for seconds on libuv's threads), not the paced load's.
-  for (const [label, interval] of [
-    ['paced (IntervalMs 1000)', 1000],
-    [`max (IntervalMs 10: at most ${fmt(peer.tags.length * 100)}/s)`, 10],
-  ] as const) {
-    const dev = (
-      await gql(`mutation($in: CreateDeviceRequest!) { CreateDevice(input: $in) { ID } }`, {
-        in: {
-          Name: `d-${interval}`,
-          DriverID: c.driver,
-          Properties: Object.entries(peer.props).map(([Key, Value]) => ({ Key, Value })),
-        },
-      })
-    ).CreateDevice.ID;
-    await gql(`mutation($in: [CreateRegisterRequest!]!) { CreateRegisters(input: $in) { ID } }`, {
-      in: peer.tags.map((t) => ({
-        ...t,
-        DeviceID: dev,
-        IntervalMs: interval,
-        Properties: Object.entries(t.Properties).map(([Name, Value]) => ({ Name, Value })),
-      })),
-    });
-    await new Promise((r) => setTimeout(r, 3000));
-    const r0 = await peer.requests();
-    const cpu0 = cpuSeconds(edge.pid);
-    const threads0 = threadCpu(edge.pid);
-    const own0 = ownCpuSeconds();
-    received = 0;
-    failures = 0;
-    const t0 = performance.now();
-    const m0 = monoUs();
-    await new Promise((r) => setTimeout(r, SECONDS * 1000));
-    const wall = (performance.now() - t0) / 1000;
-    const values = received;
-    const cpu1 = cpuSeconds(edge.pid);
-    const own = (ownCpuSeconds() - own0) / wall;
-    const cpu = (cpu1.all - cpu0.all) / wall;
-    const main = (cpu1.main - cpu0.main) / wall;
-    // For slicing a CPU profile of the edge (MILLWRIGHT_CHILD_NODE_ARGS="--cpu-prof ...").
-    console.error(`window ${c.name} ${interval}: monotonic µs ${m0} to ${monoUs()}`);
-    const split = [...threadCpu(edge.pid)]
-      .map(([name, sec]) => [name, (sec - (threads0.get(name) ?? 0)) / wall] as const)
-      .filter(([, share]) => share >= 0.005)
-      .sort((x, y) => y[1] - x[1])
-      .slice(0, 6);
-    console.error(
-      `  edge CPU by thread: ${split.map(([n, v]) => `${n} ${(v * 100).toFixed(1)}%`).join(', ')}`,
-    );
-    const requests = (await peer.requests()) - r0 - (c.name === 'snmp' ? 1 : 0);
-    const cycles = values / peer.tags.length;
-    await gql(`mutation($in: [ID!]!) { DeleteDevices(IDs: $in) }`, { in: [dev] });
-    await new Promise((r) => setTimeout(r, 1000));
-    if (interval === 10) maxRate = values / wall;
-    const perValue = values > 0 ? `${((cpu * wall * 1e6) / values).toFixed(1)}` : '';
-    rows.push(
-      `| ${c.name} | edge, ${label} | ${fmt(values / wall)} | ${(requests / Math.max(1, cycles)).toFixed(1)} | ${(cpu * 100).toFixed(0)}% | ${(main * 100).toFixed(0)}% | ${perValue} | ${(own * 100).toFixed(0)}% | ${failures} |`,
-    );
-  }
+  let dev = await createDevice(gql, c, peer, 1000);
+  await sleep(3000);
+  let threads0 = threadCpu(edge.pid);
+  let m0 = monoUs();
+  const paced = await edgeWindow(peer, edge.pid, count, SECONDS, snmpCounter);
+  // For slicing a CPU profile of the edge (MILLWRIGHT_CHILD_NODE_ARGS="--cpu-prof ...").
+  console.error(`window ${c.name} 1000: monotonic µs ${m0} to ${monoUs()}`);
+  logThreads(edge.pid, threads0, paced.wall);
+  rows.push(edgeRow(c.name, 'edge, paced (IntervalMs 1000)', peer.tags.length, paced));
+  await gql(`mutation($in: [ID!]!) { DeleteDevices(IDs: $in) }`, { in: [dev] });
+  await sleep(1000);
+
+  dev = await createDevice(gql, c, peer, 10);
+  await sleep(3000);
+  threads0 = threadCpu(edge.pid);
+  m0 = monoUs();
+  const rounds = await maxRounds(peer, edge.pid, count, snmpCounter);
+  console.error(`window ${c.name} 10 (rounds, the edge stopped between): monotonic µs ${m0} to ${monoUs()}`);
+  const max = total(rounds.edge);
+  logThreads(edge.pid, threads0, max.wall);
+  const cap = fmt(peer.tags.length * 100);
+  rows.push(
+    edgeRow(
+      c.name,
+      `edge, max (IntervalMs 10: at most ${cap}/s), ${ROUNDS} rounds in all`,
+      peer.tags.length,
+      max,
+    ),
+  );
+  await gql(`mutation($in: [ID!]!) { DeleteDevices(IDs: $in) }`, { in: [dev] });
   await nc.close();
   api.close();
   await edge.stop();
-  const ceiling = await peer.ceiling(SECONDS);
-  rows.push(`| ${c.name} | ceiling: the library's tight loop, same values | ${fmt(ceiling)} | | | | | | |`);
-  rows.push(`| ${c.name} | edge max / ceiling | ${((maxRate / ceiling) * 100).toFixed(0)}% | | | | | | |`);
   await peer.stop();
   rmSync(dataDir, { recursive: true, force: true });
+
+  const edgeRates = rounds.edge.map((w) => w.values / w.wall);
+  const ceilRates = rounds.ceiling.map((w) => w.rate);
+  rounds.edge.forEach((w, k) => {
+    const cw = rounds.ceiling[k]!;
+    rows.push(edgeRow(c.name, `round ${k + 1}: edge, max`, peer.tags.length, w));
+    rows.push(
+      `| ${c.name} | round ${k + 1}: the library's loop (${pct(edgeRates[k]! / cw.rate)}) | ${fmt(cw.rate)} | | | | | ${pct(cw.own)} | ${pct(cw.peer)} | |`,
+    );
+  });
+  const maxRate = median(edgeRates);
+  const ceiling = median(ceilRates);
+  rows.push(`| ${c.name} | edge max, median of the rounds | ${fmt(maxRate)} | | | | | | | |`);
+  rows.push(
+    `| ${c.name} | ceiling: the library's tight loop, same values, median of the rounds | ${fmt(ceiling)} | | | | | | | |`,
+  );
+  rows.push(
+    `| ${c.name} | edge max / ceiling (ratio of the medians) | ${pct(maxRate / ceiling)} | | | | | | | |`,
+  );
   return { rows, tags: peer.tags.length, maxRate, ceiling };
 }
 
@@ -356,9 +541,9 @@ console.log(
     .join(' ')}\n`,
 );
 console.log(
-  '| driver | case | values/s delivered | requests per read cycle | edge CPU (one core = 100%) | of it the main thread | edge CPU µs per value | bench (subscriber) CPU | failed values |',
+  '| driver | case | values/s delivered | requests per read cycle | edge CPU (one core = 100%) | of it the main thread | edge CPU µs per value | bench CPU (subscriber; the loop) | peer CPU | failed values |',
 );
-console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const row of out) console.log(row);
 reportFigures(figures);
 process.exit(0);

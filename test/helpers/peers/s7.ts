@@ -109,6 +109,11 @@ export class S7Peer {
   #log = '';
   #stats: Array<(s: S7PeerStats) => void> = [];
 
+  /** The server's (and relay's) process id while it runs (for a bench's CPU figures). */
+  get pid(): number | undefined {
+    return this.#proc?.pid;
+  }
+
   async start(): Promise<number> {
     if (!this.serverPort) this.serverPort = await freePort();
     if (!this.port) this.port = await freePort();

@@ -35,6 +35,11 @@ export class Snmpd {
     return this.#log;
   }
 
+  /** The agent's process id while it runs (for a bench's CPU figures). */
+  get pid(): number | undefined {
+    return this.#proc?.pid;
+  }
+
   async start(): Promise<number> {
     if (!this.port) this.port = await freeUdpPort();
     const conf = join(this.dir, 'snmpd.conf');

@@ -113,6 +113,12 @@ forEachDialect('audit chain', (ctx) => {
     await Promise.all(
       Array.from({ length: 10 }, (_, i) => (i % 2 ? audit : other).record(input(`mix.${i}`))),
     );
+    // In a request scope too: the other's append makes this one's guess stale, its insert does
+    // nothing, and the append seals again from the chain's end (in the scope's transaction).
+    await other.record(input('two.before.scoped'));
+    const scoped = ctx.database.openScope();
+    await ctx.database.runInScope(scoped, () => audit.record(input('scoped.stale.guess')));
+    await scoped.finish(true);
     const failed = ctx.database.openScope();
     await ctx.database.runInScope(failed, () => audit.record(input('rolled.back')));
     await failed.finish(false);
@@ -120,7 +126,11 @@ forEachDialect('audit chain', (ctx) => {
     await other.record(input('after.rollback.other'));
     const v = await audit.verify();
     assert.equal(v.ok, true, JSON.stringify(v));
-    assert.equal(v.head.seq - start, 20 + 4 + 10 + 2);
+    assert.equal(v.head.seq - start, 20 + 4 + 10 + 2 + 2);
+    const scopedRows = await sql`select seq from audit_record where action = 'scoped.stale.guess'`.execute(
+      ctx.database.db,
+    );
+    assert.equal(scopedRows.rows.length, 1);
     const rolled = await sql`select seq from audit_record where action = 'rolled.back'`.execute(
       ctx.database.db,
     );

@@ -22,23 +22,30 @@ export interface PrefixCounters {
   slowConsumers: number;
 }
 
-/** One published message, shared by every subscriber that receives it. */
+/** What only some messages have: a reply subject, headers, an origin, the publisher's encoder. */
+interface MessageExtra {
+  readonly hub: DataHub;
+  readonly reply: string;
+  readonly headers: Buffer | undefined;
+  readonly origin: object | undefined;
+  readonly encoder: PayloadEncoder | undefined;
+}
+
+/**
+ * One published message, shared by every subscriber that receives it. An in-process publish
+ * without reply, headers, origin or encoder (the common case: every value of the acquisition
+ * engine, every analytics output) makes a message of five fields; the rare parts live in one
+ * object of their own.
+ */
 export class Message<T = unknown> {
   readonly subject: string;
   /** The value as published: the same object for in-process publishers, bytes from the wire. */
   readonly data: T;
-  /** Reply subject ('' when none). */
-  readonly reply: string;
-  /** Raw NATS header block (`NATS/1.0\r\n...\r\n\r\n`), when the message has headers. */
-  readonly headers: Buffer | undefined;
-  /** Who published it (a gateway connection, the external cluster); for echo suppression. */
-  readonly origin: object | undefined;
   /** Counters of the subject's prefix. */
   counters: PrefixCounters;
-  #bytes: Buffer | undefined;
-  #text: string | undefined;
-  readonly #hub: DataHub;
-  readonly #encoder: PayloadEncoder | undefined;
+  readonly #extra: MessageExtra | undefined;
+  /** The payload encoded: the bytes, or the JSON text before bytes were asked for. */
+  #encoded: Buffer | string | undefined;
 
   constructor(
     hub: DataHub,
@@ -50,24 +57,44 @@ export class Message<T = unknown> {
     counters: PrefixCounters,
     encoder?: PayloadEncoder,
   ) {
-    this.#hub = hub;
-    this.#encoder = encoder;
     this.subject = subject;
     this.data = data;
-    this.reply = reply;
-    this.headers = headers;
-    this.origin = origin;
     this.counters = counters;
+    this.#extra =
+      reply === '' && headers === undefined && origin === undefined && encoder === undefined
+        ? undefined
+        : { hub, reply, headers, origin, encoder };
+    this.#encoded = undefined;
+  }
+
+  /** Reply subject ('' when none). */
+  get reply(): string {
+    return this.#extra?.reply ?? '';
+  }
+
+  /** Raw NATS header block (`NATS/1.0\r\n...\r\n\r\n`), when the message has headers. */
+  get headers(): Buffer | undefined {
+    return this.#extra?.headers;
+  }
+
+  /** Who published it (a gateway connection, the external cluster); for echo suppression. */
+  get origin(): object | undefined {
+    return this.#extra?.origin;
   }
 
   /** The payload as bytes (serialised once, on first use). */
   bytes(): Buffer {
-    return (this.#bytes ??=
-      this.#text !== undefined
-        ? Buffer.from(this.#text, 'utf8')
-        : this.#encoder === undefined
+    const e = this.#encoded;
+    if (e instanceof Uint8Array) return e;
+    const encoder = this.#extra?.encoder;
+    const bytes =
+      e !== undefined
+        ? Buffer.from(e, 'utf8')
+        : encoder === undefined
           ? encodePayload(this.data)
-          : this.#encoder.encode(this.data));
+          : encoder.encode(this.data);
+    this.#encoded = bytes;
+    return bytes;
   }
 
   /**
@@ -75,10 +102,11 @@ export class Message<T = unknown> {
    * not made yet (the gateway writes it into its buffer); undefined otherwise (use `bytes()`).
    */
   encodedText(): string | undefined {
-    if (this.#text !== undefined) return this.#text;
-    const encoder = this.#encoder;
-    if (this.#bytes !== undefined || encoder?.text === undefined) return undefined;
-    return (this.#text = encoder.text(this.data));
+    const e = this.#encoded;
+    if (typeof e === 'string') return e;
+    const encoder = this.#extra?.encoder;
+    if (e !== undefined || encoder?.text === undefined) return undefined;
+    return (this.#encoded = encoder.text(this.data));
   }
 
   /** The payload as a value: the published object itself, or parsed from JSON bytes or text. */
@@ -101,8 +129,9 @@ export class Message<T = unknown> {
 
   /** Publishes an answer on the reply subject; answers false when the message has none. */
   respond(data: unknown, options: { headers?: HeaderMap } = {}): boolean {
-    if (!this.reply) return false;
-    this.#hub.publish(this.reply, data, options);
+    const extra = this.#extra;
+    if (extra === undefined || !extra.reply) return false;
+    extra.hub.publish(extra.reply, data, options);
     return true;
   }
 }

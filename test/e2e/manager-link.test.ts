@@ -192,6 +192,32 @@ describe('the bridge', () => {
     );
   });
 
+  test('a bridged read answers alike through Fastify (the first call of a token) and from memory (the later ones)', async () => {
+    // A new token is not in the manager's token cache: its first read goes through Fastify's
+    // route; the next ones take the bridge's fast path (src/manager/bridge/fast-path.ts).
+    const without = ({ date: _date, ...rest }: Record<string, unknown>) => rest;
+    const graphql = encodeURIComponent(
+      'query { ListRegistersFromAllDevices(input: { Limit: 1000, TagPattern: "bulk_" }) { TotalCount Registers { TagName } } }',
+    );
+    for (const path of ['/devicehub/version', '/no/such/route', `/devicehub/v2?query=${graphql}`]) {
+      const { token } = await m.manager.auth.createToken(`reads-${path.length}`, 'admin');
+      const first = await m.call(bridged(path), { token });
+      const later = [await m.call(bridged(path), { token }), await m.call(bridged(path), { token })];
+      for (const r of later) {
+        assert.equal(r.status, first.status, `${path}: ${r.text.slice(0, 300)}`);
+        assert.deepEqual(without(r.headers), without(first.headers), path);
+        assert.equal(r.text, first.text, path);
+      }
+    }
+    const streamed = await m.call(bridged(`/devicehub/v2?query=${graphql}`));
+    assert.equal(streamed.status, 200, streamed.text.slice(0, 300));
+    assert.ok(streamed.text.length > 16 * 1024, `a body of ${streamed.text.length} bytes: streamed`);
+    assert.equal(streamed.body.data.ListRegistersFromAllDevices.TotalCount, 2000);
+    // A wrong token and a device of no project are still Fastify's answers (401, 404).
+    assert.equal((await m.call(bridged('/devicehub/version'), { token: 'nope' })).status, 401);
+    assert.equal((await m.call(`/api/v1/edge/${projectId}/nodevice/devicehub/version`)).status, 404);
+  });
+
   test('a device of another project, an unknown device: 404; the caller token never reaches the edge', async () => {
     const other = await makeProject(m, 'other-co', 'other');
     const r = await m.call(`/api/v1/edge/${other.projectId}/${deviceId}/devicehub/version`);

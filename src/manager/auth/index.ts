@@ -3,6 +3,7 @@ export {
   ManagerAuthService,
   MANAGER_ROLES,
   roleAt,
+  strongestRole,
   requireRole,
   isGlobal,
   type Principal,

@@ -209,6 +209,12 @@ export class ManagerAuthService {
     return { ...tokenView(row!), token };
   }
 
+  /** The principal of `token` when it is in memory and fresh (no database read); else undefined. */
+  cachedPrincipal(token: string): Principal | undefined {
+    const cached = this.#cache.get(token);
+    return cached && cached.until > Date.now() ? cached.principal : undefined;
+  }
+
   /** The principal behind a token value; a 401 for an unknown, revoked or rotated token. */
   async authenticate(token: string): Promise<Principal> {
     const now = Date.now();

@@ -20,7 +20,7 @@ import { checkCsrfConnectionInit, principalOf, requireRole } from '../auth/index
 import { BRIDGE_MAX_BODY, principalActor, type BridgeService } from './service.js';
 
 /** The caller's credentials and cookies never reach the edge. */
-const DROP = new Set(['x-authtoken', 'authorization', 'cookie']);
+export const DROP = new Set(['x-authtoken', 'authorization', 'cookie']);
 /** Nor the browser's own WebSocket handshake (the edge's socket makes its own). */
 const DROP_SOCKET = new Set([
   ...DROP,
@@ -31,7 +31,7 @@ const DROP_SOCKET = new Set([
   'sec-websocket-protocol',
 ]);
 /** Response headers the manager sets itself. */
-const DROP_RESPONSE = new Set(['set-cookie', 'connection', 'keep-alive', 'transfer-encoding']);
+export const DROP_RESPONSE = new Set(['set-cookie', 'connection', 'keep-alive', 'transfer-encoding']);
 
 const BridgeParams = Type.Object({
   projectId: Type.String({ minLength: 1, maxLength: 100 }),

@@ -43,6 +43,12 @@ export class BridgeTargets {
     return target;
   }
 
+  /** The device's target when it is in memory and fresh (no load); else undefined. */
+  peek(deviceId: string): BridgeTarget | undefined {
+    const hit = this.#targets.get(deviceId);
+    return hit && hit.until > Date.now() ? hit.target : undefined;
+  }
+
   /** Drops the device's target now (removed or enrolled again by this process). */
   forget(deviceId: string): void {
     this.#generation++;

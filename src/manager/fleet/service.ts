@@ -520,6 +520,9 @@ export class FleetService {
     return this.#targets.size;
   }
 
+  /** The device's bridge target when in memory and fresh (no read; the bridge's fast path). */
+  cachedBridgeTarget = (deviceId: string): BridgeTarget | undefined => this.#targets.peek(deviceId);
+
   async linkUp(deviceId: string, remote: string | null, facts: { version: string; host: string }) {
     const now = Date.now();
     const id = randomUUID();

@@ -369,6 +369,28 @@ test("a caller's bridged reads leave no record; its bridged change leaves one", 
     const r = await newest();
     assert.equal(r.module, 'bridge');
     assert.equal(r.details.method, 'POST');
+    // The request log sees every bridged read while it is on, the ones the bridge's fast path
+    // (src/manager/bridge/fast-path.ts) would take too: the log vetoes that path.
+    const on = await m.admin('/admin/v1/action-log/settings/api-activity', {
+      method: 'PUT',
+      json: { enabled: true },
+    });
+    assert.equal(on.body.enabled, true);
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await m.call(`${base}/config/templates`)).status, 200);
+      let logged = 0;
+      for (let i = 0; i < 300 && logged < 3; i++) {
+        const act = await m.admin(`/admin/v1/logs/v2/api-activity?filter=path:eq:${base}/config/templates`);
+        logged = act.body.total;
+        if (logged < 3) await new Promise((res) => setTimeout(res, 100)); // written once a second
+      }
+      assert.equal(logged, 3, 'every bridged read is in the request log');
+    } finally {
+      await m.admin('/admin/v1/action-log/settings/api-activity', {
+        method: 'PUT',
+        json: { enabled: false },
+      });
+    }
   } finally {
     await edge.stop();
   }

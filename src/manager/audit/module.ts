@@ -38,6 +38,9 @@ export const auditModule: ManagerModule<'audit', typeof auditOptions> = {
       installAuditHook(ctx.module('admin').app, { ...common, origin: 'CONSOLE' });
       const off = ctx.module('bridge').onBridgedCall(bridgedCallListener(audit, log));
       ctx.defer('audit bridge listener', () => void off());
+      // The request log sees every request: bridged reads go through the hooks while it is on.
+      const offVeto = ctx.module('bridge').vetoFastPath(() => audit.settings.apiActivity.enabled);
+      ctx.defer('audit bridge fast path veto', () => void offVeto());
       const offSignIn = ctx.module('link').onSignIn(linkSignInListener(audit, log));
       ctx.defer('audit sign-in listener', () => void offSignIn());
     }

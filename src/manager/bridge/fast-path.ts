@@ -7,8 +7,9 @@
  * It takes only the calls whose outcome before the edge is known without a wait: `GET` without
  * a body or an upgrade, `X-AuthToken` whose principal is in the token cache and holds a role, a
  * device whose bridge target is in memory, in that project and readable by that principal, plain
- * ids (what the route's params schema and Fastify's router take unchanged), and the request line
- * log (debug) off. Everything else (a first call, a refusal, a method that changes state and is
+ * ids (what the route's params schema and Fastify's router take unchanged), the request line
+ * log (debug) off, and no module vetoing the path (`BridgeService.vetoFastPath`: the audit
+ * trail's API activity log while it is on). Everything else (a first call, a refusal, a method that changes state and is
  * audited, HEAD, a WebSocket, a closing server) goes to Fastify unchanged: the route in
  * routes.ts, whose answers (and errors) are those of the contract.
  *
@@ -99,6 +100,8 @@ class BridgeFastPath {
     // The request line at debug is Fastify's (server.ts): leave such requests to it.
     const level = this.#app.log.level;
     if (level === 'debug' || level === 'trace') return false;
+    // A module that must see every request (the API activity log while it is on) vetoes the path.
+    if (!this.#bridge.fastPathOpen()) return false;
     const principal = this.#auth.cachedPrincipal(token.trim());
     if (!principal || strongestRole(principal) === null) return false;
     const target = this.#bridge.fleet.cachedBridgeTarget(deviceId);

@@ -88,6 +88,8 @@ export class BridgeService {
   /** `Authorization` values by credential (see `#authorization`). */
   readonly #authorizations = new Map<string, string>();
   readonly #listeners = new Set<(call: BridgedCallRecord) => void>();
+  /** Modules that must see every request through Fastify's hooks while they say so. */
+  readonly #fastPathVetoes = new Set<() => boolean>();
   readonly #log: Logger | undefined;
 
   constructor(fleet: FleetService, hub: LinkHub, log?: Logger) {
@@ -158,6 +160,22 @@ export class BridgeService {
   onBridgedCall(listener: (call: BridgedCallRecord) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * `veto` answers true while a module must see every request through Fastify's hooks (the audit
+   * trail's API activity log while it is on): the bridge's fast path (fast-path.ts) then leaves
+   * every call to the route. Answers the function that removes it.
+   */
+  vetoFastPath(veto: () => boolean): () => void {
+    this.#fastPathVetoes.add(veto);
+    return () => this.#fastPathVetoes.delete(veto);
+  }
+
+  /** Whether the fast path may take a call now (no module vetoes it). */
+  fastPathOpen(): boolean {
+    for (const veto of this.#fastPathVetoes) if (veto()) return false;
+    return true;
   }
 
   #record(call: BridgedCallRecord): void {

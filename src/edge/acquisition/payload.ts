@@ -56,11 +56,6 @@ export class ValuePayloadEncoder implements PayloadEncoder, PublishOptions {
   #mid: string | undefined;
   /** `,"tagName":…,"metadata":{…}}` */
   #tail = '';
-  /** The bus's memo of the raw subject's match result (`PayloadEncoder`). */
-  matchIndex: object | undefined = undefined;
-  matchSubject: string | undefined = undefined;
-  matchGeneration: number | undefined = undefined;
-  matchResult: unknown = undefined;
 
   constructor(tag: TagSpec, datatype: string, device: string) {
     this.#tag = tag;

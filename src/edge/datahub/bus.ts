@@ -282,17 +282,6 @@ export interface PayloadEncoder {
    * straight into its outgoing buffer (no Buffer per message, one copy fewer).
    */
   text?(data: unknown): string;
-  /**
-   * A publisher that publishes often on the same subject with this encoder (the acquisition's one
-   * per tag) may carry these four, set to undefined: the bus keeps the subject's match result here
-   * with the index and generation it was made in, and takes it again while they hold, instead of
-   * looking the subject up among every subject published (the match cache's `Map` of 100,000
-   * subjects was a tenth of the edge's main thread at 100,000 values/s).
-   */
-  matchIndex?: object | undefined;
-  matchSubject?: string | undefined;
-  matchGeneration?: number | undefined;
-  matchResult?: unknown;
 }
 
 const INBOX_PREFIX = '_INBOX.';
@@ -400,23 +389,7 @@ export class DataHub {
     forward: boolean,
     encoder?: PayloadEncoder,
   ): number {
-    let r: MatchResult<Subscription>;
-    const index = this.#index;
-    if (encoder === undefined || !('matchSubject' in encoder)) r = this.#match(subject);
-    else if (
-      encoder.matchSubject === subject &&
-      encoder.matchGeneration === index.generation &&
-      encoder.matchIndex === index
-    )
-      r = encoder.matchResult as MatchResult<Subscription>;
-    else {
-      r = this.#match(subject);
-      encoder.matchIndex = index;
-      encoder.matchSubject = subject;
-      encoder.matchGeneration = index.generation;
-      encoder.matchResult = r;
-    }
-    return this.#send(r, subject, data, reply, headers, origin, forward, encoder);
+    return this.#send(this.#match(subject), subject, data, reply, headers, origin, forward, encoder);
   }
 
   /** Delivers a message to the subscriptions of its subject (`r`) and forwards it to the uplink. */

@@ -176,45 +176,6 @@ describe('DataHub in-process bus', () => {
     assert.throws(() => out.publish({}), ClosedError);
   });
 
-  test("an encoder's kept match result follows subscriptions, subjects and hubs", () => {
-    const encoder = {
-      encode: (d: unknown) => Buffer.from(JSON.stringify(d)),
-      matchIndex: undefined as object | undefined,
-      matchSubject: undefined as string | undefined,
-      matchGeneration: undefined as number | undefined,
-      matchResult: undefined as unknown,
-    };
-    const hub = new DataHub();
-    const seen: string[] = [];
-    const send = (h: DataHub, subject: string) => h.publish(subject, { v: 1 }, { encoder });
-    hub.subscribe('a.>', (m) => seen.push(`full:${m.subject}`));
-    assert.equal(send(hub, 'a.b'), 1);
-    assert.equal(encoder.matchSubject, 'a.b', 'the result is kept on the encoder');
-    assert.equal(send(hub, 'a.b'), 1);
-    // A subscription that comes after: the kept result is made again.
-    const one = hub.subscribe('a.b', (m) => seen.push(`one:${m.subject}`));
-    assert.equal(send(hub, 'a.b'), 2);
-    // Another subject with the same encoder: its own result.
-    assert.equal(send(hub, 'a.c'), 1);
-    one.unsubscribe();
-    assert.equal(send(hub, 'a.b'), 1);
-    // Another hub whose index is at the same generation: its own subscriptions, not the first's.
-    const other = new DataHub();
-    other.subscribe('x.>', () => undefined);
-    other.subscribe('y', () => undefined).unsubscribe();
-    assert.equal(send(other, 'a.b'), 0);
-    assert.equal(send(hub, 'a.b'), 1);
-    assert.deepEqual(seen, [
-      'full:a.b',
-      'full:a.b',
-      'full:a.b',
-      'one:a.b',
-      'full:a.c',
-      'full:a.b',
-      'full:a.b',
-    ]);
-  });
-
   test('an outlet is interested when an external cluster is joined', () => {
     const hub = new DataHub();
     const out = hub.outlet('up.a');

@@ -165,7 +165,8 @@ for (const v of variants) {
         return r.json<{ success: boolean; error?: string }>();
       };
       const resp = nextMessage(e.nc, `devicehub.writeresponse.plc-${d}.f32`);
-      assert.deepEqual((await write('f32', 1.25)).success, true);
+      const written = await write('f32', 1.25);
+      assert.deepEqual(written.success, true, written.error);
       assert.equal((await resp).success, true);
       const f = Buffer.alloc(4);
       f.writeUInt16BE(peer.holding[101]!, 0);

@@ -111,6 +111,45 @@ describe('subject matching', () => {
     );
   });
 
+  test('subjects matched by the same subscriptions share one result; others keep their own', () => {
+    const list = new Sublist<TestSub>();
+    const all = { pattern: 'devicehub.raw.>', queue: undefined, n: 0 };
+    const history = { pattern: 'devicehub.raw.>', queue: undefined, n: 1 };
+    const one = { pattern: 'devicehub.raw.plc.hr7', queue: undefined, n: 2 };
+    for (const s of [all, history, one]) list.insert(s);
+    const a = list.match('devicehub.raw.plc.hr1');
+    const b = list.match('devicehub.raw.plc.hr2');
+    assert.deepEqual(
+      a.plain.map((s) => s.n),
+      [0, 1],
+    );
+    // Two subscriptions on `devicehub.raw.>`: one result for every such subject, not one each.
+    assert.equal(a, b);
+    assert.ok(Object.isFrozen(a.plain));
+    const c = list.match('devicehub.raw.plc.hr7');
+    assert.notEqual(c, a);
+    assert.deepEqual(c.plain.map((s) => s.n).sort(), [0, 1, 2]);
+    assert.deepEqual(
+      list.match('devicehub.raw.plc.hr3').plain.map((s) => s.n),
+      [0, 1],
+    );
+    // A subscription gone: the results made after it leave it out.
+    list.remove(history);
+    const d = list.match('devicehub.raw.plc.hr1');
+    assert.deepEqual(
+      d.plain.map((s) => s.n),
+      [0],
+    );
+    assert.equal(list.match('devicehub.raw.plc.hr2'), d);
+    assert.deepEqual(
+      list
+        .match('devicehub.raw.plc.hr7')
+        .plain.map((s) => s.n)
+        .sort(),
+      [0, 2],
+    );
+  });
+
   test('tens of thousands of subscriptions: matching stays fast', () => {
     const list = new Sublist<TestSub>();
     let n = 0;

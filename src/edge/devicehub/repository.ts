@@ -126,21 +126,7 @@ const EXPORT_COLUMNS = [
   'metadata',
 ] as const;
 
-const REGISTER_ROW_COLUMNS = [
-  'id',
-  'device_id',
-  'name',
-  'tag_name',
-  'description',
-  'value_type',
-  'publish_cov',
-  'tag_formula',
-  'interval_ms',
-  'properties',
-  'metadata',
-  'created_at',
-  'updated_at',
-] as const;
+const REGISTER_ROW_COLUMNS = [...EXPORT_COLUMNS, 'created_at', 'updated_at'] as const;
 
 /** The row of a register read as an array. */
 export const registerRowOf = (a: RegisterArray): RegisterRow => ({

@@ -31,20 +31,26 @@ const TRAP_OID = '1.3.6.1.6.3.1.1.4.1.0';
 const MAX_WALK = 10_000;
 const MAX_BROWSE = 5_000;
 
-const AUTH = (): Record<string, snmp.AuthProtocols> => ({
-  MD5: netSnmp().AuthProtocols.md5,
-  SHA: netSnmp().AuthProtocols.sha,
-  SHA224: netSnmp().AuthProtocols.sha224,
-  SHA256: netSnmp().AuthProtocols.sha256,
-  SHA384: netSnmp().AuthProtocols.sha384,
-  SHA512: netSnmp().AuthProtocols.sha512,
-});
-const PRIV = (): Record<string, snmp.PrivProtocols> => ({
-  DES: netSnmp().PrivProtocols.des,
-  AES: netSnmp().PrivProtocols.aes,
-  AES256B: netSnmp().PrivProtocols.aes256b,
-  AES256R: netSnmp().PrivProtocols.aes256r,
-});
+const AUTH = (): Record<string, snmp.AuthProtocols> => {
+  const p = netSnmp().AuthProtocols;
+  return {
+    MD5: p.md5,
+    SHA: p.sha,
+    SHA224: p.sha224,
+    SHA256: p.sha256,
+    SHA384: p.sha384,
+    SHA512: p.sha512,
+  };
+};
+const PRIV = (): Record<string, snmp.PrivProtocols> => {
+  const p = netSnmp().PrivProtocols;
+  return {
+    DES: p.des,
+    AES: p.aes,
+    AES256B: p.aes256b,
+    AES256R: p.aes256r,
+  };
+};
 const LEVEL = (): Record<string, snmp.SecurityLevel> => ({
   noAuthNoPriv: netSnmp().SecurityLevel.noAuthNoPriv,
   authNoPriv: netSnmp().SecurityLevel.authNoPriv,
@@ -119,15 +125,18 @@ function asType(v: TagValue, valueType: string): TagValue {
 const isTimeout = (err: unknown) => (err as { name?: string }).name === 'RequestTimedOutError';
 
 /** SNMP types of a set, by name (tag property `setType`), else from the value type. */
-const SET_TYPES = (): Record<string, snmp.ObjectType> => ({
-  Integer: netSnmp().ObjectType.Integer,
-  OctetString: netSnmp().ObjectType.OctetString,
-  Gauge32: netSnmp().ObjectType.Gauge32,
-  Counter32: netSnmp().ObjectType.Counter32,
-  TimeTicks: netSnmp().ObjectType.TimeTicks,
-  IpAddress: netSnmp().ObjectType.IpAddress,
-  ObjectIdentifier: netSnmp().ObjectType.OID,
-});
+const SET_TYPES = (): Record<string, snmp.ObjectType> => {
+  const p = netSnmp().ObjectType;
+  return {
+    Integer: p.Integer,
+    OctetString: p.OctetString,
+    Gauge32: p.Gauge32,
+    Counter32: p.Counter32,
+    TimeTicks: p.TimeTicks,
+    IpAddress: p.IpAddress,
+    ObjectIdentifier: p.OID,
+  };
+};
 function setType(tag: TagSpec): snmp.ObjectType {
   const named = tag.props.setType ? SET_TYPES()[tag.props.setType] : undefined;
   if (named) return named;

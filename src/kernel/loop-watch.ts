@@ -1,10 +1,12 @@
 /**
  * How long the main thread runs without yielding (issue 33, item 5: no module's start blocks the
  * event loop for more than 50 ms once the API answers). A timer every `TICK_MS` measures the wall
- * time between its callbacks; a gap is a *blocked stretch* when the main thread itself was on the
- * CPU for most of it (Linux: the thread's own CPU time from /proc/self/task/<pid>/stat), which
- * tells a task that did not yield from a process the machine did not schedule (a loaded host
- * delays timers without any code blocking). Elsewhere every late gap counts.
+ * time between its callbacks. A late gap is one loop turn that did not come back to its timers; its
+ * *blocked stretch* is the time the main thread itself was on the CPU during it (Linux: the
+ * thread's run time in nanoseconds from /proc/self/task/<pid>/schedstat), so that a 25 ms task a
+ * loaded host preempted for 30 ms counts 25 ms, not 55. Where schedstat is absent, the thread's
+ * CPU ticks from .../stat (10 ms each) decide whether the gap counts whole (on the CPU for most of
+ * it); elsewhere every late gap counts.
  *
  * `markReady()` (the service, once it listens) starts the "since ready" figures; both are in the
  * process metrics (`writeProcessMetrics`): the longest blocked stretch and how many went past 50 ms.
@@ -17,7 +19,7 @@ const TICK_MS = 10;
 export const LONG_TASK_MS = 50;
 /** Share of a gap the main thread must have been on the CPU for the gap to count as blocked. */
 const ON_CPU = 0.6;
-const STAT = `/proc/self/task/${process.pid}/stat`;
+const TASK = `/proc/self/task/${process.pid}`;
 /** Clock ticks per second of /proc's CPU times (USER_HZ). */
 const HZ = 100;
 
@@ -31,22 +33,47 @@ export interface LoopFigures {
   delayMaxMs: number;
 }
 
-/** The main thread's own CPU time, ms, or undefined where /proc has no per-thread figures. */
-function threadCpuMs(): number | undefined {
+interface ThreadCpu {
+  ms: number;
+  /** Nanosecond run time (schedstat), not 10 ms ticks (stat). */
+  exact: boolean;
+}
+
+/** The main thread's own CPU time, or undefined where /proc has no per-thread figures. */
+function threadCpu(): ThreadCpu | undefined {
   try {
-    const s = readFileSync(STAT, 'latin1');
+    // schedstat: time on the CPU (ns), time waiting on a run queue (ns), time slices.
+    const ns = Number(readFileSync(`${TASK}/schedstat`, 'latin1').split(' ', 1)[0]);
+    if (Number.isFinite(ns)) return { ms: ns / 1e6, exact: true };
+  } catch {
+    // A kernel without schedstat: the stat ticks below.
+  }
+  try {
+    const s = readFileSync(`${TASK}/stat`, 'latin1');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / HZ;
+    return { ms: ((Number(f[11]) + Number(f[12])) * 1000) / HZ, exact: false };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * How much of a late gap of `gap` ms counts as blocked, given the thread's CPU time over it:
+ * exactly its run time (schedstat); with 10 ms ticks, the whole gap when the thread was on the CPU
+ * for most of it, else none; without /proc, the whole gap.
+ */
+export function blockedPart(gap: number, used: number | undefined, exact: boolean): number {
+  if (used === undefined) return gap;
+  if (exact) return Math.min(gap, used);
+  // /proc counts in 10 ms ticks: a gap's CPU is known to ±10 ms.
+  return used + 10 < gap * ON_CPU ? 0 : gap;
 }
 
 class LoopWatch {
   #timer: NodeJS.Timeout | undefined;
   #histogram: IntervalHistogram | undefined;
   #last = 0;
-  #lastCpu: number | undefined;
+  #lastCpu: ThreadCpu | undefined;
   #ready = false;
   readonly figures: LoopFigures = { longestMs: 0, longestSinceReadyMs: 0, overSinceReady: 0, delayMaxMs: 0 };
 
@@ -55,7 +82,7 @@ class LoopWatch {
     this.#histogram = monitorEventLoopDelay({ resolution: 10 });
     this.#histogram.enable();
     this.#last = performance.now();
-    this.#lastCpu = threadCpuMs();
+    this.#lastCpu = threadCpu();
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
     this.#timer.unref();
   }
@@ -65,7 +92,7 @@ class LoopWatch {
     // The stretch in progress (the listen that just returned: fastify compiles its route schemas
     // there) belongs to the start, not to what follows the ready line: measure from here.
     this.#last = performance.now();
-    this.#lastCpu = threadCpuMs();
+    this.#lastCpu = threadCpu();
     this.#histogram?.reset();
     this.#ready = true;
     this.figures.longestSinceReadyMs = 0;
@@ -77,17 +104,18 @@ class LoopWatch {
     const gap = now - this.#last - TICK_MS;
     this.#last = now;
     // The CPU is read on every tick (a small /proc read) so that a late tick knows its gap's share.
-    const cpu = threadCpuMs();
-    const used = cpu !== undefined && this.#lastCpu !== undefined ? cpu - this.#lastCpu : undefined;
+    const cpu = threadCpu();
+    const last = this.#lastCpu;
     this.#lastCpu = cpu;
     if (gap <= LONG_TASK_MS / 2) return;
-    // /proc counts in 10 ms ticks: a gap's CPU is known to ±10 ms.
-    if (used !== undefined && used + 10 < gap * ON_CPU) return;
+    const used = cpu !== undefined && last !== undefined ? cpu.ms - last.ms : undefined;
+    const blocked = blockedPart(gap, used, cpu?.exact === true && last?.exact === true);
+    if (blocked <= LONG_TASK_MS / 2) return;
     const f = this.figures;
-    f.longestMs = Math.max(f.longestMs, gap);
+    f.longestMs = Math.max(f.longestMs, blocked);
     if (!this.#ready) return;
-    f.longestSinceReadyMs = Math.max(f.longestSinceReadyMs, gap);
-    if (gap > LONG_TASK_MS) f.overSinceReady++;
+    f.longestSinceReadyMs = Math.max(f.longestSinceReadyMs, blocked);
+    if (blocked > LONG_TASK_MS) f.overSinceReady++;
   }
 
   read(): LoopFigures {

@@ -215,9 +215,12 @@ test('a 100 ms tag keeps its rate through a start with the OPC UA server (Starti
   const window = again.times.filter((t) => t - again.times[0]! <= 3000);
   const loop2 = await assertNoLongTask(api, 'the start after the SIGKILL');
   assertGap(longestGap(again.times), MAX_GAP_AFTER_KILL_MS, loop2, 'after the SIGKILL');
+  // About 30 values; a host that starved the edge (its loop late past the gap bound) may cost a
+  // few, never down to the old start's 1-4 values a second (at most 12 in 3 s).
+  const least = loop2.delayMaxMs > MAX_GAP_MS ? 13 : 20;
   assert.ok(
-    window.length >= 20,
-    `${window.length} values in the first 3 s after the SIGKILL (want about 30)`,
+    window.length >= least,
+    `${window.length} values in the first 3 s after the SIGKILL (want about 30, at least ${least}; the edge's event-loop delay at most ${loop2.delayMaxMs.toFixed(0)} ms)`,
   );
   api.close();
 });

@@ -226,6 +226,22 @@ describe('the bridge', () => {
     assert.equal(who.status, 200, who.text);
     assert.match(who.body.subject, /^token:/);
   });
+
+  test('a manager that did not run for five heartbeats keeps its links (their heartbeats wait in the sockets)', async () => {
+    const relinked: string[] = [];
+    m.manager.links.onLinked((id) => relinked.push(id));
+    // Both services run in this process: block it for 1.5 s (the test manager's heartbeat is
+    // 300 ms, a link silent for 900 ms ends), then let it run a few heartbeats.
+    const until = Date.now() + 1500;
+    while (Date.now() < until) {
+      // blocked
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    assert.deepEqual(relinked, [], 'no link ended and came back');
+    assert.ok(m.manager.links.isOnline(deviceId));
+    const r = await m.call(bridged('/devicehub/version'));
+    assert.equal(r.status, 200, r.text);
+  });
 });
 
 describe('device OAuth clients, carried out on the edge', () => {

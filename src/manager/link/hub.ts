@@ -124,6 +124,9 @@ export class LinkHub {
   readonly #o: LinkHubOptions;
   readonly #links = new Map<string, Link>();
   readonly #timer: NodeJS.Timeout;
+  /** When the heartbeat watch last ran, and whether it skipped the silence check then. */
+  #lastSweep: number;
+  #skipped = false;
   /** One timer for every bridged request's deadline (instead of a timer per request). */
   readonly #deadlines: NodeJS.Timeout;
   readonly #linkedListeners: ((deviceId: string) => void)[] = [];
@@ -140,6 +143,7 @@ export class LinkHub {
       maxPerDevice: options.maxSocketsPerDevice,
       maxPerUser: options.maxSocketsPerUser,
     });
+    this.#lastSweep = Date.now();
     this.#timer = setInterval(() => void this.#sweep(), options.heartbeatMs);
     this.#timer.unref();
     this.#deadlines = setInterval(
@@ -507,12 +511,20 @@ export class LinkHub {
     }
   }
 
-  /** Heartbeat watch: links silent for three heartbeats end; heartbeats reach the database. */
+  /**
+   * Heartbeat watch: links silent for three heartbeats end; heartbeats reach the database. A sweep
+   * that comes a heartbeat late (this process was blocked or not scheduled) ends none: the
+   * heartbeats of that time may still wait unread in the sockets, and timers run before them.
+   */
   async #sweep(): Promise<void> {
     const now = Date.now();
+    // One sweep skipped at a time: a process that stays that slow still ends silent links.
+    const stalled = now - this.#lastSweep > this.#o.heartbeatMs * 2 && !this.#skipped;
+    this.#skipped = stalled;
+    this.#lastSweep = now;
     const beats: { id: string; at: number; metrics: Record<string, unknown> }[] = [];
     for (const link of this.#links.values()) {
-      if (now - link.lastSeen > this.#o.heartbeatMs * 3) {
+      if (!stalled && now - link.lastSeen > this.#o.heartbeatMs * 3) {
         this.#o.logger.warn({ deviceId: link.deviceId }, 'edge missed three heartbeats; ending its link');
         link.socket.terminate();
         continue;

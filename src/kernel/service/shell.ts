@@ -13,8 +13,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Database, type ModuleMigrations } from '../db/index.js';
 import type { TObject } from '@sinclair/typebox';
-import { configWith, type OptionSpec } from '../config.js';
-import { optionSpecs, type ShellConfig } from './options.js';
+import { configWith } from '../config.js';
+import { serviceOptionSpecs, type ShellConfig } from './options.js';
 import { LogStore } from '../logging/log-store.js';
 import { createLogger } from '../logging/logger.js';
 import { closeGracefully, createHttpApp, type TlsMaterial } from '../http/server.js';
@@ -26,6 +26,9 @@ import { PortPolicy } from './ports.js';
 import type { ModuleContext, ModuleList, ServiceModule } from './module.js';
 import type { ConfigSection } from './config-section.js';
 
+/** Moved to options.ts (light: the CLI's help reads it without the shell); exported here as before. */
+export { serviceOptionSpecs };
+
 export interface ServiceDefinition<Config extends ShellConfig, Modules> {
   /** `edge`, `uns`, `manager`: the logger's component, the database file, the variables' prefix. */
   name: string;
@@ -36,29 +39,6 @@ export interface ServiceDefinition<Config extends ShellConfig, Modules> {
   /** The shell's own options (`shellOptions(...)`, and `GRAPHQL_OPTIONS` when a module mounts GraphQL). */
   options: TObject;
   modules: ModuleList<Config, Modules>;
-}
-
-/**
- * Every option of a service, as the loader's specs: the shell's, then each module's in list
- * order (grouped under the module's name for `--help` and the docs).
- */
-export function serviceOptionSpecs(definition: {
-  label: string;
-  options: TObject;
-  modules: readonly { name: string; options?: TObject | undefined }[];
-}): OptionSpec[] {
-  const specs = optionSpecs(definition.options, definition.label);
-  const names = new Set(specs.map((s) => s.name));
-  for (const module of definition.modules) {
-    if (!module.options) continue;
-    for (const spec of optionSpecs(module.options, `${definition.label}, ${module.name} module`)) {
-      if (names.has(spec.name))
-        throw new Error(`option "${spec.name}" of module "${module.name}" is declared twice`);
-      names.add(spec.name);
-      specs.push(spec);
-    }
-  }
-  return specs;
 }
 
 /** A service's config: every option's default with `overrides` on top (tests, services composed in one process). */

@@ -14,8 +14,8 @@ import { resolveOptions, addServiceOptions } from './options.js';
  */
 async function openStore(cmd: Command) {
   const values = resolveOptions(cmd, 'edge', STORE_OPTIONS);
-  const { openEdgeDatabase } = await import('../edge/service.js');
-  return openEdgeDatabase({
+  const { openEdgeStore } = await import('../edge/migration-list.js');
+  return openEdgeStore({
     dataDir: values['data-dir'] as string,
     databaseUrl: values['database-url'] as string | undefined,
   });

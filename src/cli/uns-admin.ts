@@ -30,8 +30,8 @@ interface Stores {
 async function withStores<T>(cmd: Command, fn: (stores: Stores) => Promise<T>): Promise<void> {
   const values = resolveOptions(cmd, 'uns', STORE_OPTIONS);
   // The UNS's stores are imported here, by a command's action: not for the help or a usage error.
-  const { openUnsDatabase } = await import('../uns/service.js');
-  const database = await openUnsDatabase({
+  const { openUnsStore } = await import('../uns/migration-list.js');
+  const database = await openUnsStore({
     dataDir: values['data-dir'] as string,
     databaseUrl: values['database-url'] as string | undefined,
   });

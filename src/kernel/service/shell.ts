@@ -11,10 +11,11 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { Database, type ModuleMigrations } from '../db/index.js';
+import type { Database } from '../db/index.js';
 import type { TObject } from '@sinclair/typebox';
 import { configWith } from '../config.js';
 import { serviceOptionSpecs, type ShellConfig } from './options.js';
+import { openServiceDatabase } from './database.js';
 import { LogStore } from '../logging/log-store.js';
 import { createLogger } from '../logging/logger.js';
 import { closeGracefully, createHttpApp, type TlsMaterial } from '../http/server.js';
@@ -26,8 +27,8 @@ import { PortPolicy } from './ports.js';
 import type { ModuleContext, ModuleList, ServiceModule } from './module.js';
 import type { ConfigSection } from './config-section.js';
 
-/** Moved to options.ts (light: the CLI's help reads it without the shell); exported here as before. */
-export { serviceOptionSpecs };
+/** Moved to options.ts and database.ts (light: the CLI reads them without the shell); exported here as before. */
+export { serviceOptionSpecs, openServiceDatabase };
 
 export interface ServiceDefinition<Config extends ShellConfig, Modules> {
   /** `edge`, `uns`, `manager`: the logger's component, the database file, the variables' prefix. */
@@ -52,26 +53,6 @@ export function serviceConfigWith<T>(
 export interface ShellOptions {
   /** Options whose default port, when taken, is replaced by a free one (`millwright up`). */
   pickFreePorts?: Iterable<string>;
-}
-
-/** The service's database, migrated for every module of the list (also for offline CLI commands). */
-export async function openServiceDatabase(
-  definition: { name: string; modules: readonly { migrations?: ModuleMigrations | undefined }[] },
-  config: Pick<ShellConfig, 'dataDir' | 'databaseUrl'>,
-): Promise<Database> {
-  const database = Database.open({
-    url: config.databaseUrl,
-    sqlitePath: join(config.dataDir, `${definition.name}.db`),
-  });
-  try {
-    await database.migrate(
-      definition.modules.map((m) => m.migrations).filter((m): m is ModuleMigrations => m !== undefined),
-    );
-  } catch (err) {
-    await database.close();
-    throw err;
-  }
-  return database;
 }
 
 let mounting: string | undefined;

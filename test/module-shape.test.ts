@@ -3,7 +3,9 @@
  * is a folder named after the module, with `module.ts` (the wiring) and `index.ts` (the public
  * surface, which exports the module); its migrations are a folder; `module.ts` imports the
  * folder's own files, never its `index.ts`; and other modules, the service and the CLI import a
- * module only through its `index.ts`. Read from the sources, no service started.
+ * module only through its `index.ts` (its `options.ts` is read by the service's option list
+ * alone, `src/<service>/option-specs.ts`, and its `migrations/index.ts` by the service's migration
+ * list, `src/<service>/migration-list.ts`). Read from the sources, no service started.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,7 +22,14 @@ const SERVICES = ['edge', 'uns', 'manager'];
  */
 const PENDING = new Set<string>([]);
 /** Files that reach into a module for a reason of their own, each said. */
-const ALLOWED: Record<string, string> = {};
+const ALLOWED: Record<string, string> = {
+  'src/cli/uns-admin.ts -> src/uns/accounts/rules.ts':
+    "the permission words of `uns account create --rule`, checked while parsing: the module's index would load the UNS for the help",
+  'src/cli/manager.ts -> src/manager/auth/roles.ts':
+    "the roles of `manager token create --role`, the option's choices: the module's index would load the manager for the help",
+  'src/cli/uns-admin.ts -> src/uns/identity/roles.ts':
+    "the roles of `uns user create --role`, the option's choices: the module's index would load the UNS for the help",
+};
 
 function walk(dir: string): string[] {
   const out: string[] = [];
@@ -119,6 +128,16 @@ describe('one shape for every module', () => {
         const to = moduleOf(target);
         if (!to || to === own || PENDING.has(to) || (own && PENDING.has(own))) continue;
         if (target === `src/${to}/index.ts`) continue;
+        // A service's option list (src/<service>/option-specs.ts) reads each module's options.ts,
+        // pure TypeBox data, so that the CLI's help needs no module loaded.
+        if (target === `src/${to}/options.ts` && from === `src/${to.split('/')[0]}/option-specs.ts`) continue;
+        // Its migration list (src/<service>/migration-list.ts) reads each module's migrations, so
+        // that the CLI's offline commands open the store without loading the modules.
+        if (
+          target === `src/${to}/migrations/index.ts` &&
+          from === `src/${to.split('/')[0]}/migration-list.ts`
+        )
+          continue;
         if (ALLOWED[`${from} -> ${target}`]) continue;
         problems.push(`${from} -> ${target}`);
       }

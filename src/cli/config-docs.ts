@@ -6,9 +6,10 @@
  */
 import { homedir } from 'node:os';
 import { envName, type OptionSpec } from '../kernel/config.js';
-import { EDGE_OPTIONS } from '../edge/service.js';
-import { UNS_OPTIONS } from '../uns/service.js';
-import { MANAGER_OPTIONS } from '../manager/service.js';
+// The light option lists (no module loaded), equal to the services' own (test/cli/option-specs.test.ts).
+import { EDGE_OPTIONS } from '../edge/option-specs.js';
+import { UNS_OPTIONS } from '../uns/option-specs.js';
+import { MANAGER_OPTIONS } from '../manager/option-specs.js';
 
 /** The services whose options the page lists, by the name of their block. */
 export const DOCUMENTED_SERVICES: readonly { service: string; specs: readonly OptionSpec[] }[] = [

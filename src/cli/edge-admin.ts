@@ -3,13 +3,23 @@
  * data directory (or the configured database) directly, whether or not the edge is running.
  */
 import { Command, Option } from 'commander';
-import pino from 'pino';
-import { EDGE_OPTIONS } from '../edge/service.js';
-import { openEdgeDatabase } from '../edge/service.js';
-import { AuthRepository, AuthService } from '../edge/auth/index.js';
+import { EDGE_OPTIONS } from '../edge/option-specs.js';
+import type { AuthRepository, AuthService } from '../edge/auth/index.js';
+import type { AccessKeyService } from '../edge/datahub/index.js';
 import { resolveOptions, addServiceOptions } from './options.js';
-import { clientView, tokenView } from '../edge/auth/index.js';
-import { AccessKeyService, DataHubRepository, accessKeyView } from '../edge/datahub/index.js';
+
+/**
+ * The edge's stores, imported by a command's action only (they load the edge's modules: seconds
+ * of CPU that the help and a usage error do not need).
+ */
+async function openStore(cmd: Command) {
+  const values = resolveOptions(cmd, 'edge', STORE_OPTIONS);
+  const { openEdgeStore } = await import('../edge/migration-list.js');
+  return openEdgeStore({
+    dataDir: values['data-dir'] as string,
+    databaseUrl: values['database-url'] as string | undefined,
+  });
+}
 
 const STORE_OPTIONS = EDGE_OPTIONS.filter((o) => o.name === 'data-dir' || o.name === 'database-url');
 
@@ -21,12 +31,10 @@ async function withAuth<T>(
   cmd: Command,
   fn: (auth: AuthService, repo: AuthRepository) => Promise<T>,
 ): Promise<void> {
-  const values = resolveOptions(cmd, 'edge', STORE_OPTIONS);
-  const database = await openEdgeDatabase({
-    dataDir: values['data-dir'] as string,
-    databaseUrl: values['database-url'] as string | undefined,
-  });
+  const database = await openStore(cmd);
   try {
+    const { AuthRepository, AuthService } = await import('../edge/auth/index.js');
+    const { default: pino } = await import('pino');
     const repo = new AuthRepository(database);
     const auth = await AuthService.open(repo, { tokenTtl: 3600, logger: pino({ level: 'silent' }) });
     const out = await fn(auth, repo);
@@ -61,7 +69,9 @@ export function edgeAdminCommands(edge: Command): void {
     );
   const list = storeCommand(clients, 'list', 'list the clients (never their secrets)').action(() =>
     withAuth(list, async (_auth, repo) =>
-      (await repo.clientListQuery().orderBy('created_at').execute()).map(clientView),
+      (await repo.clientListQuery().orderBy('created_at').execute()).map(
+        (await import('../edge/auth/index.js')).clientView,
+      ),
     ),
   );
   const del = storeCommand(clients, 'delete', 'delete a client; its tokens stop working')
@@ -93,7 +103,9 @@ export function edgeAdminCommands(edge: Command): void {
     );
   const tlist = storeCommand(tokens, 'list', 'list the tokens (never the tokens themselves)').action(() =>
     withAuth(tlist, async (_auth, repo) =>
-      (await repo.tokenListQuery().orderBy('created_at').execute()).map(tokenView),
+      (await repo.tokenListQuery().orderBy('created_at').execute()).map(
+        (await import('../edge/auth/index.js')).tokenView,
+      ),
     ),
   );
   const revoke = storeCommand(tokens, 'revoke', 'revoke a token')
@@ -123,12 +135,9 @@ export function edgeAdminCommands(edge: Command): void {
 /** `millwright edge access-key create|list|revoke`: DataHub access keys for remote NATS clients. */
 function datahubAccessKeyCommands(edge: Command): void {
   const withKeys = async <T>(cmd: Command, fn: (keys: AccessKeyService) => Promise<T>) => {
-    const values = resolveOptions(cmd, 'edge', STORE_OPTIONS);
-    const database = await openEdgeDatabase({
-      dataDir: values['data-dir'] as string,
-      databaseUrl: values['database-url'] as string | undefined,
-    });
+    const database = await openStore(cmd);
     try {
+      const { AccessKeyService, DataHubRepository } = await import('../edge/datahub/index.js');
       const out = await fn(new AccessKeyService(new DataHubRepository(database.db)));
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     } finally {
@@ -157,7 +166,9 @@ function datahubAccessKeyCommands(edge: Command): void {
     );
   const list = storeCommand(keys, 'list', 'list the keys (never the keys themselves)').action(() =>
     withKeys(list, async (k) =>
-      (await k.repo.keyListQuery().orderBy('created_at').execute()).map(accessKeyView),
+      (await k.repo.keyListQuery().orderBy('created_at').execute()).map(
+        (await import('../edge/datahub/index.js')).accessKeyView,
+      ),
     ),
   );
   const revoke = storeCommand(

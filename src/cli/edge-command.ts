@@ -1,12 +1,14 @@
 /**
  * `millwright edge`: the edge service (its options, its banner and ready record), with the
  * administration and client commands under it. Imported only when the command line names `edge`
- * or `up`, or asks for the whole help (src/cli/services.ts).
+ * or `up`, or asks for the whole help (src/cli/services.ts). The edge's modules are imported by
+ * the command's action only: its options come from src/edge/option-specs.ts.
  */
 import type { Command } from 'commander';
 import { MILLWRIGHT_VERSION } from '../kernel/version.js';
 import type { ReadyService } from '../kernel/ready.js';
-import { EDGE_OPTIONS, startEdge, toEdgeConfig, type EdgeConfig, type EdgeService } from '../edge/service.js';
+import type { EdgeConfig, EdgeService } from '../edge/service.js';
+import { EDGE_OPTIONS } from '../edge/option-specs.js';
 import { addServiceOptions, resolveOptions } from './options.js';
 import { edgeAdminCommands } from './edge-admin.js';
 import { edgeConfigCommands } from './edge-config.js';
@@ -24,7 +26,10 @@ export async function edgeCommand(program: Command): Promise<void> {
     'edge',
     EDGE_OPTIONS,
   ).action(async () => {
-    const config = toEdgeConfig(resolveOptions(edge, 'edge', EDGE_OPTIONS));
+    const values = resolveOptions(edge, 'edge', EDGE_OPTIONS);
+    // The edge's modules are loaded here, not for the help or a usage error (seconds of CPU).
+    const { startEdge, toEdgeConfig } = await import('../edge/service.js');
+    const config = toEdgeConfig(values);
     const service = await startEdge(config);
     process.stdout.write(announce(service, config));
     ready({ edge: edgeReady(service, config) });

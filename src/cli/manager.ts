@@ -5,18 +5,13 @@
  * and the enrolment of the local edge into the local manager for `millwright up`.
  */
 import { Command, Option } from 'commander';
-import pino from 'pino';
-import { MANAGER_OPTIONS, toManagerConfig, type ManagerConfig } from '../manager/service.js';
-import { openManagerDatabase, startManager, type ManagerService } from '../manager/service.js';
-import {
-  ManagerAuthRepository,
-  ManagerAuthService,
-  MANAGER_ROLES,
-  type Principal,
-} from '../manager/auth/index.js';
-import { FleetRepository } from '../manager/fleet/index.js';
-import { FleetService } from '../manager/fleet/index.js';
-import { SecretBox } from '../manager/fleet/index.js';
+import type { ManagerConfig, ManagerService } from '../manager/service.js';
+import { MANAGER_OPTIONS } from '../manager/option-specs.js';
+import type { ManagerAuthService, Principal } from '../manager/auth/index.js';
+// The roles of --role, from the module's file that holds them (no module loaded:
+// test/module-shape.test.ts says why this one is allowed).
+import { MANAGER_ROLES } from '../manager/auth/roles.js';
+import type { FleetService } from '../manager/fleet/index.js';
 import { defaultListSpec } from './manager-list.js';
 import type { ReadyService } from '../kernel/ready.js';
 import type { EdgeService } from '../edge/service.js';
@@ -24,7 +19,7 @@ import { addServiceOptions, resolveOptions } from './options.js';
 import { userInfo } from 'node:os';
 import type { Database } from '../kernel/db/index.js';
 import { AppError } from '../kernel/errors.js';
-import { AuditRepository, AuditService } from '../manager/audit/index.js';
+import type { AuditService } from '../manager/audit/index.js';
 import { MILLWRIGHT_VERSION } from '../kernel/version.js';
 import { ready, refuseStrayWords, stopOnSignals } from './service-run.js';
 
@@ -70,11 +65,17 @@ async function withStores<T>(
 ): Promise<void> {
   const values = resolveOptions(cmd, 'manager', STORE_OPTIONS);
   const dataDir = values['data-dir'] as string;
+  // The manager's stores are imported here, by a command's action: not for the help or a usage error.
+  const { openManagerDatabase } = await import('../manager/service.js');
   const database = await openManagerDatabase({
     dataDir,
     databaseUrl: values['database-url'] as string | undefined,
   });
   try {
+    const { ManagerAuthRepository, ManagerAuthService } = await import('../manager/auth/index.js');
+    const { FleetRepository, FleetService, SecretBox } = await import('../manager/fleet/index.js');
+    const { AuditRepository, AuditService } = await import('../manager/audit/index.js');
+    const { default: pino } = await import('pino');
     const logger = pino({ level: 'silent' });
     const auth = new ManagerAuthService(new ManagerAuthRepository(database), logger);
     const fleet = new FleetService(new FleetRepository(database), SecretBox.forDataDir(dataDir), logger, {
@@ -158,7 +159,10 @@ export function managerCommands(
     'manager',
     MANAGER_OPTIONS,
   ).action(async () => {
-    const config = toManagerConfig(resolveOptions(manager, 'manager', MANAGER_OPTIONS));
+    const values = resolveOptions(manager, 'manager', MANAGER_OPTIONS);
+    // The manager's modules are loaded here, not for the help or a usage error.
+    const { startManager, toManagerConfig } = await import('../manager/service.js');
+    const config = toManagerConfig(values);
     const service = await startManager(config);
     run(service, config);
   });

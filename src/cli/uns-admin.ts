@@ -6,11 +6,13 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { didYouMean } from './hints.js';
-import pino from 'pino';
-import { UNS_OPTIONS } from '../uns/service.js';
-import { openUnsDatabase } from '../uns/service.js';
-import { AccountRepository, AccountService, PERMS, type Perm, type RuleSpec } from '../uns/accounts/index.js';
-import { IdentityRepository, IdentityService, USER_ROLES, type UserRole } from '../uns/identity/index.js';
+import { UNS_OPTIONS } from '../uns/option-specs.js';
+import type { AccountService, Perm, RuleSpec } from '../uns/accounts/index.js';
+import type { IdentityService, UserRole } from '../uns/identity/index.js';
+// The words of --rule and --role, from the modules' files that hold them (no module loaded:
+// test/module-shape.test.ts says why these two are allowed).
+import { PERMS } from '../uns/accounts/rules.js';
+import { USER_ROLES } from '../uns/identity/roles.js';
 import { resolveOptions, addServiceOptions } from './options.js';
 import { randomPassword } from '../kernel/crypto.js';
 
@@ -27,11 +29,16 @@ interface Stores {
 
 async function withStores<T>(cmd: Command, fn: (stores: Stores) => Promise<T>): Promise<void> {
   const values = resolveOptions(cmd, 'uns', STORE_OPTIONS);
-  const database = await openUnsDatabase({
+  // The UNS's stores are imported here, by a command's action: not for the help or a usage error.
+  const { openUnsStore } = await import('../uns/migration-list.js');
+  const database = await openUnsStore({
     dataDir: values['data-dir'] as string,
     databaseUrl: values['database-url'] as string | undefined,
   });
   try {
+    const { AccountRepository, AccountService } = await import('../uns/accounts/index.js');
+    const { IdentityRepository, IdentityService } = await import('../uns/identity/index.js');
+    const { default: pino } = await import('pino');
     const logger = pino({ level: 'silent' });
     const identity = await IdentityService.open(new IdentityRepository(database.db), {
       clientId: 'ide-ui',

@@ -6,7 +6,8 @@
 import type { Command } from 'commander';
 import { MILLWRIGHT_VERSION } from '../kernel/version.js';
 import type { ReadyService } from '../kernel/ready.js';
-import { UNS_OPTIONS, startUns, toUnsConfig, type UnsConfig, type UnsService } from '../uns/service.js';
+import type { UnsConfig, UnsService } from '../uns/service.js';
+import { UNS_OPTIONS } from '../uns/option-specs.js';
 import { addServiceOptions, resolveOptions } from './options.js';
 import { unsAdminCommands } from './uns-admin.js';
 import { clientCommands } from './client-commands.js';
@@ -23,7 +24,10 @@ export async function unsCommand(program: Command): Promise<void> {
     'uns',
     UNS_OPTIONS,
   ).action(async () => {
-    const config = toUnsConfig(resolveOptions(uns, 'uns', UNS_OPTIONS));
+    const values = resolveOptions(uns, 'uns', UNS_OPTIONS);
+    // The UNS's modules are loaded here, not for the help or a usage error.
+    const { startUns, toUnsConfig } = await import('../uns/service.js');
+    const config = toUnsConfig(values);
     const service = await startUns(config);
     process.stdout.write(`Millwright ${MILLWRIGHT_VERSION}\n${announceUns(service, config)}`);
     ready({ uns: unsReady(service, config) });

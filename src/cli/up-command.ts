@@ -5,11 +5,11 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { loadConfig } from '../kernel/config.js';
-import { EDGE_OPTIONS, startEdge, toEdgeConfig } from '../edge/service.js';
-import { UNS_OPTIONS, startUns, toUnsConfig, type UnsService } from '../uns/service.js';
-import { MANAGER_OPTIONS, startManager, toManagerConfig } from '../manager/service.js';
+import { EDGE_OPTIONS } from '../edge/option-specs.js';
+import { UNS_OPTIONS } from '../uns/option-specs.js';
+import { MANAGER_OPTIONS } from '../manager/option-specs.js';
+import type { UnsService } from '../uns/service.js';
 import { addServiceOptions, prefixedFlags, resolveOptions } from './options.js';
-import { startUnsFeed } from './uns-feed.js';
 import { announceManager, enrolLocalEdge, managerCredentials, managerReady } from './manager.js';
 import { announce, edgeCredentials, edgeReady } from './edge-command.js';
 import { announceUns, unsCredentials, unsReady } from './uns-command.js';
@@ -67,7 +67,20 @@ export function upCommand(program: Command): void {
     'manager-',
   ).action(async () => {
     const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-    const config = toEdgeConfig(resolveOptions(up, 'edge', EDGE_OPTIONS, sources));
+    const values = resolveOptions(up, 'edge', EDGE_OPTIONS, sources);
+    // The services' modules are loaded here, not for the help or a usage error (seconds of CPU).
+    const [
+      { startEdge, toEdgeConfig },
+      { startUns, toUnsConfig },
+      { startManager, toManagerConfig },
+      { startUnsFeed },
+    ] = await Promise.all([
+      import('../edge/service.js'),
+      import('../uns/service.js'),
+      import('../manager/service.js'),
+      import('./uns-feed.js'),
+    ]);
+    const config = toEdgeConfig(values);
     // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
     // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
     const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};

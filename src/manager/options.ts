@@ -5,7 +5,7 @@
  * no GraphQL, so it has no `--graphql-*` options.
  */
 import type { Static } from '@sinclair/typebox';
-import { shellOptions } from '../kernel/service/index.js';
+import { shellOptions } from '../kernel/service/options.js';
 
 export const MANAGER_SHELL_OPTIONS = shellOptions({
   name: 'manager',

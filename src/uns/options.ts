@@ -4,7 +4,7 @@
  * service's whole configuration, `UnsConfig`, is composed from all of them in `service.ts`.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { GRAPHQL_OPTIONS, shellOptions } from '../kernel/service/index.js';
+import { GRAPHQL_OPTIONS, shellOptions } from '../kernel/service/options.js';
 
 export const UNS_SHELL_OPTIONS = Type.Object({
   ...shellOptions({

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Command } from 'commander';
 import { addServiceOptions, resolveOptions } from '../../src/cli/options.js';
-import { EDGE_OPTIONS } from '../../src/edge/service.js';
+import { EDGE_OPTIONS } from '../../src/edge/option-specs.js';
 import { ConfigError } from '../../src/kernel/config.js';
 
 function parse(args: string[], env: NodeJS.ProcessEnv = {}) {

@@ -1,6 +1,6 @@
 /** Acquisition's settings. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const acquisitionOptions = Type.Object({
   acquisitionBackoffMax: Option.int({

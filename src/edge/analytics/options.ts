@@ -1,6 +1,6 @@
 /** Analytics' settings. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const analyticsOptions = Type.Object({
   analyticsPersistInterval: Option.int({

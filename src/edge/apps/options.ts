@@ -1,6 +1,6 @@
 /** The applications module's settings: where the container engine listens, and its bounds. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const appsOptions = Type.Object({
   appsEngineSocket: Option.optional.path({

@@ -1,6 +1,6 @@
 /** The cloud storage module's settings: part size, retries, bandwidth, periodic sync, bounds. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const cloudstorageOptions = Type.Object({
   cloudstoragePartSize: Option.int({

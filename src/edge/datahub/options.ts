@@ -1,6 +1,6 @@
 /** The DataHub's settings: its NATS gateway, its limits and external mode. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const datahubOptions = Type.Object({
   datahubPort: Option.port({ default: 4222, description: 'port of the DataHub NATS gateway' }),

@@ -1,6 +1,6 @@
 /** The DeviceHub's settings. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const devicehubOptions = Type.Object({
   devicehubCsvMaxBytes: Option.int({

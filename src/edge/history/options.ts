@@ -1,6 +1,6 @@
 /** The history module's settings: each is a flag, an environment variable and a config-file key. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const historyOptions = Type.Object({
   history: Option.bool({ default: true, description: 'keep the history of the tags (`/history`)' }),

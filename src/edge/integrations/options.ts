@@ -1,6 +1,6 @@
 /** Integrations' settings: the feed of every tag to the local UNS (`millwright up`). */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const integrationsOptions = Type.Object({
   unsFeed: Option.bool({

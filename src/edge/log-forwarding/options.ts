@@ -1,6 +1,6 @@
 /** The log forwarding module's settings: the bounds of its disk queue and of its resend window. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const logForwardingOptions = Type.Object({
   logForwardingQueueMessages: Option.int({

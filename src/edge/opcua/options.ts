@@ -1,6 +1,6 @@
 /** The OPC UA server's settings. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const opcuaOptions = Type.Object({
   opcuaEnabled: Option.bool({

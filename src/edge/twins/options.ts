@@ -1,6 +1,6 @@
 /** Digital twins' settings: the UNS broker that UNS attributes read from, and the expression sandbox's bounds. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const twinsOptions = Type.Object({
   unsMqttUrl: Option.optional.url({

@@ -253,3 +253,26 @@ export const GRAPHQL_OPTIONS = Type.Object({
 export type HttpConfig = Static<typeof HTTP_OPTIONS>;
 export type GraphqlConfig = Static<typeof GRAPHQL_OPTIONS>;
 export type ShellConfig = Static<ReturnType<typeof shellOptions>> & Partial<GraphqlConfig>;
+
+/**
+ * Every option of a service, as the loader's specs: the shell's, then each module's in list
+ * order (grouped under the module's name for `--help` and the docs).
+ */
+export function serviceOptionSpecs(definition: {
+  label: string;
+  options: TObject;
+  modules: readonly { name: string; options?: TObject | undefined }[];
+}): OptionSpec[] {
+  const specs = optionSpecs(definition.options, definition.label);
+  const names = new Set(specs.map((s) => s.name));
+  for (const module of definition.modules) {
+    if (!module.options) continue;
+    for (const spec of optionSpecs(module.options, `${definition.label}, ${module.name} module`)) {
+      if (names.has(spec.name))
+        throw new Error(`option "${spec.name}" of module "${module.name}" is declared twice`);
+      names.add(spec.name);
+      specs.push(spec);
+    }
+  }
+  return specs;
+}

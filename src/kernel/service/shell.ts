@@ -11,10 +11,11 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { Database, type ModuleMigrations } from '../db/index.js';
+import type { Database } from '../db/index.js';
 import type { TObject } from '@sinclair/typebox';
-import { configWith, type OptionSpec } from '../config.js';
-import { optionSpecs, type ShellConfig } from './options.js';
+import { configWith } from '../config.js';
+import { serviceOptionSpecs, type ShellConfig } from './options.js';
+import { openServiceDatabase } from './database.js';
 import { LogStore } from '../logging/log-store.js';
 import { createLogger } from '../logging/logger.js';
 import { closeGracefully, createHttpApp, type TlsMaterial } from '../http/server.js';
@@ -25,6 +26,9 @@ import { DataDirLock } from './data-dir-lock.js';
 import { PortPolicy } from './ports.js';
 import type { ModuleContext, ModuleList, ServiceModule } from './module.js';
 import type { ConfigSection } from './config-section.js';
+
+/** Moved to options.ts and database.ts (light: the CLI reads them without the shell); exported here as before. */
+export { serviceOptionSpecs, openServiceDatabase };
 
 export interface ServiceDefinition<Config extends ShellConfig, Modules> {
   /** `edge`, `uns`, `manager`: the logger's component, the database file, the variables' prefix. */
@@ -38,29 +42,6 @@ export interface ServiceDefinition<Config extends ShellConfig, Modules> {
   modules: ModuleList<Config, Modules>;
 }
 
-/**
- * Every option of a service, as the loader's specs: the shell's, then each module's in list
- * order (grouped under the module's name for `--help` and the docs).
- */
-export function serviceOptionSpecs(definition: {
-  label: string;
-  options: TObject;
-  modules: readonly { name: string; options?: TObject | undefined }[];
-}): OptionSpec[] {
-  const specs = optionSpecs(definition.options, definition.label);
-  const names = new Set(specs.map((s) => s.name));
-  for (const module of definition.modules) {
-    if (!module.options) continue;
-    for (const spec of optionSpecs(module.options, `${definition.label}, ${module.name} module`)) {
-      if (names.has(spec.name))
-        throw new Error(`option "${spec.name}" of module "${module.name}" is declared twice`);
-      names.add(spec.name);
-      specs.push(spec);
-    }
-  }
-  return specs;
-}
-
 /** A service's config: every option's default with `overrides` on top (tests, services composed in one process). */
 export function serviceConfigWith<T>(
   definition: Parameters<typeof serviceOptionSpecs>[0],
@@ -72,26 +53,6 @@ export function serviceConfigWith<T>(
 export interface ShellOptions {
   /** Options whose default port, when taken, is replaced by a free one (`millwright up`). */
   pickFreePorts?: Iterable<string>;
-}
-
-/** The service's database, migrated for every module of the list (also for offline CLI commands). */
-export async function openServiceDatabase(
-  definition: { name: string; modules: readonly { migrations?: ModuleMigrations | undefined }[] },
-  config: Pick<ShellConfig, 'dataDir' | 'databaseUrl'>,
-): Promise<Database> {
-  const database = Database.open({
-    url: config.databaseUrl,
-    sqlitePath: join(config.dataDir, `${definition.name}.db`),
-  });
-  try {
-    await database.migrate(
-      definition.modules.map((m) => m.migrations).filter((m): m is ModuleMigrations => m !== undefined),
-    );
-  } catch (err) {
-    await database.close();
-    throw err;
-  }
-  return database;
 }
 
 let mounting: string | undefined;

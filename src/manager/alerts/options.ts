@@ -1,6 +1,6 @@
 /** The alerts module's settings: how often the rules are evaluated and how notifications are sent. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const alertsOptions = Type.Object({
   alertEvaluationInterval: Option.int({

@@ -1,6 +1,6 @@
 /** The asset hub client's settings: timeouts, how much it keeps, telemetry delivery. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const assetHubOptions = Type.Object({
   assetHubTimeout: Option.int({

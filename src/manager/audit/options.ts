@@ -1,6 +1,6 @@
 /** The audit trail's settings (retention and the request log are runtime settings: `/admin/v1/action-log/settings`). */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const auditOptions = Type.Object({
   auditTrail: Option.bool({

@@ -1,6 +1,6 @@
 /** The identity module's settings: the first administrator and the console session's lifetime. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const managerAuthOptions = Type.Object({
   adminPassword: Option.optional.string({

@@ -17,9 +17,10 @@ import {
 import { runList, type ListDefinition, type ListPage, type ListSpec } from '../../kernel/paging.js';
 import type { BindingRow, ManagerAuthRepository, ManagerRole, TokenRow } from './repository.js';
 import type { Realm } from './realm.js';
+import { MANAGER_ROLES } from './roles.js';
 
 export type { ManagerRole };
-export const MANAGER_ROLES: readonly ManagerRole[] = ['admin', 'operator', 'viewer'];
+export { MANAGER_ROLES };
 const RANK: Record<ManagerRole, number> = { viewer: 1, operator: 2, admin: 3 };
 
 /** A role over a scope: everything (both null), one company, or one project. */

@@ -1,6 +1,6 @@
 /** The fleet's settings: activation codes. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const fleetOptions = Type.Object({
   activationTtl: Option.int({

@@ -1,6 +1,6 @@
 /** High availability's settings: the default failover timeout of a pair. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const haOptions = Type.Object({
   haTimeout: Option.int({

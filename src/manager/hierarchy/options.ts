@@ -1,6 +1,6 @@
 /** The asset hierarchy's settings: the bounds of a company's hierarchy and of a CSV import. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const hierarchyOptions = Type.Object({
   hierarchyMaxNodes: Option.int({

@@ -1,6 +1,6 @@
 /** The edge link's settings: heartbeats, the bridge and the peers of a shared database. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const linkOptions = Type.Object({
   heartbeatInterval: Option.int({

@@ -1,6 +1,6 @@
 /** The marketplace's settings: how much the catalogue keeps. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const marketplaceOptions = Type.Object({
   marketplaceMaxItems: Option.int({

@@ -1,6 +1,6 @@
 /** The task runner's settings. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const tasksOptions = Type.Object({
   taskConcurrency: Option.int({

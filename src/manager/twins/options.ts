@@ -1,6 +1,6 @@
 /** The fleet twins' settings. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const dt2Options = Type.Object({
   dt2MaxModels: Option.int({

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { QueueLimits } from './sql-persistence.js';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const brokerOptions = Type.Object({
   mqttPort: Option.port({ default: 1883, description: 'MQTT over TCP port' }),

@@ -1,6 +1,6 @@
 /** The UNS console module's settings: each is a flag, an environment variable and a config-file key. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const consoleOptions = Type.Object({
   console: Option.bool({

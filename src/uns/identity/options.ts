@@ -1,6 +1,6 @@
 /** The identity module's settings: the administrator, the OAuth client, token lifetime, sign-in rate limit. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const identityOptions = Type.Object({
   adminPassword: Option.optional.string({

@@ -10,10 +10,11 @@ import { AppError, badRequest, conflict, notFound, unauthorized, ERRORS } from '
 import { TokenSigner, hashPassword, randomPassword, verifyPassword } from '../../kernel/crypto.js';
 import type { AuthContext } from '../../kernel/http/auth-types.js';
 import type { IdentityRepository, UserRole, UserRow } from './repository.js';
+import { USER_ROLES } from './roles.js';
 
 export const ADMIN_USERNAME = 'admin';
 export const REALM = 'standalone';
-export const USER_ROLES: readonly UserRole[] = ['admin', 'operator'];
+export { USER_ROLES };
 export const MIN_USER_PASSWORD = 8;
 export const MIN_TOKEN_LIFETIME = 15;
 export const MAX_TOKEN_LIFETIME = 60;

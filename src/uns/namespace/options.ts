@@ -1,6 +1,6 @@
 /** The namespace browser's bounds. */
 import { Type } from '@sinclair/typebox';
-import { Option } from '../../kernel/service/index.js';
+import { Option } from '../../kernel/service/options.js';
 
 export const namespaceOptions = Type.Object({
   maxTopics: Option.int({

@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { AppError, ERRORS } from '../../kernel/errors.js';
 import { currentScope } from '../../kernel/db/index.js';
 import { BRIDGE_TARGET_CACHE_SIZE, type FleetService } from '../fleet/index.js';
-import type { BridgeResponse, LinkHub, SocketRequest } from '../link/index.js';
+import type { LinkHub, SocketRequest } from '../link/index.js';
 import type { WebSocket } from 'ws';
 import type { BridgeActor } from '../../kernel/link/protocol.js';
 import type { Logger } from 'pino';
@@ -101,15 +101,10 @@ export class BridgeService {
   /**
    * Sends one call to a device's edge with the edge's credential (looked up unless the caller
    * has it already, as the bridge route does); answers the edge's reply, its body streaming.
-   * With the credential known there is no wait before the link (the bridge's hot path).
    */
-  call(deviceId: string, call: EdgeCall, known?: string): Promise<BridgeResponse> {
-    if (known !== undefined) return this.#send(deviceId, call, known);
-    return this.fleet.edgeCredential(deviceId).then((credential) => this.#send(deviceId, call, credential));
-  }
-
-  #send(deviceId: string, call: EdgeCall, credential: string | null | undefined): Promise<BridgeResponse> {
-    if (!credential) return Promise.reject(new AppError(ERRORS.notFound, `device "${deviceId}" not found`));
+  async call(deviceId: string, call: EdgeCall, known?: string) {
+    const credential = known ?? (await this.fleet.edgeCredential(deviceId));
+    if (!credential) throw new AppError(ERRORS.notFound, `device "${deviceId}" not found`);
     const actor = call.actor ?? managerActor('manager');
     // A request's transaction begins at its first write and ends with its answer: on SQLite it
     // holds the database's one writer meanwhile. No handler writes before it calls an edge (test/
@@ -120,22 +115,22 @@ export class BridgeService {
         { deviceId, path: call.path.split('?')[0] },
         'an edge call made after a write of the same request: its write transaction waits for the edge',
       );
-    const headers = { ...call.headers };
-    headers.authorization = this.#authorization(credential);
-    return this.hub
-      .request(deviceId, { method: call.method, path: call.path, headers, body: call.body, actor })
-      .then((res) => {
-        if (this.#listeners.size > 0)
-          this.#record({
-            deviceId,
-            method: call.method,
-            path: call.path,
-            actor,
-            status: res.status,
-            at: Date.now(),
-          });
-        return res;
-      });
+    const res = await this.hub.request(deviceId, {
+      method: call.method,
+      path: call.path,
+      headers: { ...call.headers, authorization: this.#authorization(credential) },
+      body: call.body,
+      actor,
+    });
+    this.#record({
+      deviceId,
+      method: call.method,
+      path: call.path,
+      actor,
+      status: res.status,
+      at: Date.now(),
+    });
+    return res;
   }
 
   /**

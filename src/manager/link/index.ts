@@ -1,5 +1,5 @@
 /** The edge links of the manager: the hub of live links, forwarding between manager processes. */
-export { LinkHub, type BridgeResponse, type LinkSignIn } from './hub.js';
+export { LinkHub, type LinkSignIn } from './hub.js';
 export type { SocketRequest } from './sockets.js';
 export { LinkPeers, PEER_HEADER } from './peers.js';
 export { linkMigrations } from './migrations/index.js';

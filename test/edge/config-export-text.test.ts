@@ -13,6 +13,7 @@ import { buildEdgeApp, edgeConfigWith, type EdgeShell } from '../../src/edge/ser
 import type { DevicehubSection } from '../../src/edge/devicehub/config-section.js';
 import { escapePlaceholders } from '../../src/edge/config/document.js';
 import { EXPORT_BATCH_TAGS } from '../../src/edge/devicehub/config-export.js';
+import { exportBytes } from '../../src/edge/config/export.js';
 
 let shell: EdgeShell;
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-config-export-text-'));
@@ -127,6 +128,33 @@ test('exportText is the JSON text of exportDocument, byte for byte, every sectio
   const { text, sections } = await config.exportText();
   assert.equal(fixed(text), fixed(objects));
   assert.deepEqual(sections, Object.keys((await config.exportDocument()).sections));
+});
+
+test('exportBytes is the UTF-8 of exportText, each range a section; exportJsonBytes that of exportJson', async () => {
+  const section = shell.module('devicehub').configSection;
+  assert.equal(Buffer.concat(await section.exportJsonBytes!()).toString('utf8'), await section.exportJson!());
+  const config = shell.module('config');
+  const { text, sections } = await config.exportText();
+  const out = await exportBytes(shell.sections());
+  assert.equal(fixed(out.bytes.toString('utf8')), fixed(text));
+  assert.deepEqual(out.sections, sections);
+  const parsed = JSON.parse(out.bytes.toString('utf8')) as { sections: Record<string, unknown> };
+  assert.deepEqual(
+    out.ranges.map(([start, end]) => JSON.parse(out.bytes.toString('utf8', start, end)) as unknown),
+    Object.values(parsed.sections),
+  );
+});
+
+test('an export downloads the same from its kept bytes and from the store; a deleted one not at all', async () => {
+  const config = shell.module('config');
+  const saved = await config.createFromCurrent({ name: 'export twice' });
+  const first = await config.download(saved.id);
+  const second = await config.download(saved.id);
+  assert.equal(first.toString(), second.toString());
+  const again = await config.createFromCurrent({ name: 'export deleted' });
+  await config.deleteTemplate(again.id);
+  await assert.rejects(config.download(again.id), /not found/);
+  await config.deleteTemplate(saved.id);
 });
 
 test('a saved export downloads as the bytes of its text and reads back as the same document', async () => {

@@ -108,8 +108,14 @@ const mayHoldSecret = (b: Buffer): boolean => b.includes('"$secret"') || b.inclu
  * `JSON.stringify(await protectSecrets(JSON.parse(text), encryptionKey))` of a stored document's
  * bytes, as bytes: the sections without a secret (and large enough to matter) are not parsed.
  * The answer may be written over `bytes` (the caller's buffer is not to be read afterwards).
+ * `ranges` given are trusted: each `[start, end)` the whole value of one section.
  */
-export async function protectSecretsBytes(bytes: Buffer, encryptionKey: string | undefined): Promise<Buffer> {
+export async function protectSecretsBytes(
+  bytes: Buffer,
+  encryptionKey: string | undefined,
+  /** The sections' ranges when the caller knows them (`exportBytes`): no scan of the bytes. */
+  ranges?: Array<[number, number]>,
+): Promise<Buffer> {
   const whole = async () =>
     Buffer.from(
       JSON.stringify(
@@ -117,7 +123,7 @@ export async function protectSecretsBytes(bytes: Buffer, encryptionKey: string |
       ),
       'utf8',
     );
-  const kept = (sectionRanges(bytes) ?? []).filter(
+  const kept = (ranges ?? sectionRanges(bytes) ?? []).filter(
     ([start, end]) => end - start >= MIN_KEPT_BYTES && !mayHoldSecret(bytes.subarray(start, end)),
   );
   if (kept.length === 0) return whole();

@@ -53,20 +53,34 @@ const TEMPLATE_META = [
 ] as const;
 const SNAPSHOT_META = ['id', 'reason', 'sections', 'size', 'created_at'] as const;
 
+/**
+ * zlib's output chunks: at its default of 16 KiB, 27 MB of text are 1,700 round trips between the
+ * thread pool and the main thread, and a concatenation of the chunks at the end.
+ */
+const PACK_CHUNK = 1024 * 1024;
+/** The largest output chunk of a gunzip sized by the stored size. */
+const UNPACK_CHUNK_MAX = 256 * 1024 * 1024;
+
 /** A document's text (or its UTF-8 bytes) as stored: gzip (level 1), base64. */
 export async function pack(text: string | Buffer): Promise<string> {
-  return (await gzip(typeof text === 'string' ? Buffer.from(text, 'utf8') : text, { level: 1 })).toString(
-    'base64',
-  );
+  const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  return (await gzip(bytes, { level: 1, chunkSize: PACK_CHUNK })).toString('base64');
 }
 
-export async function unpack(stored: string): Promise<string> {
-  return (await unpackBytes(stored)).toString('utf8');
+export async function unpack(stored: string, size?: number): Promise<string> {
+  return (await unpackBytes(stored, size)).toString('utf8');
 }
 
-/** A stored document as its UTF-8 bytes (not decoded to a string). */
-export async function unpackBytes(stored: string): Promise<Buffer> {
-  return gunzip(Buffer.from(stored, 'base64'));
+/**
+ * A stored document as its UTF-8 bytes (not decoded to a string); `size`, its stored byte count:
+ * then the output is one chunk of that size (no concatenation of chunks).
+ */
+export async function unpackBytes(stored: string, size?: number): Promise<Buffer> {
+  const chunkSize =
+    size !== undefined && Number.isSafeInteger(size) && size >= 0
+      ? Math.min(Math.max(size + 1, PACK_CHUNK), UNPACK_CHUNK_MAX)
+      : PACK_CHUNK;
+  return gunzip(Buffer.from(stored, 'base64'), { chunkSize });
 }
 
 export class ConfigRepository {

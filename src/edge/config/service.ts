@@ -23,13 +23,14 @@ import {
   checkParameters,
   hasEncrypted,
   malformed,
-  parseDocument,
   protectSecrets,
   revealSecrets,
   substitute,
   type TemplateDocument,
 } from './document.js';
 import { protectSecretsBytes } from './document-bytes.js';
+import { exportBytes, exportText, RecentExport } from './export.js';
+import { UploadSessions } from './sessions.js';
 import { ConfigRepository, pack, unpack, unpackBytes } from './repository.js';
 import {
   CONFIG_LIMITS,
@@ -55,13 +56,6 @@ export {
   type TemplateView,
 } from './shapes.js';
 
-interface Session {
-  id: string;
-  chunks: Buffer[];
-  size: number;
-  touched: number;
-}
-
 export interface ConfigServiceOptions {
   database: Database;
   sections: () => ConfigSection[];
@@ -76,7 +70,8 @@ export class ConfigService {
   readonly #sections: () => ConfigSection[];
   readonly #log: Logger | undefined;
   readonly #restart: (() => Promise<string[]>) | undefined;
-  readonly #sessions = new Map<string, Session>();
+  readonly #uploads = new UploadSessions();
+  readonly #recent = new RecentExport();
   #busy: string | null = null;
 
   constructor(options: ConfigServiceOptions) {
@@ -106,23 +101,9 @@ export class ConfigService {
     };
   }
 
-  /**
-   * The JSON text of `exportDocument()`, byte for byte, and its sections' names: each section
-   * written as text where it can (`exportJson`: no objects for the DeviceHub's 100,000 tags).
-   */
-  async exportText(): Promise<{ text: string; sections: string[] }> {
-    const createdAt = new Date().toISOString();
-    const head = JSON.stringify({ format: TEMPLATE_FORMAT, version: TEMPLATE_VERSION, createdAt });
-    const parts: string[] = [];
-    const names: string[] = [];
-    for (const s of this.#sections()) {
-      const text = s.exportJson
-        ? await s.exportJson()
-        : (JSON.stringify(escapePlaceholders(await s.export())) as string | undefined);
-      names.push(s.name);
-      if (text !== undefined) parts.push(`${JSON.stringify(s.name)}:${text}`);
-    }
-    return { text: `${head.slice(0, -1)},"sections":{${parts.join(',')}}}`, sections: names };
+  /** The JSON text of `exportDocument()`, byte for byte, and its sections' names (`export.ts`). */
+  exportText(): Promise<{ text: string; sections: string[] }> {
+    return exportText(this.#sections());
   }
 
   /** Every section's export, as the sections answer it (not escaped). */
@@ -307,14 +288,14 @@ export class ConfigService {
   // --- snapshots
 
   async captureSnapshot(reason: string): Promise<SnapshotView> {
-    const { text, sections } = await this.exportText();
+    const { bytes, sections } = await exportBytes(this.#sections());
     const now = Date.now();
     const row = {
       id: uuidv7(now),
       reason,
       sections: JSON.stringify(sections),
-      size: Buffer.byteLength(text),
-      document: await pack(text),
+      size: bytes.length,
+      document: await pack(bytes),
       created_at: now,
     };
     await this.#repo.insertSnapshot(row);
@@ -366,15 +347,15 @@ export class ConfigService {
     doc: TemplateDocument,
     meta: { name: string; description?: string | undefined },
   ): Promise<TemplateView> {
-    return this.#saveText(JSON.stringify(doc), Object.keys(doc.sections), meta, doc);
+    return this.#saveBytes(Buffer.from(JSON.stringify(doc), 'utf8'), Object.keys(doc.sections), meta, doc);
   }
 
   /**
-   * Saves the JSON text of a document (`doc`, when the caller has it: else it is parsed, and only
-   * when the text may hold an encrypted secret).
+   * Saves the UTF-8 bytes of a document's JSON text (`doc`, when the caller has it: else it is
+   * parsed, and only when the text may hold an encrypted secret).
    */
-  async #saveText(
-    text: string,
+  async #saveBytes(
+    bytes: Buffer,
     sections: string[],
     meta: { name: string; description?: string | undefined },
     doc?: TemplateDocument,
@@ -383,7 +364,7 @@ export class ConfigService {
     if (name === '' || name.length > 200) throw badRequest('name must have 1 to 200 characters');
     if ((await this.#repo.countTemplates()) >= CONFIG_LIMITS.maxTemplates)
       throw conflict(`at most ${CONFIG_LIMITS.maxTemplates} templates are saved; delete some first`);
-    const bytes = Buffer.from(text, 'utf8');
+    this.#recent.clear();
     if (bytes.length > CONFIG_LIMITS.maxTemplateBytes)
       throw new AppError(
         ERRORS.payloadTooLarge,
@@ -397,7 +378,10 @@ export class ConfigService {
       sections: JSON.stringify(sections),
       // No `"$encrypted"` in the text, no encrypted secret: the walk only when there may be one.
       encrypted:
-        text.includes('"$encrypted"') && hasEncrypted(doc ?? (JSON.parse(text) as TemplateDocument)) ? 1 : 0,
+        bytes.includes('"$encrypted"') &&
+        hasEncrypted(doc ?? (JSON.parse(bytes.toString('utf8')) as TemplateDocument))
+          ? 1
+          : 0,
       size: bytes.length,
       document: await pack(bytes),
       created_at: now,
@@ -416,10 +400,15 @@ export class ConfigService {
     return this.#saveDocument(doc, meta);
   }
 
-  /** Saves the current configuration as a template (secrets kept on the edge, in the clear). */
+  /**
+   * Saves the current configuration as a template (secrets kept on the edge, in the clear); its
+   * bytes are kept for the download that follows in an export (`RecentExport`).
+   */
   async createFromCurrent(meta: { name: string; description?: string | undefined }): Promise<TemplateView> {
-    const { text, sections } = await this.exportText();
-    return this.#saveText(text, sections, meta);
+    const { bytes, sections, ranges } = await exportBytes(this.#sections());
+    const view = await this.#saveBytes(bytes, sections, meta);
+    this.#recent.keep(view.id, bytes, ranges);
+    return view;
   }
 
   async listTemplates(spec: ListSpec): Promise<ListPage<TemplateView>> {
@@ -449,10 +438,12 @@ export class ConfigService {
   }
 
   async deleteTemplate(id: string): Promise<void> {
+    this.#recent.drop(id);
     if ((await this.#repo.deleteTemplates([id])).length === 0) throw notFound(`template "${id}" not found`);
   }
 
   async deleteTemplates(ids: string[]): Promise<{ deleted: string[]; notFound: string[] }> {
+    this.#recent.drop(...ids);
     const deleted = await this.#repo.deleteTemplates([...new Set(ids)]);
     const set = new Set(deleted);
     return { deleted, notFound: ids.filter((id) => !set.has(id)) };
@@ -469,9 +460,9 @@ export class ConfigService {
   /** A saved template or a snapshot, by ID, as stored (a snapshot is marked). */
   async load(id: string): Promise<{ doc: TemplateDocument; snapshot: boolean }> {
     const t = await this.#repo.getTemplate(id);
-    if (t) return { doc: JSON.parse(await unpack(t.document)) as TemplateDocument, snapshot: false };
+    if (t) return { doc: JSON.parse(await unpack(t.document, t.size)) as TemplateDocument, snapshot: false };
     const s = await this.#repo.getSnapshot(id);
-    if (s) return { doc: JSON.parse(await unpack(s.document)) as TemplateDocument, snapshot: true };
+    if (s) return { doc: JSON.parse(await unpack(s.document, s.size)) as TemplateDocument, snapshot: true };
     throw notFound(`template or snapshot "${id}" not found`);
   }
 
@@ -481,13 +472,18 @@ export class ConfigService {
    * `JSON.stringify` gave when it was saved), without being decoded, parsed and written again.
    */
   async download(id: string, encryptionKey?: string): Promise<string | Buffer> {
-    const t = await this.#repo.getTemplate(id);
-    if (!t) throw notFound(`template "${id}" not found`);
-    const bytes = await unpackBytes(t.document);
+    // Just saved by an export: its bytes and their sections' ranges, not the store's gunzip.
+    const kept = this.#recent.take(id);
+    let bytes = kept?.bytes;
+    if (!bytes || !(await this.#repo.getTemplateMeta(id))) {
+      const t = await this.#repo.getTemplate(id);
+      if (!t) throw notFound(`template "${id}" not found`);
+      bytes = await unpackBytes(t.document, t.size);
+    }
     if (!bytes.includes('"$secret"') && !bytes.includes('"$encrypted"') && !bytes.includes('"encryption"'))
       return bytes;
     // Secrets to protect: only the sections that may hold one are parsed and written again.
-    return protectSecretsBytes(bytes, encryptionKey);
+    return protectSecretsBytes(bytes, encryptionKey, kept?.ranges);
   }
 
   /**
@@ -537,59 +533,24 @@ export class ConfigService {
     return { ...saved, overwrites };
   }
 
-  // --- upload sessions
-
-  #expireSessions(): void {
-    const now = Date.now();
-    for (const [id, s] of this.#sessions)
-      if (now - s.touched > CONFIG_LIMITS.sessionTtlMs) this.#sessions.delete(id);
-  }
+  // --- upload sessions (`sessions.ts`)
 
   openSession(): { id: string } {
-    this.#expireSessions();
-    while (this.#sessions.size >= CONFIG_LIMITS.maxSessions) {
-      const oldest = [...this.#sessions.values()].sort((a, b) => a.touched - b.touched)[0]!;
-      this.#sessions.delete(oldest.id);
-    }
-    const id = uuidv7();
-    this.#sessions.set(id, { id, chunks: [], size: 0, touched: Date.now() });
-    return { id };
-  }
-
-  #session(id: string): Session {
-    this.#expireSessions();
-    const s = this.#sessions.get(id);
-    if (!s) throw notFound(`upload session "${id}" not found (sessions expire after an hour without writes)`);
-    return s;
+    return this.#uploads.open();
   }
 
   /** Appends a chunk; `offset`, when given, must be the bytes received so far. */
   appendSession(id: string, chunk: Buffer, offset?: number): { id: string; size: number } {
-    const s = this.#session(id);
-    if (offset !== undefined && offset !== s.size)
-      throw conflict(
-        `upload session "${id}" has ${s.size} bytes; a chunk at offset ${offset} does not follow`,
-      );
-    if (s.size + chunk.length > CONFIG_LIMITS.maxTemplateBytes)
-      throw new AppError(
-        ERRORS.payloadTooLarge,
-        `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`,
-      );
-    s.chunks.push(chunk);
-    s.size += chunk.length;
-    s.touched = Date.now();
-    return { id, size: s.size };
+    return this.#uploads.append(id, chunk, offset);
   }
 
   /** The uploaded document of a session (parsed; the session stays until `closeSession`). */
   sessionDocument(id: string): TemplateDocument {
-    const s = this.#session(id);
-    if (s.size === 0) throw badRequest(`upload session "${id}" is empty; PATCH the template into it first`);
-    return parseDocument(Buffer.concat(s.chunks).toString('utf8'));
+    return this.#uploads.document(id);
   }
 
   closeSession(id: string): void {
-    this.#sessions.delete(id);
+    this.#uploads.close(id);
   }
 }
 

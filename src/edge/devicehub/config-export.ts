@@ -131,6 +131,21 @@ export async function exportText(repo: DevicehubRepository): Promise<string> {
 }
 
 /**
+ * `exportText` as UTF-8 bytes in pieces (a device's text at a time, encoded as soon as written): no
+ * string of the whole section to join and encode again.
+ */
+export async function exportBytes(repo: DevicehubRepository): Promise<Buffer[]> {
+  const pieces: Buffer[] = [Buffer.from('{"devices":[', 'utf8')];
+  const comma = Buffer.from(',', 'utf8');
+  await eachExportBatch(repo, (d, tags) => {
+    if (pieces.length > 1) pieces.push(comma);
+    pieces.push(Buffer.from(deviceJson(d, tags.map(tagJson)), 'utf8'));
+  });
+  pieces.push(Buffer.from(']}', 'utf8'));
+  return pieces;
+}
+
+/**
  * Hands every device (in name order, as `readExport`) with its registers (by ID, the exported
  * columns) to `each`, reading a batch of devices at a time: a batch's rows are let go once handed.
  */

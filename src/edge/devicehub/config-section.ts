@@ -26,7 +26,7 @@ import { canonical, checkObject, issueOf, join } from '../../kernel/service/sect
 import type { Kysely } from '../../kernel/db/index.js';
 import { findDriverByIdOrName } from './catalogue/index.js';
 import { deviceKey, diffDevices, diffStored, sameTag } from './config-diff.js';
-import { exportDevice, exportText, readExport, type ExportRead } from './config-export.js';
+import { exportBytes, exportDevice, exportText, readExport, type ExportRead } from './config-export.js';
 import {
   registerRowOf,
   type DeviceRow,
@@ -132,6 +132,11 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
   /** The export as JSON text (`{{` escaped), written from the rows without its objects. */
   async exportJson(): Promise<string> {
     return exportText(this.#repo);
+  }
+
+  /** `exportJson` as UTF-8 bytes in pieces, a device at a time. */
+  async exportJsonBytes(): Promise<Buffer[]> {
+    return exportBytes(this.#repo);
   }
 
   /** The normal form of an export (`read`, its rows; `out`, the export made of them). */

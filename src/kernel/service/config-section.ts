@@ -72,6 +72,11 @@ export interface ConfigSection<T = unknown> {
    * export's objects (the DeviceHub's 100,000 tags). Exports to a document use it when there is one.
    */
   exportJson?(): Promise<string>;
+  /**
+   * `exportJson`'s text as UTF-8 bytes, in pieces (joined in order): what a save and a snapshot
+   * store, without a string of the whole section.
+   */
+  exportJsonBytes?(): Promise<Buffer[]>;
   /** Problems of `doc` as this section (empty when it can be applied). */
   validate(doc: unknown): Promise<SectionIssue[]> | SectionIssue[];
   /** What applying `next` (valid) over `current` (an export) would change. */

@@ -8,7 +8,8 @@
  * Target (issue 27): with the trail on, at least 90% of the throughput with it off.
  *
  * Afterwards the trail of the first manager holds exactly one record per created company, and the
- * chain verifies; the second holds none.
+ * chain verifies; the second holds none. On SQLite the bench then measures the floor
+ * (bench/audit-floor.ts: what SQLite alone charges for the record) and the ratio it caps.
  *
  *   npm run bench -- audit [--db sqlite|postgres] [--duration 10] [--connections 16] [--rounds 2]
  *                          [--warmup 3]
@@ -23,6 +24,7 @@ import autocannon from 'autocannon';
 import { cleanEnv, runCliJson, startCli, tempDirs, type CliProcess } from '../test/helpers/cli.js';
 import { http } from '../test/helpers/edge.js';
 import { pgTestDatabase, type PgTestDatabase } from '../test/helpers/postgres.js';
+import { floorReport, measureFloor } from './audit-floor.js';
 import { reportFigures, type Figures } from './support.js';
 
 const arg = (name: string, dflt: string) => {
@@ -147,7 +149,22 @@ try {
   console.log(
     `the manager's CPU per request, off / on: ${(cpuShare * 100).toFixed(1)}% (the throughput a CPU-bound manager would keep)`,
   );
-  const figures: Figures = { offPerSecond: avg(results.off), onPerSecond: avg(results.on), cpuShare };
+  // The floor (bench/audit-floor): what SQLite alone charges for the record, at this run's load,
+  // beside the trail-off manager's CPU per request of this run.
+  const offCpu = results.off.reduce((a, x) => a + x.cpu, 0) / results.off.length;
+  const floor = dialect === 'sqlite' ? measureFloor(3000, 3) : null;
+  if (floor) {
+    console.log(
+      `\nThe floor: SQLite alone (better-sqlite3, the manager's schema and pragmas), this process\n`,
+    );
+    for (const line of floorReport(floor, offCpu, "this run's trail-off manager")) console.log(line);
+  }
+  const figures: Figures = {
+    offPerSecond: avg(results.off),
+    onPerSecond: avg(results.on),
+    cpuShare,
+    ...(floor ? { floorRecordUs: floor.recordUs, floorCap: offCpu / (offCpu + floor.recordUs) } : {}),
+  };
 
   // The trail holds exactly what was done: one record per company created, the chain intact.
   const created = async (m: Manager) =>

@@ -29,7 +29,13 @@ import { wantsArrays } from './array-rows.js';
 
 export { sql, CompiledQuery };
 export { eachArray, selectArrays } from './array-rows.js';
-export { RequestScope, currentScope, outsideScope, scopeTracking } from './request-scope.js';
+export {
+  RequestScope,
+  currentScope,
+  disableScopeTrackingIfIdle,
+  outsideScope,
+  scopeTracking,
+} from './request-scope.js';
 export type { Kysely, Transaction };
 
 /**

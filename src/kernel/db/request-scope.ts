@@ -25,13 +25,45 @@ const storage = new AsyncLocalStorage<RequestScope>();
 /**
  * Scopes made and not yet ended. While an `AsyncLocalStorage` is enabled (from its first `run`),
  * Node runs its hooks on every promise and async resource of the process: on the manager, about
- * 55 µs of CPU per request of any kind (docs/performance.md). So the storage is disabled whenever
- * no scope is open (a read-only request, a bridged read, never opens one); the next `run` enables
- * it again. Nothing is lost: with no open scope there is no store anyone may read
- * (`currentScope` answers only an active one), and a scope's `run` enables the storage before
- * its context begins.
+ * 55 µs of CPU per request of any kind (docs/performance.md). So the storage is disabled once no
+ * scope has been open for `IDLE_DISABLE_MS` (a read-only request, a bridged read, never opens
+ * one); the next `run` enables it again. Nothing is lost: with no open scope there is no store
+ * anyone may read (`currentScope` answers only an active one), and a scope's `run` enables the
+ * storage before its context begins.
+ *
+ * Not at once when the last scope ends: under a steady load of changes the count touches zero
+ * between most requests, and disabling and enabling the storage each time (its hook and V8's
+ * promise hooks set anew) cost the manager about a tenth of the trail's CPU per change (issue 27,
+ * docs/performance.md). A timer checks instead, at most once per `IDLE_DISABLE_MS`.
  */
 let open = 0;
+/** Scopes made so far: the idle timer disables only if none was made since it was set. */
+let made = 0;
+const IDLE_DISABLE_MS = 200;
+let idleCheck: NodeJS.Timeout | undefined;
+let madeWhenArmed = 0;
+
+/** Disables the storage now if no scope is open (the tests call it; the idle timer's end). */
+export function disableScopeTrackingIfIdle(): void {
+  if (idleCheck) clearTimeout(idleCheck);
+  idleCheck = undefined;
+  if (open === 0) storage.disable();
+}
+
+function armIdleCheck(): void {
+  madeWhenArmed = made;
+  idleCheck = setTimeout(() => {
+    idleCheck = undefined;
+    if (open > 0) return; // the last scope to end arms it again
+    if (made !== madeWhenArmed) armIdleCheck();
+    else storage.disable();
+  }, IDLE_DISABLE_MS);
+  idleCheck.unref();
+}
+
+function scopeEnded(): void {
+  if (--open === 0 && !idleCheck) armIdleCheck();
+}
 
 /** Whether the scopes' storage currently runs its hooks (for the tests). */
 export function scopeTracking(): boolean {
@@ -63,6 +95,7 @@ export class RequestScope {
     this.driver = driver;
     this.handle = new ScopedConnection(this);
     open++;
+    made++;
   }
 
   /** True until `finish`: queries of the scope's context go to its transaction. */
@@ -112,7 +145,7 @@ export class RequestScope {
 
   async #end(commit: boolean): Promise<void> {
     // Counted once, even when two `finish` calls overlap (both past `#active` during `last`).
-    if (this.#active && --open === 0) storage.disable();
+    if (this.#active) scopeEnded();
     this.#active = false;
     if (!this.#begin) return;
     let conn: DatabaseConnection;

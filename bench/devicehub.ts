@@ -15,7 +15,7 @@
  * figures (no re-upload, no offset walk, no upload baselines).
  */
 import { runCliJson, startCli } from '../test/helpers/cli.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -128,6 +128,11 @@ try {
   // Walk through GraphQL.
   const PAGE_QUERY = `query($in: ListRegistersFromAllDevicesRequest) { ListRegistersFromAllDevices(input: $in) {
     TotalCount Last Registers { ID DeviceID TagName Name ValueType IntervalMs Topics { Format Topic } } } }`;
+  // MILLWRIGHT_BENCH_PAGE_WINDOWS=<file>: each measured page's start and end on the monotonic clock
+  // in microseconds (the clock of a V8 CPU profile's timestamps), to lay the pages over the edge's
+  // profile (`--cpu-prof`) and see what its main thread ran while a page waited.
+  const windows: Array<[number, number]> = [];
+  const micros = () => Number(process.hrtime.bigint() / 1000n);
   const walk = async (mode: 'keyset' | 'offset') => {
     const times: number[] = [];
     let cursor: string | null = null;
@@ -137,8 +142,10 @@ try {
       if (mode === 'keyset' && cursor) input.ContinueFrom = cursor;
       if (mode === 'offset') input.SkipCount = page * PAGE;
       const t0 = performance.now();
+      const w0 = micros();
       const data = await gql(PAGE_QUERY, { in: input });
       times.push(performance.now() - t0);
+      windows.push([w0, micros()]);
       const r = data.ListRegistersFromAllDevices;
       seen += r.Registers.length;
       if (r.Registers.length < PAGE) break;
@@ -148,8 +155,11 @@ try {
     return times;
   };
   await walk('keyset'); // warm-up
+  windows.length = 0;
   const api: number[] = [];
   for (let w = 0; w < walks; w++) api.push(...(await walk('keyset')));
+  if (process.env.MILLWRIGHT_BENCH_PAGE_WINDOWS)
+    writeFileSync(process.env.MILLWRIGHT_BENCH_PAGE_WINDOWS, JSON.stringify(windows.slice(0, api.length)));
   process.stderr.write(`${walks + 1} walks through GraphQL done\n`);
   const offset = SHORT ? undefined : await walk('offset');
 

@@ -396,7 +396,7 @@ export class UnsBroker {
       );
       return done(null, null);
     }
-    if (wire?.refused.has(sub)) {
+    if (wire?.wasRefused(sub)) {
       this.counters.subscriptionsRefused++;
       this.#log.warn(
         { clientId: client.id, remote: remoteOf(client), topic: shortTopic(sub.topic) },

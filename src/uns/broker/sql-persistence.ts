@@ -65,6 +65,13 @@ const queuedBytes = (packet: Packet) =>
     : Buffer.byteLength(String(packet.payload ?? ''))) + Buffer.byteLength(packet.topic ?? '');
 const droppedKey = (packet: Packet) => `${String(packet.brokerId)}:${String(packet.brokerCounter)}`;
 
+/** A batch's retained packets as the rows' text (null: deleted). */
+function encodeRetained(packets: Map<string, Packet | null>): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  for (const [topic, packet] of packets) out.set(topic, packet === null ? null : encode(packet));
+  return out;
+}
+
 export class SqlPersistence implements AsyncPersistence {
   readonly #repo: BrokerRepository;
   readonly #mem = new MemoryPersistence();
@@ -72,8 +79,13 @@ export class SqlPersistence implements AsyncPersistence {
   #broker: { id: string; [key: string]: unknown } | undefined;
   #seq = 0;
   #queue: { op: Op; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  /** Retained messages of the next batch, by topic (null: deleted), written in few statements. */
-  #retained = new Map<string, string | null>();
+  /**
+   * Retained messages of the next batch, by topic (null: deleted), written in few statements;
+   * encoded when the batch is written (the last packet of a topic only).
+   */
+  #retained = new Map<string, Packet | null>();
+  /** The commit of the next batch's retained messages: one promise for all of them. */
+  #retainedCommit: Promise<void> | undefined;
   #flushing: Promise<void> | undefined;
   #destroyed = false;
   readonly #limits: QueueLimits;
@@ -196,9 +208,10 @@ export class SqlPersistence implements AsyncPersistence {
       const retained = this.#retained;
       this.#queue = [];
       this.#retained = new Map();
+      this.#retainedCommit = undefined;
       try {
         await this.#repo.transaction(async (trx) => {
-          if (retained.size > 0) await this.#repo.writeRetained(trx, retained);
+          if (retained.size > 0) await this.#repo.writeRetained(trx, encodeRetained(retained));
           for (const item of batch) await item.op(trx);
         });
         for (const item of batch) item.resolve();
@@ -221,8 +234,10 @@ export class SqlPersistence implements AsyncPersistence {
     // The batch's retained messages go in one statement (the last of a topic wins); this call
     // resolves when that batch commits, or, for a payload `deferRetainedCommit` named, at once
     // (the commit is then `retainedCommit`'s).
-    this.#retained.set(packet.topic, packet.payload.length === 0 ? null : encode(packet));
-    const committed = this.#write(noop);
+    // A copy of its fields now (aedes goes on with the packet); its text when the batch is written.
+    this.#retained.set(packet.topic, packet.payload.length === 0 ? null : { ...packet });
+    // One queued write (and one promise) per batch, shared by its retained messages.
+    const committed = (this.#retainedCommit ??= this.#write(noop));
     const payload = packet.payload;
     if (typeof payload === 'object' && this.#deferred.get(payload) === null) {
       committed.catch(() => {});

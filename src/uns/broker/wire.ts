@@ -152,29 +152,63 @@ export class Wire {
   readonly #opts: WireOptions;
   /** Protocol level of the CONNECT (known before aedes's connect completes). */
   version = 4;
+  // The collections below are made on first use: an idle connection (most of them, in a plant)
+  // holds none of them (memory per connection, `npm run bench -- uns-idle-heap`).
+  #awaitingRel: Set<number> | undefined;
+  #inflightOut: Set<number> | undefined;
+  #held: { packet: WirePacket; opts: { protocolVersion?: number } | undefined }[] | undefined;
+  #aliases: Map<string, number> | undefined;
+  #subackCodes: Map<number, (number | undefined)[]> | undefined;
+  #pubackCodes: Map<number, number> | undefined;
+  #refused: WeakSet<object> | undefined;
+  #admitted: Set<string> | undefined;
   /** Inbound QoS 2 message ids awaiting PUBREL. */
-  readonly awaitingRel = new Set<number>();
+  get awaitingRel(): Set<number> {
+    return (this.#awaitingRel ??= new Set());
+  }
   /** Outbound QoS 1/2 message ids not yet acknowledged. */
-  readonly inflightOut = new Set<number>();
+  get inflightOut(): Set<number> {
+    return (this.#inflightOut ??= new Set());
+  }
   /** Outbound QoS 1/2 PUBLISHes waiting for room under the client's Receive Maximum. */
-  readonly held: { packet: WirePacket; opts: { protocolVersion?: number } | undefined }[] = [];
+  get held(): { packet: WirePacket; opts: { protocolVersion?: number } | undefined }[] {
+    return (this.#held ??= []);
+  }
   /** Topic → alias assigned for this connection (MQTT 5, outbound). */
-  readonly aliases = new Map<string, number>();
+  get aliases(): Map<string, number> {
+    return (this.#aliases ??= new Map());
+  }
   /** SUBACK codes decided here, by SUBSCRIBE message id (index → code). */
-  readonly subackCodes = new Map<number, (number | undefined)[]>();
+  get subackCodes(): Map<number, (number | undefined)[]> {
+    return (this.#subackCodes ??= new Map());
+  }
   /** PUBACK/PUBREC codes decided here, by PUBLISH message id. */
-  readonly pubackCodes = new Map<number, number>();
+  get pubackCodes(): Map<number, number> {
+    return (this.#pubackCodes ??= new Map());
+  }
   /** Subscription objects refused here (aedes asks authorizeSubscribe; it answers no). */
-  readonly refused = new WeakSet<object>();
+  get refused(): WeakSet<object> {
+    return (this.#refused ??= new WeakSet());
+  }
+  /** Whether this layer refused the subscription object (without making the set). */
+  wasRefused(sub: object): boolean {
+    return this.#refused?.has(sub) === true;
+  }
   /** Topics admitted by the subscription quota (until the rules refuse them or they are unsubscribed). */
-  readonly admitted = new Set<string>();
+  get admitted(): Set<string> {
+    return (this.#admitted ??= new Set());
+  }
   /** The client's Topic Alias Maximum (from its CONNECT): aliases this layer may assign. */
   clientAliasMax = 0;
-  /** Message ids of inbound retained QoS 1 PUBLISHes not yet stored (their PUBACK waits). */
-  readonly #unstored = new Set<number>();
+  /**
+   * Inbound retained QoS 1 PUBLISHes not yet stored, by message id → whether their PUBACK is
+   * written and waits (made on first use).
+   */
+  #unstored: Map<number, HeldAck | null> | undefined;
   /** PUBACKs/PUBRECs written behind a PUBACK that waits for its retained message's store. */
-  readonly #acks: { packet: WirePacket; opts: { protocolVersion?: number } | undefined; ready: boolean }[] =
-    [];
+  #acks: HeldAck[] = [];
+  /** Whether a release of the ready PUBACKs is queued (one per commit, not one per message). */
+  #releasing = false;
 
   constructor(client: WireClient, opts: WireOptions) {
     installWriteHook();
@@ -214,7 +248,8 @@ export class Wire {
         return true;
       case 'publish':
         if (packet.qos === 1 && packet.retain && typeof packet.messageId === 'number') {
-          this.#unstored.add(packet.messageId);
+          const unstored = (this.#unstored ??= new Map());
+          if (!unstored.has(packet.messageId)) unstored.set(packet.messageId, null);
         }
         if (packet.qos === 2 && typeof packet.messageId === 'number') {
           if (!this.awaitingRel.has(packet.messageId)) {
@@ -239,7 +274,7 @@ export class Wire {
         }
         return true;
       case 'pubrel':
-        this.awaitingRel.delete(packet.messageId as number);
+        this.#awaitingRel?.delete(packet.messageId as number);
         return true;
       case 'puback':
         this.#opts.onDelivered?.(this, packet.messageId as number);
@@ -260,7 +295,7 @@ export class Wire {
         if (Array.isArray(packet.unsubscriptions)) {
           packet.unsubscriptions = (packet.unsubscriptions as string[]).map((t) => {
             const internal = toInternal(t);
-            this.admitted.delete(internal);
+            this.#admitted?.delete(internal);
             this.#opts.onUnsubscribe?.(this, internal);
             return internal;
           });
@@ -285,7 +320,7 @@ export class Wire {
     const codes: (number | undefined)[] = [];
     // What the connection holds: aedes's subscriptions and those admitted here that aedes may not
     // have added yet (SUBSCRIBEs read in one batch).
-    const existing = new Set([...Object.keys(this.client.subscriptions ?? {}), ...this.admitted]);
+    const existing = new Set([...Object.keys(this.client.subscriptions ?? {}), ...(this.#admitted ?? [])]);
     let count = existing.size;
     let any = false;
     order.forEach((topic, i) => {
@@ -319,12 +354,13 @@ export class Wire {
   }
 
   #acked(messageId: number): void {
-    if (!this.inflightOut.delete(messageId)) return;
+    if (this.#inflightOut?.delete(messageId) !== true) return;
     this.#drainHeld();
   }
 
   #drainHeld(): void {
     const max = this.client.receiveMaximum ?? 65535;
+    if (this.#held === undefined) return;
     while (this.held.length > 0 && this.inflightOut.size < max) {
       const { packet, opts } = this.held.shift()!;
       if (this.client.closed) return;
@@ -342,7 +378,7 @@ export class Wire {
         }
         break;
       case 'suback': {
-        const codes = this.subackCodes.get(packet.messageId as number);
+        const codes = this.#subackCodes?.get(packet.messageId as number);
         if (codes) {
           this.subackCodes.delete(packet.messageId as number);
           packet.granted = (packet.granted as number[]).map((g, i) => codes[i] ?? g);
@@ -351,13 +387,13 @@ export class Wire {
       }
       case 'puback':
       case 'pubrec': {
-        const code = this.pubackCodes.get(packet.messageId as number);
+        const code = this.#pubackCodes?.get(packet.messageId as number);
         if (code !== undefined) {
           this.pubackCodes.delete(packet.messageId as number);
           if (this.v5) packet.reasonCode = code;
         }
         if (packet.cmd === 'pubrec' && (packet.reasonCode ?? 0) >= 0x80) {
-          this.awaitingRel.delete(packet.messageId as number);
+          this.#awaitingRel?.delete(packet.messageId as number);
         }
         return this.#ack(packet, opts);
       }
@@ -371,20 +407,24 @@ export class Wire {
 
   /** A PUBACK/PUBREC: written now, or after the store of a retained message before it. */
   #ack(packet: WirePacket, opts: { protocolVersion?: number } | undefined): boolean {
+    const unstored = this.#unstored;
+    const id = packet.messageId as number;
     let wait = false;
-    if (packet.cmd === 'puback' && this.#unstored.delete(packet.messageId as number)) {
+    if (packet.cmd === 'puback' && unstored?.has(id) === true) {
       // A refused PUBLISH (0x87, 0x90) is not stored: its PUBACK need not wait.
       wait = (packet.reasonCode ?? 0) < 0x80;
-      if (wait) this.#unstored.add(packet.messageId as number);
+      if (!wait) unstored.delete(id);
     }
     if (!wait && this.#acks.length === 0) return originalWrite(packet, this.client.conn, opts);
-    this.#acks.push({ packet, opts, ready: !wait });
+    const held: HeldAck = { packet, opts, ready: !wait };
+    if (wait) unstored!.set(id, held);
+    this.#acks.push(held);
     return true;
   }
 
   /** Whether one more retained PUBLISH's publish may finish before its commit (see releaseRetainedAcks). */
   mayDeferStore(): boolean {
-    return this.#unstored.size <= this.#opts.maxInflightInbound;
+    return (this.#unstored?.size ?? 0) <= this.#opts.maxInflightInbound;
   }
 
   /**
@@ -392,15 +432,27 @@ export class Wire {
    * those waiting behind it, leave.
    */
   retainedStored(messageId: number | undefined): void {
-    if (messageId === undefined || !this.#unstored.delete(messageId)) return;
-    const waiting = this.#acks.find(
-      (a) => !a.ready && a.packet.messageId === messageId && a.packet.cmd === 'puback',
-    );
-    if (waiting) waiting.ready = true;
+    const unstored = this.#unstored;
+    if (messageId === undefined || unstored === undefined) return;
+    const waiting = unstored.get(messageId);
+    if (waiting === undefined) return;
+    unstored.delete(messageId);
+    if (waiting !== null) waiting.ready = true;
+    // The PUBACKs of one commit are told one after the other (a microtask each): they leave
+    // together, after the last of them, in one pass over the queue.
+    if (this.#releasing || this.#acks.length === 0 || !this.#acks[0]!.ready) return;
+    this.#releasing = true;
+    queueMicrotask(() => this.#releaseAcks());
+  }
+
+  #releaseAcks(): void {
+    this.#releasing = false;
+    const acks = this.#acks;
     let sent = 0;
-    while (sent < this.#acks.length && this.#acks[sent]!.ready) sent++;
+    while (sent < acks.length && acks[sent]!.ready) sent++;
     if (sent === 0) return;
-    const ready = this.#acks.splice(0, sent);
+    const ready = sent === acks.length ? acks : acks.slice(0, sent);
+    this.#acks = sent === acks.length ? [] : acks.slice(sent);
     if (this.client.closed) return;
     for (const a of ready) originalWrite(a.packet, this.client.conn, a.opts);
   }
@@ -451,6 +503,13 @@ export class Wire {
     }
     return originalWrite(packet, this.client.conn, opts);
   }
+}
+
+/** A PUBACK/PUBREC held behind a retained message's store. */
+interface HeldAck {
+  packet: WirePacket;
+  opts: { protocolVersion?: number } | undefined;
+  ready: boolean;
 }
 
 type PublishFn = (packet: WirePacket, client: object | null, done: (err?: Error) => void) => void;

@@ -7,7 +7,12 @@
  */
 import pino from 'pino';
 import type { DataHub } from '../src/edge/datahub/index.js';
-import { AnalyticsRuntime, type InstanceDef, type StateStore } from '../src/edge/analytics/runtime.js';
+import {
+  AnalyticsRuntime,
+  OUTPUT_PREFIX,
+  type InstanceDef,
+  type StateStore,
+} from '../src/edge/analytics/runtime.js';
 import { AnalyticsLog } from '../src/edge/analytics/log.js';
 import { checkParameters } from '../src/edge/analytics/catalogue.js';
 
@@ -20,15 +25,45 @@ export interface CaseOutputs {
   outputs: () => number;
 }
 
-/** (a): a bare subscriber per tag with the sliding-window deque. */
-export function bareSubscribers(hub: DataHub, n: number): CaseOutputs {
+/**
+ * The outputs' reader: one subscriber of `analytics.publish.*` filling `means` by the output's
+ * `registerId` (a map lookup per output, so that the harness adds as little as it can). Every case
+ * that publishes its means has this same reader.
+ */
+function outputReader(hub: DataHub, n: number): CaseOutputs {
   const means = new Float64Array(n);
+  let count = 0;
+  const index = new Map<string, number>();
+  for (let i = 0; i < n; i++) index.set(`p${i}`, i);
+  hub.subscribe(`${OUTPUT_PREFIX}*`, {
+    callback: (msg) => {
+      const p = msg.data as { registerId: string; value: number };
+      means[index.get(p.registerId)!] = p.value;
+      count++;
+    },
+  });
+  return { means, outputs: () => count };
+}
+
+/**
+ * (a): a bare subscriber per tag with the sliding-window deque, doing the job of (b) in plain code:
+ * each value's mean published on `analytics.publish.p<i>` in the DataHub payload shape (the shape
+ * and subject of (b)'s output, through an outlet of the bus as the runtime uses), read by the same
+ * reader. With `output` false (`mean only`, a reference, not a ceiling: a mean nobody can read is
+ * not a job a user needs), it writes the mean into `means` directly and publishes nothing.
+ */
+export function bareSubscribers(hub: DataHub, n: number, output = true, reader = true): CaseOutputs {
+  const read = output && reader ? outputReader(hub, n) : undefined;
+  const means = read?.means ?? new Float64Array(n);
   let count = 0;
   for (let i = 0; i < n; i++) {
     let values: number[] = [];
     let times: number[] = [];
     let head = 0;
     let sum = 0;
+    const id = `p${i}`;
+    const name = `mean ${i}`;
+    const out = output ? hub.outlet(`${OUTPUT_PREFIX}${id}`) : undefined;
     hub.subscribe(subject(i), {
       callback: (msg) => {
         const p = msg.json<{ value: number; timestamp: number }>();
@@ -42,12 +77,28 @@ export function bareSubscribers(hub: DataHub, n: number): CaseOutputs {
           times = times.slice(head);
           head = 0;
         }
-        means[i] = sum / (values.length - head);
-        count++;
+        const length = values.length - head;
+        const mean = sum / length;
+        if (out === undefined) {
+          means[i] = mean;
+          count++;
+        } else if (out.interested())
+          out.publish({
+            success: true,
+            datatype: 'float64',
+            timestamp: p.timestamp,
+            registerId: id,
+            value: mean,
+            deviceID: 'bench',
+            deviceName: 'analytics',
+            tagName: name,
+            description: 'window',
+            metadata: { statistic: 'mean', count: length },
+          });
       },
     });
   }
-  return { means, outputs: () => count };
+  return read ?? { means, outputs: () => count };
 }
 
 /** (c)'s script: the same sliding mean as (a), in the processors' sandbox. */
@@ -95,24 +146,13 @@ export async function meanProcessors(
 ): Promise<CaseOutputs & { rt: AnalyticsRuntime }> {
   const rt = benchRuntime(hub);
   await rt.init();
-  const means = new Float64Array(n);
-  let count = 0;
-  const index = new Map<string, number>();
-  if (reader)
-    hub.subscribe('analytics.publish.*', {
-      callback: (msg) => {
-        const p = msg.data as { registerId: string; value: number };
-        means[index.get(p.registerId)!] = p.value;
-        count++;
-      },
-    });
+  const read = reader ? outputReader(hub, n) : { means: new Float64Array(n), outputs: () => 0 };
   for (let i = 0; i < n; i++) {
     const params =
       kind === 'window'
         ? { inputs: [{ subject: subject(i) }], statistic: 'mean', windowType: 'sliding', windowMs: WINDOW_MS }
         : { inputs: [{ subject: subject(i) }], script: SCRIPT };
     const id = `p${i}`;
-    index.set(id, i);
     const def: InstanceDef = {
       id,
       workspaceId: 'bench',
@@ -123,5 +163,5 @@ export async function meanProcessors(
     };
     await rt.apply(def);
   }
-  return { rt, means, outputs: () => count };
+  return { rt, ...read };
 }

@@ -4,7 +4,8 @@
  * work shares the CPUs; this bench measures the process's user + system CPU time of each round
  * (`process.cpuUsage()`) and keeps the least per case over the rounds.
  *
- *   (a) a bare bus subscriber per tag computing a 10 s sliding mean in plain code (the ceiling);
+ *   (a) a bare bus subscriber per tag computing a 10 s sliding mean in plain code and publishing
+ *       it as (b) does (the ceiling);
  *   (b) 1,000 built-in `window` processors (mean, sliding, 10 s), each output published on
  *       `analytics.publish.<id>` and read by one subscriber (as in bench/analytics).
  *
@@ -13,10 +14,12 @@
  *
  *   npm run bench -- analytics-cpu [--processors 1000] [--values 100000] [--rounds 20]
  *                                  [--warmup 300000] [--stable-subjects] [--only a|b] [--verbose] [--short]
+ *                                  [--no-reader] [--mean-only]
  *
  * `--stable-subjects`: the publisher uses one subject string per tag, made once (as the
  * acquisition engine does), instead of a fresh string per value (as bench/analytics does).
- * `--no-reader`: nobody reads (b)'s outputs (the means are then not compared).
+ * `--no-reader`: nobody reads the outputs of (a) and (b) (the means are then not compared).
+ * `--mean-only`: (a) publishes nothing (a reference: the mean alone, not the job (b) does).
  * `--only a|b`: one case (the other is set up, not fed); `--verbose`: every round's figure on stderr.
  * `--short`: 10 rounds of 50,000 values after 150,000 of warm-up.
  * Besides CPU time: the young-generation bytes allocated per value (median of batches of 500
@@ -36,6 +39,8 @@ const STABLE = process.argv.includes('--stable-subjects');
 /** `--no-reader`: nobody subscribes to (b)'s outputs (its means are then not compared). */
 const NO_READER = process.argv.includes('--no-reader');
 const VERBOSE = process.argv.includes('--verbose');
+/** `--mean-only`: (a) computes the mean and publishes nothing (the ceiling before 2026-11-28). */
+const MEAN_ONLY = process.argv.includes('--mean-only');
 const stable = Array.from({ length: N }, (_, i) => subject(i));
 
 /** One case: its bus, and its own position in the (shared) value sequence. */
@@ -73,7 +78,7 @@ function publish(c: Case, n: number): void {
 
 function bare(): Case {
   const hub = new DataHub();
-  return { hub, ...bareSubscribers(hub, N), seq: 0, ts: start, best: Infinity };
+  return { hub, ...bareSubscribers(hub, N, !MEAN_ONLY, !NO_READER), seq: 0, ts: start, best: Infinity };
 }
 
 async function builtIn(): Promise<Case & { rt: AnalyticsRuntime }> {
@@ -100,6 +105,10 @@ for (let r = 0; r < ROUNDS; r++) {
   if (ONLY !== 'b') round(a);
   if (ONLY !== 'a') round(b);
 }
+// The means, before the allocation batches below (whose count differs between the cases).
+let worst = 0;
+for (let i = 0; i < N; i++)
+  worst = Math.max(worst, Math.abs(a.means[i]! - b.means[i]!) / Math.max(1, Math.abs(a.means[i]!)));
 /**
  * Bytes allocated per value in the young generation: the growth of new space over batches of 500
  * values, a batch during which a scavenge ran (new space shrank) left out; the median batch.
@@ -118,9 +127,6 @@ function allocated(c: Case): number {
 }
 const bytesA = ONLY === 'b' ? NaN : allocated(a);
 const bytesB = ONLY === 'a' ? NaN : allocated(b);
-let worst = 0;
-for (let i = 0; i < N; i++)
-  worst = Math.max(worst, Math.abs(a.means[i]! - b.means[i]!) / Math.max(1, Math.abs(a.means[i]!)));
 const share = a.best / b.best;
 console.log(
   `\nbench/analytics-cpu: ${N} processors, ${ROUNDS} alternating rounds of ${VALUES.toLocaleString('en-US')} values after ${WARMUP.toLocaleString('en-US')}, ${STABLE ? 'stable' : 'fresh'} subject strings; load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)}\n`,
@@ -128,7 +134,7 @@ console.log(
 console.log('| case | least CPU per value | share of (a) | new-space bytes per value |');
 console.log('| --- | ---: | ---: | ---: |');
 console.log(
-  `| (a) bare subscriber, plain code (ceiling) | ${a.best.toFixed(0)} ns | 100.0% | ${bytesA.toFixed(0)} |`,
+  `| (a) bare subscriber, plain code${MEAN_ONLY ? ', mean only' : ', same outputs'} (ceiling) | ${a.best.toFixed(0)} ns | 100.0% | ${bytesA.toFixed(0)} |`,
 );
 console.log(
   `| (b) 1,000 built-in mean processors | ${b.best.toFixed(0)} ns | ${(share * 100).toFixed(1)}% | ${bytesB.toFixed(0)} |`,

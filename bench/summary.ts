@@ -147,7 +147,7 @@ const ENTRIES: Entry[] = [
     rows: (f) => [
       share(
         'analytics: 1,000 built-in mean processors',
-        'bare subscriber',
+        'bare subscriber, same outputs',
         f.bareValuesPerSecond!,
         f.builtInValuesPerSecond!,
         'values/s',

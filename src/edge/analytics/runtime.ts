@@ -356,7 +356,9 @@ export class AnalyticsRuntime {
   #emit(r: Running, v: unknown, timestamp: number, metadata: Record<string, unknown> | undefined): void {
     r.status.messagesOut++;
     this.messagesOut++;
-    const outlet = (r.outlet ??= this.#hub.outlet(r.subject));
+    // The outlet made apart (once): its code kept out of this path, which the output's publish
+    // should inline into the processor's callback (a call here boxes the value and the timestamp).
+    const outlet = r.outlet ?? this.#outletOf(r);
     // Nobody reads this output (no subscriber, no external cluster): it is counted, not built.
     if (!outlet.interested()) {
       outlet.skip();
@@ -376,6 +378,10 @@ export class AnalyticsRuntime {
       description: def.kind,
       metadata: metadata ?? {},
     });
+  }
+
+  #outletOf(r: Running): Outlet {
+    return (r.outlet = this.#hub.outlet(r.subject));
   }
 
   #fail(r: Running, message: string, failure?: string): void {

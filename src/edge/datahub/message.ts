@@ -20,6 +20,13 @@ export interface PayloadEncoder {
    * straight into its outgoing buffer (no Buffer per message, one copy fewer).
    */
   text?(data: unknown): string;
+  /**
+   * A slot for an in-process subscriber of the encoder's messages (the history's recorder): what
+   * it keeps of the publisher's subject, found by a property read instead of a look-up among every
+   * subject (100,000 a second at 100,000 tags). A subscriber checks that what it finds is its own
+   * and of the message's subject (one encoder may publish on two subjects) before using it.
+   */
+  subscriberMemo?: unknown;
 }
 
 /** Counters of one subject prefix (the first tokens of a subject, e.g. `devicehub.raw`). */
@@ -76,6 +83,11 @@ export class Message<T = unknown> {
         ? undefined
         : { hub, reply, headers, origin, encoder };
     this.#encoded = undefined;
+  }
+
+  /** The publisher's encoder of the payload, when it gave one. */
+  get encoder(): PayloadEncoder | undefined {
+    return this.#extra?.encoder;
   }
 
   /** Reply subject ('' when none). */

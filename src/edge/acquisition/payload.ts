@@ -56,6 +56,8 @@ export class ValuePayloadEncoder implements PayloadEncoder, PublishOptions {
   #mid: string | undefined;
   /** `,"tagName":…,"metadata":{…}}` */
   #tail = '';
+  /** The history recorder's state of this tag (`PayloadEncoder.subscriberMemo`). */
+  subscriberMemo: unknown = undefined;
 
   constructor(tag: TagSpec, datatype: string, device: string) {
     this.#tag = tag;

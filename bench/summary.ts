@@ -153,6 +153,16 @@ const ENTRIES: Entry[] = [
         'values/s',
         0.8,
       ),
+      // The ceiling until 2026-11-28 (a subscriber computing the mean, publishing nothing): kept
+      // beside the fair one so that the change of baseline is visible in every summary.
+      share(
+        'analytics: 1,000 built-in mean processors',
+        'bare subscriber, mean only, no output',
+        f.meanOnlyValuesPerSecond!,
+        f.builtInValuesPerSecond!,
+        'values/s',
+        0.8,
+      ),
     ],
   },
   {

@@ -65,82 +65,81 @@ export function upCommand(program: Command): void {
     'manager',
     UP_MANAGER_OPTIONS,
     'manager-',
-  ).action(async () => {
-    const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-    const values = resolveOptions(up, 'edge', EDGE_OPTIONS, sources);
-    // The services' modules are loaded here, not for the help or a usage error (seconds of CPU).
-    const [
-      { startEdge, toEdgeConfig },
-      { startUns, toUnsConfig },
-      { startManager, toManagerConfig },
-      { startUnsFeed },
-    ] = await Promise.all([
-      import('../edge/service.js'),
-      import('../uns/service.js'),
-      import('../manager/service.js'),
-      import('./uns-feed.js'),
-    ]);
-    const config = toEdgeConfig(values);
-    // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
-    // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
-    const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-    const shared = (prefix: string) => sharedLogFlags(config, sources, prefix);
-    const unsFlags = {
-      host: config.host,
-      ...shared('UNS'),
-      ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'uns') }),
-      ...prefixedFlags(up, UP_UNS_OPTIONS, 'uns-'),
-    };
-    const unsConfig = toUnsConfig(loadConfig('uns', UNS_OPTIONS, unsFlags, process.env, unsSources));
-    const uns: UnsService = await startUns(unsConfig, {
-      pickFreePorts: (['port', 'mqtt-port', 'mqtts-port'] as const).filter(
-        (o) => unsSources[o] === 'default',
-      ),
-    });
-    // The edge once the UNS listens (its UNS feed, made by an earlier `up`, connects at once). A
-    // default port that is taken is replaced by a free one; a port the user chose is not.
-    const edge = await startEdge(config, {
-      pickFreePorts: (['port', 'datahub-port', 'opcua-port'] as const).filter(
-        (o) => sources[o] === 'default',
-      ),
-    }).catch(async (err: unknown) => {
-      await uns.close();
-      throw err;
-    });
-    // The banner is printed whole, once everything is up (log lines would otherwise split it);
-    // the first-run credentials last, where a person looks.
-    const credentials = [...edgeCredentials(edge), ...unsCredentials(uns)];
-    let banner = announce(edge, config, false) + announceUns(uns, unsConfig, false);
-    const feed = await startUnsFeed(edge, uns, config);
-    for (const line of feed?.split('\n') ?? []) {
-      if (/\(shown once\)/.test(line)) credentials.push(line);
-      else banner += `${line}\n`;
-    }
-    // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
-    const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
-    const mFlags = {
-      host: config.host,
-      ...shared('MANAGER'),
-      ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
-      ...prefixedFlags(up, UP_MANAGER_OPTIONS, 'manager-'),
-    };
-    const mConfig = toManagerConfig(loadConfig('manager', MANAGER_OPTIONS, mFlags, process.env, mSources));
-    const manager = await startManager(mConfig, {
-      pickFreePorts: (['port', 'admin-port'] as const).filter((o) => mSources[o] === 'default'),
-    }).catch(async (err: unknown) => {
-      await Promise.all([edge.close(), uns.close()]);
-      throw err;
-    });
-    banner += announceManager(manager, mConfig, false);
-    credentials.unshift(...managerCredentials(manager));
-    const enrolled = await enrolLocalEdge(edge, manager);
-    if (enrolled) banner += `  local edge enrolled in the manager as device ${enrolled}\n`;
-    process.stdout.write(banner + credentials.map((l) => `${l}\n`).join(''));
-    ready({
-      edge: edgeReady(edge, config),
-      uns: unsReady(uns, unsConfig),
-      manager: managerReady(manager, mConfig),
-    });
-    stopOnSignals([edge, uns, manager]);
+  ).action(() => runUp(up));
+}
+
+/** `millwright up`: the UNS, then the edge, then the manager with the edge enrolled in it. */
+async function runUp(up: Command): Promise<void> {
+  const sources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+  const values = resolveOptions(up, 'edge', EDGE_OPTIONS, sources);
+  // The services' modules are loaded here, not for the help or a usage error (seconds of CPU).
+  const [
+    { startEdge, toEdgeConfig },
+    { startUns, toUnsConfig },
+    { startManager, toManagerConfig },
+    { startUnsFeed },
+  ] = await Promise.all([
+    import('../edge/service.js'),
+    import('../uns/service.js'),
+    import('../manager/service.js'),
+    import('./uns-feed.js'),
+  ]);
+  const config = toEdgeConfig(values);
+  // The UNS beside the edge: its options from MILLWRIGHT_UNS_* (or defaults), its data in
+  // <data-dir>/uns when --data-dir is given; a taken default port is replaced by a free one.
+  const unsSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+  const shared = (prefix: string) => sharedLogFlags(config, sources, prefix);
+  const unsFlags = {
+    host: config.host,
+    ...shared('UNS'),
+    ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'uns') }),
+    ...prefixedFlags(up, UP_UNS_OPTIONS, 'uns-'),
+  };
+  const unsConfig = toUnsConfig(loadConfig('uns', UNS_OPTIONS, unsFlags, process.env, unsSources));
+  const uns: UnsService = await startUns(unsConfig, {
+    pickFreePorts: (['port', 'mqtt-port', 'mqtts-port'] as const).filter((o) => unsSources[o] === 'default'),
   });
+  // The edge once the UNS listens (its UNS feed, made by an earlier `up`, connects at once). A
+  // default port that is taken is replaced by a free one; a port the user chose is not.
+  const edge = await startEdge(config, {
+    pickFreePorts: (['port', 'datahub-port', 'opcua-port'] as const).filter((o) => sources[o] === 'default'),
+  }).catch(async (err: unknown) => {
+    await uns.close();
+    throw err;
+  });
+  // The banner is printed whole, once everything is up (log lines would otherwise split it);
+  // the first-run credentials last, where a person looks.
+  const credentials = [...edgeCredentials(edge), ...unsCredentials(uns)];
+  let banner = announce(edge, config, false) + announceUns(uns, unsConfig, false);
+  const feed = await startUnsFeed(edge, uns, config);
+  for (const line of feed?.split('\n') ?? []) {
+    if (/\(shown once\)/.test(line)) credentials.push(line);
+    else banner += `${line}\n`;
+  }
+  // The manager beside them (MILLWRIGHT_MANAGER_*, data in <data-dir>/manager), the edge enrolled in it.
+  const mSources: Record<string, 'flag' | 'env' | 'file' | 'default'> = {};
+  const mFlags = {
+    host: config.host,
+    ...shared('MANAGER'),
+    ...(sources['data-dir'] === 'default' ? {} : { 'data-dir': join(config.dataDir, 'manager') }),
+    ...prefixedFlags(up, UP_MANAGER_OPTIONS, 'manager-'),
+  };
+  const mConfig = toManagerConfig(loadConfig('manager', MANAGER_OPTIONS, mFlags, process.env, mSources));
+  const manager = await startManager(mConfig, {
+    pickFreePorts: (['port', 'admin-port'] as const).filter((o) => mSources[o] === 'default'),
+  }).catch(async (err: unknown) => {
+    await Promise.all([edge.close(), uns.close()]);
+    throw err;
+  });
+  banner += announceManager(manager, mConfig, false);
+  credentials.unshift(...managerCredentials(manager));
+  const enrolled = await enrolLocalEdge(edge, manager);
+  if (enrolled) banner += `  local edge enrolled in the manager as device ${enrolled}\n`;
+  process.stdout.write(banner + credentials.map((l) => `${l}\n`).join(''));
+  ready({
+    edge: edgeReady(edge, config),
+    uns: unsReady(uns, unsConfig),
+    manager: managerReady(manager, mConfig),
+  });
+  stopOnSignals([edge, uns, manager]);
 }

@@ -27,6 +27,7 @@ import { pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { uuidv7 } from '../src/kernel/ids.js';
 import { numArg, reportFigures } from './support.js';
+import { INSERT_RECORD as RECORD_INSERT } from '../src/manager/audit/repository.js';
 
 const SCHEMA = [
   `CREATE TABLE "mgr_company" ("id" text primary key, "name" text not null unique, "created_at" bigint not null)`,
@@ -39,27 +40,8 @@ const SCHEMA = [
 ];
 const AT_INDEX = `CREATE INDEX "audit_record_at" on "audit_record" ("at")`;
 const ACTION_INDEX = `CREATE INDEX "audit_record_action" on "audit_record" ("action")`;
-const COLUMNS = [
-  'seq',
-  'id',
-  'at',
-  'actor',
-  'actor_name',
-  'company_id',
-  'project_id',
-  'module',
-  'action',
-  'origin',
-  'target',
-  'outcome',
-  'status',
-  'request_id',
-  'details',
-  'legacy_id',
-  'prev_hash',
-  'hash',
-];
-const INSERT_RECORD = `insert into audit_record (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')}) on conflict (seq) do nothing`;
+/** The manager's own insert of a record (src/manager/audit/repository.ts), not a copy. */
+const INSERT_RECORD = RECORD_INSERT.sqlite;
 
 interface Store {
   dir: string;

@@ -172,7 +172,7 @@ const RECORD_COLUMNS = [
  * The record's insert, written once per dialect (`?` or `$n` placeholders): built from a `sql`
  * template and compiled on every change, it cost five times the statement's JavaScript.
  */
-const INSERT_RECORD: Record<DialectName, string> = {
+export const INSERT_RECORD: Record<DialectName, string> = {
   sqlite: insertText(() => '?'),
   postgres: insertText((i) => `$${i + 1}`),
 };

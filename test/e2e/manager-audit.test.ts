@@ -314,14 +314,16 @@ test("edges' sign-ins on the link are recorded: success, and a wrong secret (bou
 
 test('SQLite: a mutating call waiting on an edge holds no write lock; other changes commit meanwhile', async () => {
   const { projectId } = await makeProject(m, 'lock-co', 'lock-p');
-  const edge = new SimEdge({ applyMs: 5000 });
+  // The edge answers after 2.5 s: well inside the test manager's 5 s bridge timeout (an answer
+  // after 5 s raced the timeout's 500 ms sweep and lost once in CI).
+  const edge = new SimEdge({ applyMs: 2500 });
   await edge.activate(m.url, await activationCode(m, projectId));
   await edge.connect();
   try {
     const base = `/api/v1/edge/${projectId}/${edge.deviceId}`;
     const session = await m.call(`${base}/config/session`, { json: { doc: 1 } });
     assert.equal(session.status, 201, session.text);
-    // A bridged PUT the edge answers after 5 s (its apply), recorded with the bridged call.
+    // A bridged PUT the edge answers after 2.5 s (its apply), recorded with the bridged call.
     let slowDone = false;
     const slow = m
       .call(`${base}/config/template/${session.body.id}`, { method: 'PUT', json: { name: 'slow-apply' } })

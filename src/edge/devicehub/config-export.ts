@@ -5,6 +5,7 @@
 import { findDriver } from './catalogue/index.js';
 import type { TemplateDevice, TemplateTag } from './config-section.js';
 import type { DeviceRow, DevicehubRepository, ExportArray, RegisterArray } from './repository.js';
+import { isStringifiedObject } from './json-canonical.js';
 import { parseJson } from './rows.js';
 import type { Param } from './types.js';
 
@@ -84,14 +85,18 @@ const str = (text: string): string =>
 /**
  * A JSON object column as JSON text (`objectText`, escaped, stringified); `{}` as it is. A text
  * without `{{` (outside strings there is none) and without `\u` escapes has no `{{` to escape:
- * stringified without the replacer, which would take `JSON.stringify` off its fast path.
+ * stringified without the replacer, which would take `JSON.stringify` off its fast path; and when
+ * it is already what `JSON.stringify` writes (as the edge stores it), copied as it is, without
+ * being parsed and written again (`isStringifiedObject`).
  */
 const objectJson = (text: string): string =>
   text === '{}'
     ? '{}'
     : text.includes('{{') || text.includes('\\u')
       ? JSON.stringify(parseJson(text), escapeReplacer)
-      : JSON.stringify(parseJson(text));
+      : isStringifiedObject(text)
+        ? text
+        : JSON.stringify(parseJson(text));
 
 /** A value of a column that is not text (a number as read) as JSON, or undefined when omitted. */
 const valueJson = (value: unknown): string | undefined => JSON.stringify(value, escapeReplacer);

@@ -137,16 +137,24 @@ export async function exportText(repo: DevicehubRepository): Promise<string> {
 
 /**
  * `exportText` as UTF-8 bytes in pieces (a device's text at a time, encoded as soon as written): no
- * string of the whole section to join and encode again.
+ * string of the whole section to join and encode again. `each` is handed every piece as it is made.
  */
-export async function exportBytes(repo: DevicehubRepository): Promise<Buffer[]> {
-  const pieces: Buffer[] = [Buffer.from('{"devices":[', 'utf8')];
+export async function exportBytes(
+  repo: DevicehubRepository,
+  each: (piece: Buffer) => void = () => undefined,
+): Promise<Buffer[]> {
+  const pieces: Buffer[] = [];
+  const push = (piece: Buffer) => {
+    pieces.push(piece);
+    each(piece);
+  };
+  push(Buffer.from('{"devices":[', 'utf8'));
   const comma = Buffer.from(',', 'utf8');
   await eachExportBatch(repo, (d, tags) => {
-    if (pieces.length > 1) pieces.push(comma);
-    pieces.push(Buffer.from(deviceJson(d, tags.map(tagJson)), 'utf8'));
+    if (pieces.length > 1) push(comma);
+    push(Buffer.from(deviceJson(d, tags.map(tagJson)), 'utf8'));
   });
-  pieces.push(Buffer.from(']}', 'utf8'));
+  push(Buffer.from(']}', 'utf8'));
   return pieces;
 }
 

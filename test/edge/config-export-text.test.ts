@@ -156,7 +156,10 @@ test('the pieces exportBytes hands out as it writes them are its bytes, in order
 test('a Packer stores its pieces as gzip members that unpack to them, in order', async () => {
   // 5.6 MiB in pieces of different sizes and contents: several members of about 1 MiB.
   const pieces = Array.from({ length: 40 }, (_, i) =>
-    Buffer.from(`<${i}:${'x'.repeat(1000 + 997 * i)}${String(i).repeat(50 * i)}>`.repeat(1 + (i % 3)), 'utf8'),
+    Buffer.from(
+      `<${i}:${'x'.repeat(1000 + 997 * i)}${String(i).repeat(50 * i)}>`.repeat(1 + (i % 3)),
+      'utf8',
+    ),
   );
   const packer = new Packer();
   for (const p of pieces) packer.add(p);

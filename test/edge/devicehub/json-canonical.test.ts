@@ -64,8 +64,33 @@ test('every accepted random text round-trips byte for byte', () => {
   // A small alphabet of JSON pieces, joined at random: most texts are invalid or not canonical;
   // the scan must never accept one that does not round-trip.
   const pieces = [
-    '{', '}', '[', ']', ',', ':', '"a"', '"b"', '"1"', '"01"', '"\\""', '"\\u0041"', '"\ud83d\ude00"',
-    '"\ud83d"', '1', '0', '-0', '-1', '10', '1.5', '1e3', 'true', 'false', 'null', ' ', '""', '"{"',
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    ':',
+    '"a"',
+    '"b"',
+    '"1"',
+    '"01"',
+    '"\\""',
+    '"\\u0041"',
+    '"\ud83d\ude00"',
+    '"\ud83d"',
+    '1',
+    '0',
+    '-0',
+    '-1',
+    '10',
+    '1.5',
+    '1e3',
+    'true',
+    'false',
+    'null',
+    ' ',
+    '""',
+    '"{"',
   ];
   let seed = 42;
   const rand = (n: number) => {

@@ -26,6 +26,8 @@ after(async () => {
 
 const ODD = 'quote " back \\ tab \t line \n nul-ish \u0001 sep \u2028 é ☃ 😀 {{x}} {{{';
 
+const PLAIN_ODD = 'quote " back \\ tab \t line \n nul-ish \u0001 sep \u2028 é ☃ 😀 x}} {x';
+
 const doc: DevicehubSection = {
   devices: [
     {
@@ -53,6 +55,16 @@ const doc: DevicehubSection = {
           Properties: { address: '9' },
           MetaData: { '{{k}}': 'v{{' },
         },
+        // Odd strings without a placeholder: each written as JSON.stringify writes it.
+        ...[PLAIN_ODD, 'q"', 'b\\', 'c\u0001', '😀', 'é ☃ \u2028', 'lone \ud800'].map((odd, i) => ({
+          TagName: `odd-${i}`,
+          Name: 'S',
+          ValueType: 'int32',
+          Description: odd,
+          TagFormula: odd,
+          Properties: { address: String(100 + i) },
+          MetaData: { note: odd, [odd]: 'k', list: [odd, 1, -2, 0] },
+        })),
       ],
     },
     { Name: 'alpha', DriverID: 'Generator', Tags: [] },

@@ -76,11 +76,25 @@ const objectText = (text: string): Record<string, unknown> =>
 const escapeReplacer = (_key: string, value: unknown): unknown =>
   typeof value === 'string' && value.includes('{{') ? value.replace(/\{\{/g, '\\{{') : value;
 
-/** A string value as JSON text, `{{` escaped (a column read as something else: as it is). */
+/**
+ * A string that `JSON.stringify` writes as it is between quotes: no quote, backslash, control
+ * character or surrogate (a pair would be written as it is too, but the test stays simple).
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON.stringify escapes
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/**
+ * A string value as JSON text, `{{` escaped (a column read as something else: as it is). A plain
+ * string (most names, IDs, types) is quoted without `JSON.stringify`.
+ */
 const str = (text: string): string =>
   typeof text !== 'string'
     ? String(JSON.stringify(text, escapeReplacer))
-    : JSON.stringify(text.includes('{{') ? text.replace(/\{\{/g, '\\{{') : text);
+    : text.includes('{{')
+      ? JSON.stringify(text.replace(/\{\{/g, '\\{{'))
+      : PLAIN.test(text)
+        ? `"${text}"`
+        : JSON.stringify(text);
 
 /**
  * A JSON object column as JSON text (`objectText`, escaped, stringified); `{}` as it is. A text

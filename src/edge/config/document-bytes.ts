@@ -102,9 +102,7 @@ export function sectionRanges(bytes: Buffer): Array<[number, number]> | undefine
   }
 }
 
-/** Whether `b` may hold a secret: one scan for `"$` first (most sections have none), then each. */
-const mayHoldSecret = (b: Buffer): boolean =>
-  b.includes('"$') && (b.includes('"$secret"') || b.includes('"$encrypted"'));
+const mayHoldSecret = (b: Buffer): boolean => b.includes('"$secret"') || b.includes('"$encrypted"');
 
 /**
  * `JSON.stringify(await protectSecrets(JSON.parse(text), encryptionKey))` of a stored document's

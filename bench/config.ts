@@ -11,6 +11,10 @@
  *
  * `--short` (for `npm run bench -- summary`): the same 100,000 tags, without the second apply.
  *
+ * The export's floor (after the edge has stopped, on its database file): the export's work with no
+ * Millwright code around it, step by step: the SQLite read of the exported columns, their JSON
+ * text, gzip and the client's `JSON.parse`; their sum is the `exportFloorSeconds` figure.
+ *
  * The export and the preview are timed after the edge has settled from the apply (its CPU under a
  * tenth of a core over one second; the first poll of 100,000 tags falls in between otherwise).
  */
@@ -18,6 +22,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { gzipSync } from 'node:zlib';
+import SQLite from 'better-sqlite3';
 import { runCliJson, startCli } from '../test/helpers/cli.js';
 import { EdgeClient, EdgeConfigClient } from '../src/client/index.js';
 import { Database } from '../src/kernel/db/index.js';
@@ -165,6 +171,56 @@ try {
   api.close();
   await edge.stop();
   edgePid = 0;
+}
+
+// The export's floor: its work with no Millwright code around it, in this process, on the edge's
+// own database file (the 100,000 tags just applied): better-sqlite3 reading the exported columns of
+// each device's registers (one statement a device, in the order of the (device_id, id) index, so
+// that no sort is needed and a device's rows die young) and writing their JSON text at once (each
+// stored string quoted by JSON.stringify, each stored object text copied), encoded; gzip (level 1,
+// what the store needs); the client's decode and JSON.parse of the document. No HTTP, no TLS, no
+// checks, no placeholder escaping.
+{
+  const sqlite = new SQLite(join(dataDir, 'edge.db'), { readonly: true });
+  let bytes = Buffer.alloc(0);
+  let text = '';
+  const floorReadText = () => {
+    const q = JSON.stringify;
+    const ids = sqlite.prepare('SELECT id FROM dh_device ORDER BY name').pluck().all() as string[];
+    const read = sqlite
+      .prepare(
+        'SELECT id, name, tag_name, description, value_type, publish_cov, tag_formula, interval_ms, properties, metadata FROM dh_register WHERE device_id = ? ORDER BY id',
+      )
+      .raw();
+    const pieces = ids.map((id) => {
+      const tags = (read.all(id) as unknown[][]).map(
+        (r) =>
+          `{"ID":${q(r[0])},"TagName":${q(r[2])},"Name":${q(r[1])},"ValueType":${q(r[4])},"Description":${q(r[3])},"PublishCoV":${r[5] === 1},"TagFormula":${q(r[6])},"IntervalMs":${r[7] as number},"Properties":${r[8] as string},"MetaData":${r[9] as string}}`,
+      );
+      return Buffer.from(`{"ID":${q(id)},"Tags":[${tags.join(',')}]}`, 'utf8');
+    });
+    bytes = Buffer.concat([
+      Buffer.from('{"devices":['),
+      ...pieces.flatMap((p, i) => (i ? [Buffer.from(','), p] : [p])),
+      Buffer.from(']}'),
+    ]);
+  };
+  const floorParts: Array<[string, () => unknown]> = [
+    ['read the exported columns of 100,000 rows, write their JSON text (UTF-8)', floorReadText],
+    ['gzip level 1 of that text', () => gzipSync(bytes, { level: 1 })],
+    ["the client's decode and JSON.parse of it", () => JSON.parse((text = bytes.toString('utf8')))],
+  ];
+  let floorSum = 0;
+  for (const [label, fn] of floorParts) {
+    const t0 = performance.now();
+    await time(`export floor: ${label}`, '', async () => fn());
+    floorSum += performance.now() - t0;
+  }
+  if (text.length === 0) throw new Error('the floor wrote no text');
+  rows.push(['export floor: the three steps above, one after the other', secs(floorSum), '', '', '']);
+  process.stderr.write(`export floor: ${secs(floorSum)} s (${bytes.length} bytes)\n`);
+  seconds.exportFloorSeconds = floorSum / 1000;
+  sqlite.close();
 }
 
 // The floor: the rows inserted directly, one transaction, no checks, no HTTP.

@@ -14,6 +14,7 @@ import type { DevicehubSection } from '../../src/edge/devicehub/config-section.j
 import { escapePlaceholders } from '../../src/edge/config/document.js';
 import { EXPORT_BATCH_TAGS } from '../../src/edge/devicehub/config-export.js';
 import { exportBytes } from '../../src/edge/config/export.js';
+import { Packer, unpackBytes } from '../../src/edge/config/repository.js';
 
 let shell: EdgeShell;
 const dataDir = mkdtempSync(join(tmpdir(), 'mw-config-export-text-'));
@@ -24,6 +25,8 @@ after(async () => {
 });
 
 const ODD = 'quote " back \\ tab \t line \n nul-ish \u0001 sep \u2028 é ☃ 😀 {{x}} {{{';
+
+const PLAIN_ODD = 'quote " back \\ tab \t line \n nul-ish \u0001 sep \u2028 é ☃ 😀 x}} {x';
 
 const doc: DevicehubSection = {
   devices: [
@@ -52,6 +55,16 @@ const doc: DevicehubSection = {
           Properties: { address: '9' },
           MetaData: { '{{k}}': 'v{{' },
         },
+        // Odd strings without a placeholder: each written as JSON.stringify writes it.
+        ...[PLAIN_ODD, 'q"', 'b\\', 'c\u0001', '😀', 'é ☃ \u2028', 'lone \ud800'].map((odd, i) => ({
+          TagName: `odd-${i}`,
+          Name: 'S',
+          ValueType: 'int32',
+          Description: odd,
+          TagFormula: odd,
+          Properties: { address: String(100 + i) },
+          MetaData: { note: odd, [odd]: 'k', list: [odd, 1, -2, 0] },
+        })),
       ],
     },
     { Name: 'alpha', DriverID: 'Generator', Tags: [] },
@@ -143,6 +156,31 @@ test('exportBytes is the UTF-8 of exportText, each range a section; exportJsonBy
     out.ranges.map(([start, end]) => JSON.parse(out.bytes.toString('utf8', start, end)) as unknown),
     Object.values(parsed.sections),
   );
+});
+
+test('the pieces exportBytes hands out as it writes them are its bytes, in order', async () => {
+  const handed: Buffer[] = [];
+  const out = await exportBytes(shell.sections(), (piece) => handed.push(piece));
+  assert.ok(handed.length > 3, 'the DeviceHub hands its pieces');
+  assert.ok(Buffer.concat(handed).equals(out.bytes));
+});
+
+test('a Packer stores its pieces as gzip members that unpack to them, in order', async () => {
+  // 5.6 MiB in pieces of different sizes and contents: several members of about 1 MiB.
+  const pieces = Array.from({ length: 40 }, (_, i) =>
+    Buffer.from(
+      `<${i}:${'x'.repeat(1000 + 997 * i)}${String(i).repeat(50 * i)}>`.repeat(1 + (i % 3)),
+      'utf8',
+    ),
+  );
+  const packer = new Packer();
+  for (const p of pieces) packer.add(p);
+  packer.add(Buffer.alloc(0));
+  const whole = Buffer.concat(pieces);
+  const stored = await packer.done();
+  assert.ok((await unpackBytes(stored, whole.length)).equals(whole));
+  assert.ok((await unpackBytes(stored)).equals(whole));
+  assert.equal(await new Packer().done(), '');
 });
 
 test('an export downloads the same from its kept bytes and from the store; a deleted one not at all', async () => {

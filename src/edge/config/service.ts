@@ -31,7 +31,7 @@ import {
 import { protectSecretsBytes } from './document-bytes.js';
 import { exportBytes, exportText, RecentExport } from './export.js';
 import { UploadSessions } from './sessions.js';
-import { ConfigRepository, pack, unpack, unpackBytes } from './repository.js';
+import { ConfigRepository, pack, Packer, unpack, unpackBytes } from './repository.js';
 import {
   CONFIG_LIMITS,
   IDEMPOTENCY_KEYS_KEPT,
@@ -288,14 +288,15 @@ export class ConfigService {
   // --- snapshots
 
   async captureSnapshot(reason: string): Promise<SnapshotView> {
-    const { bytes, sections } = await exportBytes(this.#sections());
+    const packer = new Packer();
+    const { bytes, sections } = await exportBytes(this.#sections(), (piece) => packer.add(piece));
     const now = Date.now();
     const row = {
       id: uuidv7(now),
       reason,
       sections: JSON.stringify(sections),
       size: bytes.length,
-      document: await pack(bytes),
+      document: await packer.done(),
       created_at: now,
     };
     await this.#repo.insertSnapshot(row);
@@ -359,6 +360,7 @@ export class ConfigService {
     sections: string[],
     meta: { name: string; description?: string | undefined },
     doc?: TemplateDocument,
+    packer?: Packer,
   ): Promise<TemplateView> {
     const name = meta.name.trim();
     if (name === '' || name.length > 200) throw badRequest('name must have 1 to 200 characters');
@@ -383,7 +385,8 @@ export class ConfigService {
           ? 1
           : 0,
       size: bytes.length,
-      document: await pack(bytes),
+      // Packed while it was written (`createFromCurrent`), or now.
+      document: packer ? await packer.done() : await pack(bytes),
       created_at: now,
       updated_at: now,
     };
@@ -405,8 +408,9 @@ export class ConfigService {
    * bytes are kept for the download that follows in an export (`RecentExport`).
    */
   async createFromCurrent(meta: { name: string; description?: string | undefined }): Promise<TemplateView> {
-    const { bytes, sections, ranges } = await exportBytes(this.#sections());
-    const view = await this.#saveBytes(bytes, sections, meta);
+    const packer = new Packer();
+    const { bytes, sections, ranges } = await exportBytes(this.#sections(), (piece) => packer.add(piece));
+    const view = await this.#saveBytes(bytes, sections, meta, undefined, packer);
     this.#recent.keep(view.id, bytes, ranges);
     return view;
   }

@@ -5,6 +5,7 @@
 import { findDriver } from './catalogue/index.js';
 import type { TemplateDevice, TemplateTag } from './config-section.js';
 import type { DeviceRow, DevicehubRepository, ExportArray, RegisterArray } from './repository.js';
+import { isStringifiedObject } from './json-canonical.js';
 import { parseJson } from './rows.js';
 import type { Param } from './types.js';
 
@@ -75,23 +76,41 @@ const objectText = (text: string): Record<string, unknown> =>
 const escapeReplacer = (_key: string, value: unknown): unknown =>
   typeof value === 'string' && value.includes('{{') ? value.replace(/\{\{/g, '\\{{') : value;
 
-/** A string value as JSON text, `{{` escaped (a column read as something else: as it is). */
+/**
+ * A string that `JSON.stringify` writes as it is between quotes: no quote, backslash, control
+ * character or surrogate (a pair would be written as it is too, but the test stays simple).
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON.stringify escapes
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/**
+ * A string value as JSON text, `{{` escaped (a column read as something else: as it is). A plain
+ * string (most names, IDs, types) is quoted without `JSON.stringify`.
+ */
 const str = (text: string): string =>
   typeof text !== 'string'
     ? String(JSON.stringify(text, escapeReplacer))
-    : JSON.stringify(text.includes('{{') ? text.replace(/\{\{/g, '\\{{') : text);
+    : text.includes('{{')
+      ? JSON.stringify(text.replace(/\{\{/g, '\\{{'))
+      : PLAIN.test(text)
+        ? `"${text}"`
+        : JSON.stringify(text);
 
 /**
  * A JSON object column as JSON text (`objectText`, escaped, stringified); `{}` as it is. A text
  * without `{{` (outside strings there is none) and without `\u` escapes has no `{{` to escape:
- * stringified without the replacer, which would take `JSON.stringify` off its fast path.
+ * stringified without the replacer, which would take `JSON.stringify` off its fast path; and when
+ * it is already what `JSON.stringify` writes (as the edge stores it), copied as it is, without
+ * being parsed and written again (`isStringifiedObject`).
  */
 const objectJson = (text: string): string =>
   text === '{}'
     ? '{}'
     : text.includes('{{') || text.includes('\\u')
       ? JSON.stringify(parseJson(text), escapeReplacer)
-      : JSON.stringify(parseJson(text));
+      : isStringifiedObject(text)
+        ? text
+        : JSON.stringify(parseJson(text));
 
 /** A value of a column that is not text (a number as read) as JSON, or undefined when omitted. */
 const valueJson = (value: unknown): string | undefined => JSON.stringify(value, escapeReplacer);
@@ -132,16 +151,24 @@ export async function exportText(repo: DevicehubRepository): Promise<string> {
 
 /**
  * `exportText` as UTF-8 bytes in pieces (a device's text at a time, encoded as soon as written): no
- * string of the whole section to join and encode again.
+ * string of the whole section to join and encode again. `each` is handed every piece as it is made.
  */
-export async function exportBytes(repo: DevicehubRepository): Promise<Buffer[]> {
-  const pieces: Buffer[] = [Buffer.from('{"devices":[', 'utf8')];
+export async function exportBytes(
+  repo: DevicehubRepository,
+  each: (piece: Buffer) => void = () => undefined,
+): Promise<Buffer[]> {
+  const pieces: Buffer[] = [];
+  const push = (piece: Buffer) => {
+    pieces.push(piece);
+    each(piece);
+  };
+  push(Buffer.from('{"devices":[', 'utf8'));
   const comma = Buffer.from(',', 'utf8');
   await eachExportBatch(repo, (d, tags) => {
-    if (pieces.length > 1) pieces.push(comma);
-    pieces.push(Buffer.from(deviceJson(d, tags.map(tagJson)), 'utf8'));
+    if (pieces.length > 1) push(comma);
+    push(Buffer.from(deviceJson(d, tags.map(tagJson)), 'utf8'));
   });
-  pieces.push(Buffer.from(']}', 'utf8'));
+  push(Buffer.from(']}', 'utf8'));
   return pieces;
 }
 

@@ -134,9 +134,9 @@ export class DevicehubConfigSection implements ConfigSection<DevicehubSection> {
     return exportText(this.#repo);
   }
 
-  /** `exportJson` as UTF-8 bytes in pieces, a device at a time. */
-  async exportJsonBytes(): Promise<Buffer[]> {
-    return exportBytes(this.#repo);
+  /** `exportJson` as UTF-8 bytes in pieces, a device at a time (each handed to `each` at once). */
+  async exportJsonBytes(each?: (piece: Buffer) => void): Promise<Buffer[]> {
+    return exportBytes(this.#repo, each);
   }
 
   /** The normal form of an export (`read`, its rows; `out`, the export made of them). */

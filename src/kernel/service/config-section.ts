@@ -74,9 +74,10 @@ export interface ConfigSection<T = unknown> {
   exportJson?(): Promise<string>;
   /**
    * `exportJson`'s text as UTF-8 bytes, in pieces (joined in order): what a save and a snapshot
-   * store, without a string of the whole section.
+   * store, without a string of the whole section. `each`, when given, is handed every piece in
+   * order as soon as it is written (a save gzips them while the rest is being read).
    */
-  exportJsonBytes?(): Promise<Buffer[]>;
+  exportJsonBytes?(each?: (piece: Buffer) => void): Promise<Buffer[]>;
   /** Problems of `doc` as this section (empty when it can be applied). */
   validate(doc: unknown): Promise<SectionIssue[]> | SectionIssue[];
   /** What applying `next` (valid) over `current` (an export) would change. */

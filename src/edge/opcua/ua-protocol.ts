@@ -24,6 +24,34 @@ export interface UaValue {
   timestamp: number | null;
 }
 
+/**
+ * Tag values on their way to the worker, in columns: entry `i` of each array is one value. A batch
+ * of 5,000 `UaValue` objects cost the main thread about 2.5-3 ms of structured clone (each object's
+ * four keys written out again), the same values in four flat arrays about 0.4-0.7 ms; the main
+ * thread's `postMessage` of the values was 15% of the edge's thread in bench/devicehub.
+ */
+export interface UaValueBatch {
+  registerIds: string[];
+  values: unknown[];
+  /** False: the read failed (the node keeps its last value, with a Bad status). */
+  success: boolean[];
+  /** Milliseconds since the epoch; NaN for a value without a timestamp. */
+  timestamps: number[];
+}
+
+/** The values of a batch, one `UaValue` each (in the worker). */
+export function* batchValues(b: UaValueBatch): Generator<UaValue> {
+  for (let i = 0; i < b.registerIds.length; i++) {
+    const t = b.timestamps[i]!;
+    yield {
+      registerId: b.registerIds[i]!,
+      value: b.values[i],
+      success: b.success[i]!,
+      timestamp: Number.isNaN(t) ? null : t,
+    };
+  }
+}
+
 /** The answer to a write, as the name of an OPC UA status code. */
 export type UaWriteStatus =
   | 'Good'
@@ -47,7 +75,7 @@ export type ToWorker =
   | { t: 'tree-begin'; seq: number }
   | { t: 'tree-chunk'; nodes: OpcuaNode[] }
   | { t: 'tree-end'; seq: number }
-  | { t: 'values'; values: UaValue[] }
+  | { t: 'values'; batch: UaValueBatch }
   | { t: 'settings'; settings: ServerSettings }
   | { t: 'user'; id: number; ok: boolean }
   | { t: 'written'; id: number; status: UaWriteStatus }

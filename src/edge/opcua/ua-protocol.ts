@@ -25,10 +25,11 @@ export interface UaValue {
 }
 
 /**
- * Tag values on their way to the worker, in columns: entry `i` of each array is one value. A batch
- * of 5,000 `UaValue` objects cost the main thread about 2.5-3 ms of structured clone (each object's
- * four keys written out again), the same values in four flat arrays about 0.4-0.7 ms; the main
- * thread's `postMessage` of the values was 15% of the edge's thread in bench/devicehub.
+ * Tag values on their way to the worker, in columns: entry `i` of each array is one value. Gathered
+ * and posted as 5,000 `UaValue` objects they cost the main thread 1.8-2.9 ms of CPU per batch (the
+ * structured clone writes each object's four keys again), in four flat arrays 0.6-0.9 ms
+ * (microbenchmark, the worker not reading); at 100,000 values/s that is 2-4% of a core, and the
+ * values' `postMessage` was the largest single cost of the data plane in bench/devicehub's profile.
  */
 export interface UaValueBatch {
   registerIds: string[];

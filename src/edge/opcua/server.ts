@@ -25,7 +25,7 @@ import type {
   ToWorker,
   UaFolders,
   UaRpc,
-  UaValue,
+  UaValueBatch,
   UaWorkerData,
   UaWriteStatus,
 } from './ua-protocol.js';
@@ -39,6 +39,8 @@ const WRITE_TIMEOUT_MS = 10_000;
 const TREE_CHUNK = 2000;
 /** Values gathered before they are sent to the worker (they are sent at least every tick). */
 const VALUE_BATCH = 5000;
+
+const emptyBatch = (): UaValueBatch => ({ registerIds: [], values: [], success: [], timestamps: [] });
 
 /** Where the server is: starting (node-opcua loading, address space being built), ready, failed, stopped. */
 export type UaServerState = 'starting' | 'ready' | 'failed' | 'stopped';
@@ -74,7 +76,7 @@ export class UaServer implements AddressSpaceSink {
   #nodes = 0;
   #sending = false;
   #latest: NodeTree | null = null;
-  #values: UaValue[] = [];
+  #values: UaValueBatch = emptyBatch();
   #flush: NodeJS.Immediate | undefined;
   #nextId = 1;
   readonly #calls = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
@@ -290,24 +292,23 @@ export class UaServer implements AddressSpaceSink {
     if (!p || typeof p !== 'object' || Buffer.isBuffer(p)) return;
     const registerId = p.registerId;
     if (typeof registerId !== 'string') return;
-    this.#values.push({
-      registerId,
-      value: p.value,
-      success: p.success !== false,
-      timestamp: typeof p.timestamp === 'number' ? p.timestamp : null,
-    });
-    if (this.#values.length >= VALUE_BATCH) this.#sendValues();
+    const b = this.#values;
+    b.registerIds.push(registerId);
+    b.values.push(p.value);
+    b.success.push(p.success !== false);
+    b.timestamps.push(typeof p.timestamp === 'number' ? p.timestamp : NaN);
+    if (b.registerIds.length >= VALUE_BATCH) this.#sendValues();
     else this.#flush ??= setImmediate(() => this.#sendValues());
   }
 
   #sendValues(): void {
     clearImmediate(this.#flush);
     this.#flush = undefined;
-    if (this.#values.length === 0) return;
-    const values = this.#values;
-    this.#values = [];
+    if (this.#values.registerIds.length === 0) return;
+    const batch = this.#values;
+    this.#values = emptyBatch();
     try {
-      this.#post({ t: 'values', values });
+      this.#post({ t: 'values', batch });
     } catch (err) {
       this.#log?.warn({ err }, 'opcua values not passed to the server');
     }

@@ -24,6 +24,35 @@ export interface UaValue {
   timestamp: number | null;
 }
 
+/**
+ * Tag values on their way to the worker, in columns: entry `i` of each array is one value. Gathered
+ * and posted as 5,000 `UaValue` objects they cost the main thread 1.8-2.9 ms of CPU per batch (the
+ * structured clone writes each object's four keys again), in four flat arrays 0.6-0.9 ms
+ * (microbenchmark, the worker not reading); at 100,000 values/s that is 2-4% of a core, and the
+ * values' `postMessage` was the largest single cost of the data plane in bench/devicehub's profile.
+ */
+export interface UaValueBatch {
+  registerIds: string[];
+  values: unknown[];
+  /** False: the read failed (the node keeps its last value, with a Bad status). */
+  success: boolean[];
+  /** Milliseconds since the epoch; NaN for a value without a timestamp. */
+  timestamps: number[];
+}
+
+/** The values of a batch, one `UaValue` each (in the worker). */
+export function* batchValues(b: UaValueBatch): Generator<UaValue> {
+  for (let i = 0; i < b.registerIds.length; i++) {
+    const t = b.timestamps[i]!;
+    yield {
+      registerId: b.registerIds[i]!,
+      value: b.values[i],
+      success: b.success[i]!,
+      timestamp: Number.isNaN(t) ? null : t,
+    };
+  }
+}
+
 /** The answer to a write, as the name of an OPC UA status code. */
 export type UaWriteStatus =
   | 'Good'
@@ -47,7 +76,7 @@ export type ToWorker =
   | { t: 'tree-begin'; seq: number }
   | { t: 'tree-chunk'; nodes: OpcuaNode[] }
   | { t: 'tree-end'; seq: number }
-  | { t: 'values'; values: UaValue[] }
+  | { t: 'values'; batch: UaValueBatch }
   | { t: 'settings'; settings: ServerSettings }
   | { t: 'user'; id: number; ok: boolean }
   | { t: 'written'; id: number; status: UaWriteStatus }

@@ -29,6 +29,7 @@ import type {
   UaWorkerData,
   UaWriteStatus,
 } from './ua-protocol.js';
+import { batchValues } from './ua-protocol.js';
 import type { OpcuaNode } from './types.js';
 import { uaDataType } from './data-types.js';
 import { loadNodeOpcua } from '../../kernel/node-opcua.js';
@@ -107,7 +108,7 @@ class UaWorker {
 
   // --- live values
 
-  values(values: UaValue[]): void {
+  values(values: Iterable<UaValue>): void {
     for (const p of values) {
       this.#last.set(p.registerId, p);
       const vars = this.#byTag.get(p.registerId);
@@ -427,8 +428,8 @@ async function main(): Promise<void> {
         return;
       }
       case 'values':
-        if (worker) worker.values(m.values);
-        else for (const v of m.values) earlyValues.push(v);
+        if (worker) worker.values(batchValues(m.batch));
+        else for (const v of batchValues(m.batch)) earlyValues.push(v);
         if (earlyValues.length > 100_000) earlyValues.splice(0, earlyValues.length - 100_000);
         return;
       case 'settings':

@@ -73,4 +73,3 @@ export function ackFrame(packet: WirePacket, opts: { protocolVersion?: number } 
   // PUBACK, remaining length 2, the message id (MQTT 5 leaves out a 0x00 reason without properties).
   return Buffer.from([0x40, 0x02, (id >> 8) & 0xff, id & 0xff]);
 }
-

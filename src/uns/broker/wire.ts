@@ -473,7 +473,9 @@ export class Wire {
   #publish(packet: WirePacket, opts: { protocolVersion?: number } | undefined, frame = false): boolean {
     if (!this.v5) {
       this.#opts.onPublishOut?.(this, packet);
-      return frame ? this.client.conn.write(publishFrame(packet, opts)) : originalWrite(packet, this.client.conn, opts);
+      return frame
+        ? this.client.conn.write(publishFrame(packet, opts))
+        : originalWrite(packet, this.client.conn, opts);
     }
     const max = this.client.maximumPacketSize;
     if (max !== undefined && max > 0 && estimate(packet) > max) {

@@ -47,6 +47,7 @@ import { performance } from 'node:perf_hooks';
 import mqtt from 'mqtt';
 import { CLI_ARGS, ensureBuilt, startCli } from '../test/helpers/cli.js';
 import { numArg, reportFigures, SHORT } from './support.js';
+import { retainedFloor } from './uns-retained-floor.js';
 
 const arg = numArg;
 
@@ -642,6 +643,21 @@ function printTable(rows: Row[], opts: Opts): void {
     else figures[`${max.label}: UNS msgs/s`] = max.delivered;
   }
   console.log('');
+  const publish = rows.find((r) => r.max.label.includes('retained publish'))?.max;
+  if (publish) {
+    // The floor of a durable retained publish: SQLite alone storing the same topics' messages, in
+    // transactions of the publisher's window (bench/uns-retained-floor.ts). Mosquitto runs with
+    // `persistence false`: it keeps retained messages in memory and never writes them.
+    const floor = retainedFloor(opts.topics, 7, IN_FLIGHT);
+    const mosq = rows.find((r) => r.max.label === publish.label && r.max.broker.startsWith('Mosquitto'))!.max;
+    console.log(
+      `${publish.label}, floor of a durable store (SQLite alone, ${IN_FLIGHT} messages a transaction, no broker): ` +
+        `${Math.round(floor.msgsPerSecond)} msgs/s (${((100 * floor.msgsPerSecond) / mosq.delivered).toFixed(0)}% of Mosquitto's in-memory figure), ` +
+        `${floor.cpuMicrosPerMessage.toFixed(2)} µs CPU per message (Mosquitto: ${mosq.cpuPerMillion.toFixed(1)} µs per message, all of its work)\n`,
+    );
+    figures[`${publish.label}: floor msgs/s`] = floor.msgsPerSecond;
+    figures[`${publish.label}: floor CPU µs per message`] = floor.cpuMicrosPerMessage;
+  }
   reportFigures(figures);
 }
 

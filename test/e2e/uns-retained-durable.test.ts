@@ -156,17 +156,28 @@ test('a new subscriber gets every retained message, more of them than are writte
         }
       }),
     );
-    for (const qos of [0, 1] as const) {
-      const sub = await connectMqtt(url, { username: 'dev', password: 'dev-password' });
+    // MQTT 3.1.1 and 5; a subscription at QoS 0 and at QoS 1 of a wildcard filter.
+    for (const [protocolVersion, qos] of [
+      [4, 0],
+      [4, 1],
+      [5, 0],
+      [5, 1],
+    ] as const) {
+      const sub = await connectMqtt(url, { username: 'dev', password: 'dev-password', protocolVersion });
       const got = new Map<string, string>();
+      const qosSeen = new Set<number>();
       let live = 0;
       sub.on('message', (topic, payload, packet) => {
-        if (packet.retain) got.set(topic, payload.toString());
-        else live++;
+        if (packet.retain) {
+          got.set(topic, payload.toString());
+          qosSeen.add(packet.qos);
+        } else live++;
       });
       await subscribe(sub, 'many/#', qos);
       await eventually(() => got.size === count, 10_000, `QoS ${qos}: ${count} retained, got ${got.size}`);
       for (let n = 0; n < count; n++) assert.equal(got.get(`many/t${n}`), `v${n}`);
+      // At the subscription's QoS, not the stored message's (QoS 1): [MQTT-3.8.4-8].
+      assert.deepEqual([...qosSeen], [qos], `MQTT ${protocolVersion}, a QoS ${qos} subscription`);
       // After them, a live message arrives as a live one (not retained).
       await pub.publishAsync('many/t0', 'live', { qos: 1 });
       await eventually(() => live === 1, 5000, `QoS ${qos}: the live message`);

@@ -16,6 +16,7 @@ export {
   PERMS,
   filterProblem,
   topicMatches,
+  matchLevels,
   type Perm,
   type RuleSpec,
 } from './rules.js';

@@ -6,7 +6,8 @@
 import type { Duplex } from 'node:stream';
 import type { Client } from 'aedes';
 import type { BrokerLimits } from './options.js';
-import { SHARE_PREFIX, SHARED_PREFIX } from './wire.js';
+import { matchLevels } from '../accounts/index.js';
+import { SHARE_PREFIX, SHARED_PREFIX, wireOf, type WirePacket } from './wire.js';
 
 /** The parts of aedes's Client this layer hooks (instance fields, not its source). */
 export interface ClientInternals {
@@ -68,30 +69,102 @@ export function coalesceWrites(stream: Duplex): void {
 /** Retained messages of one SUBSCRIBE handed to a connection before their writes are done, at most. */
 export const RETAINED_WINDOW = 256;
 
-/** The part of aedes's Client that delivers a message at its QoS (an instance field). */
+/** The parts of aedes's Client that deliver a message at its QoS (instance fields). */
 interface DeliverInternals {
-  deliverQoS: (packet: { retain?: boolean; brokerId?: string | null }, cb: () => void) => void;
+  deliverQoS: (packet: WirePacket & { retain?: boolean; brokerId?: string | null }, cb: () => void) => void;
+  subscriptions?: Record<string, { qos: number }>;
+  connected: boolean;
+  broker: { authorizeForward: (client: object, packet: WirePacket) => WirePacket | null | undefined };
+  waitForDrain: (cb: () => void) => void;
+  conn: Duplex;
+}
+
+/** Bytes a connection may hold unwritten from retained messages on SUBSCRIBE before they wait for `drain`. */
+const RETAINED_BUFFERED = 1 << 20;
+
+/**
+ * A topic filter as a test of topics (MQTT matching: a filter starting with a wildcard does not
+ * match a `$` topic). The common `a/b/#` and exact filters are a string comparison.
+ */
+export function filterTest(filter: string): (topic: string) => boolean {
+  const levels = filter.split('/');
+  if (!filter.includes('+')) {
+    const hash = filter.indexOf('#');
+    if (hash === -1) return (topic) => topic === filter;
+    if (hash === 0 && filter.length === 1) return (topic) => topic.charCodeAt(0) !== 36;
+    if (hash === filter.length - 1 && filter.charCodeAt(hash - 1) === 47) {
+      const parent = filter.slice(0, hash - 1);
+      const prefix = filter.slice(0, hash);
+      return (topic) => topic.startsWith(prefix) || topic === parent;
+    }
+  }
+  return (topic) => matchLevels(levels, topic.split('/'));
+}
+
+/** Tests of the connections' subscription filters, by subscription object (aedes keeps one per filter). */
+const filterTests = new WeakMap<object, (topic: string) => boolean>();
+
+/**
+ * The QoS a retained message sent on SUBSCRIBE goes out at: at most the highest QoS granted to a
+ * subscription of the client that matches its topic ([MQTT-3.8.4-8]). aedes looks the subscription
+ * up by the message's topic, which finds no wildcard subscription: a QoS 0 subscriber of `a/#`
+ * got the QoS 1 retained messages at QoS 1 (and had to acknowledge each).
+ */
+function grantedQos(subs: Record<string, { qos: number }> | undefined, topic: string, qos: number): number {
+  if (qos === 0 || subs === undefined) return qos;
+  let best = -1;
+  for (const filter in subs) {
+    const sub = subs[filter]!;
+    if (sub.qos <= best) continue;
+    let test = filterTests.get(sub);
+    if (test === undefined) filterTests.set(sub, (test = filterTest(filter)));
+    if (test(topic)) best = sub.qos;
+  }
+  return best < 0 ? qos : Math.min(qos, best);
 }
 
 /**
  * aedes sends the retained messages of a SUBSCRIBE one after the other through a stream, each
  * only when the one before is written: `deliverQoS` (and `deliver0`) write on the next turn of the
  * event loop and call back on the turn after that (`write.js`: `setImmediate(done)`), so each
- * retained message cost two turns and a system call of its own. Here the stream is told at once
- * (on the next tick) for up to `RETAINED_WINDOW` messages whose writes are not done yet: they are
- * written in the same turn, in order, into one corked write; beyond the window (a full socket:
- * aedes waits for `drain` before it calls back) the stream waits as before. aedes's callback never
- * waited for an acknowledgement (QoS 1/2 beyond the client's Receive Maximum are held by wire.ts
- * either way). A retained message sent on SUBSCRIBE is the one packet aedes marks with
- * `brokerId = null` (it is not deduplicated).
+ * retained message cost two turns and a system call of its own.
+ *
+ * Here, first, such a message's QoS is cut to the subscription's (`grantedQos`). One at QoS 0
+ * (most: a dashboard subscribes at QoS 0) is written at once as one frame by the connection's
+ * Wire (`sendRetained`, in order with everything else written to the connection) and the stream
+ * is called back at once: a SUBSCRIBE's retained messages leave in one corked write per turn of
+ * `RETAINED_WINDOW` messages (or 16 KiB), and wait for `drain` only when the connection holds
+ * `RETAINED_BUFFERED` bytes unwritten. One at QoS 1/2 goes through aedes, and the stream is told
+ * at once (on the next tick) for up to `RETAINED_WINDOW` such messages whose writes are not done:
+ * they are written in the same turn, in order, into one corked write; beyond the window (a full
+ * socket: aedes waits for `drain` before it calls back) the stream waits as before. aedes's
+ * callback never waited for an acknowledgement (QoS 1/2 beyond the client's Receive Maximum are
+ * held by wire.ts either way). A retained message sent on SUBSCRIBE is the one packet aedes marks
+ * with `brokerId = null` (it is not deduplicated).
  */
 export function windowRetainedDelivery(client: object): void {
   const c = client as DeliverInternals;
   const deliverQoS = c.deliverQoS;
   let pending = 0;
+  let sent = 0;
   const written = () => void pending--;
   c.deliverQoS = (packet, cb) => {
-    if (packet.brokerId !== null || packet.retain !== true || pending >= RETAINED_WINDOW) {
+    if (packet.brokerId !== null || packet.retain !== true) {
+      deliverQoS(packet, cb);
+      return;
+    }
+    const qos = grantedQos(c.subscriptions, packet.topic as string, (packet.qos as number) ?? 0);
+    if (qos < packet.qos) packet.qos = qos;
+    const wire = qos === 0 && c.connected ? wireOf(client) : undefined;
+    if (wire !== undefined) {
+      const forward = c.broker.authorizeForward(client, packet);
+      const room = forward ? wire.sendRetained(forward) : true;
+      if (!room && c.conn.writableLength > RETAINED_BUFFERED) c.waitForDrain(cb);
+      else if (!room || ++sent % RETAINED_WINDOW === 0) setImmediate(cb);
+      else cb();
+      return;
+    }
+    if (pending >= RETAINED_WINDOW) {
       deliverQoS(packet, cb);
       return;
     }

@@ -3,7 +3,7 @@
  * outgoing and inbound QoS 2 messages, wills), through the query layer. `SqlPersistence` batches
  * its writes: the write methods take the transaction of the batch (`transaction`).
  */
-import type { Database, Kysely, Transaction } from '../../kernel/db/index.js';
+import type { CompiledQuery, Database, Kysely, Transaction } from '../../kernel/db/index.js';
 
 /** The broker's tables as Kysely sees them (migrations.ts). Packets are JSON text. */
 export interface BrokerTables {
@@ -20,6 +20,9 @@ export interface BrokerTables {
   uns_mqtt_incoming: { client_id: string; message_id: number; packet: string };
   uns_mqtt_will: { client_id: string; packet: string };
 }
+
+/** Rows of one retained upsert statement, at most. */
+const UPSERT_ROWS = 200;
 
 export type OutgoingRow = BrokerTables['uns_mqtt_outgoing'];
 export type BrokerTx = Transaction<BrokerTables>;
@@ -88,18 +91,16 @@ export class BrokerRepository {
    * to null for a deletion (upserts of up to 200 rows per statement, deletions of up to 500).
    */
   async writeRetained(trx: BrokerTx, packets: Map<string, string | null>): Promise<void> {
-    const puts: BrokerTables['uns_mqtt_retained'][] = [];
+    const puts: string[] = [];
     const dels: string[] = [];
     for (const [topic, packet] of packets) {
       if (packet === null) dels.push(topic);
-      else puts.push({ topic, packet });
+      else puts.push(topic, packet);
     }
-    for (let i = 0; i < puts.length; i += 200) {
-      await trx
-        .insertInto('uns_mqtt_retained')
-        .values(puts.slice(i, i + 200))
-        .onConflict((oc) => oc.column('topic').doUpdateSet({ packet: (eb) => eb.ref('excluded.packet') }))
-        .execute();
+    for (let i = 0; i < puts.length; i += 2 * UPSERT_ROWS) {
+      const part = puts.slice(i, i + 2 * UPSERT_ROWS);
+      const compiled = this.#upsert(part.length / 2);
+      await trx.executeQuery({ ...compiled, parameters: part });
     }
     for (let i = 0; i < dels.length; i += 500) {
       await trx
@@ -108,6 +109,27 @@ export class BrokerRepository {
         .execute();
     }
   }
+
+  /**
+   * The upsert of `rows` retained messages, built and compiled once per row count (at most
+   * `UPSERT_ROWS` of them): building and compiling it per batch cost as much as running it.
+   * Its parameters are topic and packet of each row, in order.
+   */
+  #upsert(rows: number): CompiledQuery {
+    let compiled = this.#upserts[rows];
+    if (!compiled) {
+      compiled = this.#db
+        .insertInto('uns_mqtt_retained')
+        .values(Array.from({ length: rows }, () => ({ topic: '', packet: '' })))
+        .onConflict((oc) => oc.column('topic').doUpdateSet({ packet: (eb) => eb.ref('excluded.packet') }))
+        .compile();
+      this.#upserts[rows] = compiled;
+    }
+    return compiled;
+  }
+
+  /** Compiled upserts by row count (`#upsert`): at most `UPSERT_ROWS`. */
+  readonly #upserts: (CompiledQuery | undefined)[] = [];
 
   async putSubscriptions(trx: BrokerTx, rows: BrokerTables['uns_mqtt_subscription'][]): Promise<void> {
     for (const row of rows) {

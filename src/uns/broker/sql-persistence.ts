@@ -3,9 +3,10 @@
  * configured): retained messages, subscriptions of persistent sessions, queued outgoing QoS 1/2
  * messages, inbound QoS 2 messages awaiting PUBREL, and wills survive a restart.
  *
- * Reads are answered by aedes-persistence's own in-memory persistence (its topic trie and
- * retained-message matching), which this class fills from the database at `setup` and keeps in
- * step; every change is also written to the database. Writes are grouped: the changes made while
+ * Reads are answered from memory: retained messages from this class's own map (every retained
+ * message, loaded at `setup`), the rest by aedes-persistence's in-memory persistence (its topic
+ * trie), which this class fills from the database at `setup` and keeps in step; every change is
+ * also written to the database. A SUBSCRIBE's retained messages never read the database. Writes are grouped: the changes made while
  * one transaction commits go into the next one, and each call resolves only when its change is
  * committed, so a QoS 1 PUBACK or QoS 2 PUBREC that aedes sends after the call means the message
  * is on disk. Proven against aedes-persistence's abstract conformance suite
@@ -18,6 +19,7 @@ import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import type { Database } from '../../kernel/db/index.js';
 import type { AsyncPersistence, ClientRef, Packet, Sub } from './async-persistence.js';
+import { filterTest } from './aedes-support.js';
 import { decode, encode } from './packet-json.js';
 
 export type { AsyncPersistence } from './async-persistence.js';
@@ -72,10 +74,21 @@ function encodeRetained(packets: Map<string, Packet | null>): Map<string, string
   return out;
 }
 
+function* retainedMatching(
+  retained: Map<string, Packet>,
+  tests: ((topic: string) => boolean)[],
+): Generator<Packet> {
+  for (const test of tests) {
+    for (const [topic, packet] of retained) if (test(topic)) yield packet;
+  }
+}
+
 export class SqlPersistence implements AsyncPersistence {
   readonly #repo: BrokerRepository;
   readonly #mem = new MemoryPersistence();
   readonly #wills = new Map<string, Packet>();
+  /** Every retained message, by topic: what a SUBSCRIBE's retained messages are read from. */
+  readonly #retainedAll = new Map<string, Packet>();
   #broker: { id: string; [key: string]: unknown } | undefined;
   #seq = 0;
   #queue: { op: Op; resolve: () => void; reject: (err: unknown) => void }[] = [];
@@ -110,7 +123,8 @@ export class SqlPersistence implements AsyncPersistence {
     await this.#mem.setup(broker);
     const repo = this.#repo;
     for (const row of await repo.retained()) {
-      await this.#mem.storeRetained(decode(row.packet));
+      const packet = decode(row.packet);
+      this.#retainedAll.set(packet.topic, packet);
     }
     const subsOf = new Map<string, Sub[]>();
     for (const row of await repo.subscriptions()) {
@@ -230,12 +244,15 @@ export class SqlPersistence implements AsyncPersistence {
   // --- retained -------------------------------------------------------------------------------
 
   async storeRetained(packet: Packet): Promise<void> {
-    await this.#mem.storeRetained(packet);
+    // A copy of its fields now (aedes goes on with the packet): what new subscribers get at once,
+    // and, for the batch, encoded when the batch is written (the last packet of a topic only).
+    const copy = packet.payload.length === 0 ? null : { ...packet };
+    if (copy === null) this.#retainedAll.delete(packet.topic);
+    else this.#retainedAll.set(packet.topic, copy);
     // The batch's retained messages go in one statement (the last of a topic wins); this call
     // resolves when that batch commits, or, for a payload `deferRetainedCommit` named, at once
     // (the commit is then `retainedCommit`'s).
-    // A copy of its fields now (aedes goes on with the packet); its text when the batch is written.
-    this.#retained.set(packet.topic, packet.payload.length === 0 ? null : { ...packet });
+    this.#retained.set(packet.topic, copy);
     // One queued write (and one promise) per batch, shared by its retained messages.
     const committed = (this.#retainedCommit ??= this.#write(noop));
     const payload = packet.payload;
@@ -270,11 +287,12 @@ export class SqlPersistence implements AsyncPersistence {
   }
 
   createRetainedStream(pattern: string): Readable {
-    return this.#mem.createRetainedStream(pattern);
+    return this.createRetainedStreamCombi([pattern]);
   }
 
+  /** The retained messages matching any of `patterns` (one per pattern it matches), from memory. */
   createRetainedStreamCombi(patterns: string[]): Readable {
-    return this.#mem.createRetainedStreamCombi(patterns);
+    return Readable.from(retainedMatching(this.#retainedAll, patterns.map(filterTest)));
   }
 
   // --- subscriptions --------------------------------------------------------------------------

@@ -26,6 +26,7 @@
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import { filterProblem } from '../accounts/index.js';
+import { ackFrame, publishFrame, VERSION_OPTS } from './frames.js';
 
 const require = createRequire(import.meta.url);
 
@@ -454,13 +455,27 @@ export class Wire {
     const ready = sent === acks.length ? acks : acks.slice(0, sent);
     this.#acks = sent === acks.length ? [] : acks.slice(sent);
     if (this.client.closed) return;
-    for (const a of ready) originalWrite(a.packet, this.client.conn, a.opts);
+    // The acknowledgements of a commit leave as one buffer (one write, not several per packet).
+    const frames = ready.map((a) => ackFrame(a.packet, a.opts));
+    this.client.conn.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
   }
 
-  #publish(packet: WirePacket, opts: { protocolVersion?: number } | undefined): boolean {
+  /**
+   * A retained message sent on SUBSCRIBE at QoS 0 (aedes-support.ts, `windowRetainedDelivery`):
+   * the same rules as any PUBLISH to this client, written now as one frame (not mqtt-packet's
+   * several writes), in order with the rest of the connection's writes. Answers whether the
+   * connection's buffer has room (`write`'s answer).
+   */
+  sendRetained(packet: WirePacket): boolean {
+    return this.#publish(packet, VERSION_OPTS[this.version] ?? VERSION_OPTS[4], true);
+  }
+
+  #publish(packet: WirePacket, opts: { protocolVersion?: number } | undefined, frame = false): boolean {
     if (!this.v5) {
       this.#opts.onPublishOut?.(this, packet);
-      return originalWrite(packet, this.client.conn, opts);
+      return frame
+        ? this.client.conn.write(publishFrame(packet, opts))
+        : originalWrite(packet, this.client.conn, opts);
     }
     const max = this.client.maximumPacketSize;
     if (max !== undefined && max > 0 && estimate(packet) > max) {
@@ -483,10 +498,10 @@ export class Wire {
         }
       }
     }
-    return this.#send(packet, opts);
+    return this.#send(packet, opts, frame);
   }
 
-  #send(packet: WirePacket, opts: { protocolVersion?: number } | undefined): boolean {
+  #send(packet: WirePacket, opts: { protocolVersion?: number } | undefined, frame = false): boolean {
     if (packet.qos > 0 && typeof packet.messageId === 'number') this.inflightOut.add(packet.messageId);
     this.#opts.onPublishOut?.(this, packet);
     const aliasMax = this.clientAliasMax;
@@ -501,6 +516,7 @@ export class Wire {
         packet = { ...packet, properties: { ...packet.properties, topicAlias: next } };
       }
     }
+    if (frame) return this.client.conn.write(publishFrame(packet, opts));
     return originalWrite(packet, this.client.conn, opts);
   }
 }

@@ -155,9 +155,19 @@ async function makeCase(key: string): Promise<Case> {
   const hub = new DataHub();
   switch (key) {
     case 'a':
-      return busCase(key, '(a) bare subscriber, plain code, same outputs (ceiling)', hub, bareSubscribers(hub, N));
+      return busCase(
+        key,
+        '(a) bare subscriber, plain code, same outputs (ceiling)',
+        hub,
+        bareSubscribers(hub, N),
+      );
     case 'a0':
-      return busCase(key, '(a0) bare subscriber, mean only, no output (reference)', hub, bareSubscribers(hub, N, false));
+      return busCase(
+        key,
+        '(a0) bare subscriber, mean only, no output (reference)',
+        hub,
+        bareSubscribers(hub, N, false),
+      );
     case 'f':
       return busCase(key, '(f) floor: Float64Array ring, same outputs', hub, floorSubscribers(hub, N));
     case 'r':
@@ -167,11 +177,18 @@ async function makeCase(key: string): Promise<Case> {
     default: {
       const kind = key === 'b' ? 'window' : 'script';
       const p = await meanProcessors(hub, N, kind);
-      const c = busCase(key, key === 'b' ? '(b) 1,000 built-in mean processors' : '(c) 1,000 script processors (QuickJS)', hub, p);
+      const c = busCase(
+        key,
+        key === 'b' ? '(b) 1,000 built-in mean processors' : '(c) 1,000 script processors (QuickJS)',
+        hub,
+        p,
+      );
       c.close = async () => {
         const counts = p.rt.counts;
         if (counts.failed > 0) {
-          const failed = Array.from({ length: N }, (_, i) => p.rt.status(`p${i}`)).find((st) => st?.state === 'Failed');
+          const failed = Array.from({ length: N }, (_, i) => p.rt.status(`p${i}`)).find(
+            (st) => st?.state === 'Failed',
+          );
           console.log(`warning: ${counts.failed} ${kind} processors failed, e.g.: ${failed?.error}`);
         }
         await p.rt.close();
@@ -248,7 +265,8 @@ const byKey = (k: string) => cases.find((c) => c.key === k)!;
 // Warm-up in turns, until the windows are full: every case's code (and the bus code they share)
 // seen before any round is timed.
 const CHUNK = 50_000;
-for (let done = 0; done < WARMUP; done += CHUNK) for (const c of cases) c.feed(Math.min(CHUNK, WARMUP - done));
+for (let done = 0; done < WARMUP; done += CHUNK)
+  for (const c of cases) c.feed(Math.min(CHUNK, WARMUP - done));
 for (let r = 0; r < ROUNDS; r++)
   for (let k = 0; k < cases.length; k++) round(cases[(r + k) % cases.length]!, VALUES);
 for (const c of cases) c.snapshot = Float64Array.from(c.means);
@@ -297,7 +315,10 @@ console.log(
   `\nsame means, worst relative difference against the reference loop (m): ` +
     cases
       .filter((c) => c.key !== 'm' && c.key !== 'r')
-      .map((c) => `${c.name.slice(0, c.name.indexOf(')') + 1)} ${worstDifference(c.key === 'c' ? c.means : ref, c.snapshot!).toExponential(1)}`)
+      .map(
+        (c) =>
+          `${c.name.slice(0, c.name.indexOf(')') + 1)} ${worstDifference(c.key === 'c' ? c.means : ref, c.snapshot!).toExponential(1)}`,
+      )
       .join(', '),
 );
 console.log(
@@ -308,7 +329,9 @@ console.log(
   `floor of the job (f) ${fmt(median(f.cpu))} ns per value = the bus (r) ${fmt(median(byKey('r').cpu))} ns + the mean (m) ${fmt(median(byKey('m').cpu))} ns + the output and the rest; (b) ${fmt(median(b.cpu))} ns is ${(median(b.cpu) / median(f.cpu)).toFixed(2)} times the floor, (a) ${(cpuA / median(f.cpu)).toFixed(2)} times`,
 );
 const share = median(b.rate) / rateA;
-console.log(`target (b) >= 80% of (a): ${share >= 0.8 ? 'met' : 'missed'} (${pct(share)} by wall clock, ${pct(cpuA / median(b.cpu))} by CPU time)`);
+console.log(
+  `target (b) >= 80% of (a): ${share >= 0.8 ? 'met' : 'missed'} (${pct(share)} by wall clock, ${pct(cpuA / median(b.cpu))} by CPU time)`,
+);
 reportFigures(
   {
     bareValuesPerSecond: rateA,

@@ -101,6 +101,106 @@ export function bareSubscribers(hub: DataHub, n: number, output = true, reader =
   return read ?? { means, outputs: () => count };
 }
 
+/**
+ * A sliding 10 s window of one tag in plain code with the least work a mean needs: values and
+ * times in a `Float64Array` ring (capacity a power of two, doubled when full, never compacted by
+ * copying), a running sum.
+ * Answers the window's length after `v` came in; `sum` is the window's sum.
+ */
+export class Ring {
+  values = new Float64Array(2048);
+  times = new Float64Array(2048);
+  head = 0;
+  length = 0;
+  sum = 0;
+
+  push(v: number, t: number): number {
+    let mask = this.values.length - 1;
+    if (this.length > mask) {
+      const cap = this.values.length;
+      const values = new Float64Array(cap * 2);
+      const times = new Float64Array(cap * 2);
+      for (let k = 0; k < cap; k++) {
+        values[k] = this.values[(this.head + k) & mask]!;
+        times[k] = this.times[(this.head + k) & mask]!;
+      }
+      this.values = values;
+      this.times = times;
+      this.head = 0;
+      mask = cap * 2 - 1;
+    }
+    const values = this.values;
+    const times = this.times;
+    const at = (this.head + this.length) & mask;
+    values[at] = v;
+    times[at] = t;
+    let length = this.length + 1;
+    let head = this.head;
+    let sum = this.sum + v;
+    const from = t - WINDOW_MS;
+    while (length > 0 && times[head]! <= from) {
+      sum -= values[head]!;
+      head = (head + 1) & mask;
+      length--;
+    }
+    this.head = head;
+    this.length = length;
+    this.sum = sum;
+    return length;
+  }
+}
+
+/**
+ * (f) the floor of the job: a bare subscriber per tag with a `Ring` (no Millwright code besides
+ * the bus), each mean published as (a) and (b) publish it (same subject, payload and reader).
+ */
+export function floorSubscribers(hub: DataHub, n: number): CaseOutputs {
+  const read = outputReader(hub, n);
+  for (let i = 0; i < n; i++) {
+    const ring = new Ring();
+    const id = `p${i}`;
+    const name = `mean ${i}`;
+    const out = hub.outlet(`${OUTPUT_PREFIX}${id}`);
+    hub.subscribe(subject(i), {
+      callback: (msg) => {
+        const p = msg.data as { value: number; timestamp: number };
+        const count = ring.push(p.value, p.timestamp);
+        if (out.interested())
+          out.publish({
+            success: true,
+            datatype: 'float64',
+            timestamp: p.timestamp,
+            registerId: id,
+            value: ring.sum / count,
+            deviceID: 'bench',
+            deviceName: 'analytics',
+            tagName: name,
+            description: 'window',
+            metadata: { statistic: 'mean', count },
+          });
+      },
+    });
+  }
+  return read;
+}
+
+/**
+ * (r) the bus's delivery alone: a subscriber per tag that reads the value and keeps it (no mean,
+ * no output). Not a ceiling of the job: the part of every case that the bus does.
+ */
+export function receivers(hub: DataHub, n: number): CaseOutputs {
+  const last = new Float64Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++)
+    hub.subscribe(subject(i), {
+      callback: (msg) => {
+        last[i] = (msg.data as { value: number }).value;
+        count++;
+      },
+    });
+  return { means: last, outputs: () => count };
+}
+
 /** (c)'s script: the same sliding mean as (a), in the processors' sandbox. */
 const SCRIPT = `
 const values = [], times = [];

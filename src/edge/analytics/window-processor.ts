@@ -10,31 +10,23 @@ function percentileOf(sorted: number[], p: number): number {
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (rank - lo);
 }
 
+/** A statistic of the running sums: the window's sum, sum of squares and length (not empty). */
+type Running = (sum: number, sumSq: number, n: number) => number;
+
 /**
- * A statistic over a list of values (with their running sum and sum of squares). The statistics
- * of the running sums first, in a small function that inlines into the processor's path; the
- * ones that scan the window in `scanned`.
+ * The statistics that need no pass over the window, one small function each: the processor calls
+ * its own (one target per statistic, so that it inlines into the runtime's path of a value and
+ * leaves room there for the output's publish); min, max and percentile go through `scanned`.
  */
-function statistic(
-  stat: Statistic,
-  p: number,
-  values: ArrayLike<number>,
-  from: number,
-  to: number,
-  sum: number,
-  sumSq: number,
-): number | null {
-  const n = to - from;
-  if (stat === 'count') return n;
-  if (n === 0) return null;
-  if (stat === 'mean') return sum / n;
-  if (stat === 'sum') return sum;
-  if (stat === 'stddev') {
+const RUNNING: Partial<Record<Statistic, Running>> = {
+  count: (_sum, _sumSq, n) => n,
+  mean: (sum, _sumSq, n) => sum / n,
+  sum: (sum) => sum,
+  stddev: (sum, sumSq, n) => {
     const mean = sum / n;
     return Math.sqrt(Math.max(0, sumSq / n - mean * mean));
-  }
-  return scanned(stat, p, values, from, to);
-}
+  },
+};
 
 /** min, max and percentile: a pass over the window's values. */
 function scanned(stat: Statistic, p: number, values: ArrayLike<number>, from: number, to: number): number {
@@ -61,6 +53,7 @@ function scanned(stat: Statistic, p: number, values: ArrayLike<number>, from: nu
 /** Windowed statistics over tumbling or sliding windows, by time (payload timestamps) or by count. */
 export class WindowProcessor implements Processor {
   readonly #stat: Statistic;
+  readonly #running: Running | undefined;
   readonly #p: number;
   readonly #sliding: boolean;
   readonly #ms: number | undefined;
@@ -77,6 +70,7 @@ export class WindowProcessor implements Processor {
 
   constructor(params: Record<string, unknown>) {
     this.#stat = params.statistic as Statistic;
+    this.#running = RUNNING[this.#stat];
     this.#p = params.percentile as number;
     this.#sliding = params.windowType === 'sliding';
     this.#ms = params.windowMs as number | undefined;
@@ -92,18 +86,31 @@ export class WindowProcessor implements Processor {
     this.#times.push(t);
     this.#sum += v;
     this.#sumSq += v * v;
-    if (this.#values.length - this.#head > LIMITS.maxWindowValues) this.#shift();
+    if (this.#values.length - this.#head > LIMITS.maxWindowValues) this.#overflow();
   }
 
+  /** A window over `LIMITS.maxWindowValues`: its oldest value goes. */
+  #overflow(): void {
+    this.#shift();
+    this.#trim();
+  }
+
+  /** The oldest value leaves the window (the arrays are trimmed by `#trim` after the shifts). */
   #shift(): void {
     const v = this.#values[this.#head++]!;
     this.#sum -= v;
     this.#sumSq -= v * v;
-    if (this.#head > 1024 && this.#head * 2 > this.#values.length) {
-      this.#values = this.#values.slice(this.#head);
-      this.#times = this.#times.slice(this.#head);
-      this.#head = 0;
-    }
+  }
+
+  /** The values that left drop off the arrays' front, when they are half of them. */
+  #trim(): void {
+    if (this.#head > 1024 && this.#head * 2 > this.#values.length) this.#compact();
+  }
+
+  #compact(): void {
+    this.#values = this.#values.slice(this.#head);
+    this.#times = this.#times.slice(this.#head);
+    this.#head = 0;
   }
 
   #reset(): void {
@@ -114,9 +121,8 @@ export class WindowProcessor implements Processor {
     this.#sumSq = 0;
   }
 
+  /** Running sums drift with many subtractions: recomputed every 10,000 values (kept off the hot path). */
   #exact(): void {
-    // Running sums drift with many subtractions: recompute them now and then.
-    if (++this.#sinceExact < 10_000) return;
     this.#sinceExact = 0;
     let s = 0;
     let q = 0;
@@ -130,15 +136,11 @@ export class WindowProcessor implements Processor {
   }
 
   #value(): number | null {
-    return statistic(
-      this.#stat,
-      this.#p,
-      this.#values,
-      this.#head,
-      this.#values.length,
-      this.#sum,
-      this.#sumSq,
-    );
+    const n = this.#values.length - this.#head;
+    const running = this.#running;
+    if (running !== undefined)
+      return n === 0 && this.#stat !== 'count' ? null : running(this.#sum, this.#sumSq, n);
+    return n === 0 ? null : scanned(this.#stat, this.#p, this.#values, this.#head, this.#values.length);
   }
 
   #out(timestamp: number, windowStart?: number, windowEnd?: number): Output {
@@ -155,27 +157,54 @@ export class WindowProcessor implements Processor {
 
   /** A sliding window takes `v`: the values that left the window go. */
   #slide(v: number, t: number): void {
-    this.#push(v, t);
-    if (this.#ms !== undefined) {
-      const from = t - this.#ms;
-      while (this.#head < this.#values.length && this.#times[this.#head]! <= from) this.#shift();
-    } else {
-      while (this.#values.length - this.#head > this.#count!) this.#shift();
+    // `#push` and the shifts written out, in locals: this path inlines into the runtime's (V8's
+    // budget of inlined bytecode leaves room for the output's publish only so), and a call here
+    // would box `v` and `t`.
+    const values = this.#values;
+    const times = this.#times;
+    values.push(v);
+    times.push(t);
+    const n = values.length;
+    const ms = this.#ms;
+    let head = this.#head;
+    let sum = this.#sum + v;
+    let sumSq = this.#sumSq + v * v;
+    const from = ms === undefined ? -Infinity : t - ms;
+    const keep = Math.min(ms === undefined ? this.#count! : n, LIMITS.maxWindowValues);
+    while (head < n && (times[head]! <= from || n - head > keep)) {
+      const x = values[head++]!;
+      sum -= x;
+      sumSq -= x * x;
     }
-    this.#exact();
+    this.#head = head;
+    this.#sum = sum;
+    this.#sumSq = sumSq;
+    this.#trim();
+    if (++this.#sinceExact >= 10_000) this.#exact();
   }
 
   inputTo(i: number, raw: unknown, t: number, _payload: unknown, emit: Emit): void {
     if (!this.#sliding) {
-      const o = this.input(i, raw, t);
-      if (o !== undefined) emit(o.value, o.timestamp, o.metadata);
+      this.#tumblingTo(i, raw, t, emit);
       return;
     }
     // The runtime's path of a sliding window: one output per value, without an `Output` object.
     const v = num(raw);
     if (v === undefined) return;
     this.#slide(v, t);
-    emit(this.#value(), t, { statistic: this.#stat, count: this.#values.length - this.#head });
+    // The statistics of the running sums straight from them (one small call that inlines); min,
+    // max, percentile and an empty window through `#value`.
+    const count = this.#values.length - this.#head;
+    const running = this.#running;
+    emit(running !== undefined && count > 0 ? running(this.#sum, this.#sumSq, count) : this.#value(), t, {
+      statistic: this.#stat,
+      count,
+    });
+  }
+
+  #tumblingTo(i: number, raw: unknown, t: number, emit: Emit): void {
+    const o = this.input(i, raw, t);
+    if (o !== undefined) emit(o.value, o.timestamp, o.metadata);
   }
 
   input(_i: number, raw: unknown, t: number): Output | undefined {

@@ -274,6 +274,39 @@ describe('parameters', () => {
 });
 
 describe('window inputTo (the runtime path)', () => {
+  test('a long sliding window: trimmed arrays, drift recomputed, at most maxWindowValues values', () => {
+    // 30,000 values through a 1 s window (100 per window: the arrays are trimmed many times and
+    // the running sums recomputed three times): every mean equals the mean of the values in the
+    // window, recomputed from scratch; by count the same.
+    const byTime = make('window', { statistic: 'mean', windowType: 'sliding', windowMs: 1000 });
+    const byCount = make('window', { statistic: 'stddev', windowType: 'sliding', windowCount: 7 });
+    const values: number[] = [];
+    for (let k = 0; k < 30_000; k++) {
+      const v = Math.sin(k / 3) * 1e6 + (k % 11);
+      values.push(v);
+      const t = 1_000_000 + k * 10;
+      const [o] = feed(byTime, [[v, t]]);
+      const inWindow = values.slice(Math.max(0, k - 99));
+      const mean = inWindow.reduce((x, y) => x + y, 0) / inWindow.length;
+      assert.ok(Math.abs((o!.value as number) - mean) < 1e-6 * 1e6, `mean at ${k}`);
+      assert.equal(o!.metadata?.count, inWindow.length);
+      const [c] = feed(byCount, [[v, t]]);
+      assert.equal(c!.metadata?.count, Math.min(7, k + 1));
+    }
+    // More values in the window's time than LIMITS.maxWindowValues (100,000): the oldest go.
+    const many = make('window', { statistic: 'sum', windowType: 'sliding', windowMs: 3_600_000 });
+    let last: Output | undefined;
+    for (let k = 0; k < 100_010; k++)
+      many.inputTo!(0, k < 10 ? 1e9 : 1, 5_000, {}, (value, timestamp, metadata) => {
+        last = { value, timestamp, metadata };
+      });
+    assert.deepEqual(last, {
+      value: 100_000,
+      timestamp: 5_000,
+      metadata: { statistic: 'sum', count: 100_000 },
+    });
+  });
+
   test('emits what input answers, for every kind of window', () => {
     const series: Array<[unknown, number]> = [4, 8, 'x', 15, 16, 23, 42, 7, 1].map((v, i) => [
       v,

@@ -1,8 +1,16 @@
 // The processes of bench/acquisition-floor.ts: plain JavaScript run by plain `node` (no tsx loader,
 // whose module-hooks thread would add its own isolate to the resident memory measured), no
-// Millwright code. `--role read | deliver | both --ports p1,p2,… --servers N --registers M`.
+// Millwright code. `--role read | deliver | both | all --ports p1,p2,… --servers N --registers M`.
+// `all` is `both` with the values recorded as the edge's history records them: a worker thread
+// appending (tag, ts, v) rows to DuckDB (one thread, the store's memory limit, a hot table of the
+// store's columns and block size) in batches four times a second, one appender per batch. It
+// leaves out the store's minute move (a sort into a segment file) and its queries.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import ModbusRTU from 'modbus-serial';
 
 const arg = (name, dflt) => {
@@ -15,6 +23,39 @@ const REGISTERS = Number(arg('registers', 10000));
 const PORTS = String(arg('ports', '')).split(',').map(Number);
 const BLOCK = 125;
 const INTERVAL_MS = 1000;
+
+// --- the history's worker: DuckDB appends, nothing else ----------------------------------------
+if (!isMainThread) {
+  const { DuckDBInstance, DuckDBDataChunk, INTEGER, DOUBLE } = await import('@duckdb/node-api');
+  const dir = workerData.dir;
+  const db = await DuckDBInstance.create(join(dir, 'catalog.duckdb'), {
+    threads: '1',
+    memory_limit: '256MB',
+    preserve_insertion_order: 'true',
+    checkpoint_threshold: '16MB',
+  });
+  const c = await db.connect();
+  await c.run(`attach '${join(dir, 'hot-1.duckdb')}' as h1 (BLOCK_SIZE 16384)`);
+  await c.run('create table h1.hot (tag INTEGER, ts DOUBLE, v DOUBLE)');
+  const chunk = DuckDBDataChunk.create([INTEGER, DOUBLE, DOUBLE]);
+  parentPort.on('message', async ({ tag, ts, v, n }) => {
+    const app = await c.createAppender('hot', 'main', 'h1');
+    const cols = [tag, ts, v];
+    for (let off = 0; off < n; off += 2048) {
+      const m = Math.min(2048, n - off);
+      chunk.reset();
+      chunk.rowCount = m;
+      for (let k = 0; k < 3; k++) {
+        const vec = chunk.getColumnVector(k);
+        vec.items.set(cols[k].subarray(off, off + m));
+        vec.flush();
+      }
+      app.appendDataChunk(chunk);
+    }
+    app.closeSync();
+  });
+  await new Promise(() => undefined);
+}
 
 // --- the minimal state of a tag ----------------------------------------------------------------
 /** A uuid-shaped ID (36 characters, as the edge's tag and device IDs). */
@@ -126,7 +167,38 @@ if (ROLE === 'read') {
     s.write(out.subarray(0, len));
   };
   if (ROLE === 'both') devices.forEach((d, i) => void pollDevice(d, PORTS[i], write));
-  else {
+  else if (ROLE === 'all') {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-floor-history-'));
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+    process.on('SIGTERM', () => process.exit(0));
+    const worker = new Worker(new URL(import.meta.url), { workerData: { dir }, argv: process.argv.slice(2) });
+    const CAP = (SERVERS * REGISTERS) / 2;
+    const batch = () => ({
+      tag: new Int32Array(CAP),
+      ts: new Float64Array(CAP),
+      v: new Float64Array(CAP),
+      n: 0,
+    });
+    let b = batch();
+    setInterval(() => {
+      if (b.n === 0) return;
+      worker.postMessage(b, [b.tag.buffer, b.ts.buffer, b.v.buffer]);
+      b = batch();
+    }, 250);
+    devices.forEach(
+      (d, i) =>
+        void pollDevice(d, PORTS[i], (dev, start, n) => {
+          write(dev, start, n);
+          const ts = Date.now();
+          const base = i * REGISTERS;
+          for (let k = start; k < start + n && b.n < CAP; k++, b.n++) {
+            b.tag[b.n] = base + k;
+            b.ts[b.n] = ts;
+            b.v[b.n] = dev.last[k];
+          }
+        }),
+    );
+  } else {
     // 80 blocks a second a device, each its own write, spread evenly over the second.
     const blocksPerDevice = Math.ceil(REGISTERS / BLOCK);
     const perSecond = SERVERS * blocksPerDevice;

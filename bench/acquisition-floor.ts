@@ -1,7 +1,7 @@
 /**
  * bench/acquisition-floor: the least work `bench/acquisition`'s path must do, with no Millwright code
  * around it (issue 34: 100,000 Modbus values/s at 25% of a core, RSS under 250 MiB). Each case is a
- * bare Node process of its own (this file with `--role`), its CPU read from /proc over a window
+ * bare Node process of its own (`acquisition-floor-peer.mjs`, plain JavaScript), its CPU read from /proc over a window
  * after a warm-up, cases alternated over rounds, medians reported:
  *
  * - `read`: the read side. The modbus-serial client (as the edge's Modbus driver uses it) reading the
@@ -18,6 +18,10 @@
  *   tags' last values and written as 125 MSG frames in one write. Its resident memory with
  *   100,000 tags' minimal state (ID, name, address, last value) and the subscriber's connection is
  *   the memory floor.
+ * - `all`: `both`, and every value recorded as the edge's history does by default: a worker thread
+ *   appending (tag, ts, v) rows to DuckDB (one thread, a 256 MB limit, the store's hot table and
+ *   block size) in four batches a second, one appender per batch. It leaves out the store's minute
+ *   move into a segment file and its queries, so it is below what the store costs.
  *
  *   npm run bench -- acquisition-floor [--servers 10] [--registers 10000] [--floor-rounds 3] [--floor-seconds 5]
  *                                      [--floor-warmup 2] [--short]
@@ -88,6 +92,7 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
+type Role = 'read' | 'deliver' | 'both' | 'all';
 export interface FloorCase {
   cpu: number;
   rss: number;
@@ -96,7 +101,7 @@ export interface FloorCase {
 }
 
 /** One case in a process of its own: CPU share of a core and highest RSS over the window. */
-async function runCase(role: 'read' | 'deliver' | 'both', ports: number[]): Promise<FloorCase> {
+async function runCase(role: Role, ports: number[]): Promise<FloorCase> {
   const { proc, line } = await child([
     '--role',
     role,
@@ -140,11 +145,9 @@ async function runCase(role: 'read' | 'deliver' | 'both', ports: number[]): Prom
 }
 
 /** The three floors over `ROUNDS` alternated rounds against running servers; medians. */
-export async function measureFloors(
-  ports: number[],
-): Promise<Record<'read' | 'deliver' | 'both', FloorCase & { cpus: number[] }>> {
-  const roles = ['read', 'deliver', 'both'] as const;
-  const runs: Record<string, FloorCase[]> = { read: [], deliver: [], both: [] };
+export async function measureFloors(ports: number[]): Promise<Record<Role, FloorCase & { cpus: number[] }>> {
+  const roles = ['read', 'deliver', 'both', 'all'] as const;
+  const runs: Record<string, FloorCase[]> = { read: [], deliver: [], both: [], all: [] };
   for (let r = 0; r < ROUNDS; r++) for (const role of roles) runs[role]!.push(await runCase(role, ports));
   const med = (role: string) => {
     const xs = runs[role]!;
@@ -156,7 +159,7 @@ export async function measureFloors(
       cpus: xs.map((x) => x.cpu),
     };
   };
-  return { read: med('read'), deliver: med('deliver'), both: med('both') };
+  return { read: med('read'), deliver: med('deliver'), both: med('both'), all: med('all') };
 }
 
 export function printFloors(f: Awaited<ReturnType<typeof measureFloors>>): void {
@@ -179,6 +182,11 @@ export function printFloors(f: Awaited<ReturnType<typeof measureFloors>>): void 
     true,
   );
   row("(a)+(b) in one process, 100,000 tags' minimal state: (c) its RSS", f.both, true);
+  row(
+    '(a)+(b)+(d): and every value recorded (a worker thread appending to DuckDB, 4 batches a second)',
+    f.all,
+    true,
+  );
   console.log(`\n(a) + (b) measured apart: ${pct(f.read.cpu + f.deliver.cpu)} of a core; the target: 25%`);
 }
 
@@ -225,6 +233,8 @@ if (import.meta.filename === process.argv[1]) {
       deliverFloorCpuShareOfCore: f.deliver.cpu,
       bothFloorCpuShareOfCore: f.both.cpu,
       floorRssMiB: f.both.rss,
+      allFloorCpuShareOfCore: f.all.cpu,
+      allFloorRssMiB: f.all.rss,
       deliverFloorPerSecond: f.deliver.delivered,
       bothFloorPerSecond: f.both.delivered,
     },

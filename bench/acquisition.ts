@@ -372,6 +372,8 @@ reportFigures({
         deliverFloorCpuShareOfCore: floors.deliver.cpu,
         bothFloorCpuShareOfCore: floors.both.cpu,
         floorRssMiB: floors.both.rss,
+        allFloorCpuShareOfCore: floors.all.cpu,
+        allFloorRssMiB: floors.all.rss,
       }
     : {}),
   offeredPerSecond: SERVERS * REGISTERS,

@@ -144,6 +144,7 @@ async function pollDevice(d, port, onBlock) {
       const r = await c.readHoldingRegisters(a, n);
       const buf = r.buffer;
       for (let i = 0; i < n; i++) d.last[a + i] = buf.readUInt16BE(i * 2);
+      valuesRead += n;
       onBlock?.(d, a, n);
     }
   };
@@ -156,6 +157,9 @@ async function pollDevice(d, port, onBlock) {
 }
 
 const devices = makeDevices();
+/** Values read (or, in `deliver`, made), told to the bench four times a second. */
+let valuesRead = 0;
+setInterval(() => process.stdout.write(`read ${valuesRead}\n`), 250);
 if (ROLE === 'read') {
   devices.forEach((d, s) => void pollDevice(d, PORTS[s]));
   process.stdout.write('{"ready":true}\n');
@@ -212,6 +216,7 @@ if (ROLE === 'read') {
         const n = Math.min(BLOCK, REGISTERS - start);
         for (let i = start; i < start + n; i++) d.last[i] = (d.last[i] + 1) & 0xffff;
         write(d, start, n);
+        valuesRead += n;
       }
       setTimeout(tick, 1);
     };

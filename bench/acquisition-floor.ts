@@ -50,6 +50,7 @@ process.on('exit', () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
+const valuesRead = new Map<ChildProcess, number>();
 function child(args: string[]): Promise<{ proc: ChildProcess; line: Record<string, unknown> }> {
   const proc = spawn(
     process.execPath,
@@ -66,6 +67,13 @@ function child(args: string[]): Promise<{ proc: ChildProcess; line: Record<strin
       const nl = out.indexOf('\n');
       if (nl >= 0 && out.startsWith('{'))
         resolve({ proc, line: JSON.parse(out.slice(0, nl)) as Record<string, unknown> });
+      // `read N` lines: the values the process has read (made, in `deliver`) so far.
+      const at = out.lastIndexOf('read ');
+      const end = out.indexOf('\n', at);
+      if (at >= 0 && end > at) {
+        valuesRead.set(proc, Number(out.slice(at + 5, end)));
+        out = out.slice(end + 1);
+      }
     });
     proc.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)));
   });
@@ -98,6 +106,9 @@ export interface FloorCase {
   rss: number;
   delivered: number;
   payloadBytes: number;
+  /** Values read (made, in `deliver`) a second, and CPU microseconds a value. */
+  values: number;
+  usPerValue: number;
 }
 
 /** One case in a process of its own: CPU share of a core and highest RSS over the window. */
@@ -129,6 +140,7 @@ async function runCase(role: Role, ports: number[]): Promise<FloorCase> {
   await sleep(WARMUP * 1000);
   const pid = proc.pid!;
   const c0 = cpuSeconds(pid);
+  const v0 = valuesRead.get(proc) ?? 0;
   const w0 = performance.now();
   counting = true;
   let rss = rssMiB(pid);
@@ -138,10 +150,11 @@ async function runCase(role: Role, ports: number[]): Promise<FloorCase> {
   clearInterval(timer);
   const wall = (performance.now() - w0) / 1000;
   const cpu = (cpuSeconds(pid) - c0) / wall;
+  const values = ((valuesRead.get(proc) ?? 0) - v0) / wall;
   rss = Math.max(rss, rssMiB(pid));
   await nc?.close();
   await stop(proc);
-  return { cpu, rss, delivered: received / wall, payloadBytes };
+  return { cpu, rss, delivered: received / wall, payloadBytes, values, usPerValue: (cpu / values) * 1e6 };
 }
 
 /** The three floors over `ROUNDS` alternated rounds against running servers; medians. */
@@ -155,6 +168,8 @@ export async function measureFloors(ports: number[]): Promise<Record<Role, Floor
       cpu: median(xs.map((x) => x.cpu)),
       rss: median(xs.map((x) => x.rss)),
       delivered: median(xs.map((x) => x.delivered)),
+      values: median(xs.map((x) => x.values)),
+      usPerValue: median(xs.map((x) => x.usPerValue)),
       payloadBytes: xs[0]!.payloadBytes,
       cpus: xs.map((x) => x.cpu),
     };
@@ -169,11 +184,13 @@ export function printFloors(f: Awaited<ReturnType<typeof measureFloors>>): void 
     `\nfloors: bare Node processes, no Millwright code; ${SERVERS} devices × ${fmt(REGISTERS)} uint16 tags at ${INTERVAL_MS} ms, blocks of ${BLOCK}; ` +
       `${ROUNDS} rounds alternated, window ${SECONDS} s after ${WARMUP} s; median (each round)\n`,
   );
-  console.log('| floor | CPU (one core = 100%) | RSS MiB | values/s delivered |');
-  console.log('| --- | ---: | ---: | ---: |');
+  console.log(
+    '| floor | CPU (one core = 100%), median (rounds) | values/s read | µs CPU a value | CPU at 100,000 values/s | RSS MiB | values/s delivered |',
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   const row = (name: string, c: FloorCase & { cpus: number[] }, delivered: boolean) =>
     console.log(
-      `| ${name} | ${pct(c.cpu)} (${c.cpus.map(pct).join(', ')}) | ${c.rss.toFixed(0)} | ${delivered ? fmt(c.delivered) : ''} |`,
+      `| ${name} | ${pct(c.cpu)} (${c.cpus.map(pct).join(', ')}) | ${fmt(c.values)} | ${c.usPerValue.toFixed(2)} | ${pct(c.usPerValue / 10)} | ${c.rss.toFixed(0)} | ${delivered ? fmt(c.delivered) : ''} |`,
     );
   row('(a) read: modbus-serial client, same blocks at the same rate', f.read, false);
   row(
@@ -187,7 +204,10 @@ export function printFloors(f: Awaited<ReturnType<typeof measureFloors>>): void 
     f.all,
     true,
   );
-  console.log(`\n(a) + (b) measured apart: ${pct(f.read.cpu + f.deliver.cpu)} of a core; the target: 25%`);
+  console.log(
+    `\n(a) + (b) measured apart: ${pct(f.read.cpu + f.deliver.cpu)} of a core, ${(f.read.usPerValue + f.deliver.usPerValue).toFixed(2)} µs a value ` +
+      `(${pct((f.read.usPerValue + f.deliver.usPerValue) / 10)} at 100,000 values/s); in one process ${f.both.usPerValue.toFixed(2)} µs a value; the target: 25% of a core (2.5 µs a value)`,
+  );
 }
 
 /** The Modbus servers of `bench/acquisition` (its `--serve` process); their ports. */
@@ -235,6 +255,8 @@ if (import.meta.filename === process.argv[1]) {
       floorRssMiB: f.both.rss,
       allFloorCpuShareOfCore: f.all.cpu,
       allFloorRssMiB: f.all.rss,
+      bothFloorUsPerValue: f.both.usPerValue,
+      allFloorUsPerValue: f.all.usPerValue,
       deliverFloorPerSecond: f.deliver.delivered,
       bothFloorPerSecond: f.both.delivered,
     },

@@ -17,7 +17,7 @@
  * process (configuration, the NATS subscriber, the ceiling).
  *
  *   npm run bench -- acquisition [--servers 10] [--registers 10000] [--seconds 20] [--warmup 10]
- *                                [--short] [--edge-args "--history=false"]
+ *                                [--short] [--edge-args "--history=false"] [--floors]
  *
  * `--short` (for `npm run bench -- summary`): the same 100,000 tags, a window of 8 s after 5 s of
  * warm-up, 3 updates instead of 7.
@@ -32,12 +32,15 @@ import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
 import { ModbusPeer } from '../test/helpers/peers/modbus.js';
 import { cleanEnv, runCliJson, startCli } from '../test/helpers/cli.js';
 import { numArg as arg, reportFigures, SHORT } from './support.js';
+import { measureFloors, printFloors } from './acquisition-floor.js';
 
 const SERVERS = arg('servers', 10);
 const REGISTERS = arg('registers', 10000);
 const SECONDS = arg('seconds', 20, 8);
 const WARMUP = arg('warmup', 10, 5);
 const BLOCK = 125;
+/** `--floors`: after the ceiling, the floors of bench/acquisition-floor.ts against the same servers. */
+const FLOORS = process.argv.includes('--floors');
 /** Extra flags for `millwright edge` (one string, split at spaces), e.g. `--history-memory-mb 64`. */
 const edgeArgsAt = process.argv.indexOf('--edge-args');
 const EDGE_ARGS = edgeArgsAt > 0 ? (process.argv[edgeArgsAt + 1] ?? '').split(' ').filter(Boolean) : [];
@@ -322,6 +325,8 @@ await Promise.all(
   }),
 );
 const ceiling = regs / ((performance.now() - c0) / 1000);
+// The floors (bench/acquisition-floor.ts) against the same servers, in the same run.
+const floors = FLOORS ? await measureFloors(servers2) : undefined;
 cleanup();
 rmSync(dataDir, { recursive: true, force: true });
 
@@ -359,7 +364,18 @@ console.log(`| same, slowest of ${UPDATES}, ms | ${result.updateMax.toFixed(1)} 
 console.log(
   `\ntargets: RSS ${rssSetup < 300 ? 'MET' : 'NOT MET'}; update latency ${result.updateP50 < 100 ? 'MET' : 'NOT MET'} (all ${UPDATES}: ${updateMs.map((x) => x.toFixed(0)).join(', ')} ms)`,
 );
+if (floors) printFloors(floors);
 reportFigures({
+  ...(floors
+    ? {
+        readFloorCpuShareOfCore: floors.read.cpu,
+        deliverFloorCpuShareOfCore: floors.deliver.cpu,
+        bothFloorCpuShareOfCore: floors.both.cpu,
+        floorRssMiB: floors.both.rss,
+        allFloorCpuShareOfCore: floors.all.cpu,
+        allFloorRssMiB: floors.all.rss,
+      }
+    : {}),
   offeredPerSecond: SERVERS * REGISTERS,
   deliveredPerSecond: result.valuesPerSecond,
   ceilingPerSecond: ceiling,

@@ -85,7 +85,15 @@ function batchedWriter(socket) {
   };
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'te', 'trailer']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'te',
+  'trailer',
+]);
 
 function ready(port, linkPort) {
   process.stdout.write(`floor-ready ${JSON.stringify({ port, linkPort })}\n`);
@@ -115,7 +123,9 @@ if (role === 'answerer') {
       }),
     );
   });
-  direct.listen(0, '127.0.0.1', () => link.listen(0, '127.0.0.1', () => ready(direct.address().port, link.address().port)));
+  direct.listen(0, '127.0.0.1', () =>
+    link.listen(0, '127.0.0.1', () => ready(direct.address().port, link.address().port)),
+  );
 } else if (role === 'proxy') {
   const tokens = new Map([[config.token, { role: 'admin' }]]);
   const prefix = config.prefix;
@@ -131,7 +141,8 @@ if (role === 'answerer') {
       if (!res) return;
       waiting.delete(id);
       const headers = {};
-      for (const k in head.h) if (k !== 'date' && k !== 'connection' && k !== 'keep-alive') headers[k] = head.h[k];
+      for (const k in head.h)
+        if (k !== 'date' && k !== 'connection' && k !== 'keep-alive') headers[k] = head.h[k];
       headers['content-length'] = String(body.length);
       res.writeHead(head.s, headers);
       res.end(body);

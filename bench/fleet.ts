@@ -517,7 +517,12 @@ try {
     } as autocannon.Options);
     if (r.errors || r.non2xx) throw new Error(`${o.url}: ${r.errors} errors, ${r.non2xx} non-2xx`);
     const n = r.requests.total;
-    return { rps: n / r.duration, p50: r.latency.p50, p99: r.latency.p99, ...m.perCall(n) };
+    return {
+      rps: n / (r.duration > 0 ? r.duration : seconds),
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      ...m.perCall(n),
+    };
   };
   // Every case warmed up alike first (JIT, TLS sessions, the bridge's caches), unmeasured.
   for (const c of loaded) await load(c.opts, warmup);

@@ -22,7 +22,7 @@
  * The cases run in rounds, one window of each case per round, every other round in the reverse
  * order (ABBA). Each figure is the median over the rounds, and a share is the median of the
  * rounds' own shares (windows seconds apart, not minutes: on this virtual machine the speed of
- * the processor moves between minutes, and every process's CPU per call with it). Beside each
+ * the processor moves from one window to the next under load, and every process's CPU per call with it). Beside each
  * case: CPU µs per call of every process (/proc, less its idle rate), and per round the CPU the
  * rest of the machine used and a speed probe (CPU ns per step of a fixed loop in this process).
  *

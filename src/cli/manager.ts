@@ -65,9 +65,11 @@ async function withStores<T>(
 ): Promise<void> {
   const values = resolveOptions(cmd, 'manager', STORE_OPTIONS);
   const dataDir = values['data-dir'] as string;
-  // The manager's stores are imported here, by a command's action: not for the help or a usage error.
-  const { openManagerDatabase } = await import('../manager/service.js');
-  const database = await openManagerDatabase({
+  // The manager's stores are imported here, by a command's action: not for the help or a usage
+  // error; and only the modules the command uses (auth, fleet, audit), the store migrated from
+  // the migration list, not the whole manager.
+  const { openManagerStore } = await import('../manager/migration-list.js');
+  const database = await openManagerStore({
     dataDir,
     databaseUrl: values['database-url'] as string | undefined,
   });

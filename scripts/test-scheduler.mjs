@@ -90,7 +90,7 @@ async function main() {
   const cores = availableParallelism();
   const base = Math.max(1, Number(process.env.MILLWRIGHT_TEST_CONCURRENCY ?? 2));
   const max = Math.max(base, Number(process.env.MILLWRIGHT_TEST_MAX_CONCURRENCY ?? base));
-  const abort = new AbortController();
+  const abort = new globalThis.AbortController();
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => abort.abort());
 
   const totals = {};

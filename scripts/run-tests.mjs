@@ -25,7 +25,8 @@
 //   (2026-11-28: 1,374 s of CPU in 935 s).
 // - At the end, after the runner's own summary (`ℹ pass N`, `ℹ fail N`), the ten slowest files
 //   with their times (from process start to exit, module loading included) and the CPU used, then
-//   the twenty files that used the most CPU.
+//   the twenty files that used the most CPU; `MILLWRIGHT_TEST_FILE_FIGURES=<file>` writes every
+//   file's wall time and CPU to that file as JSON.
 import { spawn } from 'node:child_process';
 import {
   existsSync,
@@ -224,6 +225,16 @@ child.on('exit', (code, signal) => {
     for (const m of heaviest) console.log(line(m));
     // CPU seconds of the files and their child processes against what the cores could give in
     // the run's time: well under the cores' share, the run waits more than it computes.
+    // MILLWRIGHT_TEST_FILE_FIGURES=<file>: every file's wall time (ms) and CPU (s), as JSON.
+    const figures = process.env.MILLWRIGHT_TEST_FILE_FIGURES;
+    if (figures) {
+      const rows = measured.map((m) => ({ file: source(m.file), ms: Math.round(m.ms), cpu: m.cpu ?? 0 }));
+      writeFileSync(
+        figures,
+        JSON.stringify({ wallS: wall, concurrency: [CONCURRENCY, MAX_CONCURRENCY], files: rows }, null, 1) +
+          '\n',
+      );
+    }
     const cores = availableParallelism();
     console.log(
       `ℹ CPU ${cpu.toFixed(0)} s in ${wall.toFixed(0)} s on ${cores} cores (${((cpu / (wall * cores)) * 100).toFixed(0)}% of them)`,

@@ -15,13 +15,18 @@
 // - Files run `MILLWRIGHT_TEST_CONCURRENCY` at a time (default 4: most files wait on sockets and
 //   child processes; on this 2-core machine, at load 5, `npm test` took 3:18 four at a time and
 //   5:59 two at a time, the files using 92% and 50% of the cores), the slowest of the previous
-//   run first, so that a long file does not start last and run alone. With CI=true, 2 at a time:
-//   on a slower 2-core machine (2026-11-27, Intel Xeon 2.5 GHz) four at a time took 1,313 s of
-//   wall time for 2,326 s of CPU, and files starved of CPU missed their deadlines (an OPC UA sync
-//   of 10,000 tags past 180 s, an MQTT keep-alive past 60 s, a PostgreSQL connect).
+//   run first, so that a long file does not start last and run alone; a fresh clone, with no
+//   run of its own, takes the order of scripts/test-times.json (a whole run's). With CI=true, 2
+//   at a time, and a third while the cores are idle (`MILLWRIGHT_TEST_MAX_CONCURRENCY`,
+//   scripts/test-scheduler.mjs, which runs the files): on a slower 2-core machine (2026-11-27,
+//   Intel Xeon 2.5 GHz) four at a time took 1,313 s of wall time for 2,326 s of CPU, and files
+//   starved of CPU missed their deadlines (an OPC UA sync of 10,000 tags past 180 s, an MQTT
+//   keep-alive past 60 s, a PostgreSQL connect); two at a time left a quarter of the cores idle
+//   (2026-11-28: 1,374 s of CPU in 935 s).
 // - At the end, after the runner's own summary (`ℹ pass N`, `ℹ fail N`), the ten slowest files
 //   with their times (from process start to exit, module loading included) and the CPU used, then
-//   the twenty files that used the most CPU.
+//   the twenty files that used the most CPU; `MILLWRIGHT_TEST_FILE_FIGURES=<file>` writes every
+//   file's wall time and CPU to that file as JSON.
 import { spawn } from 'node:child_process';
 import {
   existsSync,
@@ -45,7 +50,20 @@ const root = join(import.meta.dirname, '..');
 const OUT = join(root, '.test-build');
 /** Each file's time in the last run, to start the slow ones first (gitignored). */
 const HISTORY = join(root, '.test-times.json');
+/**
+ * The same from a whole run of the suite, kept in the repository: the order of a fresh clone (CI),
+ * which has no history of its own, for the files the history does not list.
+ */
+const SEED = join(root, 'scripts/test-times.json');
 const CONCURRENCY = Number(process.env.MILLWRIGHT_TEST_CONCURRENCY ?? (process.env.CI === 'true' ? 2 : 4));
+/**
+ * Files at once while the cores are idle (scripts/test-scheduler.mjs): with CI=true and no
+ * concurrency given, one more than the base; otherwise the base.
+ */
+const MAX_CONCURRENCY = Number(
+  process.env.MILLWRIGHT_TEST_MAX_CONCURRENCY ??
+    (process.env.CI === 'true' && process.env.MILLWRIGHT_TEST_CONCURRENCY === undefined ? 3 : CONCURRENCY),
+);
 const TSX = process.env.MILLWRIGHT_TEST_TSX === '1';
 /** The folders tsc compiles (tsconfig.json's include); everything else is linked whole. */
 const COMPILED = ['src', 'test', 'bench', 'scripts'];
@@ -72,11 +90,13 @@ const args = process.argv.slice(2);
 const typecheck = args.includes('--typecheck');
 const filters = args.filter((a) => a !== '--typecheck');
 const history = readJson(HISTORY, {});
+const seed = readJson(SEED, {});
+const timeOf = (file) => history[file] ?? seed[file] ?? Infinity;
 const files = walk('test')
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort()
   // Longest first; a new file (no time yet) counts as slow.
-  .sort((a, b) => (history[b] ?? Infinity) - (history[a] ?? Infinity));
+  .sort((a, b) => timeOf(b) - timeOf(a));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
@@ -168,14 +188,18 @@ const child = spawn(
     ...(TSX ? ['--import', 'tsx'] : ['--enable-source-maps']),
     '--import',
     pathToFileURL(join(root, 'scripts/test-timing.mjs')).href,
-    '--test',
-    `--test-concurrency=${CONCURRENCY}`,
-    '--test-reporter=spec',
+    join(root, 'scripts/test-scheduler.mjs'),
     ...toRun,
   ],
   {
     stdio: 'inherit',
-    env: { ...process.env, MILLWRIGHT_TEST_DIST_BUILT: '1', MILLWRIGHT_TEST_TIMES: times },
+    env: {
+      ...process.env,
+      MILLWRIGHT_TEST_DIST_BUILT: '1',
+      MILLWRIGHT_TEST_TIMES: times,
+      MILLWRIGHT_TEST_CONCURRENCY: String(CONCURRENCY),
+      MILLWRIGHT_TEST_MAX_CONCURRENCY: String(MAX_CONCURRENCY),
+    },
   },
 );
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
@@ -193,7 +217,7 @@ child.on('exit', (code, signal) => {
     const line = (m) =>
       `ℹ   ${(m.ms / 1000).toFixed(1).padStart(6)} s  ${source(m.file)}  (CPU ${(m.cpu ?? 0).toFixed(1)} s)`;
     const slowest = [...measured].sort((a, b) => b.ms - a.ms).slice(0, 10);
-    console.log(`ℹ slowest files (of ${measured.length}, concurrency ${CONCURRENCY}):`);
+    console.log(`ℹ slowest files (of ${measured.length}, concurrency ${CONCURRENCY} to ${MAX_CONCURRENCY}):`);
     for (const m of slowest) console.log(line(m));
     // What the suite's time is made of on a busy machine: the files that use the most CPU.
     const heaviest = [...measured].sort((a, b) => (b.cpu ?? 0) - (a.cpu ?? 0)).slice(0, 20);
@@ -201,6 +225,16 @@ child.on('exit', (code, signal) => {
     for (const m of heaviest) console.log(line(m));
     // CPU seconds of the files and their child processes against what the cores could give in
     // the run's time: well under the cores' share, the run waits more than it computes.
+    // MILLWRIGHT_TEST_FILE_FIGURES=<file>: every file's wall time (ms) and CPU (s), as JSON.
+    const figures = process.env.MILLWRIGHT_TEST_FILE_FIGURES;
+    if (figures) {
+      const rows = measured.map((m) => ({ file: source(m.file), ms: Math.round(m.ms), cpu: m.cpu ?? 0 }));
+      writeFileSync(
+        figures,
+        JSON.stringify({ wallS: wall, concurrency: [CONCURRENCY, MAX_CONCURRENCY], files: rows }, null, 1) +
+          '\n',
+      );
+    }
     const cores = availableParallelism();
     console.log(
       `ℹ CPU ${cpu.toFixed(0)} s in ${wall.toFixed(0)} s on ${cores} cores (${((cpu / (wall * cores)) * 100).toFixed(0)}% of them)`,

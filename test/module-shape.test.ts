@@ -5,7 +5,8 @@
  * folder's own files, never its `index.ts`; and other modules, the service and the CLI import a
  * module only through its `index.ts` (its `options.ts` is read by the service's option list
  * alone, `src/<service>/option-specs.ts`, and its `migrations/index.ts` by the service's migration
- * list, `src/<service>/migration-list.ts`). Read from the sources, no service started.
+ * list, `src/<service>/migration-list.ts`; its `service.ts` and `repository.ts` by the service's
+ * offline stores, `src/<service>/offline-stores.ts`). Read from the sources, no service started.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -136,6 +137,13 @@ describe('one shape for every module', () => {
         if (
           target === `src/${to}/migrations/index.ts` &&
           from === `src/${to.split('/')[0]}/migration-list.ts`
+        )
+          continue;
+        // Its offline stores (src/<service>/offline-stores.ts) build a module's service on its
+        // repository, so that the CLI's offline commands load no module's wiring.
+        if (
+          (target === `src/${to}/service.ts` || target === `src/${to}/repository.ts`) &&
+          from === `src/${to.split('/')[0]}/offline-stores.ts`
         )
           continue;
         if (ALLOWED[`${from} -> ${target}`]) continue;

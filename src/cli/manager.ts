@@ -65,26 +65,17 @@ async function withStores<T>(
 ): Promise<void> {
   const values = resolveOptions(cmd, 'manager', STORE_OPTIONS);
   const dataDir = values['data-dir'] as string;
-  // The manager's stores are imported here, by a command's action: not for the help or a usage error.
-  const { openManagerDatabase } = await import('../manager/service.js');
-  const database = await openManagerDatabase({
-    dataDir,
-    databaseUrl: values['database-url'] as string | undefined,
-  });
+  // The manager's stores are imported here, by a command's action: not for the help or a usage
+  // error; and without the manager's modules (src/manager/offline-stores.ts).
+  const { openManagerOfflineStores } = await import('../manager/offline-stores.js');
+  const { default: pino } = await import('pino');
+  const { database, auth, fleet, audit } = await openManagerOfflineStores(
+    { dataDir, databaseUrl: values['database-url'] as string | undefined },
+    pino({ level: 'silent' }),
+  );
   try {
-    const { ManagerAuthRepository, ManagerAuthService } = await import('../manager/auth/index.js');
-    const { FleetRepository, FleetService, SecretBox } = await import('../manager/fleet/index.js');
-    const { AuditRepository, AuditService } = await import('../manager/audit/index.js');
-    const { default: pino } = await import('pino');
-    const logger = pino({ level: 'silent' });
-    const auth = new ManagerAuthService(new ManagerAuthRepository(database), logger);
-    const fleet = new FleetService(new FleetRepository(database), SecretBox.forDataDir(dataDir), logger, {
-      activationTtl: 24 * 3600,
-    });
     const out = change
-      ? await recorded(database, new AuditService(new AuditRepository(database), logger), change, () =>
-          fn({ auth, fleet }),
-        )
+      ? await recorded(database, audit, change, () => fn({ auth, fleet }))
       : await fn({ auth, fleet });
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {

@@ -15,6 +15,7 @@ import { UNS_OPTIONS } from '../../src/uns/option-specs.js';
 import { MANAGER_OPTIONS } from '../../src/manager/option-specs.js';
 import { EDGE_MIGRATIONS } from '../../src/edge/migration-list.js';
 import { UNS_MIGRATIONS } from '../../src/uns/migration-list.js';
+import { MANAGER_MIGRATIONS } from '../../src/manager/migration-list.js';
 
 for (const [name, light, definition] of [
   ['edge', EDGE_OPTIONS, EDGE_SERVICE],
@@ -29,6 +30,7 @@ for (const [name, light, definition] of [
 for (const [name, light, definition] of [
   ['edge', EDGE_MIGRATIONS, EDGE_SERVICE],
   ['uns', UNS_MIGRATIONS, UNS_SERVICE],
+  ['manager', MANAGER_MIGRATIONS, MANAGER_SERVICE],
 ] as const) {
   test(`${name}: migration-list.ts lists the migrations of the service's modules, in their order`, () => {
     const own = definition.modules.flatMap((m) => (m.migrations ? [m.migrations] : []));

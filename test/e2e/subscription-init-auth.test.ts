@@ -18,7 +18,7 @@ import {
 import { runSocket, type SocketScript } from '../helpers/gql-socket.js';
 import { sleep } from '../helpers/util.js';
 import { LOCAL_PROVIDER_ID } from '../../src/edge/auth/index.js';
-import { TWINS, TWINS_PATH } from '../../src/client/index.js';
+import { EdgeClient, TWINS, TWINS_PATH } from '../../src/client/index.js';
 
 const DEVICEHUB_PATH = '/devicehub/v2';
 import { CONNECTION_INIT_TIMEOUT_MS } from '../../src/kernel/http/socket-auth.js';
@@ -33,11 +33,22 @@ describe('subscription credentials in connection_init', () => {
   let t: TestEdge;
   let wsUrl: string;
   let sessionBeforeSetup: string;
-  let admin: string;
+  /** An admin API client's credentials: its tokens, like every token here, live TOKEN_TTL_S seconds. */
+  let adminClient: { clientId: string; clientSecret: string };
 
   const socket = (script: SocketScript, path = TWINS_PATH) => runSocket(`${wsUrl}${path}`, script);
-  /** A fresh access token of an API client (tokens live TOKEN_TTL_S seconds here). */
-  const fresh = async (role: 'admin' | 'viewer') => (await clientToken(t, admin, role)).token;
+  /**
+   * A fresh access token of a new API client (tokens live TOKEN_TTL_S seconds here), made with a
+   * fresh admin token: the admin's session of the setup may have expired since (it did, at load 20).
+   */
+  const fresh = async (role: 'admin' | 'viewer') => {
+    const client = new EdgeClient({ url: t.url, credentials: adminClient, insecure: true });
+    try {
+      return (await clientToken(t, await client.token(), role)).token;
+    } finally {
+      client.close();
+    }
+  };
 
   before(async () => {
     t = await startTestEdge({ tokenTtl: TOKEN_TTL_S });
@@ -58,7 +69,8 @@ describe('subscription credentials in connection_init', () => {
     assert.equal(out.closeCode, 4403, JSON.stringify(out));
     assert.match(out.closeReason!, /first-run setup is not complete/);
     assert.equal(out.messages.length, 0);
-    admin = await bootstrapAdmin(t);
+    const made = await clientToken(t, await bootstrapAdmin(t), 'admin');
+    adminClient = { clientId: made.clientId, clientSecret: made.secret };
   });
 
   test('an API client token in connection_init subscribes (admin and viewer; any header case)', async () => {

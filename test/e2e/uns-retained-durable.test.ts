@@ -189,6 +189,51 @@ test('a new subscriber gets every retained message, more of them than are writte
   }
 });
 
+test('retained messages past --max-retained and --max-retained-bytes are delivered, not retained', async () => {
+  const t = await startTestUns({ maxRetained: 3, maxRetainedBytes: 2048 });
+  try {
+    const token = await unsToken(t);
+    await createAccount(t, token, 'dev', 'dev-password', [{ path: 'cap/#', perm: 'PubSub' }]);
+    const url = `mqtt://127.0.0.1:${t.mqttPort}`;
+    const pub = await connectMqtt(url, { username: 'dev', password: 'dev-password' });
+    const watcher = await connectMqtt(url, { username: 'dev', password: 'dev-password' });
+    const live: string[] = [];
+    watcher.on('message', (topic) => live.push(topic));
+    await subscribe(watcher, 'cap/#', 1);
+    for (const n of [1, 2, 3, 4]) await pub.publishAsync(`cap/t${n}`, `v${n}`, { qos: 1, retain: true });
+    // What a new subscriber gets, and what the broker holds (the absence of a topic is read from
+    // the broker: a subscriber cannot tell "not retained" from "not yet sent").
+    const retainedNow = async (expected: number) => {
+      const sub = await connectMqtt(url, { username: 'dev', password: 'dev-password' });
+      const got = new Map<string, string>();
+      sub.on('message', (topic, payload, packet) => {
+        if (packet.retain) got.set(topic, payload.toString());
+      });
+      await subscribe(sub, 'cap/#', 1);
+      await eventually(() => got.size >= expected, 5000, `${expected} retained, got ${got.size}`);
+      await end(sub);
+      const held: { topic: string }[] = await t.uns.broker.persistence
+        .createRetainedStream('cap/#')
+        .toArray();
+      assert.deepEqual(held.map((p) => p.topic).sort(), [...got.keys()].sort());
+      return Object.fromEntries([...got].sort());
+    };
+    // The fourth topic was delivered to the subscriber of the moment, not retained.
+    await eventually(() => live.length === 4, 5000, `live: ${live.join(', ')}`);
+    assert.deepEqual(await retainedNow(3), { 'cap/t1': 'v1', 'cap/t2': 'v2', 'cap/t3': 'v3' });
+    // Replacing a retained topic's message works at the bound; a delete frees a place.
+    await pub.publishAsync('cap/t1', 'v1b', { qos: 1, retain: true });
+    await pub.publishAsync('cap/t2', '', { qos: 1, retain: true });
+    await pub.publishAsync('cap/t5', 'x'.repeat(4096), { qos: 1, retain: true }); // over the bytes
+    await pub.publishAsync('cap/t6', 'v6', { qos: 1, retain: true });
+    assert.deepEqual(await retainedNow(3), { 'cap/t1': 'v1b', 'cap/t3': 'v3', 'cap/t6': 'v6' });
+    await end(pub);
+    await end(watcher);
+  } finally {
+    await t.stop();
+  }
+});
+
 test('retained QoS 1 messages PUBACKed before a kill -9 of the UNS are there after its restart', async () => {
   const first = await startUnsProcess();
   let second: Awaited<ReturnType<typeof startUnsProcess>> | undefined;

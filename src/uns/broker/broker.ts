@@ -40,6 +40,7 @@ import {
   type EmitterInternals,
 } from './aedes-support.js';
 import { SqlPersistence, type AsyncPersistence } from './sql-persistence.js';
+import { retainedRefusals } from './retained-set.js';
 import { DEFAULT_LIMITS, type BrokerLimits } from './options.js';
 import type { BrokerOptions, ClientInfo, LimitCounters } from './types.js';
 
@@ -142,9 +143,9 @@ export class UnsBroker {
     } else {
       persistence = new SqlPersistence(options.database, {
         ...limits.queue,
-        onDrop: (clientId, dropped, reason) => {
-          if (ref.broker) ref.broker.#queueDropped(clientId, dropped, reason);
-        },
+        ...limits.retained,
+        onDrop: (id, dropped, reason) => ref.broker && ref.broker.#queueDropped(id, dropped, reason),
+        onRefused: retainedRefusals(options.logger),
       });
     }
     const aedes = new Aedes({

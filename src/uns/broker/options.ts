@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { QueueLimits } from './sql-persistence.js';
+import type { RetainedLimits } from './retained-set.js';
 import { Option } from '../../kernel/service/options.js';
 
 export const brokerOptions = Type.Object({
@@ -45,6 +46,19 @@ export const brokerOptions = Type.Object({
     default: 'drop-newest',
     description:
       'what a full session queue does with one more message: drop it, or drop the oldest not yet sent',
+  }),
+  maxRetained: Option.int({
+    minimum: 1,
+    maximum: 100_000_000,
+    default: 1_000_000,
+    description:
+      'topics with a retained message at most (a retained message for one more topic is delivered, not retained)',
+  }),
+  maxRetainedBytes: Option.int({
+    minimum: 1024,
+    maximum: 68_719_476_736,
+    default: 268_435_456,
+    description: 'bytes of retained messages (topics and payloads) at most, as above',
   }),
   maxInflightInbound: Option.int({
     minimum: 1,
@@ -96,6 +110,7 @@ export function brokerLimits(
       maxBytes: config.maxQueuedBytes,
       overflow: config.queueOverflow,
     },
+    retained: { maxRetained: config.maxRetained, maxRetainedBytes: config.maxRetainedBytes },
     authFailuresPerMinute,
   };
 }
@@ -123,6 +138,8 @@ export interface BrokerLimits {
   maxSessionExpiry: number;
   /** QoS 1/2 messages and bytes queued per persistent session, and what a full queue drops. */
   queue: QueueLimits;
+  /** Retained messages kept (topics, bytes); past them a new one is delivered, not retained. */
+  retained: Pick<RetainedLimits, 'maxRetained' | 'maxRetainedBytes'>;
   /** Failed CONNECTs (bad user name or password) per minute per address; past it, CONNACK 5. */
   authFailuresPerMinute: number;
 }

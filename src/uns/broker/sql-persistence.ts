@@ -24,6 +24,7 @@ import { decode, encode } from './packet-json.js';
 
 export type { AsyncPersistence } from './async-persistence.js';
 import { BrokerRepository, type BrokerTx } from './repository.js';
+import { RetainedSet, type RetainedLimits } from './retained-set.js';
 
 const require = createRequire(import.meta.url);
 const MemoryPersistence = require('aedes-persistence/asyncPersistence.js') as new () => AsyncPersistence;
@@ -88,7 +89,7 @@ export class SqlPersistence implements AsyncPersistence {
   readonly #mem = new MemoryPersistence();
   readonly #wills = new Map<string, Packet>();
   /** Every retained message, by topic: what a SUBSCRIBE's retained messages are read from. */
-  readonly #retainedAll = new Map<string, Packet>();
+  readonly #retainedAll: RetainedSet;
   #broker: { id: string; [key: string]: unknown } | undefined;
   #seq = 0;
   #queue: { op: Op; resolve: () => void; reject: (err: unknown) => void }[] = [];
@@ -104,8 +105,9 @@ export class SqlPersistence implements AsyncPersistence {
   readonly #limits: QueueLimits;
   readonly #queues = new Map<string, SessionQueue>();
 
-  constructor(database: Database, limits: Partial<QueueLimits> = {}) {
+  constructor(database: Database, limits: Partial<QueueLimits & RetainedLimits> = {}) {
     this.#repo = new BrokerRepository(database);
+    this.#retainedAll = new RetainedSet(limits);
     this.#limits = {
       maxMessages: limits.maxMessages ?? Number.POSITIVE_INFINITY,
       maxBytes: limits.maxBytes ?? Number.POSITIVE_INFINITY,
@@ -124,7 +126,7 @@ export class SqlPersistence implements AsyncPersistence {
     const repo = this.#repo;
     for (const row of await repo.retained()) {
       const packet = decode(row.packet);
-      this.#retainedAll.set(packet.topic, packet);
+      this.#retainedAll.load(packet);
     }
     const subsOf = new Map<string, Sub[]>();
     for (const row of await repo.subscriptions()) {
@@ -247,8 +249,7 @@ export class SqlPersistence implements AsyncPersistence {
     // A copy of its fields now (aedes goes on with the packet): what new subscribers get at once,
     // and, for the batch, encoded when the batch is written (the last packet of a topic only).
     const copy = packet.payload.length === 0 ? null : { ...packet };
-    if (copy === null) this.#retainedAll.delete(packet.topic);
-    else this.#retainedAll.set(packet.topic, copy);
+    if (!this.#retainedAll.put(packet.topic, copy)) return; // over the bound: not retained
     // The batch's retained messages go in one statement (the last of a topic wins); this call
     // resolves when that batch commits, or, for a payload `deferRetainedCommit` named, at once
     // (the commit is then `retainedCommit`'s).
@@ -292,7 +293,7 @@ export class SqlPersistence implements AsyncPersistence {
 
   /** The retained messages matching any of `patterns` (one per pattern it matches), from memory. */
   createRetainedStreamCombi(patterns: string[]): Readable {
-    return Readable.from(retainedMatching(this.#retainedAll, patterns.map(filterTest)));
+    return Readable.from(retainedMatching(this.#retainedAll.map, patterns.map(filterTest)));
   }
 
   // --- subscriptions --------------------------------------------------------------------------

@@ -7,11 +7,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { tempDirs } from '../helpers/cli.js';
 
-const repo = join(import.meta.dirname, '../..');
+// The clone's root, also when this file runs from .test-build/ (the suite runs the built tests).
+const built = join(import.meta.dirname, '../..');
+const repo = basename(built) === '.test-build' ? dirname(built) : built;
 const SCHEDULER = join(repo, 'scripts/test-scheduler.mjs');
 const dirs = tempDirs('mw-scheduler-');
 after(() => dirs.removeAll());

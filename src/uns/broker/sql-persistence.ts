@@ -23,14 +23,12 @@ import { filterTest } from './aedes-support.js';
 import { decode, encode } from './packet-json.js';
 
 export type { AsyncPersistence } from './async-persistence.js';
-import { BrokerRepository, type BrokerTx } from './repository.js';
+import { BrokerRepository } from './repository.js';
 import { RetainedSet, type RetainedLimits } from './retained-set.js';
+import { WriteQueue, type Op } from './write-queue.js';
 
 const require = createRequire(import.meta.url);
 const MemoryPersistence = require('aedes-persistence/asyncPersistence.js') as new () => AsyncPersistence;
-
-type Op = (trx: BrokerTx) => Promise<unknown>;
-const noop: Op = () => Promise.resolve();
 
 /** Bounds of each persistent session's queue of outgoing QoS 1/2 messages. */
 export interface QueueLimits {
@@ -68,13 +66,6 @@ const queuedBytes = (packet: Packet) =>
     : Buffer.byteLength(String(packet.payload ?? ''))) + Buffer.byteLength(packet.topic ?? '');
 const droppedKey = (packet: Packet) => `${String(packet.brokerId)}:${String(packet.brokerCounter)}`;
 
-/** A batch's retained packets as the rows' text (null: deleted). */
-function encodeRetained(packets: Map<string, Packet | null>): Map<string, string | null> {
-  const out = new Map<string, string | null>();
-  for (const [topic, packet] of packets) out.set(topic, packet === null ? null : encode(packet));
-  return out;
-}
-
 function* retainedMatching(
   retained: Map<string, Packet>,
   tests: ((topic: string) => boolean)[],
@@ -92,21 +83,14 @@ export class SqlPersistence implements AsyncPersistence {
   readonly #retainedAll: RetainedSet;
   #broker: { id: string; [key: string]: unknown } | undefined;
   #seq = 0;
-  #queue: { op: Op; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  /**
-   * Retained messages of the next batch, by topic (null: deleted), written in few statements;
-   * encoded when the batch is written (the last packet of a topic only).
-   */
-  #retained = new Map<string, Packet | null>();
-  /** The commit of the next batch's retained messages: one promise for all of them. */
-  #retainedCommit: Promise<void> | undefined;
-  #flushing: Promise<void> | undefined;
+  readonly #writes: WriteQueue;
   #destroyed = false;
   readonly #limits: QueueLimits;
   readonly #queues = new Map<string, SessionQueue>();
 
   constructor(database: Database, limits: Partial<QueueLimits & RetainedLimits> = {}) {
     this.#repo = new BrokerRepository(database);
+    this.#writes = new WriteQueue(this.#repo);
     this.#retainedAll = new RetainedSet(limits);
     this.#limits = {
       maxMessages: limits.maxMessages ?? Number.POSITIVE_INFINITY,
@@ -207,40 +191,15 @@ export class SqlPersistence implements AsyncPersistence {
     }
   }
 
-  // --- the write queue ------------------------------------------------------------------------
+  // --- the write queue (write-queue.ts) -------------------------------------------------------
 
   #write(op: Op): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ op, resolve, reject });
-      this.#flushing ??= this.#flush();
-    });
-  }
-
-  async #flush(): Promise<void> {
-    // Let the calls of this tick join the batch.
-    await new Promise((r) => setImmediate(r));
-    while (this.#queue.length > 0) {
-      const batch = this.#queue;
-      const retained = this.#retained;
-      this.#queue = [];
-      this.#retained = new Map();
-      this.#retainedCommit = undefined;
-      try {
-        await this.#repo.transaction(async (trx) => {
-          if (retained.size > 0) await this.#repo.writeRetained(trx, encodeRetained(retained));
-          for (const item of batch) await item.op(trx);
-        });
-        for (const item of batch) item.resolve();
-      } catch (err) {
-        for (const item of batch) item.reject(err);
-      }
-    }
-    this.#flushing = undefined;
+    return this.#writes.write(op);
   }
 
   /** Waits until every change made so far is committed. */
-  async flush(): Promise<void> {
-    while (this.#flushing) await this.#flushing;
+  flush(): Promise<void> {
+    return this.#writes.flush();
   }
 
   // --- retained -------------------------------------------------------------------------------
@@ -253,9 +212,7 @@ export class SqlPersistence implements AsyncPersistence {
     // The batch's retained messages go in one statement (the last of a topic wins); this call
     // resolves when that batch commits, or, for a payload `deferRetainedCommit` named, at once
     // (the commit is then `retainedCommit`'s).
-    this.#retained.set(packet.topic, copy);
-    // One queued write (and one promise) per batch, shared by its retained messages.
-    const committed = (this.#retainedCommit ??= this.#write(noop));
+    const committed = this.#writes.retain(packet.topic, copy);
     const payload = packet.payload;
     if (typeof payload === 'object' && this.#deferred.get(payload) === null) {
       committed.catch(() => {});

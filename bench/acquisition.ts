@@ -330,9 +330,13 @@ await Promise.all(
 const ceiling = regs / ((performance.now() - c0) / 1000);
 // The floors (bench/acquisition-floor.ts) against the same servers, in the same run, over the
 // edge's window: the edge's devices began polling (and recording) one by one during the set-up,
-// on average half of it before its end, then the warm-up, then the window.
+// on average half of it before its end, then the warm-up, then the window (the warm-up at most
+// 15 s: a set-up slowed by a loaded machine must not take bench/summary past its time limit).
 const floors = FLOORS
-  ? await measureFloors(servers2, { warmup: Math.round(setupSeconds / 2 + WARMUP), seconds: SECONDS })
+  ? await measureFloors(servers2, {
+      warmup: Math.min(15, Math.round(setupSeconds / 2 + WARMUP)),
+      seconds: SECONDS,
+    })
   : undefined;
 cleanup();
 rmSync(dataDir, { recursive: true, force: true });

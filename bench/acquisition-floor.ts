@@ -24,10 +24,12 @@
  *   move into a segment file and its queries, so it is below what the store costs.
  *
  *   npm run bench -- acquisition-floor [--servers 10] [--registers 10000] [--floor-rounds 3] [--floor-seconds 5]
- *                                      [--floor-warmup 2] [--short]
+ *                                      [--floor-warmup 2] [--floor-cases read,deliver,both,all] [--short]
  *
  * `--short`: 2 rounds of a 4 s window. The floors' figures are what the service's (in
- * `bench/acquisition`, same machine, same load) should be read against.
+ * `bench/acquisition`, same machine, same load) should be read against. `bench/acquisition
+ * --floors` measures them over the service's own window (see `measureFloors`' `window`).
+ * `--floor-cases`: only these cases (the others are left out of the table).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -109,10 +111,24 @@ export interface FloorCase {
   /** Values read (made, in `deliver`) a second, and CPU microseconds a value. */
   values: number;
   usPerValue: number;
+  /** Receipt by the subscriber minus the payload's timestamp (the block's answer), ms: p50, p99. */
+  p50: number;
+  p99: number;
 }
 
+/** The window of a case: seconds after the process starts reading, and seconds measured. */
+export interface FloorWindow {
+  warmup: number;
+  seconds: number;
+}
+
+const ALL_ROLES = ['read', 'deliver', 'both', 'all'] as const;
+const casesAt = process.argv.indexOf('--floor-cases');
+const CASES: readonly Role[] =
+  casesAt > 0 ? ALL_ROLES.filter((r) => (process.argv[casesAt + 1] ?? '').split(',').includes(r)) : ALL_ROLES;
+
 /** One case in a process of its own: CPU share of a core and highest RSS over the window. */
-async function runCase(role: Role, ports: number[]): Promise<FloorCase> {
+async function runCase(role: Role, ports: number[], window: FloorWindow): Promise<FloorCase> {
   const { proc, line } = await child([
     '--role',
     role,
@@ -127,17 +143,25 @@ async function runCase(role: Role, ports: number[]): Promise<FloorCase> {
   let counting = false;
   let payloadBytes = 0;
   let nc: Awaited<ReturnType<typeof connect>> | undefined;
+  // The latency as bench/acquisition measures the edge's (the same subscriber, the same parse).
+  const latencies = new Float64Array(Math.ceil(SERVERS * REGISTERS * window.seconds * 1.5));
+  let latN = 0;
   if (role !== 'read') {
     nc = await connect({ servers: `127.0.0.1:${line.port as number}`, maxPingOut: 100 });
     nc.subscribe('devicehub.raw.>', {
       callback: (_e, m) => {
         if (payloadBytes === 0) payloadBytes = m.data.length;
-        if (counting) received++;
+        if (!counting) return;
+        received++;
+        const t = m.string();
+        const i = t.indexOf('"timestamp":');
+        if (latN < latencies.length && i >= 0)
+          latencies[latN++] = Date.now() - Number(t.slice(i + 12, t.indexOf(',', i)));
       },
     });
     await nc.flush();
   }
-  await sleep(WARMUP * 1000);
+  await sleep(window.warmup * 1000);
   const pid = proc.pid!;
   const c0 = cpuSeconds(pid);
   const v0 = valuesRead.get(proc) ?? 0;
@@ -145,7 +169,7 @@ async function runCase(role: Role, ports: number[]): Promise<FloorCase> {
   counting = true;
   let rss = rssMiB(pid);
   const timer = setInterval(() => (rss = Math.max(rss, rssMiB(pid))), 250);
-  await sleep(SECONDS * 1000);
+  await sleep(window.seconds * 1000);
   counting = false;
   clearInterval(timer);
   const wall = (performance.now() - w0) / 1000;
@@ -154,47 +178,79 @@ async function runCase(role: Role, ports: number[]): Promise<FloorCase> {
   rss = Math.max(rss, rssMiB(pid));
   await nc?.close();
   await stop(proc);
-  return { cpu, rss, delivered: received / wall, payloadBytes, values, usPerValue: (cpu / values) * 1e6 };
+  const lat = latencies.subarray(0, latN).sort();
+  const q = (x: number) => (latN === 0 ? NaN : lat[Math.min(latN - 1, Math.ceil(x * latN) - 1)]!);
+  return {
+    cpu,
+    rss,
+    delivered: received / wall,
+    payloadBytes,
+    values,
+    usPerValue: (cpu / values) * 1e6,
+    p50: q(0.5),
+    p99: q(0.99),
+  };
 }
 
-/** The three floors over `ROUNDS` alternated rounds against running servers; medians. */
-export async function measureFloors(ports: number[]): Promise<Record<Role, FloorCase & { cpus: number[] }>> {
-  const roles = ['read', 'deliver', 'both', 'all'] as const;
+export type Floors = Partial<Record<Role, FloorCase & { cpus: number[]; rsses: number[] }>> & {
+  window: FloorWindow;
+};
+
+/**
+ * The floors over `ROUNDS` alternated rounds against running servers; medians. `window`: the
+ * warm-up and window of each case (default `--floor-warmup`, `--floor-seconds`); an explicit
+ * `--floor-warmup` or `--floor-seconds` wins over it.
+ */
+export async function measureFloors(ports: number[], window?: FloorWindow): Promise<Floors> {
+  const w: FloorWindow = {
+    warmup: process.argv.includes('--floor-warmup') || !window ? WARMUP : window.warmup,
+    seconds: process.argv.includes('--floor-seconds') || !window ? SECONDS : window.seconds,
+  };
   const runs: Record<string, FloorCase[]> = { read: [], deliver: [], both: [], all: [] };
-  for (let r = 0; r < ROUNDS; r++) for (const role of roles) runs[role]!.push(await runCase(role, ports));
-  const med = (role: string) => {
+  for (let r = 0; r < ROUNDS; r++) for (const role of CASES) runs[role]!.push(await runCase(role, ports, w));
+  const med = (role: Role) => {
     const xs = runs[role]!;
+    if (xs.length === 0) return undefined;
     return {
       cpu: median(xs.map((x) => x.cpu)),
       rss: median(xs.map((x) => x.rss)),
       delivered: median(xs.map((x) => x.delivered)),
+      p50: median(xs.map((x) => x.p50)),
+      p99: median(xs.map((x) => x.p99)),
       values: median(xs.map((x) => x.values)),
       usPerValue: median(xs.map((x) => x.usPerValue)),
       payloadBytes: xs[0]!.payloadBytes,
       cpus: xs.map((x) => x.cpu),
+      rsses: xs.map((x) => x.rss),
     };
   };
-  return { read: med('read'), deliver: med('deliver'), both: med('both'), all: med('all') };
+  return { read: med('read'), deliver: med('deliver'), both: med('both'), all: med('all'), window: w };
 }
 
-export function printFloors(f: Awaited<ReturnType<typeof measureFloors>>): void {
+export function printFloors(f: Floors): void {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   console.log(
     `\nfloors: bare Node processes, no Millwright code; ${SERVERS} devices × ${fmt(REGISTERS)} uint16 tags at ${INTERVAL_MS} ms, blocks of ${BLOCK}; ` +
-      `${ROUNDS} rounds alternated, window ${SECONDS} s after ${WARMUP} s; median (each round)\n`,
+      `${ROUNDS} rounds alternated, window ${f.window.seconds} s after ${f.window.warmup} s; median (each round)\n`,
   );
   console.log(
-    '| floor | CPU (one core = 100%), median (rounds) | values/s read | µs CPU a value | CPU at 100,000 values/s | RSS MiB | values/s delivered |',
+    '| floor | CPU (one core = 100%), median (rounds) | values/s read | µs CPU a value | CPU at 100,000 values/s | RSS MiB, median (rounds) | values/s delivered | latency p50 / p99 ms |',
   );
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-  const row = (name: string, c: FloorCase & { cpus: number[] }, delivered: boolean) =>
-    console.log(
-      `| ${name} | ${pct(c.cpu)} (${c.cpus.map(pct).join(', ')}) | ${fmt(c.values)} | ${c.usPerValue.toFixed(2)} | ${pct(c.usPerValue / 10)} | ${c.rss.toFixed(0)} | ${delivered ? fmt(c.delivered) : ''} |`,
-    );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  const row = (
+    name: string,
+    c: (FloorCase & { cpus: number[]; rsses: number[] }) | undefined,
+    delivered: boolean,
+  ) => {
+    if (c)
+      console.log(
+        `| ${name} | ${pct(c.cpu)} (${c.cpus.map(pct).join(', ')}) | ${fmt(c.values)} | ${c.usPerValue.toFixed(2)} | ${pct(c.usPerValue / 10)} | ${c.rss.toFixed(0)} (${c.rsses.map((r) => r.toFixed(0)).join(', ')}) | ${delivered ? fmt(c.delivered) : ''} | ${delivered ? `${c.p50.toFixed(1)} / ${c.p99.toFixed(1)}` : ''} |`,
+      );
+  };
   row('(a) read: modbus-serial client, same blocks at the same rate', f.read, false);
   row(
-    `(b) deliver: MSG frames (payload ${f.deliver.payloadBytes} B) to a nats subscriber, one write per block`,
+    `(b) deliver: MSG frames (payload ${f.deliver?.payloadBytes ?? 0} B) to a nats subscriber, one write per block`,
     f.deliver,
     true,
   );
@@ -204,10 +260,36 @@ export function printFloors(f: Awaited<ReturnType<typeof measureFloors>>): void 
     f.all,
     true,
   );
-  console.log(
-    `\n(a) + (b) measured apart: ${pct(f.read.cpu + f.deliver.cpu)} of a core, ${(f.read.usPerValue + f.deliver.usPerValue).toFixed(2)} µs a value ` +
-      `(${pct((f.read.usPerValue + f.deliver.usPerValue) / 10)} at 100,000 values/s); in one process ${f.both.usPerValue.toFixed(2)} µs a value; the target: 25% of a core (2.5 µs a value)`,
-  );
+  if (f.read && f.deliver && f.both)
+    console.log(
+      `\n(a) + (b) measured apart: ${pct(f.read.cpu + f.deliver.cpu)} of a core, ${(f.read.usPerValue + f.deliver.usPerValue).toFixed(2)} µs a value ` +
+        `(${pct((f.read.usPerValue + f.deliver.usPerValue) / 10)} at 100,000 values/s); in one process ${f.both.usPerValue.toFixed(2)} µs a value; the target: 25% of a core (2.5 µs a value)`,
+    );
+}
+
+/** The floors' figures for `bench/summary` (the cases measured). */
+export function floorFigures(f: Floors, perValue = false): Record<string, number> {
+  const all: Record<string, number | undefined> = {
+    readFloorCpuShareOfCore: f.read?.cpu,
+    deliverFloorCpuShareOfCore: f.deliver?.cpu,
+    bothFloorCpuShareOfCore: f.both?.cpu,
+    floorRssMiB: f.both?.rss,
+    bothFloorP99Ms: f.both?.p99,
+    allFloorP99Ms: f.all?.p99,
+    allFloorCpuShareOfCore: f.all?.cpu,
+    allFloorRssMiB: f.all?.rss,
+    ...(perValue
+      ? {
+          bothFloorUsPerValue: f.both?.usPerValue,
+          allFloorUsPerValue: f.all?.usPerValue,
+          deliverFloorPerSecond: f.deliver?.delivered,
+          bothFloorPerSecond: f.both?.delivered,
+        }
+      : {}),
+  };
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(all)) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 /** The Modbus servers of `bench/acquisition` (its `--serve` process); their ports. */
@@ -247,20 +329,6 @@ if (import.meta.filename === process.argv[1]) {
     `\nbench/acquisition-floor: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
   );
   printFloors(f);
-  reportFigures(
-    {
-      readFloorCpuShareOfCore: f.read.cpu,
-      deliverFloorCpuShareOfCore: f.deliver.cpu,
-      bothFloorCpuShareOfCore: f.both.cpu,
-      floorRssMiB: f.both.rss,
-      allFloorCpuShareOfCore: f.all.cpu,
-      allFloorRssMiB: f.all.rss,
-      bothFloorUsPerValue: f.both.usPerValue,
-      allFloorUsPerValue: f.all.usPerValue,
-      deliverFloorPerSecond: f.deliver.delivered,
-      bothFloorPerSecond: f.both.delivered,
-    },
-    'sources',
-  );
+  reportFigures(floorFigures(f, true), 'sources');
   process.exit(0);
 }

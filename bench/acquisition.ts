@@ -20,7 +20,9 @@
  *                                [--short] [--edge-args "--history=false"] [--floors]
  *
  * `--short` (for `npm run bench -- summary`): the same 100,000 tags, a window of 8 s after 5 s of
- * warm-up, 3 updates instead of 7.
+ * warm-up, 3 updates instead of 7. `--floors`: the floors of bench/acquisition-floor.ts over the
+ * edge's own window (as long as its, after as long as the edge had polled and recorded before it:
+ * half the set-up and the warm-up); `--floor-cases all,both` measures only those.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -32,7 +34,7 @@ import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
 import { ModbusPeer } from '../test/helpers/peers/modbus.js';
 import { cleanEnv, runCliJson, startCli } from '../test/helpers/cli.js';
 import { numArg as arg, reportFigures, SHORT } from './support.js';
-import { measureFloors, printFloors } from './acquisition-floor.js';
+import { floorFigures, measureFloors, printFloors } from './acquisition-floor.js';
 
 const SERVERS = arg('servers', 10);
 const REGISTERS = arg('registers', 10000);
@@ -201,8 +203,9 @@ for (let s = 0; s < SERVERS; s++) {
   );
   if (s === 0) firstDeviceTags.push(...(created.CreateRegisters as Array<{ ID: string }>).map((r) => r.ID));
 }
+const setupSeconds = (Date.now() - t0) / 1000;
 console.log(
-  `configured ${SERVERS} devices × ${fmt(REGISTERS)} tags in ${((Date.now() - t0) / 1000).toFixed(1)} s; warm-up ${WARMUP} s`,
+  `configured ${SERVERS} devices × ${fmt(REGISTERS)} tags in ${setupSeconds.toFixed(1)} s; warm-up ${WARMUP} s`,
 );
 await new Promise((r) => setTimeout(r, WARMUP * 1000));
 const rssSetup = rssMiB(edge.pid);
@@ -325,8 +328,16 @@ await Promise.all(
   }),
 );
 const ceiling = regs / ((performance.now() - c0) / 1000);
-// The floors (bench/acquisition-floor.ts) against the same servers, in the same run.
-const floors = FLOORS ? await measureFloors(servers2) : undefined;
+// The floors (bench/acquisition-floor.ts) against the same servers, in the same run, over the
+// edge's window: the edge's devices began polling (and recording) one by one during the set-up,
+// on average half of it before its end, then the warm-up, then the window (the warm-up at most
+// 15 s: a set-up slowed by a loaded machine must not take bench/summary past its time limit).
+const floors = FLOORS
+  ? await measureFloors(servers2, {
+      warmup: Math.min(15, Math.round(setupSeconds / 2 + WARMUP)),
+      seconds: SECONDS,
+    })
+  : undefined;
 cleanup();
 rmSync(dataDir, { recursive: true, force: true });
 
@@ -366,16 +377,7 @@ console.log(
 );
 if (floors) printFloors(floors);
 reportFigures({
-  ...(floors
-    ? {
-        readFloorCpuShareOfCore: floors.read.cpu,
-        deliverFloorCpuShareOfCore: floors.deliver.cpu,
-        bothFloorCpuShareOfCore: floors.both.cpu,
-        floorRssMiB: floors.both.rss,
-        allFloorCpuShareOfCore: floors.all.cpu,
-        allFloorRssMiB: floors.all.rss,
-      }
-    : {}),
+  ...(floors ? floorFigures(floors) : {}),
   offeredPerSecond: SERVERS * REGISTERS,
   deliveredPerSecond: result.valuesPerSecond,
   ceilingPerSecond: ceiling,

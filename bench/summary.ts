@@ -94,7 +94,11 @@ const ENTRIES: Entry[] = [
         },
         {
           path: `${path}: poll-to-subscriber p99`,
-          baseline: '',
+          // The same subscriber taking the same frames from a bare Node process, in the same run.
+          baseline:
+            f.bothFloorP99Ms !== undefined
+              ? `floor, read + deliver in bare Node: ${f.bothFloorP99Ms.toFixed(1)} ms (+ history: ${f.allFloorP99Ms?.toFixed(1) ?? '-'} ms)`
+              : '',
           measured: `${f.p99Ms!.toFixed(1)} ms`,
           ratio: '-',
           target: '< 5 ms',

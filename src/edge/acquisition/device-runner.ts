@@ -8,7 +8,7 @@ import type { TagConfig, TagRuntimeState } from '../devicehub/index.js';
 import { coerce, datatypeOf } from './convert.js';
 import type { AcquisitionEngine, ConnectionState, DeviceStatus } from './engine.js';
 import { LatencyHistogram } from './metrics.js';
-import { devicePart, ValuePayloadEncoder } from './payload.js';
+import { devicePart, ReadPayload, ValuePayloadEncoder } from './payload.js';
 import { dataPlaneWait } from './slices.js';
 import { flat } from './subjects.js';
 import { tagSpec } from './tag-spec.js';
@@ -512,18 +512,8 @@ export class DeviceRunner {
     rt.hasLast = true;
     if (tag.formula && typeof value === 'number' && !Number.isInteger(value) && datatype !== 'float64')
       datatype = 'float64';
-    const payload = {
-      success: true as const,
-      datatype,
-      timestamp,
-      registerId: tag.id,
-      value,
-      deviceID: tag.deviceId,
-      deviceName: tag.deviceName,
-      tagName: tag.tagName,
-      description: tag.description,
-      metadata: tag.metadata,
-    };
+    // Made by `new`, not a literal: no allocation site for V8 to pretenure (payload.ts).
+    const payload = new ReadPayload(datatype, timestamp, tag, value);
     const encoder = (entry.encoder ??= new ValuePayloadEncoder(
       tag,
       datatypeOf(tag.valueType),

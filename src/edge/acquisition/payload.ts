@@ -25,6 +25,35 @@ export interface ValuePayload {
   metadata: Record<string, unknown>;
 }
 
+/**
+ * A successful read's payload, a plain object (`Object.prototype`, these fields in this order) made
+ * by a constructor rather than an object literal: V8 tracks a literal's allocation site and, once
+ * enough of its objects outlived a young collection (during a bulk change's bursts), allocates
+ * every later one straight into the old generation. 100,000 payloads a second then filled the old
+ * generation by about 11 MB/s with garbage only a full collection frees (the edge's heap grew to
+ * twice its live size between collections in bench/acquisition). Objects made by `new` have no
+ * allocation site, so they stay young and die in the scavenges.
+ */
+export const ReadPayload = function (
+  this: ValuePayload,
+  datatype: string,
+  timestamp: number,
+  tag: TagSpec,
+  value: TagValue,
+) {
+  this.success = true;
+  this.datatype = datatype;
+  this.timestamp = timestamp;
+  this.registerId = tag.id;
+  this.value = value;
+  this.deviceID = tag.deviceId;
+  this.deviceName = tag.deviceName;
+  this.tagName = tag.tagName;
+  this.description = tag.description;
+  this.metadata = tag.metadata;
+} as unknown as new (datatype: string, timestamp: number, tag: TagSpec, value: TagValue) => ValuePayload;
+ReadPayload.prototype = Object.prototype;
+
 const json = (v: unknown) => JSON.stringify(v);
 
 /** `,"deviceID":"…","deviceName":"…"`: the part every tag of a device shares. */

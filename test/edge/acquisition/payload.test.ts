@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { devicePart, ValuePayloadEncoder } from '../../../src/edge/acquisition/payload.js';
+import { devicePart, ReadPayload, ValuePayloadEncoder } from '../../../src/edge/acquisition/payload.js';
 import type { TagSpec, TagValue } from '../../../src/edge/acquisition/types.js';
 
 function tagOf(t: {
@@ -87,4 +87,22 @@ test('another data type than the encoder was made for (a formula giving a fracti
   assert.equal(enc.encode(payload).toString('utf8'), JSON.stringify(payload));
   const failure = { ...payloadOf(tag, 'int16', 1, null), success: false, error: 'x' };
   assert.equal(enc.encode(failure).toString('utf8'), JSON.stringify(failure));
+});
+
+test("ReadPayload makes the engine's payload: a plain object, the same fields in the same order", () => {
+  const tag = tagOf({
+    id: 'a1',
+    deviceId: 'd1',
+    deviceName: 'plc',
+    tagName: 'hr1',
+    description: 'x',
+    metadata: { unit: 'C' },
+  });
+  const made = new ReadPayload('uint16', 1700000000123, tag, 42);
+  const literal = payloadOf(tag, 'uint16', 1700000000123, 42);
+  assert.equal(Object.getPrototypeOf(made), Object.prototype);
+  assert.deepStrictEqual(made, literal);
+  assert.equal(JSON.stringify(made), JSON.stringify(literal));
+  const enc = new ValuePayloadEncoder(tag, 'uint16', devicePart(tag.deviceId, tag.deviceName));
+  assert.equal(enc.text(made), JSON.stringify(literal));
 });

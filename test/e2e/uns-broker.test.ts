@@ -326,6 +326,43 @@ describe('UNS broker: accounts, rules and listeners', () => {
     }
   });
 
+  test("a message goes out at the lower of its QoS and the subscription's, wildcard filters included", async () => {
+    const sensor = await connectMqtt(mqttUrl, { username: 'sensor', password: 'sensor-password' });
+    const readers: { client: Awaited<ReturnType<typeof connectMqtt>>; filter: string; qos: 0 | 1 | 2 }[] = [];
+    try {
+      // [MQTT-3.8.4-8]: a QoS 2 message reaches a QoS 1 subscription of `plant/#` at QoS 1 (it
+      // went out at QoS 2 when the filter was not the message's topic itself).
+      for (const [filter, qos] of [
+        ['plant/#', 1],
+        ['plant/line1/+', 1],
+        ['plant/line1/qos', 1],
+        ['plant/#', 2],
+        ['plant/line1/+', 0],
+      ] as const)
+        readers.push({
+          client: await connectMqtt(mqttUrl, { username: 'reader', password: 'reader-password' }),
+          filter,
+          qos,
+        });
+      for (const r of readers) await subscribe(r.client, r.filter, r.qos);
+      for (const sent of [2, 1, 0] as const) {
+        const got = readers.map((r) => nextMessage(r.client, 'plant/line1/qos'));
+        await publish(sensor, 'plant/line1/qos', `q${sent}`, { qos: sent });
+        const messages = await Promise.all(got);
+        readers.forEach((r, i) =>
+          assert.deepEqual(
+            { payload: messages[i]!.payload, qos: messages[i]!.qos },
+            { payload: `q${sent}`, qos: Math.min(sent, r.qos) },
+            `a QoS ${sent} message to a QoS ${r.qos} subscription of ${r.filter}`,
+          ),
+        );
+      }
+    } finally {
+      await end(sensor);
+      for (const r of readers) await end(r.client);
+    }
+  });
+
   test('MQTT over TLS (mqtts) and over WebSocket (wss /mqtt) authenticate and deliver with the same rules', async () => {
     const tls = await connectMqtt(`mqtts://127.0.0.1:${t.mqttsPort}`, {
       username: 'reader',

@@ -105,10 +105,12 @@ export function filterTest(filter: string): (topic: string) => boolean {
 const filterTests = new WeakMap<object, (topic: string) => boolean>();
 
 /**
- * The QoS a retained message sent on SUBSCRIBE goes out at: at most the highest QoS granted to a
- * subscription of the client that matches its topic ([MQTT-3.8.4-8]). aedes looks the subscription
- * up by the message's topic, which finds no wildcard subscription: a QoS 0 subscriber of `a/#`
- * got the QoS 1 retained messages at QoS 1 (and had to acknowledge each).
+ * The QoS a message goes out at: at most the highest QoS granted to a subscription of the client
+ * that matches its topic ([MQTT-3.8.4-8]). aedes looks the subscription up by the message's topic,
+ * which finds no wildcard subscription: a QoS 0 subscriber of `a/#` got the QoS 1 retained
+ * messages at QoS 1 (and had to acknowledge each), a QoS 1 subscriber of `a/#` live QoS 2 messages
+ * at QoS 2. Linear in the client's subscriptions (at most `--max-subscriptions`), and it stops at
+ * the first that grants `qos`: one test for the common single subscription.
  */
 function grantedQos(subs: Record<string, { qos: number }> | undefined, topic: string, qos: number): number {
   if (qos === 0 || subs === undefined) return qos;
@@ -118,7 +120,7 @@ function grantedQos(subs: Record<string, { qos: number }> | undefined, topic: st
     if (sub.qos <= best) continue;
     let test = filterTests.get(sub);
     if (test === undefined) filterTests.set(sub, (test = filterTest(filter)));
-    if (test(topic)) best = sub.qos;
+    if (test(topic) && (best = sub.qos) >= qos) break;
   }
   return best < 0 ? qos : Math.min(qos, best);
 }
@@ -150,6 +152,10 @@ export function windowRetainedDelivery(client: object): void {
   const written = () => void pending--;
   c.deliverQoS = (packet, cb) => {
     if (packet.brokerId !== null || packet.retain !== true) {
+      // A live message reaches this function through a subscription granted QoS 1 or 2, so only
+      // a QoS 2 message can be above its subscription's QoS; aedes cuts it only for a subscription
+      // to the exact topic. Each delivery is a copy of its own (aedes's per-subscription `Packet`).
+      if (packet.qos === 2) packet.qos = grantedQos(c.subscriptions, packet.topic as string, 2);
       deliverQoS(packet, cb);
       return;
     }

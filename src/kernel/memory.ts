@@ -13,7 +13,7 @@
  * that of one full collection of the live heap, marked in the pause (V8's `gc` does not mark
  * incrementally): 100 to 130 ms for the 120 MiB live of an edge with 100,000 polled tags on two
  * loaded cores. So a pass waits until the HTTP API has been quiet for `QUIET_MS` (no response in
- * that time, `noteResponse` from the HTTP server), at most `MAX_DEFER_MS`: a client paging
+ * that time, `noteResponse` from the HTTP server), at most `MAX_DEFER_MS` (2 minutes): a client paging
  * through the tags it just uploaded is not paused, the data plane (values each second) is. The
  * collector is V8's own `gc` (`--expose-gc`, set at run time for a context made for it); where the
  * runtime refuses, nothing is scheduled.
@@ -29,7 +29,7 @@ const MIN_INTERVAL_MS = 10_000;
 /** A pass waits until no HTTP response was sent for this long... */
 export const QUIET_MS = 1000;
 /** ...but not longer than this after it was due. */
-export const MAX_DEFER_MS = 30_000;
+export const MAX_DEFER_MS = 120_000;
 
 type Collector = () => void;
 

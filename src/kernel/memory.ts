@@ -10,13 +10,13 @@
  * `noteBulkChange(items)` schedules a full collection once bulk changes have settled: when a
  * change touched at least `BULK_CHANGE_ITEMS` items, 2 s after the last such change and once more
  * 3 s later (what the first pass found still young), at most one round every 10 s. Each pause is
- * that of one full collection of the live heap, marked in the pause (V8's `gc` does not mark
- * incrementally): 100 to 130 ms for the 120 MiB live of an edge with 100,000 polled tags on two
- * loaded cores. So a pass waits until the HTTP API has been quiet for `QUIET_MS` (no response in
- * that time, `noteResponse` from the HTTP server), at most `MAX_DEFER_MS` (2 minutes): a client paging
- * through the tags it just uploaded is not paused, the data plane (values each second) is. The
- * collector is V8's own `gc` (`--expose-gc`, set at run time for a context made for it); where the
- * runtime refuses, nothing is scheduled.
+ * that of one full collection of the live heap, marked inside the pause (V8's `gc` does not mark
+ * incrementally): 115 ms for the 120 MiB live of an edge with 100,000 polled tags on two cores at
+ * load 3, several hundred at load 10. So a pass waits until the HTTP API has been quiet for
+ * `QUIET_MS` (no response in that time: `noteResponse`, from the HTTP server), at most
+ * `MAX_DEFER_MS` (2 minutes): a client paging through the tags it just uploaded is not paused;
+ * the data plane (values each second) is. The collector is V8's own `gc` (`--expose-gc`, set at
+ * run time for a context made for it); where the runtime refuses, nothing is scheduled.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';

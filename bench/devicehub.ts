@@ -63,6 +63,15 @@ const edgeMemory = (pid: number) => {
     return { rssMiB: -1, peakRssMiB: -1 };
   }
 };
+// The edge's CPU time so far (user + system, all its threads), ms, from /proc (NaN elsewhere).
+const edgeCpuMs = (pid: number) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks of 1/100 s
+  } catch {
+    return NaN;
+  }
+};
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -168,12 +177,15 @@ try {
   await walk('keyset'); // warm-up
   windows.length = 0;
   const api: number[] = [];
+  const cpu0 = edgeCpuMs(edge.pid);
   for (let w = 0; w < walks; w++) api.push(...(await walk('keyset')));
+  const edgeCpuPerPage = (edgeCpuMs(edge.pid) - cpu0) / api.length;
   if (process.env.MILLWRIGHT_BENCH_PAGE_WINDOWS)
     writeFileSync(process.env.MILLWRIGHT_BENCH_PAGE_WINDOWS, JSON.stringify(windows.slice(0, api.length)));
   const memory = edgeMemory(edge.pid);
   process.stderr.write(
-    `${walks + 1} walks through GraphQL done; edge RSS ${memory.rssMiB.toFixed(0)} MiB, peak ${memory.peakRssMiB.toFixed(0)} MiB\n`,
+    `${walks + 1} walks through GraphQL done; edge RSS ${memory.rssMiB.toFixed(0)} MiB, peak ${memory.peakRssMiB.toFixed(0)} MiB; ` +
+      `edge CPU ${edgeCpuPerPage.toFixed(1)} ms per measured page (all its threads, its data plane included)\n`,
   );
   const offset = SHORT ? undefined : await walk('offset');
 
@@ -323,6 +335,7 @@ try {
     sqlPageP99Ms: quantile(direct, 0.99),
     pageP50Ms: quantile(api, 0.5),
     sqlPageP50Ms: quantile(direct, 0.5),
+    edgeCpuMsPerPage: edgeCpuPerPage,
     edgeRssMiB: memory.rssMiB,
     edgePeakRssMiB: memory.peakRssMiB,
   });

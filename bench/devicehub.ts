@@ -15,7 +15,7 @@
  * figures (no re-upload, no offset walk, no upload baselines).
  */
 import { runCliJson, startCli } from '../test/helpers/cli.js';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -45,13 +45,33 @@ const env = {
 
 const cli = (args: string[]) => runCliJson(args, env);
 
-async function startEdge(): Promise<{ url: string; stop: () => Promise<unknown> }> {
+async function startEdge() {
   const edge = await startCli(['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
     env,
     inheritStderr: true,
   });
-  return { url: edge.ready.services.edge!.url, stop: edge.stop };
+  return { url: edge.ready.services.edge!.url, stop: edge.stop, pid: edge.pid, output: edge.output };
 }
+
+// The edge's resident memory now and at its peak (MiB), from /proc (Linux only; -1 elsewhere).
+const edgeMemory = (pid: number) => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+    return { rssMiB: kib('VmRSS') / 1024, peakRssMiB: kib('VmHWM') / 1024 };
+  } catch {
+    return { rssMiB: -1, peakRssMiB: -1 };
+  }
+};
+// The edge's CPU time so far (user + system, all its threads), ms, from /proc (NaN elsewhere).
+const edgeCpuMs = (pid: number) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks of 1/100 s
+  } catch {
+    return NaN;
+  }
+};
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -157,10 +177,16 @@ try {
   await walk('keyset'); // warm-up
   windows.length = 0;
   const api: number[] = [];
+  const cpu0 = edgeCpuMs(edge.pid);
   for (let w = 0; w < walks; w++) api.push(...(await walk('keyset')));
+  const edgeCpuPerPage = (edgeCpuMs(edge.pid) - cpu0) / api.length;
   if (process.env.MILLWRIGHT_BENCH_PAGE_WINDOWS)
     writeFileSync(process.env.MILLWRIGHT_BENCH_PAGE_WINDOWS, JSON.stringify(windows.slice(0, api.length)));
-  process.stderr.write(`${walks + 1} walks through GraphQL done\n`);
+  const memory = edgeMemory(edge.pid);
+  process.stderr.write(
+    `${walks + 1} walks through GraphQL done; edge RSS ${memory.rssMiB.toFixed(0)} MiB, peak ${memory.peakRssMiB.toFixed(0)} MiB; ` +
+      `edge CPU ${edgeCpuPerPage.toFixed(1)} ms per measured page (all its threads, its data plane included)\n`,
+  );
   const offset = SHORT ? undefined : await walk('offset');
 
   // Baseline: the same SQL as the DeviceHub's keyset page and count, on the same database file,
@@ -309,8 +335,15 @@ try {
     sqlPageP99Ms: quantile(direct, 0.99),
     pageP50Ms: quantile(api, 0.5),
     sqlPageP50Ms: quantile(direct, 0.5),
+    edgeCpuMsPerPage: edgeCpuPerPage,
+    edgeRssMiB: memory.rssMiB,
+    edgePeakRssMiB: memory.peakRssMiB,
   });
 } finally {
   await edge.stop();
+  // MILLWRIGHT_BENCH_EDGE_STDOUT=<file>: the edge's standard output, where V8's traces go
+  // (`MILLWRIGHT_CHILD_NODE_ARGS=--trace-gc-nvp`: each collection's phases, on the main thread).
+  if (process.env.MILLWRIGHT_BENCH_EDGE_STDOUT)
+    writeFileSync(process.env.MILLWRIGHT_BENCH_EDGE_STDOUT, edge.output());
   setTimeout(() => rmSync(dataDir, { recursive: true, force: true }), 500);
 }

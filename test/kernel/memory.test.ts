@@ -1,7 +1,14 @@
 /** A bulk change is followed by full collections once it settles; small changes are not. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BULK_CHANGE_ITEMS, bulkCollections, noteBulkChange } from '../../src/kernel/memory.js';
+import {
+  BULK_CHANGE_ITEMS,
+  bulkCollections,
+  MAX_DEFER_MS,
+  noteBulkChange,
+  noteResponse,
+  QUIET_MS,
+} from '../../src/kernel/memory.js';
 
 test('a bulk change runs a full collection 2 s after it settles; a small change runs none', async () => {
   const before = bulkCollections();
@@ -23,4 +30,23 @@ test('a bulk change runs a full collection 2 s after it settles; a small change 
   await new Promise((r) => setTimeout(r, 900));
   assert.equal(bulkCollections(), before + 1, 'the first pass ran');
   assert.ok(process.memoryUsage().heapUsed < heapBefore, 'the garbage was collected');
+});
+
+test('a collection waits while the HTTP API answers requests, and runs once it is quiet', async () => {
+  // After the previous test's round: the next may start 10 s after it (MIN_INTERVAL_MS).
+  await new Promise((r) => setTimeout(r, 8000));
+  const before = bulkCollections();
+  noteBulkChange(BULK_CHANGE_ITEMS);
+  // Responses every 200 ms through the settling time and beyond: the pass waits for them.
+  const responses = setInterval(noteResponse, 200);
+  try {
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(bulkCollections(), before, 'no collection while responses are sent');
+  } finally {
+    clearInterval(responses);
+  }
+  assert.ok(QUIET_MS < 2000 && MAX_DEFER_MS > 3000);
+  // Time is the test: once no response was sent for QUIET_MS, the pass runs.
+  await new Promise((r) => setTimeout(r, QUIET_MS + 700));
+  assert.equal(bulkCollections(), before + 1, 'the first pass ran once the API was quiet');
 });

@@ -64,6 +64,12 @@ class RegisterNode implements Register {
   readonly TagFormula: string;
   readonly IntervalMs: number;
   readonly #r: RegisterTuple;
+  // Worked out on the first read and kept for the others: graphql-jit's compiled query reads a
+  // list field several times (`Topics { Format Topic }`: 5 reads a register), and each read of
+  // Topics built the register's topics anew: about 3 MiB of garbage a page of 1,000.
+  #properties: NameValue[] | undefined;
+  #metaData: Record<string, unknown> | undefined;
+  #topics: Topic[] | undefined;
 
   constructor(r: RegisterTuple) {
     this.#r = r;
@@ -84,6 +90,10 @@ class RegisterNode implements Register {
    * the product family's clients look it up (wire notes); a driver's own `DataType` wins.
    */
   get Properties(): NameValue[] {
+    return (this.#properties ??= this.#workOutProperties());
+  }
+
+  #workOutProperties(): NameValue[] {
     const props = parseJson(this.#r[9]) as Record<string, string>;
     const out = Object.entries(props).map(([Name, Value]) => ({ Name, Value }));
     if (!Object.hasOwn(props, DATA_TYPE_PROPERTY))
@@ -92,12 +102,16 @@ class RegisterNode implements Register {
   }
 
   get MetaData(): Record<string, unknown> {
-    return parseJson(this.#r[10]) as Record<string, unknown>;
+    return (this.#metaData ??= parseJson(this.#r[10]) as Record<string, unknown>);
   }
 
   get Topics(): Topic[] {
     const r = this.#r;
-    return topicsOf(r[13], r[3], { aliasTopics: r[14] === 1, valueType: r[5], intervalMs: r[8] });
+    return (this.#topics ??= topicsOf(r[13], r[3], {
+      aliasTopics: r[14] === 1,
+      valueType: r[5],
+      intervalMs: r[8],
+    }));
   }
 
   get CreationTime(): string {

@@ -30,6 +30,7 @@ import { ConfigError, PortInUseError } from '../config.js';
 import { Value } from '@sinclair/typebox/value';
 import { HTTP_OPTIONS, type GraphqlConfig, type HttpConfig } from '../service/options.js';
 import { setGraphqlDefaults } from '../graphql/defaults.js';
+import { noteResponse } from '../memory.js';
 
 export interface HttpAppOptions {
   logger: Logger;
@@ -413,6 +414,7 @@ export async function closeGracefully(
 
 /** One line per request at debug, with who made a bridged call (`bridgedBy`, see BridgeActor). */
 function logRequestLine(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  noteResponse();
   if (request.log.level === 'debug' || request.log.level === 'trace')
     request.log.debug(
       {

@@ -6,8 +6,10 @@ export interface Output {
   metadata?: Record<string, unknown>;
 }
 
-/** Where a processor that answers at once writes an output (the runtime publishes it there and then). */
-export type Emit = (value: unknown, timestamp: number, metadata: Record<string, unknown> | undefined) => void;
+/** Where a processor that answers at once writes its outputs (the runtime publishes each there and then). */
+export interface Sink {
+  emit(value: unknown, timestamp: number, metadata: Record<string, unknown> | undefined): void;
+}
 
 export interface ProcessorContext {
   /** Global variables merged with this instance's component variables. */
@@ -25,11 +27,11 @@ export interface Processor {
     payload: unknown,
   ): Output | Output[] | undefined | Promise<Output | Output[] | undefined>;
   /**
-   * The same as `input`, for a kind that answers at once: its outputs go to `emit`, in order,
+   * The same as `input`, for a kind that answers at once: its outputs go to `out.emit`, in order,
    * instead of into `Output` objects (the runtime's path: no object per output besides the
    * payload it publishes).
    */
-  inputTo?(index: number, value: unknown, timestamp: number, payload: unknown, emit: Emit): void;
+  inputTo?(index: number, value: unknown, timestamp: number, payload: unknown, out: Sink): void;
   tick?(now: number): Output | Output[] | undefined;
   /** State worth keeping over a restart (windows longer than a minute). */
   snapshot?(): unknown;

@@ -10,7 +10,7 @@ import { num, type Output, type Processor, type ProcessorContext } from './proce
 import type { LiveScripts } from './live-scripts.js';
 import { WindowProcessor } from './window-processor.js';
 
-export type { Emit, Output, Processor, ProcessorContext } from './processor.js';
+export type { Output, Processor, ProcessorContext, Sink } from './processor.js';
 export { WindowProcessor } from './window-processor.js';
 
 class RateProcessor implements Processor {

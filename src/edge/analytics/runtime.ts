@@ -7,58 +7,30 @@
  * No GraphQL here.
  */
 import { createHash } from 'node:crypto';
-import type { DataHub, Message, Outlet, Subscription } from '../datahub/index.js';
-import { parsePath, readPath, type InputSpec, type PathStep } from './catalogue.js';
+import type { DataHub, Message } from '../datahub/index.js';
+import { parsePath, readPath, type PathStep } from './catalogue.js';
 import {
   createProcessor,
   persistentWindowMs,
   ScriptProcessor,
   scriptParameters,
   ScriptStopped,
-  type Emit,
   type Output,
   type Processor,
 } from './processors.js';
 import { DEFAULT_LIVE_SCRIPTS, LiveScripts, type LiveScriptsOptions } from './live-scripts.js';
 import type { AnalyticsLog } from './log.js';
 import { OnnxProcessor } from './onnx-processor.js';
+import { outputSubject, Running, type InstanceDef, type InstanceStatus } from './instance.js';
 
-export const OUTPUT_PREFIX = 'analytics.publish.';
-export const outputSubject = (id: string) => `${OUTPUT_PREFIX}${id}`;
-
-/** How an input reads its value from a payload: one top-level key (the common case) or a path. */
-type Reader = (payload: unknown) => unknown;
-
-function readerOf(steps: PathStep[]): Reader {
-  if (steps.length === 1 && typeof steps[0] === 'string') {
-    const key = steps[0];
-    return (payload) =>
-      payload !== null && typeof payload === 'object' && Object.hasOwn(payload, key)
-        ? (payload as Record<string, unknown>)[key]
-        : undefined;
-  }
-  return (payload) => readPath(payload, steps);
-}
-
-export interface InstanceDef {
-  id: string;
-  workspaceId: string;
-  name: string;
-  kind: string;
-  parameters: Record<string, unknown> & { inputs: InputSpec[] };
-  enabled: boolean;
-}
-
-export type InstanceState = 'Running' | 'Stopped' | 'Failed';
-
-export interface InstanceStatus {
-  state: InstanceState;
-  error: string | null;
-  messagesIn: number;
-  messagesOut: number;
-  errors: number;
-  console: string[];
-}
+export {
+  datatypeOf,
+  OUTPUT_PREFIX,
+  outputSubject,
+  type InstanceDef,
+  type InstanceState,
+  type InstanceStatus,
+} from './instance.js';
 
 /** Where saved state goes (the service's repository). */
 export interface StateStore {
@@ -67,20 +39,13 @@ export interface StateStore {
   remove(id: string): Promise<void>;
 }
 
-interface Running {
-  def: InstanceDef;
-  subject: string;
-  /** Where the outputs are published (made on the first output). */
-  outlet: Outlet | undefined;
-  /** Publishes one output (for the processors that answer at once through `inputTo`). */
-  emit: Emit;
-  key: string;
-  processor: Processor | undefined;
-  subs: Subscription[];
-  readers: Reader[];
-  status: InstanceStatus;
-  persistent: boolean;
-  lastErrorLog: number;
+/** In-process publishers hand over the payload object itself; bytes and text are parsed. */
+function parsed(msg: Message): unknown {
+  try {
+    return msg.json();
+  } catch {
+    return msg.string();
+  }
 }
 
 export const configKey = (def: Pick<InstanceDef, 'kind' | 'parameters' | 'enabled'>): string =>
@@ -154,8 +119,8 @@ export class AnalyticsRuntime {
     let running = 0;
     let failed = 0;
     for (const r of this.#running.values()) {
-      if (r.status.state === 'Running') running++;
-      else if (r.status.state === 'Failed') failed++;
+      if (r.state === 'Running') running++;
+      else if (r.state === 'Failed') failed++;
     }
     return { total: this.#running.size, running, failed };
   }
@@ -168,24 +133,12 @@ export class AnalyticsRuntime {
     const key = configKey(def);
     const cur = this.#running.get(def.id);
     if (cur && cur.key === key) {
-      cur.def = def;
+      cur.rename(def);
       return;
     }
     if (cur) this.#stop(cur, true);
-    const r: Running = {
-      def,
-      subject: outputSubject(def.id),
-      outlet: undefined,
-      emit: () => undefined,
-      key,
-      processor: undefined,
-      subs: [],
-      readers: def.parameters.inputs.map((i) => readerOf(parsePath(i.path ?? 'value'))),
-      status: { state: 'Stopped', error: null, messagesIn: 0, messagesOut: 0, errors: 0, console: [] },
-      persistent: persistentWindowMs(def.kind, def.parameters) > PERSIST_MIN_WINDOW_MS,
-      lastErrorLog: 0,
-    };
-    r.emit = (value, timestamp, metadata) => this.#emit(r, value, timestamp, metadata);
+    const r = new Running(def, key, this.#hub, this);
+    r.persistent = persistentWindowMs(def.kind, def.parameters) > PERSIST_MIN_WINDOW_MS;
     this.#running.set(def.id, r);
     if (!def.enabled || this.#closed) return;
     let processor: Processor;
@@ -205,10 +158,18 @@ export class AnalyticsRuntime {
       return;
     }
     r.processor = processor;
-    r.status.state = 'Running';
+    r.state = 'Running';
     def.parameters.inputs.forEach((input, i) => {
       const subject = input.subject ?? outputSubject(input.processor!);
-      r.subs.push(this.#hub.subscribe(subject, { callback: (msg) => this.#deliver(r, i, msg) }));
+      const steps = parsePath(input.path ?? 'value');
+      const key = steps.length === 1 && typeof steps[0] === 'string' ? steps[0] : undefined;
+      // The common case (a kind that answers at once, reading one top-level key) on a path of its
+      // own that inlines into one compiled unit with the processor and the output's publish.
+      const callback =
+        key !== undefined && processor.inputTo !== undefined
+          ? (msg: Message) => this.#deliverKey(r, processor, i, key, msg)
+          : (msg: Message) => this.#deliver(r, processor, i, steps, msg);
+      r.subs.push(this.#hub.subscribe(subject, { callback }));
     });
   }
 
@@ -275,32 +236,46 @@ export class AnalyticsRuntime {
 
   #console(r: Running, lines: string[]): void {
     if (lines.length === 0) return;
-    const c = r.status.console;
+    const c = r.console;
     c.push(...lines);
     if (c.length > 20) c.splice(0, c.length - 20);
   }
 
-  #deliver(r: Running, i: number, msg: Message): void {
-    const p = r.processor;
-    if (!p || r.status.state !== 'Running') return;
-    // In-process publishers hand over the payload object itself: no parse.
-    let payload: unknown = msg.data;
-    if (payload === null || typeof payload !== 'object' || payload instanceof Uint8Array) {
-      try {
-        payload = msg.json();
-      } catch {
-        payload = msg.string();
-      }
+  /** A value for `p` (the instance's processor when it subscribed) that reads one top-level key. */
+  #deliverKey(r: Running, p: Processor, i: number, key: string, msg: Message): void {
+    if (r.processor !== p) return;
+    const data = msg.data;
+    const payload =
+      data !== null && typeof data === 'object' && !(data instanceof Uint8Array) ? data : parsed(msg);
+    if (payload === null || typeof payload !== 'object' || !Object.hasOwn(payload, key)) return;
+    const value = (payload as Record<string, unknown>)[key];
+    if (value === undefined) return;
+    const ts = (payload as { timestamp?: unknown }).timestamp;
+    const t = typeof ts === 'number' ? ts : Date.now();
+    r.messagesIn++;
+    this.messagesIn++;
+    try {
+      p.inputTo!(i, value, t, payload, r);
+    } catch (err) {
+      this.#failed(r, p, err);
     }
-    const value = r.readers[i]!(payload);
+  }
+
+  /** A value for `p` read at a path, or for a kind that answers through `input`. */
+  #deliver(r: Running, p: Processor, i: number, steps: PathStep[], msg: Message): void {
+    if (r.processor !== p) return;
+    const data = msg.data;
+    const payload =
+      data !== null && typeof data === 'object' && !(data instanceof Uint8Array) ? data : parsed(msg);
+    const value = readPath(payload, steps);
     if (value === undefined) return;
     const ts = (payload as { timestamp?: unknown } | null)?.timestamp;
     const t = typeof ts === 'number' ? ts : Date.now();
-    r.status.messagesIn++;
+    r.messagesIn++;
     this.messagesIn++;
     if (p.inputTo !== undefined) {
       try {
-        p.inputTo(i, value, t, payload, r.emit);
+        p.inputTo(i, value, t, payload, r);
       } catch (err) {
         this.#failed(r, p, err);
       }
@@ -317,7 +292,7 @@ export class AnalyticsRuntime {
       out.then(
         (o) => {
           // Published only while the same processor still runs (not after a stop or a failure).
-          if (o !== undefined && r.processor === p && r.status.state === 'Running') this.#publish(r, o);
+          if (o !== undefined && r.processor === p) this.#publish(r, o);
         },
         (err: unknown) => this.#failed(r, p, err),
       );
@@ -326,12 +301,12 @@ export class AnalyticsRuntime {
 
   /** `p` threw on a value: a stopped script fails the instance; anything else is counted and logged. */
   #failed(r: Running, p: Processor, err: unknown): void {
-    if (r.processor !== p || r.status.state !== 'Running') return;
+    if (r.processor !== p) return;
     if (err instanceof ScriptStopped) {
       this.#fail(r, `${err.message}; the instance is stopped`, err.failure);
       return;
     }
-    r.status.errors++;
+    r.errors++;
     const now = Date.now();
     if (now - r.lastErrorLog > 10_000) {
       r.lastErrorLog = now;
@@ -343,50 +318,15 @@ export class AnalyticsRuntime {
 
   #publish(r: Running, out: Output | Output[]): void {
     if (!Array.isArray(out)) {
-      this.#publishOne(r, out);
+      r.emit(out.value, out.timestamp, out.metadata);
       return;
     }
-    for (const o of out) this.#publishOne(r, o);
-  }
-
-  #publishOne(r: Running, o: Output): void {
-    this.#emit(r, o.value, o.timestamp, o.metadata);
-  }
-
-  #emit(r: Running, v: unknown, timestamp: number, metadata: Record<string, unknown> | undefined): void {
-    r.status.messagesOut++;
-    this.messagesOut++;
-    // The outlet made apart (once): its code kept out of this path, which the output's publish
-    // should inline into the processor's callback (a call here boxes the value and the timestamp).
-    const outlet = r.outlet ?? this.#outletOf(r);
-    // Nobody reads this output (no subscriber, no external cluster): it is counted, not built.
-    if (!outlet.interested()) {
-      outlet.skip();
-      return;
-    }
-    const value = v ?? null;
-    const def = r.def;
-    outlet.publish({
-      success: value !== null,
-      datatype: datatypeOf(value),
-      timestamp,
-      registerId: def.id,
-      value,
-      deviceID: def.workspaceId,
-      deviceName: 'analytics',
-      tagName: def.name,
-      description: def.kind,
-      metadata: metadata ?? {},
-    });
-  }
-
-  #outletOf(r: Running): Outlet {
-    return (r.outlet = this.#hub.outlet(r.subject));
+    for (const o of out) r.emit(o.value, o.timestamp, o.metadata);
   }
 
   #fail(r: Running, message: string, failure?: string): void {
-    r.status.state = 'Failed';
-    r.status.error = message;
+    r.state = 'Failed';
+    r.error = message;
     for (const s of r.subs) s.unsubscribe();
     r.subs = [];
     r.processor?.close?.();
@@ -403,7 +343,7 @@ export class AnalyticsRuntime {
     r.subs = [];
     r.processor?.close?.();
     r.processor = undefined;
-    r.status.state = 'Stopped';
+    r.state = 'Stopped';
     if (!keepSaved) return;
   }
 
@@ -411,12 +351,12 @@ export class AnalyticsRuntime {
     const now = Date.now();
     for (const r of this.#running.values()) {
       const p = r.processor;
-      if (!p?.tick || r.status.state !== 'Running') continue;
+      if (!p?.tick) continue;
       try {
         const out = p.tick(now);
         if (out !== undefined) this.#publish(r, out);
       } catch (err) {
-        r.status.errors++;
+        r.errors++;
         this.#log.write('warn', `processor "${r.def.name}" failed on its timer: ${(err as Error).message}`, {
           instanceId: r.def.id,
         });
@@ -450,18 +390,5 @@ export class AnalyticsRuntime {
     for (const r of this.#running.values()) this.#stop(r, true);
     this.#running.clear();
     await this.scripts.close();
-  }
-}
-
-export function datatypeOf(v: unknown): string {
-  switch (typeof v) {
-    case 'number':
-      return 'float64';
-    case 'boolean':
-      return 'bool';
-    case 'string':
-      return 'string';
-    default:
-      return v === null || v === undefined ? 'null' : 'json';
   }
 }

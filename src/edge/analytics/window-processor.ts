@@ -1,6 +1,6 @@
 /** The window processor: statistics over tumbling or sliding windows, by time or by count. */
 import { LIMITS, type Statistic } from './catalogue.js';
-import { num, type Emit, type Output, type Processor } from './processor.js';
+import { num, type Output, type Processor, type Sink } from './processor.js';
 
 function percentileOf(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -183,9 +183,9 @@ export class WindowProcessor implements Processor {
     if (++this.#sinceExact >= 10_000) this.#exact();
   }
 
-  inputTo(i: number, raw: unknown, t: number, _payload: unknown, emit: Emit): void {
+  inputTo(i: number, raw: unknown, t: number, _payload: unknown, out: Sink): void {
     if (!this.#sliding) {
-      this.#tumblingTo(i, raw, t, emit);
+      this.#tumblingTo(i, raw, t, out);
       return;
     }
     // The runtime's path of a sliding window: one output per value, without an `Output` object.
@@ -196,15 +196,15 @@ export class WindowProcessor implements Processor {
     // max, percentile and an empty window through `#value`.
     const count = this.#values.length - this.#head;
     const running = this.#running;
-    emit(running !== undefined && count > 0 ? running(this.#sum, this.#sumSq, count) : this.#value(), t, {
+    out.emit(running !== undefined && count > 0 ? running(this.#sum, this.#sumSq, count) : this.#value(), t, {
       statistic: this.#stat,
       count,
     });
   }
 
-  #tumblingTo(i: number, raw: unknown, t: number, emit: Emit): void {
+  #tumblingTo(i: number, raw: unknown, t: number, out: Sink): void {
     const o = this.input(i, raw, t);
-    if (o !== undefined) emit(o.value, o.timestamp, o.metadata);
+    if (o !== undefined) out.emit(o.value, o.timestamp, o.metadata);
   }
 
   input(_i: number, raw: unknown, t: number): Output | undefined {

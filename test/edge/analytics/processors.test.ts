@@ -297,9 +297,17 @@ describe('window inputTo (the runtime path)', () => {
     const many = make('window', { statistic: 'sum', windowType: 'sliding', windowMs: 3_600_000 });
     let last: Output | undefined;
     for (let k = 0; k < 100_010; k++)
-      many.inputTo!(0, k < 10 ? 1e9 : 1, 5_000, {}, (value, timestamp, metadata) => {
-        last = { value, timestamp, metadata };
-      });
+      many.inputTo!(
+        0,
+        k < 10 ? 1e9 : 1,
+        5_000,
+        {},
+        {
+          emit: (value, timestamp, metadata) => {
+            last = { value, timestamp, metadata };
+          },
+        },
+      );
     assert.deepEqual(last, {
       value: 100_000,
       timestamp: 5_000,
@@ -329,7 +337,13 @@ describe('window inputTo (the runtime path)', () => {
         const r = a.input(0, v, t, {});
         assert.ok(!(r instanceof Promise));
         if (r) viaInput.push(...(Array.isArray(r) ? r : [r]));
-        b.inputTo(0, v, t, {}, (value, timestamp, metadata) => viaEmit.push({ value, timestamp, metadata }));
+        b.inputTo(
+          0,
+          v,
+          t,
+          {},
+          { emit: (value, timestamp, metadata) => viaEmit.push({ value, timestamp, metadata }) },
+        );
       }
       assert.ok(viaInput.length > 0);
       assert.deepEqual(viaEmit, viaInput, JSON.stringify(params));

@@ -45,9 +45,11 @@ export function treeCommit(): string {
  * `sources` for code run in the bench's process from src/ through tsx.
  */
 export function measuredBuild(kind: 'built' | 'sources' = 'built'): string {
-  return kind === 'built'
-    ? `the built service (${CLI_ARGS.join(' ')}), ${treeCommit()}, rebuilt from the sources when they were newer`
-    : `the sources (src/ through tsx, in the bench's process), ${treeCommit()}`;
+  if (kind === 'sources') return `the sources (src/ through tsx, in the bench's process), ${treeCommit()}`;
+  // Another build's dist/ (an A/B): run as it is, so the tree's commit does not name it.
+  if (process.env.MILLWRIGHT_CLI_DIST)
+    return `the built service (${CLI_ARGS.join(' ')}, chosen by MILLWRIGHT_CLI_DIST, run as it is: its commit is the one it was built from, not this tree's ${treeCommit().replace(/^commit /, '')})`;
+  return `the built service (${CLI_ARGS.join(' ')}), ${treeCommit()}, rebuilt from the sources when they were newer`;
 }
 
 export type Figures = Record<string, number | string | boolean>;

@@ -123,11 +123,17 @@ export class Writer {
     this.#dirty = false;
     const conn = this.#conn;
     if (this.#outLen === 0 || conn.closed) return;
-    const chunk = this.#out.subarray(0, this.#outLen);
-    this.#out = Buffer.allocUnsafe(OUT_SIZE);
+    const out = this.#out;
+    const chunk = out.subarray(0, this.#outLen);
     this.#outLen = 0;
     conn.socket.write(chunk);
-    if (conn.socket.writableLength > conn.core.maxPending) conn.slowConsumer(undefined);
+    const held = conn.socket.writableLength;
+    // Nothing held: the socket wrote the chunk at once (into the kernel), so the buffer is free
+    // again; otherwise the stream keeps the chunk until it is written and the next turn gathers
+    // into a new buffer.
+    if (held !== 0) this.#out = Buffer.allocUnsafe(OUT_SIZE);
+    else if (out.length > OUT_SIZE) this.#out = Buffer.allocUnsafe(OUT_SIZE);
+    if (held > conn.core.maxPending) conn.slowConsumer(undefined);
   }
 
   /** Forgets what was gathered and not yet written (a slow consumer is cut). */

@@ -37,7 +37,7 @@ export function syncDevicehubFolder(tree: NodeTree, devices: DeviceConfig[], tag
       version: 1,
       syncState: 'Synced',
       syncFailureReason: null,
-      position: tree.children(parentRef).length,
+      position: tree.childCount(parentRef),
       updatedAt: now,
       ...extra,
     };

@@ -5,7 +5,10 @@
 // a type error.
 //
 // - dist/ is built first when a source changed (scripts/build.mjs --if-changed): the suites that
-//   start processes run the built CLI (test/helpers/cli.ts), not the sources through tsx.
+//   start processes run the built CLI (test/helpers/cli.ts), not the sources through tsx. That
+//   build emits without type-checking (`noCheck`) unless the tests run through tsx: the compile
+//   into .test-build/ below checks src/ with test/, and checking src/ twice cost about 30 s of
+//   CPU on a fresh clone.
 // - At the same time tsc compiles src/ and test/ into .test-build/ (tsconfig.test.json,
 //   incremental), which is the typecheck too; the test files then run as JavaScript, without a
 //   source loader in each file's process. .test-build/ mirrors the clone: whatever tsc does not
@@ -154,7 +157,12 @@ function mirror() {
 
 const compiling = TSX ? null : compileTests();
 try {
-  build({ ifChanged: true, onBuild: () => console.log('# building dist/ (a source changed)') });
+  // Without the type check when tsc checks src/ here anyway (.test-build/): not twice.
+  build({
+    ifChanged: true,
+    noCheck: !TSX,
+    onBuild: () => console.log('# building dist/ (a source changed)'),
+  });
 } catch (err) {
   process.exit(typeof err?.status === 'number' ? err.status : 1);
 }

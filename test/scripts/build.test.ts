@@ -1,7 +1,9 @@
 /**
  * `npm run build` (scripts/build.mjs) on a small project of its own in a temporary folder: after
  * a source is deleted, dist/ is what a clean build gives (no output without a source); with
- * `--if-changed`, nothing is built again when nothing changed.
+ * `--if-changed`, nothing is built again when nothing changed; `noCheck` (the test runner's build,
+ * whose own compile type-checks src/) emits what a checked build emits, and leaves the check to
+ * the next build without it.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -97,4 +99,39 @@ test('--if-changed builds only after a source change; an output removed by hand 
   rmSync(join(root, 'dist/lib/twice.js'));
   build(root);
   assert.equal(execFileSync(process.execPath, [join(root, 'dist/cli/main.js')], { encoding: 'utf8' }), '4\n');
+});
+
+test('noCheck emits the dist/ of a checked build, and the next build without it still fails on a type error', () => {
+  const root = project();
+  const buildNoCheck = () =>
+    execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { build } from ${JSON.stringify(join(root, 'scripts/build.mjs'))}; build({ noCheck: true, stdio: 'pipe' });`,
+      ],
+      { cwd: root, encoding: 'utf8' },
+    );
+  buildNoCheck();
+  const unchecked = tree(root);
+  const checked = project();
+  build(checked);
+  assert.deepEqual([...unchecked].sort(), [...tree(checked)].sort());
+
+  // A type error: the unchecked build emits; the checked one after it reports the error.
+  writeFileSync(
+    join(root, 'src/lib/twice.ts'),
+    `export const twice = (n: number): number => String(n * 2);\n`,
+  );
+  buildNoCheck();
+  assert.match(readFileSync(join(root, 'dist/lib/twice.js'), 'utf8'), /String\(n \* 2\)/);
+  assert.throws(
+    () => execFileSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'pipe' }),
+    (err: { status: number; stdout: Buffer }) => {
+      assert.notEqual(err.status, 0);
+      assert.match(err.stdout.toString(), /TS2322/);
+      return true;
+    },
+  );
 });

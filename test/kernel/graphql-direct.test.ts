@@ -26,7 +26,7 @@ const schema = buildSchema(SDL);
 const items = (n: number, odd = false) =>
   Array.from({ length: n }, (_, i) => ({
     ID: `id-${i}`,
-    Name: i === 3 ? 'quote " back \\ new\nline \u0001 é 😀' : `name_${i}`,
+    Name: i === 5 ? 'say "hi"' : i === 3 ? 'quote " back \\ new\nline \u0001 é 😀' : `name_${i}`,
     Flag: i % 2 === 0,
     N: i,
     X: i % 3 === 0 ? null : i / 7,

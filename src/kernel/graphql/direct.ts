@@ -69,21 +69,22 @@ interface Plan {
 type RootResolver = (root: unknown, args: Record<string, unknown>, ctx: unknown, info: unknown) => unknown;
 
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+/** What a piece written with `inPiece` may hold only if one of its strings needed an escape. */
+const ESCAPED_IN_PIECE = /[\\\u0000-\u001f\ud800-\udfff]/;
 /**
- * The strings written since a piece of a long list began (`listWriter`), or null outside one.
- * Inside a piece a string is written as `"s"` without its own check and gathered here; the piece
- * is checked once at its end (one scan instead of a regular expression per string: 14,000 a
- * page of 1,000 registers), and written again with each string checked if any needs an escape.
- * The writers are synchronous, so one variable serves every request.
+ * Whether a piece of a long list is being written (`listWriter`). Inside a piece a string is
+ * checked for a quote only (`indexOf`, much cheaper than a regular expression: 14,000 strings a
+ * page of 1,000 registers); the piece is then scanned once for what else needs an escape (a
+ * backslash, a control character, a surrogate: none of them is ever part of the JSON around the
+ * strings), and written again with each string checked if it holds any. The scan also flattens
+ * the piece's string, which writing it would do anyway. The writers are synchronous, so one
+ * variable serves every request.
  */
-let gathered: string | null = null;
+let inPiece = false;
 
-/** `JSON.stringify(s)` (see `gathered`). */
+/** `JSON.stringify(s)` (see `inPiece`). */
 function quote(s: string): string {
-  if (gathered !== null) {
-    gathered += s;
-    return `"${s}"`;
-  }
+  if (inPiece) return s.indexOf('"') === -1 ? `"${s}"` : JSON.stringify(s);
   return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
@@ -212,16 +213,13 @@ function listWriter(item: Writer, nonNull: boolean): Writer {
       for (let i = 0; i < list.length; i += ELEMENTS_PER_PIECE) {
         const end = Math.min(list.length, i + ELEMENTS_PER_PIECE);
         let piece: string;
-        gathered = '';
+        inPiece = true;
         try {
           piece = pieceOf(item, list, i, end);
-          if (NEEDS_ESCAPE.test(gathered)) {
-            gathered = null;
-            piece = pieceOf(item, list, i, end);
-          }
         } finally {
-          gathered = null;
+          inPiece = false;
         }
+        if (ESCAPED_IN_PIECE.test(piece)) piece = pieceOf(item, list, i, end);
         out.put(i === 0 ? piece : `,${piece}`);
       }
       out.put(']');

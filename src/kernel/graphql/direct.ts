@@ -68,8 +68,10 @@ interface Plan {
 
 type RootResolver = (root: unknown, args: Record<string, unknown>, ctx: unknown, info: unknown) => unknown;
 
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON.stringify escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** What a piece written with `inPiece` may hold only if one of its strings needed an escape. */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON.stringify escapes
 const ESCAPED_IN_PIECE = /[\\\u0000-\u001f\ud800-\udfff]/;
 /**
  * Whether a piece of a long list is being written (`listWriter`). Inside a piece a string is

@@ -215,25 +215,8 @@ export async function mountGraphql<TContext extends object = object>(
     });
     if (subscriptions) endpoint.addHook('onResponse', closeRefusedUpgrade);
     answerHooks(endpoint);
-    if (options.directQueries?.length) {
-      const direct = directAnswers(
-        () => endpoint.graphql.schema,
-        (options.resolvers as { Query?: Record<string, unknown> }).Query,
-        options.directQueries,
-        rules,
-        documentLimits,
-      );
-      // After authentication and the checks of the body (the server's and this endpoint's hooks).
-      endpoint.addHook('preHandler', async (request, reply) => {
-        if (request.method !== 'POST') return;
-        const bytes = await direct(request.body, async () => ({
-          app: endpoint,
-          reply,
-          ...(await baseContext(request)),
-        }));
-        if (bytes) return reply.type('application/json; charset=utf-8').send(bytes);
-      });
-    }
+    if (options.directQueries?.length)
+      directHook(endpoint, options, baseContext, { rules, limits: documentLimits });
 
     await endpoint.register(mercurius, {
       schema,
@@ -264,6 +247,34 @@ export async function mountGraphql<TContext extends object = object>(
   });
 
   return { path: options.path, publish };
+}
+
+/**
+ * The direct answers of `options.directQueries` (direct.ts), in a `preHandler` of the endpoint:
+ * after authentication and the checks of the body (the server's and this endpoint's hooks).
+ */
+function directHook<TContext extends object>(
+  endpoint: FastifyInstance,
+  options: GraphqlMountOptions<TContext>,
+  baseContext: (request: FastifyRequest) => Promise<Record<string | symbol, unknown>>,
+  checks: { rules: ValidationRule[]; limits: DocumentLimits },
+): void {
+  const direct = directAnswers(
+    () => endpoint.graphql.schema,
+    (options.resolvers as { Query?: Record<string, unknown> }).Query,
+    options.directQueries ?? [],
+    checks.rules,
+    checks.limits,
+  );
+  endpoint.addHook('preHandler', async (request, reply) => {
+    if (request.method !== 'POST') return;
+    const bytes = await direct(request.body, async () => ({
+      app: endpoint,
+      reply,
+      ...(await baseContext(request)),
+    }));
+    if (bytes) return reply.type('application/json; charset=utf-8').send(bytes);
+  });
 }
 
 /**

@@ -80,6 +80,8 @@ export async function mountDevicehub(
       }),
       maxCost: DEVICEHUB_MAX_COST,
       subscriptions: true,
+      // A page of registers written straight from the views (kernel/graphql/direct.ts).
+      directQueries: ['ListRegistersFromAllDevices', 'ListRegisters'],
     });
   });
 }

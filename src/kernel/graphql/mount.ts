@@ -82,6 +82,7 @@ import {
 import { isMutation, VIEWER_MUTATION_MESSAGE } from './permission.js';
 import { authenticateOnConnectionInit } from './socket-auth.js';
 import { graphqlDefaultsOf } from './defaults.js';
+import { directAnswers } from './direct.js';
 
 /** What every resolver receives (plus what `options.context` returns). */
 export interface GraphqlContext {
@@ -131,6 +132,12 @@ export interface GraphqlMountOptions<TContext extends object = object> {
    * default 1, so repeated queries (dashboards, paging walks) run compiled. 0 turns it off.
    */
   jit?: number;
+  /**
+   * Root Query fields answered without the executor when the document is plain (`direct.ts`): the
+   * resolver's value written as JSON straight from the selection. Their resolvers must only read
+   * (a query the writer cannot answer exactly runs again in mercurius).
+   */
+  directQueries?: readonly string[];
 }
 
 /** A mounted endpoint. */
@@ -208,6 +215,8 @@ export async function mountGraphql<TContext extends object = object>(
     });
     if (subscriptions) endpoint.addHook('onResponse', closeRefusedUpgrade);
     answerHooks(endpoint);
+    if (options.directQueries?.length)
+      directHook(endpoint, options, baseContext, { rules, limits: documentLimits });
 
     await endpoint.register(mercurius, {
       schema,
@@ -238,6 +247,34 @@ export async function mountGraphql<TContext extends object = object>(
   });
 
   return { path: options.path, publish };
+}
+
+/**
+ * The direct answers of `options.directQueries` (direct.ts), in a `preHandler` of the endpoint:
+ * after authentication and the checks of the body (the server's and this endpoint's hooks).
+ */
+function directHook<TContext extends object>(
+  endpoint: FastifyInstance,
+  options: GraphqlMountOptions<TContext>,
+  baseContext: (request: FastifyRequest) => Promise<Record<string | symbol, unknown>>,
+  checks: { rules: ValidationRule[]; limits: DocumentLimits },
+): void {
+  const direct = directAnswers(
+    () => endpoint.graphql.schema,
+    (options.resolvers as { Query?: Record<string, unknown> }).Query,
+    options.directQueries ?? [],
+    checks.rules,
+    checks.limits,
+  );
+  endpoint.addHook('preHandler', async (request, reply) => {
+    if (request.method !== 'POST') return;
+    const bytes = await direct(request.body, async () => ({
+      app: endpoint,
+      reply,
+      ...(await baseContext(request)),
+    }));
+    if (bytes) return reply.type('application/json; charset=utf-8').send(bytes);
+  });
 }
 
 /**

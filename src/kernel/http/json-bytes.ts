@@ -21,7 +21,8 @@ const ELEMENTS_PER_PIECE = 128;
 const MAX_DEPTH = 4;
 const FIRST_BUFFER = 16 * 1024;
 
-class ByteWriter {
+/** A growing buffer of UTF-8 text. */
+export class ByteWriter {
   buf = Buffer.allocUnsafe(FIRST_BUFFER);
   at = 0;
 
@@ -34,6 +35,11 @@ class ByteWriter {
       this.buf = next;
     }
     this.at += this.buf.write(text, this.at);
+  }
+
+  /** What was written. */
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.at);
   }
 }
 

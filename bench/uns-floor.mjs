@@ -35,8 +35,13 @@
  * timeouts, property parsing beyond Receive Maximum, malformed-packet handling beyond closing.
  */
 import { createServer } from 'node:net';
+import { setImmediate } from 'node:timers';
 
-const [receiveMaximum, username, password] = [Number(process.argv[2] ?? 100), process.argv[3] ?? '', process.argv[4] ?? ''];
+const [receiveMaximum, username, password] = [
+  Number(process.argv[2] ?? 100),
+  process.argv[3] ?? '',
+  process.argv[4] ?? '',
+];
 const HIGH_WATER = 1 << 20;
 
 /** topic → subscribers (plain); topic → groups (shared) */
@@ -218,7 +223,7 @@ function onConnect(c, b, p, end) {
   p += 2; // keep alive
   if (c.version === 5) {
     const [len, q] = readVarint(b, p);
-    for (let i = q; i < q + len; ) {
+    for (let i = q; i < q + len;) {
       const id = b[i++];
       if (id === 0x21) c.maxInflight = b.readUInt16BE(i);
       // Skip a property: the bench's clients send none but Receive Maximum; any other known
@@ -274,7 +279,7 @@ function onSubscribe(c, b, p, end, unsubscribe) {
       filter = filter.slice(slash + 1);
     }
     if (!filter.startsWith('bench/')) {
-      codes.push(unsubscribe ? 0x87 : 0x87);
+      codes.push(c.version === 5 ? 0x87 : 0x80);
       continue;
     }
     removeSub(c, filter, group);
@@ -337,7 +342,12 @@ function onPublish(c, b, first, p, end) {
   const allowed = topicStr.startsWith('bench/');
   // The topic and payload are copied once (the read buffer is not kept), as a broker keeps a message.
   if (qos === 2) {
-    if (allowed) c.incoming.set(id, [Buffer.from(b.subarray(topicStart, topicStart + 2 + n)), Buffer.from(b.subarray(p, end)), topicStr]);
+    if (allowed)
+      c.incoming.set(id, [
+        Buffer.from(b.subarray(topicStart, topicStart + 2 + n)),
+        Buffer.from(b.subarray(p, end)),
+        topicStr,
+      ]);
     c.ack(0x50, id);
     return;
   }

@@ -273,7 +273,13 @@ async function startFloor(): Promise<Broker> {
     });
     child.once('exit', (code) => reject(new Error(`the floor relay exited (${code})`)));
   });
-  return { name: FLOOR_NAME, url: `mqtt://127.0.0.1:${port}`, pid: child.pid!, floor: true, stop: () => stopChild(child) };
+  return {
+    name: FLOOR_NAME,
+    url: `mqtt://127.0.0.1:${port}`,
+    pid: child.pid!,
+    floor: true,
+    stop: () => stopChild(child),
+  };
 }
 
 function freePort(): Promise<number> {
@@ -707,12 +713,15 @@ async function seedRetained(broker: Broker, topic: string, topics: number, proto
 function printFloorTable(rows: Row[]): void {
   const floors = rows.filter((r) => r.max.broker === FLOOR_NAME).map((r) => r.max);
   if (floors.length === 0) return;
-  const of = (label: string, test: (b: string) => boolean) => rows.find((r) => r.max.label === label && test(r.max.broker))?.max;
+  const of = (label: string, test: (b: string) => boolean) =>
+    rows.find((r) => r.max.label === label && test(r.max.broker))?.max;
   console.log(
     `The floor of each plain case: ${FLOOR_NAME} (bench/uns-floor.mjs), the same clients in the same run. ` +
       'Floor below Mosquitto: the case is out of reach of a Node broker here.\n',
   );
-  console.log('| case | Mosquitto msgs/s | floor msgs/s | floor vs Mosquitto | UNS vs floor | UNS vs Mosquitto | CPU µs per message: Mosquitto / floor / UNS |');
+  console.log(
+    '| case | Mosquitto msgs/s | floor msgs/s | floor vs Mosquitto | UNS vs floor | UNS vs Mosquitto | CPU µs per message: Mosquitto / floor / UNS |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const f of floors) {
     const m = of(f.label, (b) => b.startsWith('Mosquitto'))!;
@@ -751,7 +760,11 @@ function printTable(rows: Row[], opts: Opts): void {
         `${max.cpuPerMillion.toFixed(1)} | ${max.brokerCores.toFixed(2)} | ${fmt(Math.max(max.workerMaxCpu, paced?.workerMaxCpu ?? 0), 2)} | ` +
         `${fmt(paced?.p50, 2)} | ${fmt(paced?.p99, 2)} | ${p99max} |`,
     );
-    const who = max.broker.startsWith('Mosquitto') ? 'Mosquitto' : max.broker === FLOOR_NAME ? 'relay floor' : 'UNS';
+    const who = max.broker.startsWith('Mosquitto')
+      ? 'Mosquitto'
+      : max.broker === FLOOR_NAME
+        ? 'relay floor'
+        : 'UNS';
     figures[`${max.label}: ${who} msgs/s`] = max.delivered;
     figures[`${max.label}: ${who} CPU µs per message`] = max.cpuPerMillion;
   }

@@ -235,6 +235,12 @@ const ENTRIES: Entry[] = [
           // A durable retained publish: what the store alone takes (bench/uns-retained-floor).
           const floor = f[`${label}: floor msgs/s`];
           if (floor !== undefined) row.baseline += `; floor, the store alone: ${n0(floor)} msgs/s`;
+          // A plain case: a bare Node MQTT relay, the same clients in the same run (bench/uns-floor.mjs).
+          const relay = f[`${label}: relay floor msgs/s`];
+          if (relay !== undefined)
+            row.baseline +=
+              `; floor, a bare Node relay: ${n0(relay)} msgs/s` +
+              ` (${pct(relay / f[`${label}: Mosquitto msgs/s`]!)} of Mosquitto)`;
           return row;
         }),
   },

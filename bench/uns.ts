@@ -32,6 +32,13 @@
  * QoS 0, five new subscribers one after the other (`--short`: two, over 1,000 topics): messages per second from
  * SUBSCRIBE to the last retained message.
  *
+ * The floor (issue 34): every plain case (not the retained ones) runs a third time, on
+ * bench/uns-floor.mjs, a bare Node MQTT relay in its own process (hand-rolled frames, exact topics
+ * and `$share` groups, QoS 0/1/2 both ways, no persistence, no library): the least a broker in
+ * Node does for the same clients. A second table prints it beside Mosquitto and the UNS. After
+ * each plain case the publisher stops and the subscribers' totals over the whole case are checked
+ * against what it sent: the run fails if the floor lost a message, and warns if a broker did.
+ *
  * Each case runs twice per broker: as fast as the broker takes messages (throughput, CPU) and at a
  * fixed pace of `--pace` deliveries per second (latency: p50 and p99 with no backlog).
  *
@@ -77,7 +84,13 @@ interface WorkerStart {
   topics?: number;
 }
 
-type ToWorker = { cmd: 'start'; spec: WorkerStart } | { cmd: 'mark' } | { cmd: 'report' } | { cmd: 'stop' };
+type ToWorker =
+  | { cmd: 'start'; spec: WorkerStart }
+  | { cmd: 'mark' }
+  | { cmd: 'report' }
+  | { cmd: 'halt' }
+  | { cmd: 'total' }
+  | { cmd: 'stop' };
 
 async function worker(): Promise<void> {
   let spec: WorkerStart | undefined;
@@ -87,6 +100,11 @@ async function worker(): Promise<void> {
   let hist = new Uint32Array(BUCKETS);
   let stopped = false;
   let published = 0;
+  // Over the whole case, for the check that every message sent arrived: messages received (all of
+  // a subscriber worker's clients), messages handed to mqtt.js and messages done (publisher).
+  let total = 0;
+  let sentTotal = 0;
+  let inflightNow = 0;
   let cpuMark = process.cpuUsage();
   let markAt = performance.now();
   const send = (m: object) => process.send!(m);
@@ -111,6 +129,7 @@ async function worker(): Promise<void> {
         clients.push(c);
         if (spec.role === 'sub') {
           c.on('message', (_t, payload) => {
+            total++;
             if (!counting) return;
             count++;
             const sent = payload.readDoubleLE(0);
@@ -142,6 +161,13 @@ async function worker(): Promise<void> {
         cpu: (cpu.user + cpu.system) / 1e6,
         elapsed,
       });
+    } else if (msg.cmd === 'halt') {
+      // The publisher stops and waits (up to 10 s) until what it sent is done (written or acknowledged).
+      stopped = true;
+      for (let i = 0; i < 1000 && inflightNow > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      send({ cmd: 'halted', sent: sentTotal, inflight: inflightNow });
+    } else if (msg.cmd === 'total') {
+      send({ cmd: 'total', total });
     } else if (msg.cmd === 'stop') {
       stopped = true;
       await Promise.all(clients.map((c) => c.endAsync(true)));
@@ -161,6 +187,7 @@ async function worker(): Promise<void> {
     const window = s.qos > 0 && told !== undefined ? Math.min(s.window, told) : s.window;
     const done = () => {
       inflight--;
+      inflightNow--;
       published++;
       if (wake && inflight < window) {
         const w = wake;
@@ -173,6 +200,8 @@ async function worker(): Promise<void> {
       const payload = Buffer.alloc(s.size);
       payload.writeDoubleLE(performance.timeOrigin + performance.now(), 0);
       inflight++;
+      inflightNow++;
+      sentTotal++;
       const topic = s.topics ? `${s.topic}/${n % s.topics}` : s.topic;
       client.publish(topic, payload, { qos: s.qos, retain: s.retain ?? false }, done);
       // Yield now and then so that acknowledgements and IPC are served.
@@ -189,7 +218,12 @@ async function worker(): Promise<void> {
       while (sent < due) {
         const payload = Buffer.alloc(s.size);
         payload.writeDoubleLE(performance.timeOrigin + performance.now(), 0);
-        client.publish(s.topic, payload, { qos: s.qos }, () => published++);
+        inflightNow++;
+        sentTotal++;
+        client.publish(s.topic, payload, { qos: s.qos }, () => {
+          inflightNow--;
+          published++;
+        });
         sent++;
       }
       await new Promise((r) => setTimeout(r, 1));
@@ -211,7 +245,41 @@ interface Broker {
   name: string;
   url: string;
   pid: number;
+  /** The floor (bench/uns-floor.mjs): not a broker; the run fails if it loses a message. */
+  floor?: boolean;
   stop(): Promise<void>;
+}
+
+const FLOOR_NAME = 'floor, a bare Node relay';
+
+/**
+ * The floor of the plain cases: bench/uns-floor.mjs, a bare Node MQTT relay in its own process
+ * (with MILLWRIGHT_CHILD_NODE_ARGS, as the UNS, for a profile), told the same Receive Maximum and
+ * the bench's credentials.
+ */
+async function startFloor(): Promise<Broker> {
+  const nodeArgs = process.env.MILLWRIGHT_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, join(import.meta.dirname, 'uns-floor.mjs'), String(IN_FLIGHT), USER, PASS],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = /floor-ready (\{.*\})\n/.exec(text);
+      if (m) resolve((JSON.parse(m[1]!) as { port: number }).port);
+    });
+    child.once('exit', (code) => reject(new Error(`the floor relay exited (${code})`)));
+  });
+  return {
+    name: FLOOR_NAME,
+    url: `mqtt://127.0.0.1:${port}`,
+    pid: child.pid!,
+    floor: true,
+    stop: () => stopChild(child),
+  };
 }
 
 function freePort(): Promise<number> {
@@ -447,6 +515,7 @@ async function runCase(
   const reports: Report[] = await Promise.all([...subs, pub].map((w) => w.ask({ cmd: 'report' })));
   const cpu = cpuSeconds(broker.pid) - cpu0;
   const elapsed = (performance.now() - t0) / 1000;
+  if (!retained) await checkDelivered(broker, subs, pub, opts.shared ? 1 : fanout);
   await Promise.all([...subs, pub].map((w) => w.ask({ cmd: 'stop' })));
   const subReports = reports.slice(0, subs.length);
   const published = reports[reports.length - 1]!.published;
@@ -472,6 +541,31 @@ async function runCase(
     brokerCores: cpu / elapsed,
     workerMaxCpu: Math.max(...reports.map((r) => r.cpu / r.elapsed)),
   };
+}
+
+/**
+ * Every message sent arrived: the publisher stops, waits until what it sent is done, and the
+ * subscribers' totals over the whole case (not only the window) must reach `copies` times what it
+ * sent (each subscriber gets every message; a shared group, each message once), within 10 s. The
+ * floor failing it fails the run (a relay that drops is no floor); a broker failing it is a
+ * warning on stderr (the figure counts what arrived).
+ */
+async function checkDelivered(broker: Broker, subs: Worker[], pub: Worker, copies: number): Promise<void> {
+  const { sent, inflight } = (await pub.ask({ cmd: 'halt' })) as { sent: number; inflight: number };
+  const expected = sent * copies;
+  let got = 0;
+  for (let i = 0; i < 100; i++) {
+    const totals = (await Promise.all(subs.map((w) => w.ask({ cmd: 'total' })))) as { total: number }[];
+    got = totals.reduce((a, t) => a + t.total, 0);
+    if (got >= expected) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (got === expected) return;
+  const msg =
+    `${broker.name}: ${got} deliveries of the ${expected} due (${sent} messages sent, ${copies} ` +
+    `cop${copies === 1 ? 'y' : 'ies'} each; ${inflight} still in flight at the publisher)`;
+  if (broker.floor) throw new Error(`the floor lost messages: ${msg}`);
+  process.stderr.write(`warning: ${msg}\n`);
 }
 
 /**
@@ -615,6 +709,33 @@ async function seedRetained(broker: Broker, topic: string, topics: number, proto
   await c.endAsync(true);
 }
 
+/** The floor beside Mosquitto and the UNS, per plain case (bench/uns-floor.mjs). */
+function printFloorTable(rows: Row[]): void {
+  const floors = rows.filter((r) => r.max.broker === FLOOR_NAME).map((r) => r.max);
+  if (floors.length === 0) return;
+  const of = (label: string, test: (b: string) => boolean) =>
+    rows.find((r) => r.max.label === label && test(r.max.broker))?.max;
+  console.log(
+    `The floor of each plain case: ${FLOOR_NAME} (bench/uns-floor.mjs), the same clients in the same run. ` +
+      'Floor below Mosquitto: the case is out of reach of a Node broker here.\n',
+  );
+  console.log(
+    '| case | Mosquitto msgs/s | floor msgs/s | floor vs Mosquitto | UNS vs floor | UNS vs Mosquitto | CPU µs per message: Mosquitto / floor / UNS |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const f of floors) {
+    const m = of(f.label, (b) => b.startsWith('Mosquitto'))!;
+    const u = of(f.label, (b) => !b.startsWith('Mosquitto') && b !== FLOOR_NAME);
+    const pc = (a: number, b: number) => `${((100 * a) / b).toFixed(0)}%`;
+    console.log(
+      `| ${f.label} | ${Math.round(m.delivered)} | ${Math.round(f.delivered)} | ${pc(f.delivered, m.delivered)} | ` +
+        `${u ? pc(u.delivered, f.delivered) : '-'} | ${u ? pc(u.delivered, m.delivered) : '-'} | ` +
+        `${m.cpuPerMillion.toFixed(1)} / ${f.cpuPerMillion.toFixed(1)} / ${u ? u.cpuPerMillion.toFixed(1) : '-'} |`,
+    );
+  }
+  console.log('');
+}
+
 function printTable(rows: Row[], opts: Opts): void {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(
@@ -639,10 +760,16 @@ function printTable(rows: Row[], opts: Opts): void {
         `${max.cpuPerMillion.toFixed(1)} | ${max.brokerCores.toFixed(2)} | ${fmt(Math.max(max.workerMaxCpu, paced?.workerMaxCpu ?? 0), 2)} | ` +
         `${fmt(paced?.p50, 2)} | ${fmt(paced?.p99, 2)} | ${p99max} |`,
     );
-    if (max.broker.startsWith('Mosquitto')) figures[`${max.label}: Mosquitto msgs/s`] = max.delivered;
-    else figures[`${max.label}: UNS msgs/s`] = max.delivered;
+    const who = max.broker.startsWith('Mosquitto')
+      ? 'Mosquitto'
+      : max.broker === FLOOR_NAME
+        ? 'relay floor'
+        : 'UNS';
+    figures[`${max.label}: ${who} msgs/s`] = max.delivered;
+    figures[`${max.label}: ${who} CPU µs per message`] = max.cpuPerMillion;
   }
   console.log('');
+  printFloorTable(rows);
   const publish = rows.find((r) => r.max.label.includes('retained publish'))?.max;
   if (publish) {
     // The floor of a durable retained publish: SQLite alone storing the same topics' messages, in
@@ -678,13 +805,16 @@ async function main(): Promise<void> {
   try {
     const millwright = await startMillwright(join(dir, 'uns'));
     const mosquitto = await startMosquitto(dir);
+    const floor = await startFloor();
     try {
-      // Alternate the brokers so that drift of the machine hits both.
+      // Alternate the brokers (and the floor, plain cases only) so that drift of the machine hits all.
       for (const c of cases)
-        for (const broker of [mosquitto, millwright]) rows.push(...(await runOne(broker, c, opts)));
+        for (const broker of c.kind === 'retained' ? [mosquitto, millwright] : [mosquitto, millwright, floor])
+          rows.push(...(await runOne(broker, c, opts)));
     } finally {
       await millwright.stop();
       await mosquitto.stop();
+      await floor.stop();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -25,7 +25,7 @@
  * half the set-up and the warm-up); `--floor-cases all,both` measures only those.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { EdgeClient } from '../src/client/index.js';
@@ -113,7 +113,7 @@ async function startServers(): Promise<number[]> {
   });
 }
 
-async function startEdge(): Promise<{ url: string; nats: string; pid: number }> {
+async function startEdge(): Promise<{ url: string; nats: string; pid: number; output: () => string }> {
   const edge = await startCli(
     ['edge', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn', ...EDGE_ARGS],
     {
@@ -125,7 +125,7 @@ async function startEdge(): Promise<{ url: string; nats: string; pid: number }> 
   );
   stops.push(() => void edge.stop());
   const ready = edge.ready.services.edge!;
-  return { url: ready.url, nats: ready.natsUrl!, pid: edge.pid };
+  return { url: ready.url, nats: ready.natsUrl!, pid: edge.pid, output: edge.output };
 }
 
 /** CPU seconds (user + system) of a process, from /proc. */
@@ -160,6 +160,8 @@ let received = 0;
 let counting = false;
 const LAT_CAP = 4_000_000;
 const latencies = new Float64Array(LAT_CAP);
+/** When each latency sample was taken (`Date.now()`), for `MILLWRIGHT_BENCH_LATENCY_DUMP`. */
+const receivedAt = new Float64Array(LAT_CAP);
 let latN = 0;
 nc.subscribe('devicehub.raw.>', {
   callback: (_err, m) => {
@@ -168,7 +170,11 @@ nc.subscribe('devicehub.raw.>', {
     // The timestamp sits at a fixed place in the payload: parse only what is needed.
     const s = m.string();
     const i = s.indexOf('"timestamp":');
-    if (latN < LAT_CAP && i >= 0) latencies[latN++] = Date.now() - Number(s.slice(i + 12, s.indexOf(',', i)));
+    if (latN < LAT_CAP && i >= 0) {
+      const now = Date.now();
+      receivedAt[latN] = now;
+      latencies[latN++] = now - Number(s.slice(i + 12, s.indexOf(',', i)));
+    }
   },
 });
 
@@ -249,15 +255,27 @@ const m0 = await metricsOf();
 const cpu0 = cpuSeconds(edge.pid);
 const w0 = performance.now();
 counting = true;
+const windowFrom = Date.now();
 let rssMax = 0;
 const rssTimer = setInterval(() => (rssMax = Math.max(rssMax, rssMiB(edge.pid))), 500);
 await new Promise((r) => setTimeout(r, SECONDS * 1000));
 counting = false;
+const windowTo = Date.now();
 clearInterval(rssTimer);
 const wall = (performance.now() - w0) / 1000;
 const cpu = (cpuSeconds(edge.pid) - cpu0) / wall;
 const m1 = await metricsOf();
+// `MILLWRIGHT_BENCH_LATENCY_DUMP=<file>`: every sample of 3 ms and more, as `received latency`
+// lines (received: `Date.now()` at the subscriber), to line slow values up with the edge's pauses.
+if (process.env.MILLWRIGHT_BENCH_LATENCY_DUMP) {
+  const lines: string[] = [];
+  for (let k = 0; k < latN; k++) if (latencies[k]! >= 3) lines.push(`${receivedAt[k]} ${latencies[k]}`);
+  writeFileSync(process.env.MILLWRIGHT_BENCH_LATENCY_DUMP, `${lines.join('\n')}\n`);
+}
 const lat = latencies.subarray(0, latN).sort();
+/** The distribution: samples per whole millisecond up to 19, then 20 and more. */
+const histogram = new Array<number>(21).fill(0);
+for (let k = 0; k < latN; k++) histogram[Math.min(20, Math.max(0, Math.round(lat[k]!)))]!++;
 
 // One-tag UpdateRegister to the first value with the new settings (a tag in the middle of a
 // device's 10,000, in a group of 10,000 polled at 1 s).
@@ -303,6 +321,13 @@ const result = {
 };
 await nc.close();
 api.close();
+// `MILLWRIGHT_BENCH_EDGE_STDOUT=<file>`: the edge's standard output (`--trace-gc` in
+// `MILLWRIGHT_CHILD_NODE_ARGS` prints there), with the window's start and end (`Date.now()`).
+if (process.env.MILLWRIGHT_BENCH_EDGE_STDOUT)
+  writeFileSync(
+    process.env.MILLWRIGHT_BENCH_EDGE_STDOUT,
+    `window ${windowFrom} ${windowTo}\n${edge.output()}`,
+  );
 cleanup();
 
 // --- the ceiling: the same client, the same blocks, a tight loop, nothing published --------------
@@ -359,6 +384,13 @@ console.log(
 );
 console.log(
   `\noverruns in the window: ${result.overruns}; failed reads: ${result.errors}; latency samples: ${fmt(latN)}`,
+);
+console.log(
+  `latency distribution (ms: share of samples): ${histogram
+    .map((n, ms) => [ms, n] as const)
+    .filter(([, n]) => n > 0)
+    .map(([ms, n]) => `${ms === 20 ? '≥20' : ms}: ${((n / Math.max(1, latN)) * 100).toFixed(2)}%`)
+    .join(', ')}`,
 );
 console.log('\n| issue 9 | measured | target |');
 console.log('| --- | ---: | ---: |');

@@ -5,8 +5,6 @@
  * UNS right after the PUBACKs loses none of the acknowledged retained messages.
  */
 import { test } from 'node:test';
-import { rmSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
 import {
@@ -17,12 +15,10 @@ import {
   startTestUns,
   startUnsProcess,
   subscribe,
-  type TestUns,
   unsToken,
 } from '../helpers/uns.js';
 import { eventually } from '../helpers/util.js';
 import { BrokerRepository } from '../../src/uns/broker/repository.js';
-import { RetainedWriter } from '../../src/uns/broker/retained-writer.js';
 
 /** PUBACK message ids in the order the client receives them. */
 function pubacks(client: MqttClient): number[] {
@@ -100,13 +96,6 @@ test('a retained QoS 1 message is delivered before its commit, and its PUBACK wa
     await writeRetained.call(this, trx, packets);
     committed.push(...packets.keys());
   };
-  // On a SQLite file the retained rows are committed by the writer's thread: held the same way.
-  const writerWrite = RetainedWriter.prototype.write;
-  RetainedWriter.prototype.write = async function (rows) {
-    await gate;
-    await writerWrite.call(this, rows);
-    committed.push(...rows.keys());
-  };
   try {
     const token = await unsToken(t);
     await createAccount(t, token, 'dev', 'dev-password', [{ path: 'r/#', perm: 'PubSub' }]);
@@ -145,7 +134,6 @@ test('a retained QoS 1 message is delivered before its commit, and its PUBACK wa
     await Promise.all([end(client), end(sub), end(late)]);
   } finally {
     BrokerRepository.prototype.writeRetained = writeRetained;
-    RetainedWriter.prototype.write = writerWrite;
     open();
     await t.stop();
   }
@@ -287,60 +275,5 @@ test('retained QoS 1 messages PUBACKed before a kill -9 of the UNS are there aft
   } finally {
     if (second) await second.stop();
     else await first.stop();
-  }
-});
-
-test("the retained writer's thread dies: no PUBACK for what it did not commit, later ones on the main thread", async () => {
-  const t = await startTestUns();
-  let dataKept = false;
-  let again: TestUns | undefined;
-  const postMessage = Worker.prototype.postMessage;
-  try {
-    const token = await unsToken(t);
-    await createAccount(t, token, 'dev', 'dev-password', [{ path: 'r/#', perm: 'PubSub' }]);
-    const url = `mqtt://127.0.0.1:${t.mqttPort}`;
-    const login = { username: 'dev', password: 'dev-password', reconnectPeriod: 0 };
-    const first = await connectMqtt(url, login);
-    await first.publishAsync('r/before', 'committed by the thread', { qos: 1, retain: true });
-    // The thread dies with the next batch in its hands (it never gets it).
-    let killed = false;
-    const isBatch = (v: unknown) => typeof v === 'object' && v !== null && 'rows' in v && 'id' in v;
-    Worker.prototype.postMessage = function (this: Worker, value: unknown, ...rest: unknown[]) {
-      if (killed || !isBatch(value)) return postMessage.call(this, value, ...(rest as []));
-      killed = true;
-      void this.terminate();
-    };
-    const acked = pubacks(first);
-    first.on('error', () => undefined);
-    const closed = new Promise<void>((r) => first.once('close', () => r()));
-    first.publish('r/lost', 'never acknowledged', { qos: 1, retain: true });
-    await closed;
-    assert.ok(killed, 'the batch went to the thread');
-    assert.deepEqual(acked, [], 'no PUBACK for a retained message that was not committed');
-    // The next ones are committed on the main thread and acknowledged.
-    const second = await connectMqtt(url, login);
-    await second.publishAsync('r/after', 'committed on the main thread', { qos: 1, retain: true });
-    await end(second);
-    await t.stop({ keepData: true });
-    dataKept = true;
-    again = await startTestUns({ dataDir: t.dataDir });
-    const sub = await connectMqtt(`mqtt://127.0.0.1:${again.mqttPort}`, login);
-    const got = new Map<string, string>();
-    sub.on('message', (topic, payload, packet) => {
-      if (packet.retain) got.set(topic, payload.toString());
-    });
-    await subscribe(sub, 'r/#', 0);
-    await eventually(() => got.size >= 2, 5000, `2 retained messages, got ${[...got.keys()].join(', ')}`);
-    await turns(20);
-    assert.deepEqual(Object.fromEntries(got), {
-      'r/before': 'committed by the thread',
-      'r/after': 'committed on the main thread',
-    });
-    await end(sub);
-  } finally {
-    Worker.prototype.postMessage = postMessage;
-    if (again) await again.stop();
-    if (dataKept) rmSync(t.dataDir, { recursive: true, force: true });
-    else await t.stop();
   }
 });

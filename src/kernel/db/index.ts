@@ -205,11 +205,6 @@ export class Database {
     );
   }
 
-  /** The SQLite file of this database (undefined for `:memory:` and PostgreSQL): for a second connection. */
-  get sqliteFile(): string | undefined {
-    return this.#sqliteFile;
-  }
-
   /** The database seen through the tables `T` (a module's repository; see `typed`). */
   typed<T>(): Kysely<T> {
     return typed<T>(this.db);

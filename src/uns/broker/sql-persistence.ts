@@ -25,7 +25,6 @@ import { decode, encode } from './packet-json.js';
 export type { AsyncPersistence } from './async-persistence.js';
 import { BrokerRepository } from './repository.js';
 import { RetainedSet, type RetainedLimits } from './retained-set.js';
-import { RetainedWriter } from './retained-writer.js';
 import { WriteQueue, type Op } from './write-queue.js';
 
 const require = createRequire(import.meta.url);
@@ -85,17 +84,13 @@ export class SqlPersistence implements AsyncPersistence {
   #broker: { id: string; [key: string]: unknown } | undefined;
   #seq = 0;
   readonly #writes: WriteQueue;
-  readonly #retainedWriter: RetainedWriter | undefined;
   #destroyed = false;
   readonly #limits: QueueLimits;
   readonly #queues = new Map<string, SessionQueue>();
 
   constructor(database: Database, limits: Partial<QueueLimits & RetainedLimits> = {}) {
     this.#repo = new BrokerRepository(database);
-    // On a SQLite file, retained messages are committed by a thread of their own (retained-writer.ts).
-    const file = database.dialect === 'sqlite' ? database.sqliteFile : undefined;
-    this.#retainedWriter = file === undefined ? undefined : new RetainedWriter(file);
-    this.#writes = new WriteQueue(this.#repo, this.#retainedWriter);
+    this.#writes = new WriteQueue(this.#repo);
     this.#retainedAll = new RetainedSet(limits);
     this.#limits = {
       maxMessages: limits.maxMessages ?? Number.POSITIVE_INFINITY,
@@ -553,7 +548,6 @@ export class SqlPersistence implements AsyncPersistence {
     if (this.#destroyed) throw new Error('destroyed called twice!');
     this.#destroyed = true;
     await this.flush();
-    await this.#retainedWriter?.close();
     await this.#mem.destroy();
   }
 }

@@ -3,16 +3,10 @@
  * the changes made while one transaction commits go into the next one, and each call resolves
  * only when its change is committed. A batch's retained messages go in one statement, first (the
  * last packet of a topic wins), encoded when the batch is written; one promise for all of them.
- *
- * With a `RetainedWriter` (a SQLite file), retained messages are committed by its thread instead,
- * in batches of their own: one in flight, the next one gathering meanwhile and sent as soon as the
- * one in flight is committed, while the main thread goes on with the next messages. If that thread
- * fails, the batches from then on are written on the main thread.
  */
 import type { Packet } from './async-persistence.js';
 import { encode } from './packet-json.js';
 import type { BrokerRepository, BrokerTx } from './repository.js';
-import type { RetainedWriter } from './retained-writer.js';
 
 export type Op = (trx: BrokerTx) => Promise<unknown>;
 const noop: Op = () => Promise.resolve();
@@ -41,13 +35,9 @@ export class WriteQueue {
   /** The commit of the next batch's retained messages: one promise for all of them. */
   #retainedCommit: Promise<void> | undefined;
   #flushing: Promise<void> | undefined;
-  readonly #writer: RetainedWriter | undefined;
-  /** The retained batch being committed by the writer's thread (or, once it failed, here). */
-  #inflight: Promise<void> | undefined;
 
-  constructor(repo: BrokerRepository, writer?: RetainedWriter) {
+  constructor(repo: BrokerRepository) {
     this.#repo = repo;
-    this.#writer = writer;
   }
 
   /** Runs `op` in the next transaction; resolves once that transaction commits. */
@@ -65,36 +55,12 @@ export class WriteQueue {
   retain(topic: string, packet: Packet | null): Promise<void> {
     this.#retained.set(topic, packet);
     // One queued write (and one promise) per batch, shared by its retained messages.
-    if (this.#writer) return (this.#retainedCommit ??= this.#commitRetained(this.#writer));
     return (this.#retainedCommit ??= this.write(noop));
   }
 
-  /** Waits until every change made so far is committed (or has failed). */
+  /** Waits until every change made so far is committed. */
   async flush(): Promise<void> {
-    for (;;) {
-      const pending = this.#flushing ?? this.#retainedCommit ?? this.#inflight;
-      if (!pending) return;
-      await pending.catch(() => {});
-    }
-  }
-
-  /** The next retained batch, committed by `writer`'s thread once the batch before is committed. */
-  async #commitRetained(writer: RetainedWriter): Promise<void> {
-    // Let the calls of this tick join the batch, and the batch in flight end (more join meanwhile).
-    await new Promise((r) => setImmediate(r));
-    while (this.#inflight) await this.#inflight.catch(() => {});
-    const rows = encodeRetained(this.#retained);
-    this.#retained = new Map();
-    this.#retainedCommit = undefined;
-    const commit = writer.dead
-      ? this.#repo.transaction((trx) => this.#repo.writeRetained(trx, rows))
-      : writer.write(rows);
-    this.#inflight = commit;
-    try {
-      await commit;
-    } finally {
-      if (this.#inflight === commit) this.#inflight = undefined;
-    }
+    while (this.#flushing) await this.#flushing;
   }
 
   async #flush(): Promise<void> {
@@ -102,17 +68,13 @@ export class WriteQueue {
     await new Promise((r) => setImmediate(r));
     while (this.#queue.length > 0) {
       const batch = this.#queue;
+      const retained = this.#retained;
       this.#queue = [];
-      // With a writer, its batches hold the retained messages (`#commitRetained`).
-      let retained: Retained | undefined;
-      if (!this.#writer) {
-        retained = this.#retained;
-        this.#retained = new Map();
-        this.#retainedCommit = undefined;
-      }
+      this.#retained = new Map();
+      this.#retainedCommit = undefined;
       try {
         await this.#repo.transaction(async (trx) => {
-          if (retained && retained.size > 0) await this.#repo.writeRetained(trx, encodeRetained(retained));
+          if (retained.size > 0) await this.#repo.writeRetained(trx, encodeRetained(retained));
           for (const item of batch) await item.op(trx);
         });
         for (const item of batch) item.resolve();

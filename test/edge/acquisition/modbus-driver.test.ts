@@ -1,7 +1,7 @@
 /**
  * The Modbus TCP driver against a real Modbus server (modbus-serial's ServerTCP): reads in blocks
  * with and without `early`, a block the server refuses, and more requests than modbus-serial has
- * transaction IDs (256 on TCP; the driver empties the client's table after each request).
+ * transaction IDs (256 on TCP).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -73,7 +73,7 @@ describe('acquisition: the Modbus TCP driver', () => {
     assert.ok(out[refused] instanceof ReadFailure);
   });
 
-  test('with early: each value handed over once, the answer holds only the failure', async () => {
+  test('with early: each value handed over once, and the refused block as a failure', async () => {
     const seen = new Map<number, unknown>();
     const out = await session.read(tags, (i, r) => {
       assert.equal(seen.has(i), false, `index ${i} handed over twice`);
@@ -81,17 +81,15 @@ describe('acquisition: the Modbus TCP driver', () => {
     });
     assert.equal(seen.size, good.length);
     good.forEach((a, i) => assert.equal(seen.get(i), peer.holding[a], `address ${a}`));
-    good.forEach((_, i) => assert.equal(out[i], undefined));
     assert.ok(out[refused] instanceof ReadFailure);
     assert.equal(seen.has(refused), false);
   });
 
-  test('with early and nothing refused: an empty answer', async () => {
+  test('with early and nothing refused: every value handed over once', async () => {
     const some = good.slice(0, 120).map(tag);
     let n = 0;
-    const out = await session.read(some, () => n++);
+    await session.read(some, () => n++);
     assert.equal(n, 120);
-    assert.equal(out.filter((r) => r !== undefined).length, 0);
   });
 
   test('more requests than transaction IDs (256): the answers stay right', async () => {

@@ -142,8 +142,6 @@ class ModbusSession implements DriverSession {
           return await fn(c);
         } catch (err) {
           if (!isTimeout(err) || attempt++ >= this.#retries) throw err;
-        } finally {
-          forgetTransactions(c);
         }
       }
     });
@@ -191,10 +189,7 @@ class ModbusSession implements DriverSession {
     early?: (index: number, result: ReadResult) => void,
   ): Promise<ReadResult[]> {
     const plan = this.#plan(tags);
-    // With `early`, every answered value goes there and the engine ignores it in the answer: the
-    // answer holds only the failures, and is made at the first (10,000 tags of a device were an
-    // array of 80 KB alive for the whole poll, past the young generation's collections).
-    let out: ReadResult[] | undefined = early ? undefined : new Array<ReadResult>(tags.length);
+    const out = new Array<ReadResult>(tags.length);
     for (const area of plan.areas) {
       for (const block of area.blocks) {
         try {
@@ -205,9 +200,8 @@ class ModbusSession implements DriverSession {
                 : c.readDiscreteInputs(block.start, block.count),
             );
             for (const i of block.items) {
-              const v = r.data[plan.starts[i]! - block.start] ?? null;
-              if (early) early(i, v);
-              else out![i] = v;
+              out[i] = r.data[plan.starts[i]! - block.start] ?? null;
+              early?.(i, out[i]!);
             }
           } else {
             const r = await this.#serial((c) =>
@@ -216,9 +210,8 @@ class ModbusSession implements DriverSession {
                 : c.readInputRegisters(block.start, block.count),
             );
             for (const i of block.items) {
-              const v = this.#decode(tags[i]!, r.buffer, (plan.starts[i]! - block.start) * 2);
-              if (early) early(i, v);
-              else out![i] = v;
+              out[i] = this.#decode(tags[i]!, r.buffer, (plan.starts[i]! - block.start) * 2);
+              early?.(i, out[i]!);
             }
           }
         } catch (err) {
@@ -226,12 +219,11 @@ class ModbusSession implements DriverSession {
           if (!this.#client || !this.#client.isOpen || isTimeout(err))
             throw new Error(modbusError(err, area.register, block.start, block.count));
           const failure = new ReadFailure(modbusError(err, area.register, block.start, block.count));
-          out ??= new Array<ReadResult>(tags.length);
           for (const i of block.items) out[i] = failure;
         }
       }
     }
-    return out ?? [];
+    return out;
   }
 
   #decode(t: TagSpec, buf: Buffer, offset: number): ReadResult {
@@ -290,22 +282,6 @@ function innerSerialPort(
   return port && typeof (port as { on?: unknown }).on === 'function'
     ? (port as { on(event: 'error', fn: (err: Error) => void): unknown })
     : undefined;
-}
-
-/**
- * Drops the client's finished requests. modbus-serial keeps each request's state in a table by its
- * transaction ID until the ID comes round again (256 IDs on TCP), and the state holds the request's
- * callback, hence its promise and the answer (the registers as an array and a Buffer): about 3 s of
- * answers at 80 blocks a second, kept past every young-generation collection and copied by each one
- * (a scavenge of the edge copied about 1 MB every 200 ms at 100,000 values a second, 4-10 ms of
- * pause), then promoted into the old generation. Requests go one at a time on a connection
- * (`#serial`), so once one has settled none is waiting: the table is emptied. A late answer to a
- * timed-out request then finds no entry and is dropped, as modbus-serial drops it anyway.
- */
-function forgetTransactions(client: Client): void {
-  const table = (client as unknown as { _transactions?: Record<string, unknown> })._transactions;
-  if (table === undefined || table === null) return;
-  for (const id in table) delete table[id];
 }
 
 const isTimeout = (err: unknown) => (err as { name?: string }).name === 'TransactionTimedOutError';

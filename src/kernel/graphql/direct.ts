@@ -39,15 +39,11 @@ import {
   type SelectionSetNode,
   type ValidationRule,
 } from 'graphql';
-import { ByteWriter } from '../http/json-bytes.js';
+import { ByteWriter, ELEMENTS_PER_PIECE, SPLIT_ARRAY } from '../http/json-bytes.js';
 import { checkDocumentShape, checkQuerySize, type DocumentLimits } from './limits.js';
 
 /** Documents whose plan (or whose refusal) is kept, by query text; the oldest goes first. */
 export const DIRECT_PLAN_ENTRIES = 64;
-/** Elements of a list written into the answer's bytes together. */
-const ELEMENTS_PER_PIECE = 128;
-/** Lists longer than this are written in pieces (shorter ones as one string). */
-const SPLIT_LIST = 16;
 
 /** Thrown by the writer when the executor would not answer what it writes: mercurius answers. */
 class Fallback extends Error {}
@@ -207,7 +203,7 @@ function listWriter(item: Writer, nonNull: boolean): Writer {
     },
     bytes(out, value) {
       const list = items(value);
-      if (list === null || list.length <= SPLIT_LIST) {
+      if (list === null || list.length <= SPLIT_ARRAY) {
         out.put(this.text(value));
         return;
       }

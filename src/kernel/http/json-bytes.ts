@@ -14,9 +14,9 @@
  */
 
 /** Arrays longer than this are written in pieces (shorter ones in one piece). */
-const SPLIT_ARRAY = 16;
+export const SPLIT_ARRAY = 16;
 /** Elements of a large array stringified together. */
-const ELEMENTS_PER_PIECE = 128;
+export const ELEMENTS_PER_PIECE = 128;
 /** How deep objects are walked looking for a large array. */
 const MAX_DEPTH = 4;
 const FIRST_BUFFER = 16 * 1024;

@@ -5,6 +5,7 @@
  * DataHub and the writes of commands through the driver. The engine owns the runners.
  */
 import type { TagConfig, TagRuntimeState } from '../devicehub/index.js';
+import type { RouteHolder } from '../datahub/index.js';
 import { coerce, datatypeOf } from './convert.js';
 import type { AcquisitionEngine, ConnectionState, DeviceStatus } from './engine.js';
 import { LatencyHistogram } from './metrics.js';
@@ -44,7 +45,7 @@ interface TagRuntime {
 }
 
 /** One object per tag (100,000 on a large site): the spec and its runtime state together. */
-interface TagEntry extends TagRuntime {
+interface TagEntry extends TagRuntime, RouteHolder {
   spec: TagSpec;
   /** The bytes of its values for NATS connections (made on its first successful read). */
   encoder: ValuePayloadEncoder | undefined;
@@ -147,6 +148,9 @@ export class DeviceRunner {
     this.#tags.set(c.id, {
       spec: tag,
       encoder: undefined,
+      // The subscriptions of `spec.rawSubject` (an entry is made anew when the spec changes).
+      route: undefined,
+      routeGeneration: -1,
       last: undefined,
       hasLast: false,
       ok: prev?.ok,
@@ -522,7 +526,7 @@ export class DeviceRunner {
         : devicePart(tag.deviceId, tag.deviceName),
     ));
     // `publish` without its options to read (no reply, no headers): the bus's own path.
-    hub.dispatch(tag.rawSubject, payload, '', undefined, undefined, true, encoder);
+    hub.dispatchRouted(entry, tag.rawSubject, payload, encoder);
     if (tag.aliasSubject !== null)
       hub.dispatch(tag.aliasSubject, payload, '', undefined, undefined, true, encoder);
     if (this.engine.valueInterest)

@@ -33,6 +33,19 @@ export interface SubscribeOptions {
 
 let nextSubscriptionId = 1;
 
+/**
+ * Where a publisher keeps its one subject's subscriptions between publishes (`DataHub.dispatchRouted`):
+ * two fields of an object it holds anyway (the device runner's entry of a tag), so a publish
+ * finds them without a lookup in the bus's cache of every subject (a `Map` of 100,000 subjects on a
+ * large site: about 0.4 µs a lookup, 4% of a core at 100,000 values/s). Valid while no
+ * subscription came or went on the bus that filled it; a holder serves one subject on one bus.
+ */
+export interface RouteHolder {
+  route: MatchResult<Subscription> | undefined;
+  /** The bus's subscription generation when `route` was looked up. */
+  routeGeneration: number;
+}
+
 export class Subscription implements AsyncIterable<Message> {
   readonly id = nextSubscriptionId++;
   readonly pattern: string;
@@ -284,6 +297,21 @@ export class DataHub {
     encoder?: PayloadEncoder,
   ): number {
     return this.#send(this.#match(subject), subject, data, reply, headers, origin, forward, encoder);
+  }
+
+  /**
+   * `dispatch` of a message with no reply and no headers, whose subject's subscriptions are kept by
+   * `holder` (`RouteHolder`): looked up only after a subscription came or went.
+   */
+  dispatchRouted(holder: RouteHolder, subject: string, data: unknown, encoder?: PayloadEncoder): number {
+    if (this.#closed) throw new ClosedError();
+    let r = holder.route;
+    const generation = this.#index.generation;
+    if (r === undefined || holder.routeGeneration !== generation) {
+      r = holder.route = this.#match(subject);
+      holder.routeGeneration = generation;
+    }
+    return this.#send(r, subject, data, '', undefined, undefined, true, encoder);
   }
 
   /** Delivers a message to the subscriptions of its subject (`r`) and forwards it to the uplink. */

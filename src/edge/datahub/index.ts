@@ -10,6 +10,7 @@ export {
   type PublishOptions,
   type PayloadEncoder,
   type PrefixCounters,
+  type RouteHolder,
 } from './bus.js';
 export {
   DataHubError,

@@ -8,6 +8,7 @@ import {
   NoRespondersError,
   RequestTimeoutError,
   type Message,
+  type RouteHolder,
 } from '../../../src/edge/datahub/index.js';
 
 describe('DataHub in-process bus', () => {
@@ -174,6 +175,38 @@ describe('DataHub in-process bus', () => {
     assert.deepEqual([c.msgsIn, c.msgsOut], [5, 3], 'a skipped message counts as published to nobody');
     hub.close();
     assert.throws(() => out.publish({}), ClosedError);
+  });
+
+  test('a routed dispatch keeps its subscriptions in its holder, and looks them up again after a change', () => {
+    const hub = new DataHub();
+    const holder: RouteHolder = { route: undefined, routeGeneration: -1 };
+    assert.equal(hub.dispatchRouted(holder, 'r.a.b', { n: 0 }), 0);
+    const none = holder.route;
+    assert.ok(none, 'the first dispatch fills the holder');
+    const got: unknown[] = [];
+    const sub = hub.subscribe('r.>', (m) => got.push([m.subject, m.data]));
+    const data = { n: 1 };
+    assert.equal(hub.dispatchRouted(holder, 'r.a.b', data), 1, 'a new subscription is seen');
+    assert.notEqual(holder.route, none);
+    const kept = holder.route;
+    assert.equal(hub.dispatchRouted(holder, 'r.a.b', { n: 2 }), 1);
+    assert.equal(holder.route, kept, 'no change, no new lookup');
+    const q = hub.subscribe('r.a.*', { queue: 'g', callback: (m) => got.push(['q', m.data]) });
+    assert.equal(hub.dispatchRouted(holder, 'r.a.b', { n: 3 }), 2);
+    sub.unsubscribe();
+    q.unsubscribe();
+    assert.equal(hub.dispatchRouted(holder, 'r.a.b', { n: 4 }), 0, 'gone subscriptions get nothing');
+    assert.equal((got[0] as unknown[])[1], data, 'the object itself');
+    assert.deepEqual(got, [
+      ['r.a.b', { n: 1 }],
+      ['r.a.b', { n: 2 }],
+      ['r.a.b', { n: 3 }],
+      ['q', { n: 3 }],
+    ]);
+    const c = hub.prefixCounters().find((p) => p.prefix === 'r.a')!;
+    assert.deepEqual([c.msgsIn, c.msgsOut], [5, 4]);
+    hub.close();
+    assert.throws(() => hub.dispatchRouted(holder, 'r.a.b', {}), ClosedError);
   });
 
   test('an outlet is interested when an external cluster is joined', () => {

@@ -106,6 +106,11 @@ export class SqlPersistence implements AsyncPersistence {
 
   async setup(broker: { id: string; [key: string]: unknown }): Promise<void> {
     this.#broker = broker;
+    // A batch of retained messages commits once it holds half the Receive Maximum told to clients:
+    // a publisher whose whole window came in one read gets half of it acknowledged while the
+    // broker handles the other half (docs/performance.md, issue 34, h35ret).
+    const receiveMaximum = Number(broker.receiveMaximum);
+    if (receiveMaximum > 0) this.#writes.commitAt = Math.max(1, Math.floor(receiveMaximum / 2));
     await this.#mem.setup(broker);
     const repo = this.#repo;
     for (const row of await repo.retained()) {

@@ -139,6 +139,55 @@ test('a retained QoS 1 message is delivered before its commit, and its PUBACK wa
   }
 });
 
+test('a window of retained QoS 1 messages read at once commits in halves, the first half PUBACKed before the second commits', async () => {
+  const t = await startTestUns(); // Receive Maximum 100 (--max-inflight-inbound)
+  const writeRetained = BrokerRepository.prototype.writeRetained;
+  let conn: { bytesWritten: number } | undefined;
+  // Each commit of retained messages: its rows, and the bytes the publisher's connection had been
+  // sent when it began (the PUBACKs of the commits before it, once they are on the socket).
+  const commits: { rows: number; sent: number }[] = [];
+  BrokerRepository.prototype.writeRetained = async function (trx, packets) {
+    commits.push({ rows: packets.size, sent: conn?.bytesWritten ?? -1 });
+    await writeRetained.call(this, trx, packets);
+  };
+  try {
+    const token = await unsToken(t);
+    await createAccount(t, token, 'dev', 'dev-password', [{ path: 'w/#', perm: 'PubSub' }]);
+    const client = await connectMqtt(`mqtt://127.0.0.1:${t.mqttPort}`, {
+      username: 'dev',
+      password: 'dev-password',
+      protocolVersion: 5,
+      clientId: 'window',
+    });
+    const aedes = t.uns.broker.aedes as unknown as {
+      clients: Record<string, { conn: { bytesWritten: number } }>;
+    };
+    conn = aedes.clients.window!.conn;
+    const before = conn.bytesWritten;
+    const acked = pubacks(client);
+    // 100 PUBLISHes in one write (mqtt.js corks the publishes of one tick): one read of the broker.
+    await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        client.publishAsync(`w/t${i}`, `v${i}`, { qos: 1, retain: true }),
+      ),
+    );
+    assert.equal(acked.length, 100);
+    assert.deepEqual(
+      commits.map((c) => c.rows),
+      [50, 50],
+    );
+    // The first half's 50 PUBACKs were on the socket before the second half's commit began.
+    assert.ok(
+      commits[1]!.sent - before >= 50 * 4,
+      `bytes sent before the second commit: ${commits[1]!.sent - before}`,
+    );
+    await end(client);
+  } finally {
+    BrokerRepository.prototype.writeRetained = writeRetained;
+    await t.stop();
+  }
+});
+
 test('a new subscriber gets every retained message, more of them than are written at once', async () => {
   const t = await startTestUns();
   try {

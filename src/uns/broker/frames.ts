@@ -4,6 +4,7 @@
  * PUBACK (the acknowledgements of a retained commit). Anything else is mqtt-packet's `generate`.
  */
 import { createRequire } from 'node:module';
+import type { Duplex } from 'node:stream';
 import type { WirePacket } from './wire.js';
 
 const require = createRequire(import.meta.url);
@@ -72,4 +73,15 @@ export function ackFrame(packet: WirePacket, opts: { protocolVersion?: number } 
     return mqttPacket.generate(packet, opts);
   // PUBACK, remaining length 2, the message id (MQTT 5 leaves out a 0x00 reason without properties).
   return Buffer.from([0x40, 0x02, (id >> 8) & 0xff, id & 0xff]);
+}
+
+/**
+ * Puts what was written to a connection so far on the wire now, and keeps it corked as it was
+ * (the writes gathered per turn by `coalesceWrites` go on gathering): the last uncork writes the
+ * gathered chunks (aedes-support.ts), the socket sends them, and the corks are put back.
+ */
+export function writeNow(stream: Duplex): void {
+  const corked = stream.writableCorked;
+  for (let i = 0; i < corked; i++) stream.uncork();
+  for (let i = 0; i < corked; i++) stream.cork();
 }

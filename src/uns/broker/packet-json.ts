@@ -15,23 +15,36 @@ export function encode(packet: Packet): string {
     const v = (packet as Record<string, unknown>)[key];
     switch (typeof v) {
       case 'string':
-        s += `${JSON.stringify(key)}:${JSON.stringify(v)},`;
+        s += `${quoted(key)}${JSON.stringify(v)},`;
         break;
       case 'number':
-        s += `${JSON.stringify(key)}:${Number.isFinite(v) ? String(v) : 'null'},`;
+        s += `${quoted(key)}${Number.isFinite(v) ? String(v) : 'null'},`;
         break;
       case 'boolean':
-        s += `${JSON.stringify(key)}:${String(v)},`;
+        s += `${quoted(key)}${v ? 'true' : 'false'},`;
         break;
       case 'undefined':
       case 'function':
       case 'symbol':
         break;
       default:
-        s += `${JSON.stringify(key)}:${JSON.stringify(v)},`;
+        s += `${quoted(key)}${JSON.stringify(v)},`;
     }
   }
   return `${s}"payload":"${payload.toString('base64')}","b64":true}`;
+}
+
+/** A packet's keys as JSON (`"key":`), made once each: a packet has the same few keys. */
+const QUOTED = new Map<string, string>();
+const QUOTED_MAX = 64;
+
+function quoted(key: string): string {
+  let q = QUOTED.get(key);
+  if (q === undefined) {
+    q = `${JSON.stringify(key)}:`;
+    if (QUOTED.size < QUOTED_MAX) QUOTED.set(key, q);
+  }
+  return q;
 }
 
 export function decode(text: string): Packet {

@@ -26,7 +26,7 @@
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import { filterProblem } from '../accounts/index.js';
-import { ackFrame, publishFrame, VERSION_OPTS } from './frames.js';
+import { ackFrame, publishFrame, VERSION_OPTS, writeNow } from './frames.js';
 
 const require = createRequire(import.meta.url);
 
@@ -455,9 +455,11 @@ export class Wire {
     const ready = sent === acks.length ? acks : acks.slice(0, sent);
     this.#acks = sent === acks.length ? [] : acks.slice(sent);
     if (this.client.closed) return;
-    // The acknowledgements of a commit leave as one buffer (one write, not several per packet).
+    // The acknowledgements of a commit leave as one buffer, now (not at the end of the turn: the
+    // publisher works on them while the broker goes on with the rest of its read; issue 34).
     const frames = ready.map((a) => ackFrame(a.packet, a.opts));
     this.client.conn.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+    writeNow(this.client.conn);
   }
 
   /**

@@ -35,6 +35,13 @@ export class WriteQueue {
   /** The commit of the next batch's retained messages: one promise for all of them. */
   #retainedCommit: Promise<void> | undefined;
   #flushing: Promise<void> | undefined;
+  /** Ends the wait of the next batch for the rest of its turn (`#flush`), while it waits. */
+  #kick: (() => void) | undefined;
+  /**
+   * A batch holding this many retained messages is committed at once, not at the end of the turn
+   * (`SqlPersistence.setup`: half the Receive Maximum; by default never).
+   */
+  commitAt = Number.POSITIVE_INFINITY;
 
   constructor(repo: BrokerRepository) {
     this.#repo = repo;
@@ -55,7 +62,9 @@ export class WriteQueue {
   retain(topic: string, packet: Packet | null): Promise<void> {
     this.#retained.set(topic, packet);
     // One queued write (and one promise) per batch, shared by its retained messages.
-    return (this.#retainedCommit ??= this.write(noop));
+    const committed = (this.#retainedCommit ??= this.write(noop));
+    if (this.#retained.size >= this.commitAt) this.#kick?.();
+    return committed;
   }
 
   /** Waits until every change made so far is committed. */
@@ -64,8 +73,12 @@ export class WriteQueue {
   }
 
   async #flush(): Promise<void> {
-    // Let the calls of this tick join the batch.
-    await new Promise((r) => setImmediate(r));
+    // Let the calls of this turn join the batch, unless it is full enough before (`commitAt`).
+    await new Promise<void>((r) => {
+      this.#kick = r;
+      setImmediate(r);
+    });
+    this.#kick = undefined;
     while (this.#queue.length > 0) {
       const batch = this.#queue;
       const retained = this.#retained;

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { protectSecrets, revealSecrets, type TemplateDocument } from '../../src/edge/config/document.js';
 import {
+  mayHoldSecret,
   piecesInclude,
   protectSecretsBytes,
   sectionRanges,
@@ -106,6 +107,7 @@ test('pieces: a pattern is found across their boundaries; slices and the protect
       const pieces = cut(bytes, [a, a, b]);
       for (const pattern of ['"$secret"', '"$encrypted"', '{{x', 'ab', 'é', 'zz', 'x"$'])
         assert.equal(piecesInclude(pieces, pattern), bytes.includes(pattern), `${pattern} cut at ${a}, ${b}`);
+      assert.ok(mayHoldSecret(pieces), `a marker cut at ${a}, ${b}`);
       for (const [s, e] of [
         [0, bytes.length],
         [2, 11],
@@ -115,6 +117,14 @@ test('pieces: a pattern is found across their boundaries; slices and the protect
       ] as const)
         assert.ok(Buffer.concat(slicePieces(pieces, s, e)).equals(bytes.subarray(s, e)), `slice ${s}-${e}`);
     }
+  // Each marker alone, or neither (a `$` at either end, `$` in other words), cut everywhere.
+  for (const text of ['$x"$secret"', '"$encrypted"$', '$"$secre"$encrypte"$$', '"$secret', '$secret"$']) {
+    const one = Buffer.from(text, 'utf8');
+    const expected = one.includes('"$secret"') || one.includes('"$encrypted"');
+    for (let a = 0; a <= one.length; a++)
+      for (let b = a; b <= one.length; b++)
+        assert.equal(mayHoldSecret(cut(one, [a, b, b])), expected, `${text} cut at ${a}, ${b}`);
+  }
   // A document in pieces (cut inside the large sections and between them), its ranges given as an
   // export gives them: the same answer as from one buffer, without and with a key.
   const doc = Buffer.from(JSON.stringify(plain()), 'utf8');

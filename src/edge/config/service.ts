@@ -28,7 +28,7 @@ import {
   substitute,
   type TemplateDocument,
 } from './document.js';
-import { joinPieces, piecesInclude, protectSecretsBytes } from './document-bytes.js';
+import { joinPieces, mayHoldSecret, piecesInclude, protectSecretsBytes } from './document-bytes.js';
 import { exportBytes, exportText, RecentExport } from './export.js';
 import { UploadSessions } from './sessions.js';
 import { ConfigRepository, pack, Packer, unpack, unpackBytes } from './repository.js';
@@ -486,12 +486,7 @@ export class ConfigService {
       if (!t) throw notFound(`template "${id}" not found`);
       pieces = [await unpackBytes(t.document, t.size)];
     }
-    if (
-      !piecesInclude(pieces, '"$secret"') &&
-      !piecesInclude(pieces, '"$encrypted"') &&
-      !piecesInclude(pieces, '"encryption"')
-    )
-      return pieces;
+    if (!mayHoldSecret(pieces) && !piecesInclude(pieces, '"encryption"')) return pieces;
     // Secrets to protect: only the sections that may hold one are parsed and written again.
     return protectSecretsBytes(pieces, encryptionKey, kept?.ranges);
   }

@@ -76,9 +76,9 @@ for (let r = 0; r < rounds; r++) {
   const made = await step('export: whole (createFromCurrent)', () =>
     config.createFromCurrent({ name: `export ${r}` }),
   );
-  const text = await step('export: download (unpack)', () => config.download(made.id));
+  const pieces = await step('export: download (unpack)', () => config.download(made.id));
   await config.deleteTemplate(made.id);
-  if (text.length < 1000) throw new Error('short export');
+  if (pieces.reduce((n, p) => n + p.length, 0) < 1000) throw new Error('short export');
   // Preview: load the saved template, check it, export the current configuration, diff.
   const { doc } = await step('preview: load (unpack + parse)', () => config.load(saved.id));
   const answer = await step('preview: whole (preview)', () => config.preview(doc, { mode: 'use' }));

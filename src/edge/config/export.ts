@@ -1,8 +1,8 @@
 /**
  * The current configuration written out: the document's JSON text (`exportText`) or its UTF-8
- * bytes with each section's byte range (`exportBytes`, what a save and a snapshot store), each
- * section written as text where it can (`exportJson`, `exportJsonBytes`: no objects for the
- * DeviceHub's 100,000 tags). And `RecentExport`: the bytes of the configuration just saved as a
+ * bytes in pieces, with each section's byte range (`exportBytes`, what a save and a snapshot
+ * store), each section written as text where it can (`exportJson`, `exportJsonBytes`: no objects
+ * for the DeviceHub's 100,000 tags). And `RecentExport`: the pieces of the configuration just saved as a
  * template, kept for the download that follows (`EdgeConfigClient.export` saves, downloads and
  * deletes), so that it needs neither the store's gunzip nor a scan of the bytes for its sections.
  */
@@ -40,18 +40,22 @@ export async function exportText(sections: ConfigSection[]): Promise<{ text: str
 }
 
 export interface ExportBytes {
-  /** The UTF-8 bytes of `exportText`'s text. */
-  bytes: Buffer;
+  /** The UTF-8 bytes of `exportText`'s text, in pieces (in order: never joined into one buffer). */
+  pieces: Buffer[];
+  /** The bytes of the pieces in all. */
+  size: number;
   sections: string[];
   /** The byte range (`[start, end)`) of each exported section's value, in the order of the text. */
   ranges: Array<[number, number]>;
 }
 
 /**
- * `exportText` as UTF-8 bytes, written from the sections' pieces into one buffer: no string of the
- * whole document (joined, flattened and encoded again: each a pass over 27 MB for 100,000 tags).
- * `each`, when given, is handed every piece of the document in order as soon as it is written
- * (a save gzips them while the rest is read: `Packer`).
+ * `exportText` as UTF-8 bytes, in the sections' pieces: no string of the whole document (joined,
+ * flattened and encoded again: each a pass over 27 MB for 100,000 tags), and no buffer of it either
+ * (a copy of 27 MB into fresh memory, whose first touch costs more than the copy on a VM): the
+ * save stores the pieces' gzip and a download sends them as they are. `each`, when given, is handed
+ * every piece of the document in order as soon as it is written (a save gzips them while the rest
+ * is read: `Packer`).
  */
 export async function exportBytes(
   sections: ConfigSection[],
@@ -93,34 +97,34 @@ export async function exportBytes(
     ranges.push([start, at]);
   }
   push(Buffer.from('}}', 'utf8'));
-  return { bytes: Buffer.concat(pieces, at + 2), sections: names, ranges };
+  return { pieces, size: at + 2, sections: names, ranges };
 }
 
 /** How long the bytes of a saved export wait for their download. */
 const RECENT_TTL_MS = 60_000;
 
 /**
- * The bytes of the last configuration saved from the current one (`createFromCurrent`), kept for
- * that template's first download: one document at a time, for at most a minute, dropped when the
- * template is deleted or another is saved. A download takes them (they are then the download's to
- * write over); a later download reads the store.
+ * The bytes (pieces) of the last configuration saved from the current one (`createFromCurrent`),
+ * kept for that template's first download: one document at a time, for at most a minute, dropped
+ * when the template is deleted or another is saved. A download takes them; a later download reads
+ * the store.
  */
 export class RecentExport {
-  #kept: { id: string; bytes: Buffer; ranges: Array<[number, number]>; timer: NodeJS.Timeout } | undefined;
+  #kept: { id: string; pieces: Buffer[]; ranges: Array<[number, number]>; timer: NodeJS.Timeout } | undefined;
 
-  keep(id: string, bytes: Buffer, ranges: Array<[number, number]>): void {
+  keep(id: string, pieces: Buffer[], ranges: Array<[number, number]>): void {
     this.clear();
     const timer = setTimeout(() => this.drop(id), RECENT_TTL_MS);
     timer.unref();
-    this.#kept = { id, bytes, ranges, timer };
+    this.#kept = { id, pieces, ranges, timer };
   }
 
-  /** The kept bytes and section ranges of template `id`, once (undefined: not kept). */
-  take(id: string): { bytes: Buffer; ranges: Array<[number, number]> } | undefined {
+  /** The kept pieces and section ranges of template `id`, once (undefined: not kept). */
+  take(id: string): { pieces: Buffer[]; ranges: Array<[number, number]> } | undefined {
     const k = this.#kept;
     if (!k || k.id !== id) return undefined;
     this.clear();
-    return { bytes: k.bytes, ranges: k.ranges };
+    return { pieces: k.pieces, ranges: k.ranges };
   }
 
   /** Drops what is kept for these templates (deleted, or expired). */

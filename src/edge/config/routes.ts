@@ -1,4 +1,5 @@
 /** HTTP translation of the configuration service (contract part 4.2). */
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, forbidden } from '../../kernel/errors.js';
 import { credentialSectionsOf } from '../../kernel/link/protocol.js';
@@ -174,13 +175,18 @@ function templateRoutes(app: FastifyInstance, config: ConfigService): void {
 /** A saved template in use: downloaded, applied, previewed, merged. */
 function templateUseRoutes(app: FastifyInstance, config: ConfigService): void {
   const download = async (id: string, key: string | undefined, reply: import('fastify').FastifyReply) => {
-    const text = await config.download(id, key);
+    const pieces = await config.download(id, key);
     const meta = await config.getTemplate(id);
     const file = meta.name.replace(/[^A-Za-z0-9._-]+/g, '_') || 'template';
+    void reply.header('content-disposition', `attachment; filename="${file}.json"`).type('application/json');
+    if (pieces.length === 1) return reply.send(pieces[0]);
+    // The pieces as they are (an export's: a device's text each), not joined into one buffer.
     return reply
-      .header('content-disposition', `attachment; filename="${file}.json"`)
-      .type('application/json')
-      .send(text);
+      .header(
+        'content-length',
+        pieces.reduce((n, p) => n + p.length, 0),
+      )
+      .send(Readable.from(pieces));
   };
 
   app.get<{ Params: S.IdParams }>(

@@ -28,7 +28,7 @@ import {
   substitute,
   type TemplateDocument,
 } from './document.js';
-import { protectSecretsBytes } from './document-bytes.js';
+import { joinPieces, mayHoldSecret, piecesInclude, protectSecretsBytes } from './document-bytes.js';
 import { exportBytes, exportText, RecentExport } from './export.js';
 import { UploadSessions } from './sessions.js';
 import { ConfigRepository, pack, Packer, unpack, unpackBytes } from './repository.js';
@@ -289,13 +289,13 @@ export class ConfigService {
 
   async captureSnapshot(reason: string): Promise<SnapshotView> {
     const packer = new Packer();
-    const { bytes, sections } = await exportBytes(this.#sections(), (piece) => packer.add(piece));
+    const { size, sections } = await exportBytes(this.#sections(), (piece) => packer.add(piece));
     const now = Date.now();
     const row = {
       id: uuidv7(now),
       reason,
       sections: JSON.stringify(sections),
-      size: bytes.length,
+      size,
       document: await packer.done(),
       created_at: now,
     };
@@ -348,15 +348,15 @@ export class ConfigService {
     doc: TemplateDocument,
     meta: { name: string; description?: string | undefined },
   ): Promise<TemplateView> {
-    return this.#saveBytes(Buffer.from(JSON.stringify(doc), 'utf8'), Object.keys(doc.sections), meta, doc);
+    return this.#saveBytes([Buffer.from(JSON.stringify(doc), 'utf8')], Object.keys(doc.sections), meta, doc);
   }
 
   /**
-   * Saves the UTF-8 bytes of a document's JSON text (`doc`, when the caller has it: else it is
-   * parsed, and only when the text may hold an encrypted secret).
+   * Saves the UTF-8 bytes of a document's JSON text, in pieces (`doc`, when the caller has it: else
+   * it is parsed, and only when the text may hold an encrypted secret).
    */
   async #saveBytes(
-    bytes: Buffer,
+    pieces: Buffer[],
     sections: string[],
     meta: { name: string; description?: string | undefined },
     doc?: TemplateDocument,
@@ -367,7 +367,8 @@ export class ConfigService {
     if ((await this.#repo.countTemplates()) >= CONFIG_LIMITS.maxTemplates)
       throw conflict(`at most ${CONFIG_LIMITS.maxTemplates} templates are saved; delete some first`);
     this.#recent.clear();
-    if (bytes.length > CONFIG_LIMITS.maxTemplateBytes)
+    const size = pieces.reduce((n, p) => n + p.length, 0);
+    if (size > CONFIG_LIMITS.maxTemplateBytes)
       throw new AppError(
         ERRORS.payloadTooLarge,
         `a template has at most ${CONFIG_LIMITS.maxTemplateBytes} bytes`,
@@ -380,13 +381,13 @@ export class ConfigService {
       sections: JSON.stringify(sections),
       // No `"$encrypted"` in the text, no encrypted secret: the walk only when there may be one.
       encrypted:
-        bytes.includes('"$encrypted"') &&
-        hasEncrypted(doc ?? (JSON.parse(bytes.toString('utf8')) as TemplateDocument))
+        piecesInclude(pieces, '"$encrypted"') &&
+        hasEncrypted(doc ?? (JSON.parse(joinPieces(pieces).toString('utf8')) as TemplateDocument))
           ? 1
           : 0,
-      size: bytes.length,
+      size,
       // Packed while it was written (`createFromCurrent`), or now.
-      document: packer ? await packer.done() : await pack(bytes),
+      document: packer ? await packer.done() : await pack(joinPieces(pieces)),
       created_at: now,
       updated_at: now,
     };
@@ -409,9 +410,9 @@ export class ConfigService {
    */
   async createFromCurrent(meta: { name: string; description?: string | undefined }): Promise<TemplateView> {
     const packer = new Packer();
-    const { bytes, sections, ranges } = await exportBytes(this.#sections(), (piece) => packer.add(piece));
-    const view = await this.#saveBytes(bytes, sections, meta, undefined, packer);
-    this.#recent.keep(view.id, bytes, ranges);
+    const { pieces, sections, ranges } = await exportBytes(this.#sections(), (piece) => packer.add(piece));
+    const view = await this.#saveBytes(pieces, sections, meta, undefined, packer);
+    this.#recent.keep(view.id, pieces, ranges);
     return view;
   }
 
@@ -471,23 +472,23 @@ export class ConfigService {
   }
 
   /**
-   * A saved template as it leaves the edge, as JSON text: secrets encrypted under the key, or left
-   * out. A template without secrets leaves as it was stored (the UTF-8 bytes of the text
-   * `JSON.stringify` gave when it was saved), without being decoded, parsed and written again.
+   * A saved template as it leaves the edge: the UTF-8 bytes of its JSON text, in pieces (in order),
+   * secrets encrypted under the key, or left out. A template without secrets leaves as it was
+   * stored (the bytes of the text `JSON.stringify` gave when it was saved), without being decoded,
+   * parsed and written again.
    */
-  async download(id: string, encryptionKey?: string): Promise<string | Buffer> {
-    // Just saved by an export: its bytes and their sections' ranges, not the store's gunzip.
+  async download(id: string, encryptionKey?: string): Promise<Buffer[]> {
+    // Just saved by an export: its pieces and their sections' ranges, not the store's gunzip.
     const kept = this.#recent.take(id);
-    let bytes = kept?.bytes;
-    if (!bytes || !(await this.#repo.getTemplateMeta(id))) {
+    let pieces = kept?.pieces;
+    if (!pieces || !(await this.#repo.getTemplateMeta(id))) {
       const t = await this.#repo.getTemplate(id);
       if (!t) throw notFound(`template "${id}" not found`);
-      bytes = await unpackBytes(t.document, t.size);
+      pieces = [await unpackBytes(t.document, t.size)];
     }
-    if (!bytes.includes('"$secret"') && !bytes.includes('"$encrypted"') && !bytes.includes('"encryption"'))
-      return bytes;
+    if (!mayHoldSecret(pieces) && !piecesInclude(pieces, '"encryption"')) return pieces;
     // Secrets to protect: only the sections that may hold one are parsed and written again.
-    return protectSecretsBytes(bytes, encryptionKey, kept?.ranges);
+    return protectSecretsBytes(pieces, encryptionKey, kept?.ranges);
   }
 
   /**

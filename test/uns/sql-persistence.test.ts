@@ -198,3 +198,30 @@ test('a QoS 2 message that reached PUBREL is restored as the PUBREL, with its me
   assert.ok(await second.outgoingClearMessageId({ id: 'c' }, { messageId: 9 } as any));
   await second.destroy();
 });
+
+test('a QoS 2 message awaiting PUBREL: stored, found, deleted; a miss is one shared error, not a new one each time', async () => {
+  const mq = mqemitter();
+  const p = new SqlPersistence(await freshDatabase());
+  await p.setup({ id: 'broker-a', mq, counter: 0 });
+  const client = { id: 'q2', clean: true };
+  // aedes looks every new QoS 2 PUBLISH up first: a miss must not cost an Error with its stack.
+  const miss = (id: number) => p.incomingGetPacket(client, { messageId: id } as any).catch((e: unknown) => e);
+  const first = await miss(1);
+  assert.ok(first instanceof Error);
+  assert.equal((first as Error).message, 'no such packet');
+  assert.equal(await miss(2), first, 'the same error object');
+  const packet = { cmd: 'publish', topic: 't', payload: Buffer.from('x'), qos: 2, retain: false, dup: false };
+  await p.incomingStorePacket(client, { ...packet, messageId: 1, length: 9 } as any);
+  const kept: any = await p.incomingGetPacket(client, { messageId: 1 } as any);
+  assert.equal(kept.payload.toString(), 'x');
+  assert.equal(kept.messageId, 1);
+  assert.equal(kept.length, undefined, 'aedes-packet fields only');
+  assert.equal(await miss(2), first, 'another id of the same client is still a miss');
+  await p.incomingDelPacket(client, { messageId: 1 } as any);
+  assert.equal(await miss(1), first);
+  await assert.rejects(p.incomingDelPacket(client, { messageId: 1 } as any), /no such packet/);
+  await p.incomingStorePacket(client, { ...packet, messageId: 3 } as any);
+  await p.cleanIncoming(client);
+  assert.equal(await miss(3), first, 'cleaned');
+  await p.destroy();
+});

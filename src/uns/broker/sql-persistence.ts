@@ -30,6 +30,10 @@ import { WriteQueue, type Op } from './write-queue.js';
 
 const require = createRequire(import.meta.url);
 const MemoryPersistence = require('aedes-persistence/asyncPersistence.js') as new () => AsyncPersistence;
+/** aedes's packet copy (the fields a stored packet keeps), as the memory persistence makes it. */
+const AedesPacket = require('aedes-packet') as new (original: Packet) => Packet;
+/** The answer to a look-up of a QoS 2 message not awaiting PUBREL: one error, made once. */
+const NO_SUCH_PACKET = new Error('no such packet');
 
 /** Bounds of each persistent session's queue of outgoing QoS 1/2 messages. */
 export interface QueueLimits {
@@ -150,12 +154,8 @@ export class SqlPersistence implements AsyncPersistence {
         );
       }
     }
-    for (const row of await repo.incoming()) {
-      await this.#mem.incomingStorePacket(
-        { id: row.client_id },
-        { ...decode(row.packet), messageId: Number(row.message_id) },
-      );
-    }
+    for (const row of await repo.incoming())
+      this.#storeIncoming(row.client_id, { ...decode(row.packet), messageId: Number(row.message_id) });
     for (const row of await repo.wills()) {
       this.#wills.set(row.client_id, decode(row.packet));
     }
@@ -499,18 +499,37 @@ export class SqlPersistence implements AsyncPersistence {
   // A clean session (aedes's `client.clean`: session expiry 0) ends with its connection, so its
   // QoS 2 messages awaiting PUBREL are kept in memory only: after a restart nobody could resume them.
   async incomingStorePacket(client: ClientRef & { clean?: boolean }, packet: Packet): Promise<void> {
-    await this.#mem.incomingStorePacket(client, packet);
+    this.#storeIncoming(client.id, packet);
     if (client.clean === true) return;
     const row = { client_id: client.id, message_id: Number(packet.messageId), packet: encode(packet) };
     await this.#write((trx) => this.#repo.putIncoming(trx, row));
   }
 
+  /**
+   * QoS 2 messages awaiting PUBREL, by client and message id: kept here, not in the memory
+   * persistence. aedes looks every new QoS 2 PUBLISH up first (is it a duplicate?), and the memory
+   * persistence answered each miss with a new `Error`: its stack capture was about half of the
+   * UNS's CPU per QoS 2 message (docs/performance.md, issue 34). A miss here is one shared error.
+   */
+  readonly #incoming = new Map<string, Map<number, Packet>>();
+
+  #storeIncoming(clientId: string, packet: Packet): void {
+    let store = this.#incoming.get(clientId);
+    if (store === undefined) this.#incoming.set(clientId, (store = new Map()));
+    const kept = new AedesPacket(packet);
+    kept.messageId = packet.messageId;
+    store.set(Number(packet.messageId), kept);
+  }
+
   incomingGetPacket(client: ClientRef, packet: Packet): Promise<Packet> {
-    return this.#mem.incomingGetPacket(client, packet);
+    const kept = this.#incoming.get(client.id)?.get(Number(packet.messageId));
+    return kept === undefined ? Promise.reject(NO_SUCH_PACKET) : Promise.resolve(kept);
   }
 
   async incomingDelPacket(client: ClientRef & { clean?: boolean }, packet: Packet): Promise<void> {
-    await this.#mem.incomingDelPacket(client, packet);
+    const store = this.#incoming.get(client.id);
+    if (store === undefined || !store.delete(Number(packet.messageId))) throw NO_SUCH_PACKET;
+    if (store.size === 0) this.#incoming.delete(client.id);
     if (client.clean === true) return;
     const id = client.id;
     const messageId = Number(packet.messageId);
@@ -518,7 +537,7 @@ export class SqlPersistence implements AsyncPersistence {
   }
 
   async cleanIncoming(client: ClientRef): Promise<void> {
-    await this.#mem.cleanIncoming?.(client);
+    this.#incoming.delete(client.id);
     const id = client.id;
     await this.#write((trx) => this.#repo.deleteIncoming(trx, id));
   }
